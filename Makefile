@@ -1,0 +1,39 @@
+# The two commands of the README: `make demo` and `make test`. Both install
+# missing Debian packages first, then build Release into build/.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+DEMO_TRACE ?= data/mlp.et.json.gz
+
+.PHONY: deps configure build demo test bench fuzz asan clean
+
+deps:
+	bash scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+demo: build
+	bash scripts/demo.sh $(BUILD_DIR)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+bench: build
+	bash scripts/run-benchmarks.sh $(BUILD_DIR)
+
+fuzz: deps
+	bash scripts/fuzz.sh
+
+asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACETWIN_SANITIZE=ON -DTRACETWIN_BUILD_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -L core
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -1,0 +1,134 @@
+// The one graph both replay and prediction walk: every node of an execution
+// trace with its typed arguments, parsed schema and attributes, whatever the
+// schema version it was read from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/op_schema.h"
+#include "core/value.h"
+
+namespace tracetwin::core {
+
+using NodeId = int64_t;
+inline constexpr NodeId kNoNode = -1;
+
+// What a node is for selection (DESIGN.md "Operator selection").
+enum class NodeCategory : uint8_t {
+  kLabel,          // record_function ranges, thread/process roots, autograd labels
+  kAtenCompute,    // operator in the aten:: (or prims::) namespace
+  kCommunication,  // record_param_comms (c10d:: nodes are labels by the rules)
+  kTriton,         // kernel_backend == "triton"
+  kCustom,         // operator with a schema in any other namespace
+};
+const char* nodeCategoryName(NodeCategory category);
+inline bool isOperator(NodeCategory c) { return c != NodeCategory::kLabel; }
+
+// Attributes of record_param_comms nodes (schema >= 1.1.0 records them as
+// attrs; older traces carry some of them only as positional inputs).
+struct CommAttributes {
+  std::string collective_name;  // "all_reduce", "broadcast", "all_gather" ...
+  std::string dtype;            // "Float", "Half" ...
+  int64_t in_msg_nelems = 0;
+  int64_t out_msg_nelems = 0;
+  std::vector<int64_t> in_split_size;
+  std::vector<int64_t> out_split_size;
+  int64_t global_rank_start = -1;
+  int64_t global_rank_stride = -1;
+  std::string pg_name;
+  std::string pg_desc;
+  int64_t pg_size = -1;         // -1 when not recorded
+  bool is_asynchronized_op = false;
+};
+
+struct Node {
+  NodeId id = kNoNode;
+  std::string name;
+  NodeId parent = kNoNode;       // "parent" (legacy) or "ctrl_deps"
+  std::vector<NodeId> children;  // in execution order (ascending id)
+  int64_t rf_id = -1;
+  int64_t fw_parent = -1;
+  int64_t seq_id = -1;
+  int64_t scope = -1;
+  int64_t tid = -1;
+  int64_t fw_tid = -1;
+  std::string op_schema_text;           // verbatim, may be empty
+  std::optional<OpSchema> schema;       // parsed when op_schema_text is set
+  std::string kernel_backend;           // "triton" or empty
+  std::string kernel_file;
+  std::string tensor_range;             // raw JSON text of the attribute, may be empty
+  std::optional<CommAttributes> comm;   // set for record_param_comms
+  std::vector<Value> inputs;
+  std::vector<Value> outputs;
+  NodeCategory category = NodeCategory::kLabel;
+};
+
+// One distinct tensor of the trace. Tensor ids come from pointers and are
+// reused after memory is freed, so the key is the whole recorded identity,
+// (id, storage, offset, numel, itemsize, device); the same key seen again
+// later is the same entry.
+struct TensorRecord {
+  int64_t tensor_id = 0;
+  int64_t storage_id = 0;
+  int64_t offset = 0;
+  int64_t numel = 0;
+  int64_t itemsize = 0;
+  std::string device;
+  DType dtype = DType::kUnknown;
+  NodeId first_node = kNoNode;  // node (in execution order) that first uses it
+  bool first_seen_as_input = false;
+};
+
+class Graph {
+ public:
+  std::string schema;          // "1.0.1", "1.1.0-chakra.0.0.4" ...
+  int64_t pid = 0;
+  std::string time;
+  int64_t start_ts = 0;
+  int64_t finish_ts = 0;
+  std::string source_path;     // file it was read from, for messages
+  std::vector<std::string> warnings;  // e.g. newer minor schema version
+
+  // Nodes sorted by id (= execution order of entry). Use node(id) for lookup.
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const;         // throws InputError if absent
+  const Node* findNode(NodeId id) const;     // nullptr if absent
+  NodeId rootId() const { return root_; }
+  std::vector<NodeId> threadRoots() const;   // children of the root
+  const std::vector<TensorRecord>& tensors() const { return tensors_; }
+
+  // Used by the reader (and by tests that build graphs by hand): adds nodes,
+  // then finalize() links children, checks parents and cycles, classifies
+  // nodes and builds the tensor table. Throws InputError on a bad structure.
+  void addNode(Node node);
+  void finalize();
+
+ private:
+  std::vector<Node> nodes_;
+  std::unordered_map<NodeId, size_t> index_;
+  std::vector<TensorRecord> tensors_;
+  NodeId root_ = kNoNode;
+};
+
+// Classifies one node by the Mystique/param rules (DESIGN.md).
+NodeCategory classifyNode(const Node& node);
+
+// The top-level operators of one iteration (DESIGN.md "Operator selection").
+struct Selection {
+  std::vector<NodeId> ops;  // in execution order
+  // Iteration window from ProfilerStep#N labels: ids strictly between the
+  // first two steps' label ids; nullopt when fewer than two steps exist.
+  std::optional<std::pair<NodeId, NodeId>> window;
+  int64_t comm_ops = 0;
+  int64_t triton_ops = 0;
+  int64_t custom_ops = 0;
+};
+
+Selection selectTopLevelOps(const Graph& graph);
+
+}  // namespace tracetwin::core

@@ -1,0 +1,28 @@
+// Reads execution traces (.json / .json.gz, every schema of DESIGN.md) into a Graph.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::core {
+
+// Schema strings the reader knows. A newer minor version of a known major is
+// read with a warning in Graph::warnings; anything else is refused.
+const std::vector<std::string>& knownSchemas();
+
+// Reads a whole file (gzip detected by magic bytes, not by name) and returns
+// its bytes, decompressed. Throws InputError naming the file on I/O or gzip
+// errors.
+std::string readMaybeGzipFile(const std::string& path);
+
+// Parses an ET document held in memory. `source` names it in errors.
+// Throws InputError with the byte offset or node id and what was expected.
+Graph parseTrace(std::string_view json, const std::string& source);
+
+// readMaybeGzipFile + parseTrace.
+Graph readTrace(const std::string& path);
+
+}  // namespace tracetwin::core
