@@ -21,6 +21,10 @@ struct ReplayOptions {
   bool use_cupti = true;        // CUDA only: kernel records via CUPTI
   uint64_t seed = 1234;         // random data for floating-point tensors
   std::string chrome_trace_path;  // write one replayed iteration when set
+  // Resolve, substitute and convert every op but run none (fast checks of
+  // large traces): replayed_ops then counts the ops that would be called,
+  // and there are no timings or replay memory figures.
+  bool plan_only = false;
   // Called between ops; returning true stops the replay after the current op
   // (Ctrl-C). The partial result is still returned, with interrupted = true.
   std::function<bool()> should_stop;

@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev python3-torch python3-torchvision  # LibTorch for replay; torch to capture traces
+  libgloo-dev  # headers ProcessGroupGloo.hpp needs (comm replay on CPU)
   libeigen3-dev libyaml-cpp-dev libxgboost-dev
+  xgboost  # its CLI /usr/bin/xgboost: XGBoostTargets.cmake fails configure without it
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libdeflate-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer and sanitizer runtimes

@@ -1,0 +1,73 @@
+// Calibration: sweep microbenchmark grids within a time budget, replay each
+// grid point (replay::replayGraph, the path `tracetwin replay` takes), turn
+// the per-op medians into samples, measure the device, fit every family
+// (predictors::fitModels) and save dataset, device spec and models to a
+// directory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibration/dataset.h"
+#include "predictors/training.h"
+
+namespace tracetwin::calibration {
+
+struct CalibrationProgress {
+  std::string family;
+  int64_t done = 0;       // grid points replayed in this family
+  int64_t total = 0;      // grid points the family offers
+  double elapsed_s = 0;   // whole run so far
+  double budget_s = 0;
+  std::string label;      // grid point just finished
+};
+
+struct CalibrationOptions {
+  std::string out_dir;
+  std::string device = "cpu";
+  double budget_s = 180;                 // measuring time; fitting comes on top
+  std::vector<std::string> families;     // empty: every registered family
+  int threads = 1;                       // intra-op threads of every replay
+  uint64_t seed = 1234;                  // grid sampling order
+  std::string torch_version;             // recorded in the ModelSet manifest
+  std::function<void(const CalibrationProgress&)> on_progress;
+};
+
+struct FamilyRun {
+  std::string family;
+  int64_t grid_points = 0;   // offered by the grid
+  int64_t replayed = 0;      // replayed successfully
+  int64_t failed = 0;        // replay threw or an op failed
+  int64_t samples = 0;
+  double seconds = 0;
+};
+
+struct CalibrationResult {
+  std::vector<FamilyRun> families;
+  std::vector<std::string> failures;  // "<case>: <reason>" (first 20)
+  std::vector<DatasetRow> rows;
+  predictors::DeviceSpec device;
+  double replay_loop_us = 0;
+  predictors::FitReport fit;
+  double measure_seconds = 0;
+  double fit_seconds = 0;
+  std::string dataset_path, device_path;
+};
+
+// LibTorch version this tracetwin was built against ("1.13.1"); empty when
+// built without LibTorch.
+std::string libtorchVersion();
+
+// Runs the sweep, writes DIR/dataset.jsonl, DIR/device.yaml and the ModelSet.
+// Throws UsageError (unknown family, bad budget), UnavailableError (no
+// LibTorch, device absent), InputError (cannot write DIR).
+CalibrationResult runCalibration(const CalibrationOptions& options);
+
+// Fits models from an existing DIR/dataset.jsonl and DIR/device.yaml and
+// saves them to DIR again (no measuring).
+CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version);
+
+}  // namespace tracetwin::calibration

@@ -1,0 +1,157 @@
+#include "calibration/dataset.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/errors.h"
+#include "core/op_family.h"
+#include "core/trace_reader.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using nlohmann::json;
+
+json valueJson(const core::Value& v) {
+  switch (v.kind) {
+    case core::ValueKind::kTensor: {
+      const core::TensorValue& t = v.tensor;
+      return json::array({t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize, t.device});
+    }
+    case core::ValueKind::kList:
+    case core::ValueKind::kTuple: {
+      json a = json::array();
+      for (const core::Value& e : v.elements) a.push_back(valueJson(e));
+      return a;
+    }
+    case core::ValueKind::kInt:
+    case core::ValueKind::kScalarType:
+    case core::ValueKind::kLayout:
+    case core::ValueKind::kMemoryFormat:
+      return v.int_value;
+    case core::ValueKind::kDouble:
+      // JSON has no inf/nan; the observer quotes them, and so do we.
+      if (std::isnan(v.double_value)) return "nan";
+      if (std::isinf(v.double_value)) return v.double_value > 0 ? "inf" : "-inf";
+      return v.double_value;
+    case core::ValueKind::kBool:
+      return v.bool_value;
+    case core::ValueKind::kNone:
+      return "<None>";
+    default:
+      return v.string_value;
+  }
+}
+
+json shapeJson(const core::Value& v) {
+  if (v.kind == core::ValueKind::kTensor) return v.tensor.shape;
+  json a = json::array();
+  for (const core::Value& e : v.elements) a.push_back(shapeJson(e));
+  return a;
+}
+
+void putValues(json& node, const std::vector<core::Value>& values, const char* key,
+               const char* shapes_key, const char* types_key) {
+  json vals = json::array(), shapes = json::array(), types = json::array();
+  for (const core::Value& v : values) {
+    vals.push_back(valueJson(v));
+    shapes.push_back(shapeJson(v));
+    types.push_back(v.type);
+  }
+  node[key] = std::move(vals);
+  node[shapes_key] = std::move(shapes);
+  node[types_key] = std::move(types);
+}
+
+}  // namespace
+
+json nodeToTraceJson(const core::Node& node) {
+  json j;
+  j["name"] = node.name;
+  j["id"] = node.id;
+  j["rf_id"] = node.rf_id;
+  j["parent"] = node.parent;
+  j["fw_parent"] = 0;
+  j["seq_id"] = -1;
+  j["scope"] = 0;
+  j["tid"] = node.tid;
+  j["fw_tid"] = 0;
+  j["op_schema"] = node.op_schema_text;
+  putValues(j, node.inputs, "inputs", "input_shapes", "input_types");
+  putValues(j, node.outputs, "outputs", "output_shapes", "output_types");
+  return j;
+}
+
+void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) {
+  std::ofstream out(path);
+  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  for (const DatasetRow& r : rows) {
+    json line;
+    line["family"] = core::opFamily(r.sample.node);
+    line["case"] = r.case_label;
+    line["op"] = r.sample.node.name;
+    line["measured_us"] = r.sample.measured_us;
+    line["device"] = r.sample.device;
+    line["index_reuse"] = r.sample.index_reuse;
+    line["node"] = nodeToTraceJson(r.sample.node);
+    out << line.dump() << '\n';
+  }
+  if (!out) throw InputError(fmt::format("{}: write failed", path));
+}
+
+std::vector<DatasetRow> readDataset(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open the calibration dataset", path));
+  std::vector<DatasetRow> rows;
+  // All nodes go into one synthetic 1.0.1 trace under one thread node, with
+  // fresh ids, and come back typed through core's trace parser.
+  json nodes = json::array();
+  std::string line;
+  int64_t line_no = 0;
+  constexpr int64_t kFirstId = 3;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("node") || !j.contains("measured_us") ||
+        !j["measured_us"].is_number()) {
+      throw InputError(fmt::format(
+          "{}:{}: expected a JSON object with \"node\" and numeric \"measured_us\"", path, line_no));
+    }
+    DatasetRow row;
+    row.case_label = j.value("case", "");
+    row.sample.measured_us = j["measured_us"].get<double>();
+    row.sample.device = j.value("device", "");
+    if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
+      row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
+    }
+    json node = j["node"];
+    node["id"] = kFirstId + static_cast<int64_t>(rows.size());
+    node["parent"] = 2;
+    nodes.push_back(std::move(node));
+    rows.push_back(std::move(row));
+  }
+  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|thread]"}, {"id", 2}, {"rf_id", 0},
+                   {"parent", 1}, {"fw_parent", 0}, {"seq_id", -1}, {"scope", 0}, {"tid", 1},
+                   {"fw_tid", 0}, {"op_schema", ""}, {"inputs", json::array()},
+                   {"input_shapes", json::array()}, {"input_types", json::array()},
+                   {"outputs", json::array()}, {"output_shapes", json::array()},
+                   {"output_types", json::array()}});
+  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|process]"}, {"id", 1}, {"rf_id", 0},
+                   {"parent", 1}, {"fw_parent", 0}, {"seq_id", -1}, {"scope", 0}, {"tid", 0},
+                   {"fw_tid", 0}, {"op_schema", ""}, {"inputs", json::array()},
+                   {"input_shapes", json::array()}, {"input_types", json::array()},
+                   {"outputs", json::array()}, {"output_shapes", json::array()},
+                   {"output_types", json::array()}});
+  json doc = {{"schema", "1.0.1"}, {"pid", 0}, {"time", ""}, {"start_ts", 0}, {"nodes", nodes},
+              {"finish_ts", 0}};
+  const core::Graph g = core::parseTrace(doc.dump(), path);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].sample.node = g.node(kFirstId + static_cast<core::NodeId>(i));
+  }
+  return rows;
+}
+
+}  // namespace tracetwin::calibration

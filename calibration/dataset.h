@@ -1,0 +1,34 @@
+// The measured dataset calibration writes beside the models (DIR/dataset.jsonl):
+// one JSON object per line,
+//   {"family", "case", "op", "measured_us", "device", "index_reuse", "node"}
+// where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
+// inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
+// format means the dataset is read back through core's own trace parser, so
+// `calibrate --refit DIR` fits new models without measuring again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/graph.h"
+#include "predictors/measured_op.h"
+
+namespace tracetwin::calibration {
+
+struct DatasetRow {
+  std::string case_label;  // microbenchmark grid point it came from
+  predictors::MeasuredOp sample;
+};
+
+// The node as an ET 1.0.1 node object (ids kept).
+nlohmann::json nodeToTraceJson(const core::Node& node);
+
+// Writes every row; throws InputError naming the path when it cannot write.
+void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows);
+
+// Reads what writeDataset wrote; InputError names the path and line at fault.
+std::vector<DatasetRow> readDataset(const std::string& path);
+
+}  // namespace tracetwin::calibration

@@ -1,0 +1,202 @@
+#include "calibration/graph_builder.h"
+
+#include <fmt/core.h>
+
+#include <utility>
+
+#include "core/errors.h"
+#include "core/op_schema.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+constexpr core::NodeId kRootId = 1;
+constexpr core::NodeId kThreadId = 2;
+constexpr int64_t kThreadTid = 1;  // what 1.0.1 traces record for the Python thread
+
+int64_t numelOf(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string listType(const char* element, size_t n) {
+  std::string t = "GenericList[";
+  for (size_t i = 0; i < n; ++i) t += (i == 0 ? "" : ",") + std::string(element);
+  return t + "]";
+}
+
+}  // namespace
+
+std::string traceTypeName(core::DType dtype) {
+  switch (dtype) {
+    case core::DType::kFloat32: return "float";
+    case core::DType::kFloat64: return "double";
+    case core::DType::kFloat16: return "c10::Half";
+    case core::DType::kBFloat16: return "c10::BFloat16";
+    case core::DType::kInt8: return "signed char";
+    case core::DType::kUInt8: return "unsigned char";
+    case core::DType::kInt16: return "short int";
+    case core::DType::kInt32: return "int";
+    case core::DType::kInt64: return "long int";
+    case core::DType::kBool: return "bool";
+    default: break;
+  }
+  throw UsageError(fmt::format("microbenchmarks cannot use dtype {}", core::dtypeName(dtype)));
+}
+
+GraphBuilder::GraphBuilder(std::string device) : device_(std::move(device)) {}
+
+core::Value GraphBuilder::tensor(const std::vector<int64_t>& shape, core::DType dtype) {
+  core::Value v;
+  v.kind = core::ValueKind::kTensor;
+  v.type = "Tensor(" + traceTypeName(dtype) + ")";
+  core::TensorValue& t = v.tensor;
+  t.tensor_id = next_tensor_++;
+  t.storage_id = next_tensor_++;
+  t.offset = 0;
+  t.numel = numelOf(shape);
+  t.itemsize = core::dtypeItemsize(dtype);
+  t.device = device_;
+  t.dtype = dtype;
+  t.shape = shape;
+  return v;
+}
+
+core::Value GraphBuilder::viewOf(const core::Value& base, const std::vector<int64_t>& shape) {
+  core::Value v = base;
+  v.tensor.tensor_id = next_tensor_++;
+  v.tensor.numel = numelOf(shape);
+  v.tensor.shape = shape;
+  v.tensor.strides.clear();
+  return v;
+}
+
+core::Value GraphBuilder::undefinedTensor() {
+  core::Value v;
+  v.kind = core::ValueKind::kTensor;
+  v.type = "Tensor(nullptr (uninitialized))";
+  v.tensor.tensor_id = next_tensor_++;
+  return v;
+}
+
+core::Value GraphBuilder::intValue(int64_t i) {
+  core::Value v;
+  v.kind = core::ValueKind::kInt;
+  v.type = "Int";
+  v.int_value = i;
+  return v;
+}
+
+core::Value GraphBuilder::doubleValue(double d) {
+  core::Value v;
+  v.kind = core::ValueKind::kDouble;
+  v.type = "Double";
+  v.double_value = d;
+  return v;
+}
+
+core::Value GraphBuilder::boolValue(bool b) {
+  core::Value v;
+  v.kind = core::ValueKind::kBool;
+  v.type = "Bool";
+  v.bool_value = b;
+  return v;
+}
+
+core::Value GraphBuilder::stringValue(const std::string& str) {
+  core::Value v;
+  v.kind = core::ValueKind::kString;
+  v.type = "String";
+  v.string_value = str;
+  return v;
+}
+
+core::Value GraphBuilder::none() {
+  core::Value v;
+  v.kind = core::ValueKind::kNone;
+  v.type = "None";
+  v.string_value = "<None>";
+  return v;
+}
+
+core::Value GraphBuilder::deviceValue() const {
+  core::Value v;
+  v.kind = core::ValueKind::kDevice;
+  v.type = "Device";
+  v.string_value = device_;
+  return v;
+}
+
+core::Value GraphBuilder::intList(const std::vector<int64_t>& ints) {
+  core::Value v;
+  v.kind = core::ValueKind::kList;
+  v.type = listType("Int", ints.size());
+  for (int64_t i : ints) v.elements.push_back(intValue(i));
+  return v;
+}
+
+core::Value GraphBuilder::boolList(const std::vector<bool>& bools) {
+  core::Value v;
+  v.kind = core::ValueKind::kList;
+  v.type = listType("Bool", bools.size());
+  for (bool b : bools) v.elements.push_back(boolValue(b));
+  return v;
+}
+
+core::Value GraphBuilder::tensorList(const std::vector<core::Value>& tensors) {
+  core::Value v;
+  v.kind = core::ValueKind::kList;
+  v.type = "GenericList[";
+  for (size_t i = 0; i < tensors.size(); ++i) v.type += (i == 0 ? "" : ",") + tensors[i].type;
+  v.type += "]";
+  v.elements = tensors;
+  return v;
+}
+
+core::NodeId GraphBuilder::op(const std::string& schema_text, std::vector<core::Value> inputs,
+                              std::vector<core::Value> outputs, const std::string& tensor_range) {
+  core::Node n;
+  n.id = next_node_++;
+  n.parent = kThreadId;
+  n.rf_id = n.id;
+  n.tid = kThreadTid;
+  n.fw_tid = 0;
+  n.op_schema_text = schema_text;
+  n.schema = core::parseOpSchema(schema_text, fmt::format("microbenchmark node {}", n.id));
+  n.name = n.schema->qualifiedName();
+  n.tensor_range = tensor_range;
+  const size_t expected = n.schema->arguments.size();
+  if (!n.schema->is_vararg && inputs.size() != expected) {
+    throw UsageError(fmt::format("microbenchmark node {} ({}): {} inputs given, schema has {}",
+                                 n.id, n.name, inputs.size(), expected));
+  }
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  nodes_.push_back(std::move(n));
+  return nodes_.back().id;
+}
+
+core::Graph GraphBuilder::build(const std::string& source_name) {
+  core::Graph g;
+  g.schema = "1.0.1";
+  g.source_path = source_name;
+  core::Node root;
+  root.id = kRootId;
+  root.parent = kRootId;
+  root.name = "[pytorch|profiler|execution_graph|process]";
+  root.tid = 0;
+  g.addNode(std::move(root));
+  core::Node thread;
+  thread.id = kThreadId;
+  thread.parent = kRootId;
+  thread.name = "[pytorch|profiler|execution_graph|thread]";
+  thread.tid = kThreadTid;
+  g.addNode(std::move(thread));
+  for (core::Node& n : nodes_) g.addNode(std::move(n));
+  nodes_.clear();
+  g.finalize();
+  return g;
+}
+
+}  // namespace tracetwin::calibration

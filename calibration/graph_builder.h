@@ -1,0 +1,58 @@
+// Builds small execution-trace graphs by hand for microbenchmarks: the same
+// core::Graph a TraceReader produces from a legacy 1.0.1 trace (root id 1,
+// one thread node, top-level operator nodes under it), so replay and
+// prediction treat a microbenchmark exactly like a captured workload.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::calibration {
+
+class GraphBuilder {
+ public:
+  // `device` is written into every tensor ("cpu", "cuda:0").
+  explicit GraphBuilder(std::string device = "cpu");
+
+  // A new contiguous tensor with its own storage.
+  core::Value tensor(const std::vector<int64_t>& shape, core::DType dtype = core::DType::kFloat32);
+  // A new tensor id on the storage of `base` (what view ops record).
+  core::Value viewOf(const core::Value& base, const std::vector<int64_t>& shape);
+  // "Tensor(nullptr (uninitialized))" as traces record an absent Tensor?.
+  core::Value undefinedTensor();
+
+  static core::Value intValue(int64_t v);
+  static core::Value doubleValue(double v);
+  static core::Value boolValue(bool v);
+  static core::Value stringValue(const std::string& v);
+  static core::Value none();
+  core::Value deviceValue() const;
+  static core::Value intList(const std::vector<int64_t>& v);
+  static core::Value boolList(const std::vector<bool>& v);
+  static core::Value tensorList(const std::vector<core::Value>& tensors);
+
+  // Adds one top-level operator. The name and the parsed schema come from
+  // `schema_text` (exactly as LibTorch registers it); `tensor_range` is the
+  // raw JSON attribute ({"1": [0, 99]}) replay's value generators honour.
+  core::NodeId op(const std::string& schema_text, std::vector<core::Value> inputs,
+                  std::vector<core::Value> outputs, const std::string& tensor_range = "");
+
+  // Finalizes and returns the graph; the builder is spent afterwards.
+  core::Graph build(const std::string& source_name);
+
+  const std::string& device() const { return device_; }
+
+ private:
+  std::string device_;
+  std::vector<core::Node> nodes_;
+  core::NodeId next_node_ = 3;   // 1 = process root, 2 = thread
+  int64_t next_tensor_ = 100;    // ids and storage ids share one counter
+};
+
+// ET type name of a dtype ("float", "long int", "c10::Half") for "Tensor(...)".
+std::string traceTypeName(core::DType dtype);
+
+}  // namespace tracetwin::calibration

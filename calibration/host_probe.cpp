@@ -1,0 +1,171 @@
+#include "calibration/host_probe.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "calibration/graph_builder.h"
+#include "core/errors.h"
+#include "replay/replayer.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+std::string readFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (in) std::getline(in, line);
+  return line;
+}
+
+// "32K", "1024K", "32M" (sysfs cache sizes) -> bytes; 0 when unreadable.
+int64_t parseSize(const std::string& text) {
+  if (text.empty()) return 0;
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  const char unit = used < text.size() ? text[used] : ' ';
+  if (unit == 'K') return value << 10;
+  if (unit == 'M') return value << 20;
+  if (unit == 'G') return value << 30;
+  return value;
+}
+
+// Value of the first "key : value" line of a /proc file starting with `key`.
+std::string procField(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v;
+  }
+  return {};
+}
+
+std::vector<predictors::CacheSpec> readCaches(const std::string& cpu_dir) {
+  std::vector<predictors::CacheSpec> caches;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = fmt::format("{}/cache/index{}", cpu_dir, index);
+    const std::string level = readFirstLine(dir + "/level");
+    if (level.empty()) break;
+    if (readFirstLine(dir + "/type") == "Instruction") continue;
+    const int64_t bytes = parseSize(readFirstLine(dir + "/size"));
+    if (bytes <= 0) continue;
+    caches.push_back({"L" + level, bytes, 0.0});
+  }
+  std::sort(caches.begin(), caches.end(),
+            [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  return caches;
+}
+
+// Median time of one op of the single-op (or repeated-op) graph.
+double replayOpUs(const core::Graph& graph, const ProbeOptions& o, int iters) {
+  replay::ReplayOptions ro;
+  ro.device = o.device;
+  ro.threads = o.threads;
+  ro.warmup_iters = 1;
+  ro.measured_iters = iters;
+  ro.strict = true;
+  replay::ReplayResult r = replay::replayGraph(graph, ro);
+  std::vector<double> us;
+  for (const auto& m : r.per_op) us.push_back(o.device == "cpu" ? m.cpu_us : m.device_us);
+  if (us.empty()) throw RuntimeFailure(fmt::format("device probe {}: no op was measured", graph.source_path));
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+double measureMmFlops(const ProbeOptions& o, core::DType dt, int64_t n) {
+  GraphBuilder b(o.device);
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {b.tensor({n, n}, dt), b.tensor({n, n}, dt)},
+       {b.tensor({n, n}, dt)});
+  const double us = replayOpUs(b.build(fmt::format("device probe mm {}", n)), o, 3);
+  return 2.0 * n * n * n / (us * 1e-6);
+}
+
+double measureCopyBandwidth(const ProbeOptions& o) {
+  const int64_t numel = o.copy_bytes / 4;
+  GraphBuilder b(o.device);
+  auto dst = b.tensor({numel});
+  b.op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+       {dst, b.tensor({numel}), GraphBuilder::boolValue(false)}, {dst});
+  const double us = replayOpUs(b.build("device probe copy_"), o, 5);
+  return 2.0 * static_cast<double>(o.copy_bytes) / (us * 1e-6);  // read + write
+}
+
+// The replay loop's own per-op cost: a graph of 200 cheap views, iteration
+// time minus the ops' own times, per op.
+double measureReplayLoopUs(const ProbeOptions& o) {
+  constexpr int kOps = 200;
+  GraphBuilder b(o.device);
+  auto x = b.tensor({4, 4});
+  for (int i = 0; i < kOps; ++i) {
+    b.op("aten::t(Tensor(a) self) -> Tensor(a)", {x}, {b.viewOf(x, {4, 4})});
+  }
+  replay::ReplayOptions ro;
+  ro.device = o.device;
+  ro.threads = o.threads;
+  ro.warmup_iters = 2;
+  ro.measured_iters = 10;
+  replay::ReplayResult r = replay::replayGraph(b.build("device probe replay loop"), ro);
+  double op_sum = 0;
+  for (const auto& m : r.per_op) op_sum += m.cpu_us;
+  if (r.per_op.empty()) return 0;
+  return std::max(0.0, (r.iteration_ms_median * 1000.0 - op_sum) / static_cast<double>(r.per_op.size()));
+}
+
+}  // namespace
+
+HostFacts readHostFacts(const std::string& sysfs_cpu_dir, const std::string& proc_dir) {
+  HostFacts f;
+  f.cpu_model = procField(proc_dir + "/cpuinfo", "model name");
+  f.logical_cpus = static_cast<int64_t>(std::thread::hardware_concurrency());
+  const std::string max_khz = readFirstLine(sysfs_cpu_dir + "/cpufreq/cpuinfo_max_freq");
+  if (!max_khz.empty()) {
+    f.clock_hz = std::atof(max_khz.c_str()) * 1e3;
+  } else {
+    f.clock_hz = std::atof(procField(proc_dir + "/cpuinfo", "cpu MHz").c_str()) * 1e6;
+  }
+  // "MemTotal:       24608572 kB"
+  f.memory_bytes = static_cast<int64_t>(std::atof(procField(proc_dir + "/meminfo", "MemTotal").c_str())) * 1024;
+  f.caches = readCaches(sysfs_cpu_dir);
+  return f;
+}
+
+ProbeResult probeDevice(const ProbeOptions& o) {
+  ProbeResult out;
+  predictors::DeviceSpec& spec = out.spec;
+  const bool cpu = o.device == "cpu";
+  // The first replay is the device check: "cuda" on a host without a GPU
+  // throws UnavailableError here, before anything else is measured.
+  spec.peak_flops["float32"] = measureMmFlops(o, core::DType::kFloat32, o.mm_size);
+  spec.peak_flops["float64"] = measureMmFlops(o, core::DType::kFloat64, o.mm_size * 3 / 4);
+  spec.memory_bandwidth = measureCopyBandwidth(o);
+  out.replay_loop_us = cpu ? measureReplayLoopUs(o) : 0.0;
+  spec.kind = cpu ? predictors::DeviceKind::kCpu : predictors::DeviceKind::kGpu;
+  const HostFacts facts = readHostFacts();
+  spec.name = cpu ? "host-cpu" : o.device;
+  spec.memory_bytes = facts.memory_bytes > 0 ? facts.memory_bytes : int64_t{1} << 30;
+  spec.compute_units = std::max<int64_t>(1, cpu ? facts.logical_cpus : 1);
+  spec.clock_hz = facts.clock_hz > 0 ? facts.clock_hz : 1e9;
+  if (cpu) spec.caches = facts.caches;
+  spec.sources.push_back(fmt::format(
+      "measured by tracetwin calibrate: {} ({} logical CPUs), replays with {} intra-op thread(s); "
+      "peak FLOP/s from a {}^3 mm, bandwidth from a {} MiB copy_",
+      facts.cpu_model.empty() ? "unknown CPU" : facts.cpu_model, facts.logical_cpus, o.threads,
+      o.mm_size, o.copy_bytes >> 20));
+  return out;
+}
+
+}  // namespace tracetwin::calibration

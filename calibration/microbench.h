@@ -1,0 +1,81 @@
+// Microbenchmarks: small hand-built graphs, one op family each, swept over
+// grids of shapes. A name-keyed registry (microbench_registry.cpp) lists the
+// families; each family's grid lives in its own microbench_<family>.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/value.h"
+
+namespace tracetwin::calibration {
+
+struct GridOptions {
+  std::string device = "cpu";  // written into the graphs' tensors
+  // Floating dtypes swept (CPU: float32; CUDA adds float16 and bfloat16).
+  std::vector<core::DType> dtypes = {core::DType::kFloat32};
+};
+
+// One grid point: a graph holding `repeats` copies of the op(s) under test.
+struct MicrobenchCase {
+  std::string family;   // registry name (= core::opFamily of its main op)
+  std::string label;    // "mm m=64 n=128 k=32 float32"
+  double est_us = 0;    // rough time of one replayed iteration, for budgeting
+  std::function<core::Graph()> build;
+  // Embedding cases only: index-reuse histogram (predictors::kReuseBins
+  // bins) of the indices replay generates for every embedding op of the case.
+  std::vector<double> index_reuse;
+};
+
+struct MicrobenchFamily {
+  std::string name;         // "gemm"
+  std::string description;  // one line for help and reports
+  double budget_weight = 1; // share of the calibration budget
+  std::function<std::vector<MicrobenchCase>(const GridOptions&)> cases;
+};
+
+const std::vector<MicrobenchFamily>& microbenchRegistry();
+// Throws UsageError listing the known families when `name` is unknown.
+const MicrobenchFamily& microbenchFamily(const std::string& name);
+std::vector<std::string> microbenchFamilyNames();
+
+// Grids, one function per family (microbench_<family>.cpp).
+std::vector<MicrobenchCase> gemmCases(const GridOptions& grid);
+std::vector<MicrobenchCase> convCases(const GridOptions& grid);
+std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid);
+std::vector<MicrobenchCase> elementwiseCases(const GridOptions& grid);
+std::vector<MicrobenchCase> reductionCases(const GridOptions& grid);
+std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid);
+std::vector<MicrobenchCase> normCases(const GridOptions& grid);
+std::vector<MicrobenchCase> copyCases(const GridOptions& grid);
+std::vector<MicrobenchCase> viewCases(const GridOptions& grid);
+
+// --- helpers shared by the grids -------------------------------------------
+
+// Rough single-thread CPU rates of this project's 2-core build host (reference
+// BLAS mm ~4 GFLOP/s, oneDNN conv ~30 GFLOP/s, copy ~8 GB/s each way); only
+// used to budget, the run loop rescales them with what it measures.
+inline constexpr double kEstGemmFlops = 4e9;
+inline constexpr double kEstConvFlops = 2.5e10;
+inline constexpr double kEstBytesPerS = 8e9;
+inline constexpr double kEstOpUs = 6.0;  // dispatcher + replay loop per op
+
+double estimateOpUs(double flops, double flop_rate, double bytes);
+// Copies of the op per graph: enough that one iteration lasts ~0.5 ms (so
+// the fixed per-replay cost is amortised), at most 8, at least 1.
+int repeatsFor(double op_us);
+// "float32" etc.
+std::string dtypeLabel(core::DType dtype);
+// Shape with `numel` elements, 2-D [rows, cols] with cols a power of two <= 1024.
+std::vector<int64_t> matrixShape(int64_t numel);
+
+// Reuse histogram for `lookups` indices drawn uniformly from `rows` rows:
+// fraction of touched rows whose access count falls in (0,1], (1,2], (2,4],
+// ..., (64,inf) — 8 bins, matching predictors::kReuseBins.
+std::vector<double> uniformReuseHistogram(int64_t lookups, int64_t rows);
+
+}  // namespace tracetwin::calibration

@@ -1,0 +1,122 @@
+// Data-movement microbenchmarks: copy_, clone, cat and stack of several
+// tensors, transpose followed by contiguous (the copy it forces), and item
+// (a device-to-host read of one element), over sizes.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using B = GraphBuilder;
+using Shape = std::vector<int64_t>;
+
+const std::vector<int64_t> kNumel = {1, 100, 1000, 4096, 16384, 65536, 262144, 1048576, 4194304};
+const std::vector<int64_t> kPieces = {2, 4, 9};
+
+struct CopyOp {
+  const char* label;
+  double passes;  // bytes moved / tensor bytes
+  std::function<void(B&, int64_t numel, DType)> add;
+};
+
+const std::vector<CopyOp>& ops() {
+  static const std::vector<CopyOp> table = {
+      {"copy_", 2, [](B& b, int64_t n, DType dt) {
+         const Shape s = matrixShape(n);
+         auto dst = b.tensor(s, dt);
+         b.op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+              {dst, b.tensor(s, dt), B::boolValue(false)}, {dst});
+       }},
+      {"clone", 2, [](B& b, int64_t n, DType dt) {
+         const Shape s = matrixShape(n);
+         b.op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+              {b.tensor(s, dt), B::none()}, {b.tensor(s, dt)});
+       }},
+      {"transpose+contiguous", 2, [](B& b, int64_t n, DType dt) {
+         const Shape s = matrixShape(n);
+         auto x = b.tensor(s, dt);
+         auto xt = b.viewOf(x, {s[1], s[0]});
+         b.op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+              {x, B::intValue(0), B::intValue(1)}, {xt});
+         b.op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
+              {xt, B::intValue(0)}, {b.tensor({s[1], s[0]}, dt)});
+       }},
+      {"item", 0, [](B& b, int64_t, DType dt) {
+         b.op("aten::item(Tensor self) -> Scalar", {b.tensor({}, dt)}, {B::doubleValue(0)});
+       }},
+  };
+  return table;
+}
+
+// cat/stack of `pieces` [rows, cols] tensors along dim 1 (DLRM's feature
+// concat) or dim 0.
+void addConcat(B& b, bool stack, int64_t pieces, int64_t numel, int64_t dim, DType dt) {
+  const Shape s = matrixShape(std::max<int64_t>(1, numel / pieces));
+  std::vector<core::Value> parts;
+  for (int64_t p = 0; p < pieces; ++p) parts.push_back(b.tensor(s, dt));
+  Shape out = s;
+  if (stack) {
+    out.insert(out.begin() + dim, pieces);
+  } else {
+    out[static_cast<size_t>(dim)] *= pieces;
+  }
+  b.op(stack ? "aten::stack(Tensor[] tensors, int dim=0) -> Tensor"
+             : "aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
+       {B::tensorList(parts), B::intValue(dim)}, {b.tensor(out, dt)});
+}
+
+MicrobenchCase copyCase(const GridOptions& grid, const std::string& label, double bytes,
+                        std::function<void(B&)> add) {
+  MicrobenchCase c;
+  c.family = "copy";
+  c.label = label;
+  const double op_us = estimateOpUs(0, 1, bytes);
+  const int reps = repeatsFor(op_us);
+  c.est_us = op_us * reps;
+  c.build = [=, device = grid.device] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) add(b);
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    const double item = static_cast<double>(core::dtypeItemsize(dt));
+    for (const CopyOp& op : ops()) {
+      for (int64_t n : kNumel) {
+        if (op.passes == 0 && n > 1) continue;  // item reads one element
+        cases.push_back(copyCase(grid, fmt::format("{} numel={} {}", op.label, n, dtypeLabel(dt)),
+                                 op.passes * n * item,
+                                 [=, add = op.add](B& b) { add(b, n, dt); }));
+      }
+    }
+    for (bool stack : {false, true}) {
+      for (int64_t pieces : kPieces) {
+        for (int64_t n : kNumel) {
+          if (n < pieces) continue;
+          for (int64_t dim : {0, 1}) {
+            cases.push_back(copyCase(
+                grid,
+                fmt::format("{} pieces={} numel={} dim={} {}", stack ? "stack" : "cat", pieces, n,
+                            dim, dtypeLabel(dt)),
+                2.0 * n * item, [=](B& b) { addConcat(b, stack, pieces, n, dim, dt); }));
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

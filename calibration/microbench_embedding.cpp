@@ -1,0 +1,138 @@
+// Embedding microbenchmarks: embedding_bag (sum pooling, as DLRM records it,
+// with the _embedding_bag_backward autograd runs for dense tables) and plain
+// embedding (+ embedding_backward) over batch, rows, pooling, dim and index
+// reuse. Reuse is controlled through the node's tensor_range attribute:
+// replay's value generator draws indices uniformly from [0, hot_rows), so
+// fewer hot rows mean more reuse (the same knob a Zipf-like hot set turns).
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using B = GraphBuilder;
+
+const std::vector<int64_t> kBatch = {8, 32, 128, 512, 2048};
+const std::vector<int64_t> kRows = {1000, 10000, 100000, 1000000};
+const std::vector<int64_t> kDim = {8, 16, 32, 64, 128};
+const std::vector<int64_t> kPooling = {1, 4, 10, 20, 50};
+// Hot-row fraction of the table the indices hit: 1 = uniform over all rows.
+const std::vector<double> kHotFraction = {1.0, 0.1, 0.01, 0.0};  // 0: 64 hot rows
+constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
+constexpr int64_t kMaxLookups = 100000;
+
+constexpr const char* kEmbeddingBag =
+    "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool "
+    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool "
+    "include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)";
+constexpr const char* kEmbeddingBagBackward =
+    "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor "
+    "offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool "
+    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) "
+    "-> Tensor";
+constexpr const char* kEmbedding =
+    "aten::embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool "
+    "scale_grad_by_freq=False, bool sparse=False) -> Tensor";
+constexpr const char* kEmbeddingBackward =
+    "aten::embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, int padding_idx, "
+    "bool scale_grad_by_freq, bool sparse) -> Tensor";
+
+struct EmbPoint {
+  int64_t batch, rows, dim, pooling, hot;
+  bool bag;
+  int64_t lookups() const { return batch * pooling; }
+};
+
+std::string rangeAttr(int64_t hot) { return fmt::format("{{\"1\": [0, {}]}}", hot - 1); }
+
+void addBagPair(B& b, const EmbPoint& p, DType dt) {
+  const DType i64 = DType::kInt64;
+  auto indices = b.tensor({p.lookups()}, i64);
+  auto offsets = b.tensor({p.batch}, i64);
+  // CPU sum pooling returns an empty offset2bag; CUDA one entry per index.
+  const int64_t o2b = b.device() == "cpu" ? 0 : p.lookups();
+  auto offset2bag = b.tensor({o2b}, i64);
+  auto bag_size = b.tensor({p.batch}, i64);
+  auto max_indices = b.tensor({p.batch}, i64);
+  b.op(kEmbeddingBag,
+       {b.tensor({p.rows, p.dim}, dt), indices, offsets, B::boolValue(false), B::intValue(0),
+        B::boolValue(false), B::none(), B::boolValue(false), B::none()},
+       {b.tensor({p.batch, p.dim}, dt), offset2bag, bag_size, max_indices}, rangeAttr(p.hot));
+  b.op(kEmbeddingBagBackward,
+       {b.tensor({p.batch, p.dim}, dt), indices, offsets, offset2bag, bag_size, max_indices,
+        B::intValue(p.rows), B::boolValue(false), B::intValue(0), B::boolValue(false),
+        b.undefinedTensor(), B::intValue(-1)},
+       {b.tensor({p.rows, p.dim}, dt)});
+}
+
+void addEmbeddingPair(B& b, const EmbPoint& p, DType dt) {
+  auto indices = b.tensor({p.batch, p.pooling}, DType::kInt64);
+  b.op(kEmbedding,
+       {b.tensor({p.rows, p.dim}, dt), indices, B::intValue(-1), B::boolValue(false),
+        B::boolValue(false)},
+       {b.tensor({p.batch, p.pooling, p.dim}, dt)}, rangeAttr(p.hot));
+  b.op(kEmbeddingBackward,
+       {b.tensor({p.batch, p.pooling, p.dim}, dt), indices, B::intValue(p.rows), B::intValue(-1),
+        B::boolValue(false), B::boolValue(false)},
+       {b.tensor({p.rows, p.dim}, dt)});
+}
+
+MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType dt) {
+  MicrobenchCase c;
+  c.family = "embedding_bag";
+  c.label = fmt::format("{} b={} rows={} d={} l={} hot={} {}", p.bag ? "embedding_bag" : "embedding",
+                        p.batch, p.rows, p.dim, p.pooling, p.hot, dtypeLabel(dt));
+  const double item = static_cast<double>(core::dtypeItemsize(dt));
+  const double gathered = static_cast<double>(p.lookups() * p.dim) * item;
+  const double table = static_cast<double>(p.rows * p.dim) * item;
+  // Forward gathers; backward zero-fills the whole table gradient, sorts
+  // the indices and scatters.
+  const double pair_us = estimateOpUs(0, 1, gathered + p.lookups() * 8.0) +
+                         estimateOpUs(0, 1, table + 3 * gathered + p.lookups() * 24.0);
+  const int reps = repeatsFor(pair_us);
+  c.est_us = pair_us * reps;
+  c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
+  c.build = [=, device = grid.device, label = c.label] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    for (int64_t batch : kBatch) {
+      for (int64_t rows : kRows) {
+        for (int64_t dim : kDim) {
+          if (rows * dim * core::dtypeItemsize(dt) > kMaxTableBytes) continue;
+          for (int64_t pooling : kPooling) {
+            if (batch * pooling > kMaxLookups) continue;
+            for (double hot_fraction : kHotFraction) {
+              const int64_t hot = hot_fraction > 0
+                                      ? std::max<int64_t>(1, static_cast<int64_t>(rows * hot_fraction))
+                                      : std::min<int64_t>(64, rows);
+              for (bool bag : {true, false}) {
+                // Plain embedding is a rarer op (token embeddings): a
+                // quarter of the grid keeps its share of the budget small.
+                if (!bag && (pooling == 50 || hot_fraction == 0.01)) continue;
+                cases.push_back(embeddingCase(grid, {batch, rows, dim, pooling, hot, bag}, dt));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

@@ -1,0 +1,112 @@
+// GEMM microbenchmarks: mm, addmm, linear (the op nn.Linear records) and bmm
+// over grids of M, N, K (and batch). Sizes mix powers of two with the odd
+// sizes real layers have (13 dense features, 36 interaction pairs, 100).
+#include <fmt/core.h>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using core::Value;
+using B = GraphBuilder;
+
+const std::vector<int64_t> kSizes = {1, 8, 13, 32, 64, 100, 128, 256, 384, 512, 768, 1024};
+const std::vector<int64_t> kBatchSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+const std::vector<int64_t> kBatchedSizes = {1, 4, 9, 16, 32, 64, 128, 256};
+// One iteration of the largest point stays under ~0.1 s at ~4 GFLOP/s.
+constexpr double kMaxFlops = 4e8;
+
+constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+constexpr const char* kAddmm =
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
+constexpr const char* kLinear =
+    "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
+constexpr const char* kBmm = "aten::bmm(Tensor self, Tensor mat2) -> Tensor";
+
+// Adds one op computing [m,k] x [k,n] in the flavour `kind`.
+void addGemm(B& b, const std::string& kind, int64_t m, int64_t n, int64_t k, DType dt) {
+  if (kind == "mm") {
+    b.op(kMm, {b.tensor({m, k}, dt), b.tensor({k, n}, dt)}, {b.tensor({m, n}, dt)});
+  } else if (kind == "addmm") {
+    b.op(kAddmm, {b.tensor({n}, dt), b.tensor({m, k}, dt), b.tensor({k, n}, dt), B::intValue(1),
+                  B::intValue(1)},
+         {b.tensor({m, n}, dt)});
+  } else {  // linear: weight is [out, in] = [n, k]
+    b.op(kLinear, {b.tensor({m, k}, dt), b.tensor({n, k}, dt), b.tensor({n}, dt)},
+         {b.tensor({m, n}, dt)});
+  }
+}
+
+MicrobenchCase gemmCase(const GridOptions& grid, const std::string& kind, int64_t m, int64_t n,
+                        int64_t k, DType dt) {
+  MicrobenchCase c;
+  c.family = "gemm";
+  c.label = fmt::format("{} m={} n={} k={} {}", kind, m, n, k, dtypeLabel(dt));
+  const double flops = 2.0 * m * n * k;
+  const double bytes = static_cast<double>(m * k + k * n + m * n) * core::dtypeItemsize(dt);
+  const double op_us = estimateOpUs(flops, kEstGemmFlops, bytes);
+  const int reps = repeatsFor(op_us);
+  c.est_us = op_us * reps;
+  c.build = [=, device = grid.device, label = c.label] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) addGemm(b, kind, m, n, k, dt);
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+MicrobenchCase bmmCase(const GridOptions& grid, int64_t batch, int64_t m, int64_t n, int64_t k,
+                       DType dt) {
+  MicrobenchCase c;
+  c.family = "gemm";
+  c.label = fmt::format("bmm b={} m={} n={} k={} {}", batch, m, n, k, dtypeLabel(dt));
+  const double flops = 2.0 * batch * m * n * k;
+  const double bytes =
+      static_cast<double>(batch * (m * k + k * n + m * n)) * core::dtypeItemsize(dt);
+  const double op_us = estimateOpUs(flops, kEstGemmFlops, bytes);
+  const int reps = repeatsFor(op_us);
+  c.est_us = op_us * reps;
+  c.build = [=, device = grid.device, label = c.label] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) {
+      b.op(kBmm, {b.tensor({batch, m, k}, dt), b.tensor({batch, k, n}, dt)},
+           {b.tensor({batch, m, n}, dt)});
+    }
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> gemmCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    for (const char* kind : {"mm", "addmm", "linear"}) {
+      for (int64_t m : kSizes) {
+        for (int64_t n : kSizes) {
+          for (int64_t k : kSizes) {
+            if (2.0 * m * n * k > kMaxFlops) continue;
+            cases.push_back(gemmCase(grid, kind, m, n, k, dt));
+          }
+        }
+      }
+    }
+    for (int64_t batch : kBatchSizes) {
+      for (int64_t m : kBatchedSizes) {
+        for (int64_t n : kBatchedSizes) {
+          for (int64_t k : kBatchedSizes) {
+            if (2.0 * batch * m * n * k > kMaxFlops) continue;
+            cases.push_back(bmmCase(grid, batch, m, n, k, dt));
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

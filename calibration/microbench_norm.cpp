@@ -1,0 +1,118 @@
+// Normalisation microbenchmarks: batch_norm (training mode, what nn.BatchNorm2d
+// records) with native_batch_norm_backward, and layer_norm with
+// native_layer_norm_backward, over feature-map and token-matrix shapes.
+#include <fmt/core.h>
+
+#include <functional>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using B = GraphBuilder;
+using Shape = std::vector<int64_t>;
+
+const std::vector<int64_t> kBatch = {1, 2, 8, 16, 32};
+const std::vector<int64_t> kChannels = {16, 64, 256, 512};
+const std::vector<int64_t> kSpatial = {1, 4, 8, 16, 32, 56};
+const std::vector<int64_t> kTokens = {1, 32, 128, 512, 2048, 8192};
+const std::vector<int64_t> kHidden = {64, 128, 256, 768, 1024, 4096};
+constexpr int64_t kMaxNumel = int64_t{1} << 23;
+
+constexpr const char* kBatchNorm =
+    "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+    "running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+constexpr const char* kBatchNormBackward =
+    "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? "
+    "running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, "
+    "float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)";
+constexpr const char* kLayerNorm =
+    "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? "
+    "bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor";
+constexpr const char* kLayerNormBackward =
+    "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+    "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, "
+    "Tensor, Tensor)";
+
+void addBatchNormPair(B& b, const Shape& s, DType dt) {
+  const Shape c = {s[1]};
+  auto input = b.tensor(s, dt);
+  auto weight = b.tensor(c, dt);
+  auto mean = b.tensor(c, dt);
+  auto var = b.tensor(c, dt);
+  b.op(kBatchNorm,
+       {input, weight, b.tensor(c, dt), mean, var, B::boolValue(true), B::doubleValue(0.1),
+        B::doubleValue(1e-5), B::boolValue(true)},
+       {b.tensor(s, dt)});
+  b.op(kBatchNormBackward,
+       {b.tensor(s, dt), input, weight, mean, var, b.tensor(c, dt), b.tensor(c, dt),
+        B::boolValue(true), B::doubleValue(1e-5), B::boolList({true, true, true})},
+       {b.tensor(s, dt), b.tensor(c, dt), b.tensor(c, dt)});
+}
+
+void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt) {
+  const Shape s = {tokens, hidden}, h = {hidden}, stat = {tokens, 1};
+  auto input = b.tensor(s, dt);
+  auto weight = b.tensor(h, dt);
+  auto bias = b.tensor(h, dt);
+  b.op(kLayerNorm,
+       {input, B::intList({hidden}), weight, bias, B::doubleValue(1e-5), B::boolValue(true)},
+       {b.tensor(s, dt)});
+  b.op(kLayerNormBackward,
+       {b.tensor(s, dt), input, B::intList({hidden}), b.tensor(stat, DType::kFloat32),
+        b.tensor(stat, DType::kFloat32), weight, bias, B::boolList({true, true, true})},
+       {b.tensor(s, dt), b.tensor(h, dt), b.tensor(h, dt)});
+}
+
+MicrobenchCase normCase(const GridOptions& grid, const std::string& label, double bytes,
+                        std::function<void(B&)> add) {
+  MicrobenchCase c;
+  c.family = "norm";
+  c.label = label;
+  // Forward reads twice (statistics, then normalise); backward ~3 passes.
+  const double pair_us = 2 * estimateOpUs(0, 1, 3 * bytes);
+  const int reps = repeatsFor(pair_us);
+  c.est_us = pair_us * reps;
+  c.build = [=, device = grid.device] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) add(b);
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> normCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    const double item = static_cast<double>(core::dtypeItemsize(dt));
+    for (int64_t n : kBatch) {
+      for (int64_t c : kChannels) {
+        for (int64_t hw : kSpatial) {
+          const Shape s = {n, c, hw, hw};
+          if (n * c * hw * hw > kMaxNumel) continue;
+          cases.push_back(normCase(
+              grid, fmt::format("batch_norm [{}x{}x{}x{}] {}", n, c, hw, hw, dtypeLabel(dt)),
+              static_cast<double>(n * c * hw * hw) * item,
+              [=](B& b) { addBatchNormPair(b, s, dt); }));
+        }
+      }
+    }
+    for (int64_t t : kTokens) {
+      for (int64_t h : kHidden) {
+        if (t * h > kMaxNumel) continue;
+        cases.push_back(normCase(grid,
+                                 fmt::format("layer_norm [{}x{}] {}", t, h, dtypeLabel(dt)),
+                                 static_cast<double>(t * h) * item,
+                                 [=](B& b) { addLayerNormPair(b, t, h, dt); }));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

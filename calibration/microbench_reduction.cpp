@@ -1,0 +1,130 @@
+// Reduction microbenchmarks: sum/mean/amax over rows or columns of matrices,
+// the pooling ops CNNs record (max_pool2d + its backward, adaptive average
+// pooling) and the loss ops the core table files as reductions.
+#include <fmt/core.h>
+
+#include <functional>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using B = GraphBuilder;
+using Shape = std::vector<int64_t>;
+
+// [rows, cols] matrices; dim 0 or 1 reduced (bias gradients reduce dim 0).
+const std::vector<Shape> kMatrices = {{1, 10},      {16, 10},    {32, 256},   {128, 64},
+                                      {128, 1},     {256, 256},  {1024, 128}, {64, 4096},
+                                      {4096, 64},   {1024, 1024}, {2048, 2048}};
+// [N, C, H, W] feature maps for pooling.
+const std::vector<Shape> kMaps = {{2, 64, 16, 16}, {16, 16, 32, 32}, {16, 32, 16, 16},
+                                  {2, 512, 1, 1},  {8, 64, 56, 56},  {32, 128, 28, 28},
+                                  {1, 3, 8, 8},    {4, 256, 14, 14}, {2, 512, 7, 7}};
+
+constexpr const char* kSumDim =
+    "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+    "dtype=None) -> Tensor";
+constexpr const char* kMeanDim =
+    "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
+    "Tensor";
+constexpr const char* kAmax =
+    "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor";
+constexpr const char* kMaxPool =
+    "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+    "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)";
+constexpr const char* kMaxPool2d =
+    "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "int[2] dilation=1, bool ceil_mode=False) -> Tensor";
+constexpr const char* kMaxPoolBackward =
+    "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+    "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor";
+constexpr const char* kAdaptiveAvg =
+    "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor";
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+void addMatrixReduction(B& b, const char* schema, const Shape& s, int64_t dim, DType dt) {
+  Shape out = s;
+  out[static_cast<size_t>(dim)] = 1;
+  const bool amax = schema == kAmax;
+  std::vector<core::Value> in = {b.tensor(s, dt), B::intList({dim}), B::boolValue(true)};
+  if (!amax) in.push_back(B::none());
+  b.op(schema, std::move(in), {b.tensor(out, dt)});
+}
+
+// max_pool2d 2x2/2 as the workloads record it, then the backward autograd
+// runs (indices from the forward, so they are valid window offsets).
+void addPoolPair(B& b, const Shape& s, DType dt) {
+  const int64_t oh = s[2] / 2, ow = s[3] / 2;
+  auto input = b.tensor(s, dt);
+  auto pool_args = [&] {
+    return std::vector<core::Value>{input, B::intList({2, 2}), B::intList({2, 2}),
+                                    B::intList({0, 0}), B::intList({1, 1}), B::boolValue(false)};
+  };
+  b.op(kMaxPool2d, pool_args(), {b.tensor({s[0], s[1], oh, ow}, dt)});
+  auto indices = b.tensor({s[0], s[1], oh, ow}, DType::kInt64);
+  b.op(kMaxPool, pool_args(), {b.tensor({s[0], s[1], oh, ow}, dt), indices});
+  b.op(kMaxPoolBackward,
+       {b.tensor({s[0], s[1], oh, ow}, dt), input, B::intList({2, 2}), B::intList({2, 2}),
+        B::intList({0, 0}), B::intList({1, 1}), B::boolValue(false), indices},
+       {b.tensor(s, dt)});
+}
+
+MicrobenchCase reductionCase(const GridOptions& grid, const std::string& label, double bytes,
+                             std::function<void(B&)> add) {
+  MicrobenchCase c;
+  c.family = "reduction";
+  c.label = label;
+  const double op_us = estimateOpUs(0, 1, bytes);
+  const int reps = repeatsFor(op_us);
+  c.est_us = op_us * reps;
+  c.build = [=, device = grid.device] {
+    B b(device);
+    for (int r = 0; r < reps; ++r) add(b);
+    return b.build("microbenchmark " + label);
+  };
+  return c;
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    const double item = static_cast<double>(core::dtypeItemsize(dt));
+    for (const Shape& s : kMatrices) {
+      for (int64_t dim : {0, 1}) {
+        for (const char* schema : {kSumDim, kMeanDim, kAmax}) {
+          const std::string op = schema == kSumDim ? "sum" : schema == kMeanDim ? "mean" : "amax";
+          cases.push_back(reductionCase(
+              grid, fmt::format("{} [{}x{}] dim={} {}", op, s[0], s[1], dim, dtypeLabel(dt)),
+              numel(s) * item, [=](B& b) { addMatrixReduction(b, schema, s, dim, dt); }));
+        }
+      }
+    }
+    for (const Shape& s : kMaps) {
+      const std::string shape = fmt::format("[{}x{}x{}x{}]", s[0], s[1], s[2], s[3]);
+      if (s[2] >= 2) {
+        cases.push_back(reductionCase(grid, fmt::format("max_pool2d {} {}", shape, dtypeLabel(dt)),
+                                      3.5 * numel(s) * item,
+                                      [=](B& b) { addPoolPair(b, s, dt); }));
+      }
+      cases.push_back(reductionCase(
+          grid, fmt::format("adaptive_avg_pool2d {} {}", shape, dtypeLabel(dt)), numel(s) * item,
+          [=](B& b) {
+            b.op(kAdaptiveAvg, {b.tensor(s, dt), B::intList({1, 1})},
+                 {b.tensor({s[0], s[1], 1, 1}, dt)});
+          }));
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

@@ -1,0 +1,97 @@
+// The registry of microbenchmark families and the helpers their grids share.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/microbench.h"
+#include "core/errors.h"
+
+namespace tracetwin::calibration {
+
+const std::vector<MicrobenchFamily>& microbenchRegistry() {
+  // Budget weights follow where the bundled workloads spend their time: GEMM
+  // and convolution dominate (ResNet-18: convolution_backward ~56% of the
+  // step), memory-bound families share the rest.
+  static const std::vector<MicrobenchFamily> registry = {
+      {"gemm", "mm, addmm, linear, bmm over M,N,K (and batch) grids", 0.22, gemmCases},
+      {"conv", "conv2d forward + convolution_backward over N,C,K,H,W,filter,stride", 0.2,
+       convCases},
+      {"embedding_bag",
+       "embedding_bag (+ _embedding_bag_backward) and embedding over batch, rows, pooling, dim, "
+       "index reuse",
+       0.12, embeddingCases},
+      {"elementwise", "add/mul/div/relu/gelu/sigmoid/threshold_backward/optimizer updates by size",
+       0.12, elementwiseCases},
+      {"reduction", "sum/mean/amax, max_pool2d (+ backward), adaptive_avg_pool2d, loss backward",
+       0.08, reductionCases},
+      {"softmax", "softmax/log_softmax (+ backward), cross_entropy_loss", 0.07, softmaxCases},
+      {"norm", "batch_norm, layer_norm and their backward ops", 0.08, normCases},
+      {"copy", "copy_, cat, stack, clone, transpose+contiguous, item", 0.07, copyCases},
+      {"view", "metadata-only ops (t, view, transpose, reshape, select, ...) and empty", 0.04,
+       viewCases},
+  };
+  return registry;
+}
+
+std::vector<std::string> microbenchFamilyNames() {
+  std::vector<std::string> names;
+  for (const MicrobenchFamily& f : microbenchRegistry()) names.push_back(f.name);
+  return names;
+}
+
+const MicrobenchFamily& microbenchFamily(const std::string& name) {
+  for (const MicrobenchFamily& f : microbenchRegistry()) {
+    if (f.name == name) return f;
+  }
+  std::string known;
+  for (const std::string& n : microbenchFamilyNames()) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError(
+      fmt::format("unknown microbenchmark family '{}'; known families: {}", name, known));
+}
+
+double estimateOpUs(double flops, double flop_rate, double bytes) {
+  return kEstOpUs + 1e6 * std::max(flops / flop_rate, bytes / kEstBytesPerS);
+}
+
+int repeatsFor(double op_us) {
+  constexpr double kTargetUs = 500.0;
+  const int r = static_cast<int>(std::ceil(kTargetUs / std::max(op_us, 1.0)));
+  return std::clamp(r, 1, 8);
+}
+
+std::string dtypeLabel(core::DType dtype) { return core::dtypeName(dtype); }
+
+std::vector<int64_t> matrixShape(int64_t numel) {
+  int64_t cols = 1;
+  while (cols < 1024 && cols * 2 <= numel && numel % (cols * 2) == 0) cols *= 2;
+  return {numel / cols, cols};
+}
+
+std::vector<double> uniformReuseHistogram(int64_t lookups, int64_t rows) {
+  // Access count of one row ~ Binomial(lookups, 1/rows) ~ Poisson(lambda);
+  // condition on being touched (count >= 1) and bin by (2^(b-1), 2^b].
+  constexpr int kBins = 8;
+  std::vector<double> hist(kBins, 0.0);
+  if (lookups <= 0 || rows <= 0) return hist;
+  const double lambda = static_cast<double>(lookups) / static_cast<double>(rows);
+  const double touched = 1.0 - std::exp(-lambda);
+  if (touched <= 0) return hist;
+  // P(count = k) in log space: exp(-lambda) underflows for hot rows (lambda
+  // in the thousands when 100k lookups hit 64 rows).
+  double covered = 0;
+  const int64_t kmax = static_cast<int64_t>(lambda + 12.0 * std::sqrt(lambda) + 64.0);
+  for (int64_t k = 1; k <= kmax; ++k) {
+    const double kd = static_cast<double>(k);
+    const double pk = std::exp(-lambda + kd * std::log(lambda) - std::lgamma(kd + 1.0));
+    int bin = 0;
+    while (bin < kBins - 1 && k > (int64_t{1} << bin)) ++bin;
+    hist[bin] += pk;
+    covered += pk;
+  }
+  hist[kBins - 1] += std::max(0.0, touched - covered);
+  for (double& h : hist) h /= touched;
+  return hist;
+}
+
+}  // namespace tracetwin::calibration

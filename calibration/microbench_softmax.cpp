@@ -1,0 +1,85 @@
+// Softmax microbenchmarks: softmax/log_softmax over the last dim, their
+// backward ops, and cross_entropy_loss (log_softmax + nll_loss, as models
+// record it), over [rows, cols] from classifier heads to attention scores.
+#include <fmt/core.h>
+
+#include "calibration/graph_builder.h"
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+using core::DType;
+using B = GraphBuilder;
+
+const std::vector<int64_t> kRows = {1, 4, 16, 32, 128, 512, 2048, 8192};
+const std::vector<int64_t> kCols = {2, 10, 32, 128, 1000, 4096};
+constexpr int64_t kMaxNumel = int64_t{1} << 23;
+
+constexpr const char* kSoftmax = "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
+constexpr const char* kLogSoftmax =
+    "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
+constexpr const char* kSoftmaxBackward =
+    "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+    "input_dtype) -> Tensor";
+constexpr const char* kLogSoftmaxBackward =
+    "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType "
+    "input_dtype) -> Tensor";
+constexpr const char* kCrossEntropy =
+    "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+    "int ignore_index=-100, float label_smoothing=0.) -> Tensor";
+
+// c10::ScalarType codes as traces record them: 6 = Float, 5 = Half, 15 = BFloat16.
+int64_t scalarTypeCode(DType dt) {
+  switch (dt) {
+    case DType::kFloat16: return 5;
+    case DType::kBFloat16: return 15;
+    case DType::kFloat64: return 7;
+    default: return 6;
+  }
+}
+
+void addSoftmaxOps(B& b, int64_t rows, int64_t cols, DType dt) {
+  const std::vector<int64_t> s = {rows, cols};
+  for (const char* fwd : {kSoftmax, kLogSoftmax}) {
+    b.op(fwd, {b.tensor(s, dt), B::intValue(-1), B::none()}, {b.tensor(s, dt)});
+  }
+  for (const char* bwd : {kSoftmaxBackward, kLogSoftmaxBackward}) {
+    b.op(bwd, {b.tensor(s, dt), b.tensor(s, dt), B::intValue(-1), B::intValue(scalarTypeCode(dt))},
+         {b.tensor(s, dt)});
+  }
+  b.op(kCrossEntropy,
+       {b.tensor(s, dt), b.tensor({rows}, DType::kInt64), B::none(), B::intValue(1),
+        B::intValue(-100), B::doubleValue(0.0)},
+       {b.tensor({}, dt)});
+}
+
+}  // namespace
+
+std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid) {
+  std::vector<MicrobenchCase> cases;
+  for (DType dt : grid.dtypes) {
+    for (int64_t rows : kRows) {
+      for (int64_t cols : kCols) {
+        if (rows * cols > kMaxNumel) continue;
+        MicrobenchCase c;
+        c.family = "softmax";
+        c.label = fmt::format("softmax ops [{}x{}] {}", rows, cols, dtypeLabel(dt));
+        const double bytes = static_cast<double>(rows * cols * core::dtypeItemsize(dt));
+        // Five ops reading/writing 2-3 tensors each.
+        const double ops_us = 5 * estimateOpUs(0, 1, 3 * bytes);
+        const int reps = repeatsFor(ops_us);
+        c.est_us = ops_us * reps;
+        c.build = [=, device = grid.device, label = c.label] {
+          B b(device);
+          for (int r = 0; r < reps; ++r) addSoftmaxOps(b, rows, cols, dt);
+          return b.build("microbenchmark " + label);
+        };
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace tracetwin::calibration

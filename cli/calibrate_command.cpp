@@ -1,0 +1,144 @@
+// `tracetwin calibrate --out DIR [--device cpu|cuda] [--budget-s N]
+//  [--families a,b] [--threads N] [--refit]`: sweeps microbenchmark grids
+// through replay within the budget, measures the device, fits one model per
+// op family and saves dataset.jsonl, device.yaml and the ModelSet to DIR.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "calibration/calibrator.h"
+#include "calibration/microbench.h"
+#include "cli/command_registry.h"
+#include "core/errors.h"
+
+namespace tracetwin::cli {
+namespace {
+
+struct CalibrateArgs {
+  calibration::CalibrationOptions options;
+  bool refit = false;
+};
+
+// One status line, rewritten in place on a terminal; on a pipe or file one
+// line per family plus one every 25 points, so logs stay short.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(isatty(fileno(stderr)) != 0) {}
+  ~ProgressPrinter() {
+    if (tty_ && printed_) std::fputc('\n', stderr);
+  }
+  ProgressPrinter(const ProgressPrinter&) = delete;
+  ProgressPrinter& operator=(const ProgressPrinter&) = delete;
+
+  void operator()(const calibration::CalibrationProgress& p) {
+    const std::string line =
+        fmt::format("[{:<13}] {:>4} / {:<5} points  {:6.1f} / {:.0f} s  {}", p.family, p.done,
+                    p.total, p.elapsed_s, p.budget_s, p.label);
+    printed_ = true;
+    if (tty_) {
+      fmt::print(stderr, "\r{:<110.110}", line);
+      std::fflush(stderr);
+    } else if (p.family != family_ || p.done % 25 == 0) {
+      fmt::print(stderr, "{}\n", line);
+    }
+    family_ = p.family;
+  }
+
+ private:
+  bool tty_;
+  bool printed_ = false;
+  std::string family_;
+};
+
+void printDevice(const predictors::DeviceSpec& d, double loop_us) {
+  fmt::print("device {} ({}):", d.name, predictors::deviceKindName(d.kind));
+  for (const auto& [dtype, flops] : d.peak_flops) fmt::print(" {} {:.2f} GFLOP/s,", dtype, flops / 1e9);
+  fmt::print(" memory {:.1f} GB/s, {} cores", d.memory_bandwidth / 1e9, d.compute_units);
+  if (loop_us > 0) fmt::print(", replay loop {:.2f} us/op", loop_us);
+  fmt::print("\n");
+}
+
+void printReport(const calibration::CalibrationResult& r) {
+  printDevice(r.device, r.replay_loop_us);
+  if (r.measure_seconds > 0) {
+    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>8}\n", "microbench", "grid points",
+               "replayed", "failed", "samples", "seconds");
+    for (const auto& f : r.families) {
+      fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>8.1f}\n", f.family, f.grid_points, f.replayed,
+                 f.failed, f.samples, f.seconds);
+    }
+  }
+  for (const std::string& f : r.failures) fmt::print("  failed: {}\n", f);
+  fmt::print("\nhold-out accuracy per op family (GMAE = geometric mean |pred - meas| / meas):\n");
+  fmt::print("{:<14} {:<16} {:>7} {:>8} {:>13} {:>13} {:>12}\n", "family", "model", "train",
+             "holdout", "holdout GMAE", "analytic GMAE", "fixed us/op");
+  for (const auto& f : r.fit.families) {
+    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}% {:>12.2f}\n", f.family, f.model_kind,
+               f.n_train, f.n_holdout, 100.0 * f.holdout_gmae, 100.0 * f.analytic_gmae,
+               f.intercept_us);
+  }
+  for (const std::string& n : r.fit.notes) fmt::print("  note: {}\n", n);
+  fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples\n", r.measure_seconds, r.fit_seconds,
+             r.rows.size());
+  fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);
+}
+
+void runCalibrate(CalibrateArgs& args) {
+  calibration::CalibrationOptions& o = args.options;
+  o.torch_version = calibration::libtorchVersion();
+  if (args.refit) {
+    const calibration::CalibrationResult r = calibration::refitFromDataset(o.out_dir, o.torch_version);
+    printReport(r);
+    fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
+    return;
+  }
+  for (const std::string& f : o.families) calibration::microbenchFamily(f);  // UsageError early
+  fmt::print("calibrating {} for {:.0f} s into {} (families: {})\n", o.device, o.budget_s, o.out_dir,
+             o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")));
+  calibration::CalibrationResult r;
+  {
+    auto printer = std::make_shared<ProgressPrinter>();
+    o.on_progress = [printer](const calibration::CalibrationProgress& p) { (*printer)(p); };
+    r = calibration::runCalibration(o);
+    o.on_progress = nullptr;
+  }
+  printReport(r);
+  fmt::print("models:  {}\n", o.out_dir);
+}
+
+std::function<void()> setupCalibrate(CLI::App& sub) {
+  auto args = std::make_shared<CalibrateArgs>();
+  calibration::CalibrationOptions& o = args->options;
+  sub.add_option("--out", o.out_dir, "directory for dataset.jsonl, device.yaml and the models")->required();
+  sub.add_option("--device", o.device, "device to calibrate: cpu or cuda")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  sub.add_option("--budget-s", o.budget_s, "measuring time budget in seconds (fitting comes on top)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--families", o.families,
+                 fmt::format("comma-separated microbenchmark families (default all: {})",
+                             fmt::join(calibration::microbenchFamilyNames(), ",")))
+      ->delimiter(',');
+  sub.add_option("--threads", o.threads,
+                 "intra-op threads of every replay (the bundled traces were captured with 1)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
+  sub.add_flag("--refit", args->refit,
+               "fit again from DIR/dataset.jsonl and DIR/device.yaml without measuring");
+  return [args] { runCalibrate(*args); };
+}
+
+}  // namespace
+
+TRACETWIN_REGISTER_COMMAND(calibrate, "Measure microbenchmarks and fit the per-family kernel models",
+                           setupCalibrate);
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,164 @@
+// `tracetwin compare TRACE --models DIR [--warmup N --iters N --threads N
+//  --device D] [--json-out FILE]`: replays the trace and predicts it with a
+// calibrated ModelSet, then prints both side by side per op family and in
+// total, with signed errors (predicted - measured) / measured.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/command_registry.h"
+#include "core/errors.h"
+#include "core/trace_reader.h"
+#include "predictors/model_set.h"
+#include "predictors/predictor.h"
+#include "replay/replayer.h"
+#include "replay/trace_meta.h"
+
+namespace tracetwin::cli {
+namespace {
+
+struct CompareArgs {
+  std::string trace;
+  std::string models;
+  replay::ReplayOptions options;
+  std::string json_out;
+};
+
+struct FamilyRow {
+  int64_t count = 0;
+  double measured_ms = 0;
+  double predicted_ms = 0;
+};
+
+double errorPct(double predicted, double measured) {
+  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+}
+
+predictors::ModelSet loadModels(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    throw InputError(fmt::format("{}: models directory not found (expected {} from `tracetwin "
+                                 "calibrate --out {}`)",
+                                 dir, predictors::ModelSet::kManifestName, dir));
+  }
+  return predictors::ModelSet::load(dir);
+}
+
+// Measured per family: the replayed ops' own times (device time on a GPU);
+// predicted: the models' op times. The iteration totals also hold the
+// per-op loop cost, which belongs to no family.
+std::map<std::string, FamilyRow> familyRows(const replay::ReplayResult& r,
+                                            const predictors::Prediction& p, bool on_gpu) {
+  std::map<std::string, FamilyRow> rows;
+  for (const auto& m : r.per_op) {
+    FamilyRow& row = rows[m.family];
+    ++row.count;
+    row.measured_ms += (on_gpu ? m.device_us : m.cpu_us) / 1000.0;
+  }
+  for (const auto& o : p.per_op) rows[o.family].predicted_ms += o.predicted_us / 1000.0;
+  return rows;
+}
+
+void printTable(const CompareArgs& a, const replay::ReplayResult& r, const predictors::Prediction& p,
+                const std::map<std::string, FamilyRow>& rows) {
+  fmt::print("compare {} on {} ({} threads) with models {}\n", a.trace, r.device, r.threads, a.models);
+  fmt::print("{:<14} {:>6} {:>13} {:>14} {:>9}\n", "family", "ops", "measured ms", "predicted ms",
+             "error");
+  double fam_measured = 0, fam_predicted = 0;
+  for (const auto& [family, row] : rows) {
+    fam_measured += row.measured_ms;
+    fam_predicted += row.predicted_ms;
+    fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", family, row.count, row.measured_ms,
+               row.predicted_ms, errorPct(row.predicted_ms, row.measured_ms));
+  }
+  fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f}\n", "(between ops)", "",
+             r.iteration_ms_median - fam_measured, p.iteration_ms - fam_predicted);
+  fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", "iteration", r.replayed_ops,
+             r.iteration_ms_median, p.iteration_ms, errorPct(p.iteration_ms, r.iteration_ms_median));
+  if (r.coverage < 1.0) {
+    fmt::print("note: replay coverage {:.1f}% ({} of {} ops); failed or skipped ops are predicted "
+               "but not measured\n",
+               100.0 * r.coverage, r.replayed_ops, r.selected_ops);
+  }
+  if (!p.unmodelled_ops.empty()) {
+    fmt::print("note: {} ops had no calibrated model (device-spec fallback), e.g. {} ({})\n",
+               p.unmodelled_ops.size(), p.unmodelled_ops.front().name, p.unmodelled_ops.front().family);
+  }
+  for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
+}
+
+nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
+                           const predictors::Prediction& p,
+                           const std::map<std::string, FamilyRow>& rows) {
+  nlohmann::json fam = nlohmann::json::object();
+  for (const auto& [family, row] : rows) {
+    fam[family] = {{"count", row.count},
+                   {"measured_ms", row.measured_ms},
+                   {"predicted_ms", row.predicted_ms},
+                   {"error_pct", errorPct(row.predicted_ms, row.measured_ms)}};
+  }
+  nlohmann::json doc = {{"trace", a.trace},
+                        {"models", a.models},
+                        {"device", r.device},
+                        {"threads", r.threads},
+                        {"measured_ms", r.iteration_ms_median},
+                        {"measured_iterations_ms", r.iterations_ms},
+                        {"predicted_ms", p.iteration_ms},
+                        {"error_pct", errorPct(p.iteration_ms, r.iteration_ms_median)},
+                        {"coverage", r.coverage},
+                        {"unmodelled_ops", p.unmodelled_ops.size()},
+                        {"notes", p.notes},
+                        {"families", fam}};
+  if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
+    doc["original_iteration_ms"] = meta->iteration_ms;
+  }
+  return doc;
+}
+
+void runCompare(const CompareArgs& a) {
+  const predictors::ModelSet models = loadModels(a.models);
+  const core::Graph graph = core::readTrace(a.trace);
+  const predictors::Prediction prediction = predictors::predictGraph(graph, models, {});
+  const replay::ReplayResult result = replay::replayGraph(graph, a.options);
+  const bool on_gpu = a.options.device != "cpu";
+  const auto rows = familyRows(result, prediction, on_gpu);
+  printTable(a, result, prediction, rows);
+  if (!a.json_out.empty()) {
+    std::ofstream out(a.json_out);
+    if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
+    out << compareJson(a, result, prediction, rows).dump(2) << '\n';
+    fmt::print("json report: {}\n", a.json_out);
+  }
+}
+
+std::function<void()> setupCompare(CLI::App& sub) {
+  auto args = std::make_shared<CompareArgs>();
+  sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
+  sub.add_option("--models", args->models, "ModelSet directory written by `tracetwin calibrate`")
+      ->required();
+  sub.add_option("--device", args->options.device, "replay device: cpu, cuda or cuda:N")
+      ->capture_default_str();
+  sub.add_option("--warmup", args->options.warmup_iters, "replay warm-up iterations")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub.add_option("--iters", args->options.measured_iters, "replay measured iterations")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub.add_option("--threads", args->options.threads,
+                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--json-out", args->json_out,
+                 "write measured_ms, predicted_ms, error_pct and per-family rows as JSON");
+  return [args] { runCompare(*args); };
+}
+
+}  // namespace
+
+TRACETWIN_REGISTER_COMMAND(compare, "Replay and predict a trace side by side, per op family",
+                           setupCompare);
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,108 @@
+// `tracetwin predict TRACE --models DIR [--device-spec FILE] [--overheads FILE]
+// [--json-out FILE]`: the predicted iteration time of one iteration of TRACE,
+// per-family totals, the breakdown and the ops no calibrated model covers.
+// Needs neither LibTorch nor a GPU.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "cli/command_registry.h"
+#include "core/errors.h"
+#include "core/trace_reader.h"
+#include "predictors/device_spec.h"
+#include "predictors/model_set.h"
+#include "predictors/overheads.h"
+#include "predictors/predictor.h"
+
+namespace tracetwin::cli {
+namespace {
+
+struct PredictArgs {
+  std::string trace;
+  std::string models;
+  std::string device_spec;
+  std::string overheads;
+  std::string json_out;
+  std::string comm_link;
+  int64_t world_size = 1;
+};
+
+struct FamilyTotal {
+  int64_t ops = 0;
+  double device_us = 0;
+  double cpu_us = 0;
+};
+
+void printReport(const predictors::Prediction& p, const PredictArgs& args) {
+  fmt::print("trace:      {}\n", args.trace);
+  fmt::print("device:     {}\n", p.device);
+  fmt::print("iteration:  {:.3f} ms predicted ({} ops)\n\n", p.iteration_ms, p.per_op.size());
+  std::map<std::string, FamilyTotal> totals;
+  for (const auto& o : p.per_op) {
+    FamilyTotal& t = totals[o.family];
+    ++t.ops;
+    t.device_us += o.predicted_us;
+    t.cpu_us += o.cpu_us;
+  }
+  fmt::print("{:<14} {:>6} {:>12} {:>12}\n", "family", "ops", "device ms", "cpu ms");
+  for (const auto& [family, t] : totals) {
+    fmt::print("{:<14} {:>6} {:>12.3f} {:>12.3f}\n", family, t.ops, t.device_us / 1000, t.cpu_us / 1000);
+  }
+  const auto& b = p.breakdown;
+  fmt::print("\nbreakdown:  device active {:.3f} ms, device idle {:.3f} ms, CPU-bound {:.3f} ms, "
+             "exposed communication {:.3f} ms\n",
+             b.device_active_ms, b.device_idle_ms, b.cpu_bound_ms, b.exposed_comm_ms);
+  if (!p.unmodelled_ops.empty()) {
+    std::map<std::string, std::pair<int64_t, double>> by_name;
+    for (const auto& o : p.unmodelled_ops) {
+      auto& e = by_name[o.name + " [" + o.model + "]"];
+      ++e.first;
+      e.second += o.predicted_us;
+    }
+    fmt::print("\nunmodelled ops ({}; predicted from the device spec, not calibrated):\n", p.unmodelled_ops.size());
+    for (const auto& [name, e] : by_name) fmt::print("  {:<48} x{:<5} {:>10.3f} ms\n", name, e.first, e.second / 1000);
+  }
+  for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
+}
+
+void runPredict(const PredictArgs& args) {
+  core::Graph graph = core::readTrace(args.trace);
+  predictors::ModelSet models = predictors::ModelSet::load(args.models);
+  predictors::PredictOptions opts;
+  if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
+  if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
+  opts.default_world_size = args.world_size;
+  opts.comm_link = args.comm_link;
+  predictors::Prediction p = predictors::predictGraph(graph, models, opts);
+  printReport(p, args);
+  if (!args.json_out.empty()) {
+    std::ofstream out(args.json_out);
+    out << predictors::predictionToJson(p).dump(2) << "\n";
+    if (!out) throw InputError(fmt::format("{}: cannot write JSON report", args.json_out));
+  }
+}
+
+std::function<void()> setupPredict(CLI::App& sub) {
+  auto args = std::make_shared<PredictArgs>();
+  sub.add_option("trace", args->trace, "Execution trace (.json or .json.gz)")->required()->check(CLI::ExistingFile);
+  sub.add_option("--models", args->models, "Model directory written by `tracetwin calibrate`")->required();
+  sub.add_option("--device-spec", args->device_spec,
+                 "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
+      ->check(CLI::ExistingFile);
+  sub.add_option("--overheads", args->overheads, "CPU overheads JSON written by `tracetwin link`")
+      ->check(CLI::ExistingFile);
+  sub.add_option("--world-size", args->world_size, "World size for collectives whose trace records none")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--comm-link", args->comm_link, "Link collectives use (nvlink, pcie, ...); default: fastest");
+  sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
+  return [args] { runPredict(*args); };
+}
+
+}  // namespace
+
+TRACETWIN_REGISTER_COMMAND(predict, "Predict one iteration's time from calibrated models", setupPredict);
+
+}  // namespace tracetwin::cli

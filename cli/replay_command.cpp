@@ -1,0 +1,179 @@
+// `tracetwin replay TRACE [--device] [--warmup] [--iters] [--threads] [--strict]
+//  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO]`: re-executes
+// one iteration of the trace through LibTorch and reports its timing,
+// coverage and memory, beside the original run when its meta file exists.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/command_registry.h"
+#include "cli/fidelity_report.h"
+#include "core/errors.h"
+#include "core/kineto/kineto_reader.h"
+#include "core/trace_reader.h"
+#include "replay/replayer.h"
+#include "replay/result_json.h"
+#include "replay/trace_meta.h"
+
+namespace tracetwin::cli {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void onSigint(int) { g_stop_requested.store(true); }
+
+// Ctrl-C stops after the current op (the partial report is still written);
+// the previous handler comes back when the replay ends.
+class SigintGuard {
+ public:
+  SigintGuard() {
+    g_stop_requested.store(false);
+    previous_ = std::signal(SIGINT, onSigint);
+  }
+  ~SigintGuard() { std::signal(SIGINT, previous_); }
+  SigintGuard(const SigintGuard&) = delete;
+  SigintGuard& operator=(const SigintGuard&) = delete;
+
+ private:
+  void (*previous_)(int) = SIG_DFL;
+};
+
+struct ReplayArgs {
+  std::string trace;
+  replay::ReplayOptions options;
+  std::string json_out;
+  std::string chrome_trace;
+  std::string kineto;
+};
+
+std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
+
+void printIssues(const char* title, const std::vector<replay::OpIssue>& issues) {
+  if (issues.empty()) return;
+  fmt::print("{} ({}):\n", title, issues.size());
+  const size_t shown = std::min<size_t>(issues.size(), 20);
+  for (size_t i = 0; i < shown; ++i) {
+    fmt::print("  op {:>6}  {:<36} {}\n", issues[i].id, issues[i].name, issues[i].reason);
+  }
+  if (shown < issues.size()) fmt::print("  ... {} more (see --json-out)\n", issues.size() - shown);
+}
+
+void printTopOps(const replay::ReplayResult& r) {
+  auto ops = r.per_op;
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.cpu_us > b.cpu_us; });
+  fmt::print("slowest ops (median per call):\n");
+  for (size_t i = 0; i < std::min<size_t>(ops.size(), 10); ++i) {
+    fmt::print("  op {:>6}  {:<36} {:<12} {:>10.1f} us", ops[i].id, ops[i].name, ops[i].family,
+               ops[i].cpu_us);
+    if (ops[i].kernels) fmt::print("  device {:.1f} us ({} kernels)", ops[i].device_us, ops[i].kernels);
+    fmt::print("\n");
+  }
+}
+
+void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
+                  const std::optional<replay::TraceMeta>& meta) {
+  fmt::print("replay of {} on {} ({} threads)\n", args.trace, r.device, r.threads);
+  if (!r.iterations_ms.empty()) {
+    auto [lo, hi] = std::minmax_element(r.iterations_ms.begin(), r.iterations_ms.end());
+    fmt::print("iteration: median {:.3f} ms over {} iterations (min {:.3f}, max {:.3f})\n",
+               r.iteration_ms_median, r.iterations_ms.size(), *lo, *hi);
+  }
+  if (meta && meta->iteration_ms > 0 && r.iteration_ms_median > 0) {
+    fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",
+               meta->iteration_ms, meta->threads, meta->torch_version,
+               r.iteration_ms_median / meta->iteration_ms);
+  }
+  fmt::print("ops: {} selected, {} replayed (coverage {:.2f}%), {} skipped, {} failed\n",
+             r.selected_ops, r.replayed_ops, 100.0 * r.coverage, r.skipped.size(), r.failed.size());
+  fmt::print("memory: peak {} live replay tensors vs {} implied by the trace", mib(r.peak_memory_bytes),
+             mib(r.trace_peak_bytes));
+  if (r.trace_peak_bytes > 0) {
+    fmt::print(" (ratio {:.2f})", double(r.peak_memory_bytes) / double(r.trace_peak_bytes));
+  }
+  fmt::print("\n");
+  if (!r.substitutions.empty()) {
+    fmt::print("substitutions: {} (e.g. op {}: {} -> {})\n", r.substitutions.size(),
+               r.substitutions.front().id, r.substitutions.front().from, r.substitutions.front().to);
+  }
+  for (const auto& m : r.overload_mappings) fmt::print("overload mapped: {}\n", m);
+  printIssues("skipped", r.skipped);
+  printIssues("failed", r.failed);
+  if (!r.per_op.empty()) printTopOps(r);
+  if (r.interrupted) fmt::print("interrupted: the report covers the iterations completed so far\n");
+}
+
+void runReplay(const ReplayArgs& args) {
+  const core::Graph graph = core::readTrace(args.trace);
+  const auto meta = replay::readTraceMeta(args.trace);
+  std::optional<core::kineto::LinkedTimeline> original;
+  if (!args.kineto.empty()) {
+    original = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kineto));
+  }
+  replay::ReplayOptions options = args.options;
+  options.should_stop = [] { return g_stop_requested.load(); };
+  replay::ReplayResult result;
+  {
+    SigintGuard guard;
+    result = replay::replayGraph(graph, options);
+  }
+  printSummary(args, result, meta);
+
+  nlohmann::json doc = replay::replayResultToJson(result);
+  doc["trace"] = args.trace;
+  if (meta && meta->iteration_ms > 0) {
+    doc["original_iteration_ms"] = meta->iteration_ms;
+    doc["ratio"] = result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
+  }
+  nlohmann::json extra_events = nlohmann::json::array();
+  if (original) {
+    FidelityReport report = buildFidelityReport(*original, result);
+    printFidelityReport(report, stdout);
+    doc["fidelity"] = fidelityReportJson(report);
+    extra_events = originalTimelineTraceEvents(*original, /*pid=*/2);
+  }
+  if (!args.chrome_trace.empty()) {
+    replay::writeChromeTrace(args.chrome_trace, result, extra_events);
+    fmt::print("chrome trace: {}\n", args.chrome_trace);
+  }
+  if (!args.json_out.empty()) {
+    std::ofstream out(args.json_out);
+    if (!out) throw InputError(fmt::format("{}: cannot open for writing", args.json_out));
+    out << doc.dump(2) << '\n';
+    fmt::print("json report: {}\n", args.json_out);
+  }
+}
+
+std::function<void()> setupReplay(CLI::App& sub) {
+  auto args = std::make_shared<ReplayArgs>();
+  sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
+  sub.add_option("--device", args->options.device, "cpu, cuda or cuda:N (recorded devices are mapped)")
+      ->capture_default_str();
+  sub.add_option("--warmup", args->options.warmup_iters, "warm-up iterations (not measured)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub.add_option("--iters", args->options.measured_iters, "measured iterations")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub.add_option("--threads", args->options.threads,
+                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("--strict", args->options.strict, "any skipped or failed op is an error (exit 4)");
+  sub.add_flag("--no-cupti{false}", args->options.use_cupti, "CUDA: time iterations only, no kernel records");
+  sub.add_option("--seed", args->options.seed, "seed for random tensor data")->capture_default_str();
+  sub.add_option("--json-out", args->json_out, "write the report as JSON");
+  sub.add_option("--chrome-trace", args->chrome_trace, "write one replayed iteration as a Chrome trace");
+  sub.add_option("--kineto", args->kineto, "Kineto trace of the original run: fidelity per op family");
+  return [args] { runReplay(*args); };
+}
+
+}  // namespace
+
+TRACETWIN_REGISTER_COMMAND(replay, "Replay a trace's ops through LibTorch and time them", setupReplay);
+
+}  // namespace tracetwin::cli

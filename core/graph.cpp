@@ -1,0 +1,238 @@
+#include "core/graph.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <string_view>
+
+#include "core/errors.h"
+
+namespace tracetwin::core {
+namespace {
+
+bool startsWith(const std::string& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::string_view(s).substr(0, prefix.size()) == prefix;
+}
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && std::string_view(s).substr(s.size() - suffix.size()) == suffix;
+}
+
+// "[pytorch|profiler|execution_trace|process]" (legacy "execution_graph").
+bool isProcessNodeName(const std::string& name) {
+  return startsWith(name, "[pytorch|profiler|") && endsWith(name, "|process]");
+}
+
+// Identity of one tensor: ids come from pointers and are reused once memory
+// is freed, so the id alone would merge unrelated tensors.
+struct TensorKey {
+  int64_t tensor_id, storage_id, offset, numel, itemsize;
+  const std::string* device;
+  bool operator==(const TensorKey& o) const {
+    return tensor_id == o.tensor_id && storage_id == o.storage_id && offset == o.offset &&
+           numel == o.numel && itemsize == o.itemsize && *device == *o.device;
+  }
+};
+struct TensorKeyHash {
+  size_t operator()(const TensorKey& k) const {
+    size_t h = std::hash<int64_t>()(k.tensor_id);
+    for (int64_t v : {k.storage_id, k.offset, k.numel, k.itemsize}) {
+      h = h * 1000003u ^ std::hash<int64_t>()(v);
+    }
+    // Devices are short ("cuda:0"): FNV-1a beats std::hash's generic path.
+    uint64_t f = 1469598103934665603ull;
+    for (char c : *k.device) f = (f ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h * 1000003u ^ f;
+  }
+};
+
+}  // namespace
+
+const char* nodeCategoryName(NodeCategory category) {
+  static constexpr std::array<const char*, 5> kNames{"label", "aten", "comm", "triton", "custom"};
+  return kNames[static_cast<size_t>(category)];
+}
+
+NodeCategory classifyNode(const Node& node) {
+  // Mystique/param rules: record_param_comms is the collective itself; the
+  // c10d:: nodes wrap it (they carry a schema but are labels, else every
+  // collective would be counted twice).
+  if (node.name == "record_param_comms") return NodeCategory::kCommunication;
+  if (node.kernel_backend == "triton") return NodeCategory::kTriton;
+  if (node.op_schema_text.empty() || startsWith(node.name, "c10d::")) return NodeCategory::kLabel;
+  const bool aten = node.schema ? (node.schema->ns == "aten" || node.schema->ns == "prims")
+                                : (startsWith(node.op_schema_text, "aten::") ||
+                                   startsWith(node.op_schema_text, "prims::"));
+  return aten ? NodeCategory::kAtenCompute : NodeCategory::kCustom;
+}
+
+const Node* Graph::findNode(NodeId id) const {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &nodes_[it->second];
+}
+
+const Node& Graph::node(NodeId id) const {
+  const Node* n = findNode(id);
+  if (n == nullptr) throw InputError(fmt::format("{}: no node with id {}", source_path, id));
+  return *n;
+}
+
+std::vector<NodeId> Graph::threadRoots() const {
+  const Node* root = findNode(root_);
+  return root == nullptr ? std::vector<NodeId>{} : root->children;
+}
+
+void Graph::addNode(Node node) { nodes_.push_back(std::move(node)); }
+
+void Graph::finalize() {
+  sortNodesById();
+  index_.clear();
+  index_.reserve(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (i > 0 && nodes_[i].id == nodes_[i - 1].id) {
+      throw InputError(fmt::format("{}: node id {} appears twice", source_path, nodes_[i].id));
+    }
+    index_.emplace(nodes_[i].id, i);
+  }
+  findRoot();
+  linkChildren();
+  checkAcyclic();
+  parseSchemas();
+  for (Node& n : nodes_) n.category = classifyNode(n);
+  buildTensorTable();
+}
+
+// Nodes are written on exit, children before parents. The permutation is
+// applied in place, cycle by cycle: each Node moves once and no second
+// ~700-byte-per-node array is needed (that would be ~0.75x the JSON in RSS).
+void Graph::sortNodesById() {
+  const auto by_id = [](const Node& a, const Node& b) { return a.id < b.id; };
+  if (std::is_sorted(nodes_.begin(), nodes_.end(), by_id)) return;
+  std::vector<uint32_t> order(nodes_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(),
+            [this](uint32_t a, uint32_t b) { return nodes_[a].id < nodes_[b].id; });
+  // Position i must receive nodes_[order[i]].
+  for (size_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    Node held = std::move(nodes_[start]);
+    size_t at = start;
+    while (order[at] != start) {
+      const size_t from = order[at];
+      nodes_[at] = std::move(nodes_[from]);
+      order[at] = static_cast<uint32_t>(at);
+      at = from;
+    }
+    nodes_[at] = std::move(held);
+    order[at] = static_cast<uint32_t>(at);
+  }
+}
+
+// The root is its own parent: id 1, "[pytorch|profiler|execution_trace|process]".
+void Graph::findRoot() {
+  root_ = kNoNode;
+  for (const Node& n : nodes_) {
+    const bool self_parented = n.parent == n.id;
+    const bool orphan_process = isProcessNodeName(n.name) && n.parent == kNoNode;
+    if (!self_parented && !orphan_process) continue;
+    if (root_ != kNoNode) {
+      throw InputError(fmt::format(
+          "{}: node {} is its own parent but node {} is already the root; expected one "
+          "process node", source_path, n.id, root_));
+    }
+    root_ = n.id;
+  }
+  if (root_ == kNoNode) {
+    throw InputError(fmt::format(
+        "{}: no root node; expected a process node that is its own parent (id 1, "
+        "\"[pytorch|profiler|execution_trace|process]\")", source_path));
+  }
+}
+
+void Graph::linkChildren() {
+  for (Node& n : nodes_) n.children.clear();
+  // nodes_ is sorted by id, so children come out in ascending id order.
+  for (const Node& n : nodes_) {
+    if (n.id == root_) continue;
+    auto it = index_.find(n.parent);
+    if (it == index_.end()) {
+      throw InputError(fmt::format("{}: node {} (\"{}\") has parent {} which is not in the trace",
+                                   source_path, n.id, n.name, n.parent));
+    }
+    nodes_[it->second].children.push_back(n.id);
+  }
+}
+
+// Every parent chain must end at the root. Iterative with memo: linear time,
+// no recursion (a fuzzed trace can have a chain a million nodes deep).
+void Graph::checkAcyclic() const {
+  enum : uint8_t { kUnseen, kOnPath, kReachesRoot };
+  std::vector<uint8_t> state(nodes_.size(), kUnseen);
+  state[index_.at(root_)] = kReachesRoot;
+  std::vector<size_t> path;
+  for (size_t start = 0; start < nodes_.size(); ++start) {
+    size_t i = start;
+    while (state[i] == kUnseen) {
+      state[i] = kOnPath;
+      path.push_back(i);
+      i = index_.at(nodes_[i].parent);
+    }
+    if (state[i] == kOnPath) {
+      throw InputError(fmt::format("{}: parent cycle through node {} (\"{}\"); expected every "
+                                   "parent chain to end at the root {}",
+                                   source_path, nodes_[i].id, nodes_[i].name, root_));
+    }
+    for (size_t p : path) state[p] = kReachesRoot;
+    path.clear();
+  }
+}
+
+// A schema the parser cannot read is not fatal: the node keeps its text and
+// category, replay reports the op; the count goes into warnings.
+void Graph::parseSchemas() {
+  std::unordered_map<std::string, std::optional<OpSchema>> cache;
+  size_t bad = 0;
+  std::string first_bad;
+  for (Node& n : nodes_) {
+    if (n.op_schema_text.empty() || n.schema) continue;
+    auto [it, inserted] = cache.try_emplace(n.op_schema_text);
+    if (inserted) {
+      try {
+        it->second = parseOpSchema(n.op_schema_text, fmt::format("{}: node {}", source_path, n.id));
+      } catch (const InputError& e) {
+        if (bad == 0) first_bad = e.what();
+        ++bad;
+      }
+    }
+    n.schema = it->second;
+  }
+  if (bad > 0) {
+    warnings.push_back(fmt::format("{} op_schema strings could not be parsed; first: {}", bad,
+                                   first_bad));
+  }
+}
+
+void Graph::buildTensorTable() {
+  tensors_.clear();
+  std::unordered_map<TensorKey, size_t, TensorKeyHash> seen;
+  for (const Node& n : nodes_) {
+    for (int side = 0; side < 2; ++side) {
+      const bool is_input = side == 0;
+      for (const Value& v : is_input ? n.inputs : n.outputs) {
+        forEachTensor(v, [&](const TensorValue& t) {
+          if (!t.defined()) return;
+          TensorKey key{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize, &t.device};
+          if (seen.count(key) != 0) return;
+          TensorRecord rec{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize,
+                           t.device,    t.dtype,      n.id,     is_input};
+          tensors_.push_back(std::move(rec));
+          // The key points at the node's device string: nodes_ does not change here.
+          seen.emplace(key, tensors_.size() - 1);
+        });
+      }
+    }
+  }
+}
+
+}  // namespace tracetwin::core

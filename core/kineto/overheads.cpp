@@ -1,0 +1,166 @@
+#include "core/kineto/overheads.h"
+
+#include <fmt/core.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/kineto/trace_index.h"
+
+namespace tracetwin::core::kineto {
+namespace {
+
+constexpr int kT1 = 0, kT2 = 1, kT3 = 2, kT4 = 3, kT5 = 4;
+constexpr const char* kTableKeys[5] = {"t1", "t2", "t3", "t4", "t5"};
+
+bool startsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Outermost operator events of one thread, in time order.
+std::vector<size_t> topLevelOperators(const KinetoTrace& trace, const std::vector<size_t>& cpu,
+                                      const OperatorPredicate& is_operator) {
+  std::vector<size_t> tops;
+  double open_until = -1e300;
+  for (size_t i : cpu) {
+    const KinetoEvent& e = trace.events[i];
+    if (e.category != EventCategory::kCpuOp || !is_operator(e.name)) continue;
+    if (e.ts < open_until) continue;  // nested in the previous top-level op
+    tops.push_back(i);
+    open_until = e.end();
+  }
+  return tops;
+}
+
+}  // namespace
+
+OperatorPredicate operatorsOfGraph(const Graph& graph) {
+  auto names = std::make_shared<std::unordered_set<std::string>>();
+  for (const Node& node : graph.nodes())
+    if (isOperator(node.category)) names->insert(node.name);
+  return [names](std::string_view name) { return names->count(std::string(name)) > 0; };
+}
+
+OperatorPredicate defaultOperatorPredicate() {
+  return [](std::string_view name) {
+    return startsWith(name, "aten::") || startsWith(name, "prims::") ||
+           startsWith(name, "fbgemm::") || name == "record_param_comms";
+  };
+}
+
+void OverheadCollector::add(int which, const std::string& key, double value_us) {
+  samples_[which][key].push_back(value_us);
+  samples_[which][kAllKey].push_back(value_us);
+}
+
+void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator) {
+  sources_.push_back(trace.source_path);
+  TraceIndex index = buildTraceIndex(trace);
+  for (const auto& [tid, cpu] : index.cpu_by_tid) {
+    std::vector<size_t> tops = topLevelOperators(trace, cpu, is_operator);
+    top_level_ops_ += static_cast<int64_t>(tops.size());
+    static const std::vector<size_t> kNone;
+    auto lit = index.launches_by_tid.find(tid);
+    const std::vector<size_t>& launches = lit == index.launches_by_tid.end() ? kNone : lit->second;
+    size_t next_launch = 0;
+    const KinetoEvent* prev = nullptr;
+    for (size_t i : tops) {
+      const KinetoEvent& op = trace.events[i];
+      if (prev && op.ts >= prev->end()) add(kT1, op.name, op.ts - prev->end());
+      prev = &op;
+      // Device calls inside [op.ts, op.end]: launches are sorted by ts and
+      // top-level ops do not overlap, so one forward pointer suffices.
+      while (next_launch < launches.size() && trace.events[launches[next_launch]].ts < op.ts)
+        ++next_launch;
+      const KinetoEvent* last_call = nullptr;
+      for (; next_launch < launches.size(); ++next_launch) {
+        size_t l = launches[next_launch];
+        const KinetoEvent& call = trace.events[l];
+        if (call.ts > op.end()) break;
+        if (!index.activities_by_launch.count(l)) continue;
+        if (!last_call)
+          add(kT2, op.name, call.ts - op.ts);
+        else
+          add(kT5, op.name, std::max(0.0, call.ts - last_call->end()));
+        add(kT4, call.name, call.dur);
+        last_call = &call;
+      }
+      if (last_call) {
+        add(kT3, op.name, std::max(0.0, op.end() - last_call->end()));
+        launching_ops_.insert(op.name);
+      } else {
+        no_kernel_time_[op.name].push_back(op.dur);
+      }
+    }
+  }
+}
+
+OverheadTable OverheadCollector::finish() const {
+  OverheadTable table;
+  table.sources = sources_;
+  for (int t = 0; t < 5; ++t)
+    for (const auto& [key, values] : samples_[t]) table.t[t][key] = robustStat(values);
+  // T5 of ops that never launch anything is their whole CPU time.
+  for (const auto& [name, values] : no_kernel_time_) {
+    if (launching_ops_.count(name)) continue;
+    table.t[kT5][name] = robustStat(values);
+  }
+  return table;
+}
+
+std::string overheadsToJson(const OverheadTable& table) {
+  nlohmann::ordered_json doc;
+  doc["format"] = kOverheadsFormat;
+  doc["sources"] = table.sources;
+  for (int t = 0; t < 5; ++t) {
+    nlohmann::ordered_json entries = nlohmann::ordered_json::object();
+    for (const auto& [key, stat] : table.t[t]) {
+      entries[key] = {{"median_us", stat.median}, {"iqr_us", stat.iqr}, {"count", stat.count}};
+    }
+    doc[kTableKeys[t]] = std::move(entries);
+  }
+  return doc.dump(2) + "\n";
+}
+
+OverheadTable overheadsFromJson(std::string_view json, const std::string& source) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json.begin(), json.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(
+        fmt::format("{}: invalid JSON at byte offset {}: {}", source, e.byte, e.what()));
+  }
+  auto fail = [&](const std::string& where, const char* expected) {
+    throw InputError(fmt::format("{}: {}: expected {}", source, where, expected));
+  };
+  if (!doc.is_object() || doc.value("format", "") != kOverheadsFormat)
+    fail("key 'format'", "\"tracetwin-overheads/1\"");
+  OverheadTable table;
+  if (doc.contains("sources")) {
+    if (!doc["sources"].is_array()) fail("key 'sources'", "an array of strings");
+    for (const auto& s : doc["sources"]) {
+      if (!s.is_string()) fail("key 'sources'", "an array of strings");
+      table.sources.push_back(s.get<std::string>());
+    }
+  }
+  for (int t = 0; t < 5; ++t) {
+    if (!doc.contains(kTableKeys[t])) continue;
+    const auto& entries = doc[kTableKeys[t]];
+    if (!entries.is_object()) fail(fmt::format("key '{}'", kTableKeys[t]), "an object");
+    for (const auto& [key, v] : entries.items()) {
+      std::string where = fmt::format("{}['{}']", kTableKeys[t], key);
+      if (!v.is_object() || !v.contains("median_us") || !v["median_us"].is_number() ||
+          !v.contains("count") || !v["count"].is_number_integer())
+        fail(where, "{\"median_us\": number, \"iqr_us\": number, \"count\": integer}");
+      RobustStat stat;
+      stat.median = v["median_us"].get<double>();
+      stat.iqr = v.value("iqr_us", 0.0);
+      stat.count = v["count"].get<int64_t>();
+      table.t[t][key] = stat;
+    }
+  }
+  return table;
+}
+
+}  // namespace tracetwin::core::kineto

@@ -1,0 +1,76 @@
+// CPU overheads T1-T5 (DESIGN.md "Prediction / CPU overheads", after Lin et
+// al., arXiv 2201.07821) measured from Kineto traces:
+//   T1  gap between consecutive top-level ops on a thread, keyed by the op
+//       that follows the gap (and "__all__");
+//   T2  op start -> start of its first device call, keyed by op name;
+//   T3  end of its last device call -> op end, keyed by op name;
+//   T4  the device call itself, keyed by API name ("cudaLaunchKernel" ...);
+//   T5  gaps between consecutive device calls of one op, keyed by op name;
+//       for op names that never issue a device call, their whole CPU time.
+// A "device call" is a cuda_runtime / cuda_driver event that caused a GPU
+// activity (matched by correlation), so cudaEventQuery & co. do not count.
+// Every table also has an "__all__" entry over all samples.
+//
+// File format (read by the predictors):
+//   {"format": "tracetwin-overheads/1", "sources": [file names],
+//    "t1": {"<op name or __all__>": {"median_us": x, "iqr_us": y, "count": n}},
+//    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...}}
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/kineto/kineto_trace.h"
+#include "core/kineto/robust_stats.h"
+
+namespace tracetwin::core::kineto {
+
+inline constexpr const char* kOverheadsFormat = "tracetwin-overheads/1";
+inline constexpr const char* kAllKey = "__all__";
+
+// Which cpu_op names are operators (their outermost occurrence on a thread is
+// a top-level op; everything else is a label to descend through).
+using OperatorPredicate = std::function<bool(std::string_view name)>;
+
+// Names of the ET's operator nodes (core::isOperator) - the same split the
+// top-level selection makes, applied to every iteration of the Kineto trace.
+OperatorPredicate operatorsOfGraph(const Graph& graph);
+
+// Without an ET: "aten::*", "prims::*", "fbgemm::*" and record_param_comms.
+OperatorPredicate defaultOperatorPredicate();
+
+struct OverheadTable {
+  std::vector<std::string> sources;
+  // t[0] = T1 ... t[4] = T5; key -> statistic in microseconds.
+  std::array<std::map<std::string, RobustStat>, 5> t;
+};
+
+// Accumulates samples from one or more traces (e.g. all ranks of a job).
+class OverheadCollector {
+ public:
+  void addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator);
+  OverheadTable finish() const;
+  int64_t topLevelOps() const { return top_level_ops_; }
+
+ private:
+  using Samples = std::map<std::string, std::vector<double>>;
+  void add(int which, const std::string& key, double value_us);
+  std::vector<std::string> sources_;
+  std::array<Samples, 5> samples_;
+  Samples no_kernel_time_;                         // op name -> whole CPU time of kernel-less calls
+  std::unordered_set<std::string> launching_ops_;  // op names seen with device calls
+  int64_t top_level_ops_ = 0;
+};
+
+// Serialises in the format above (sources as given, keys sorted).
+std::string overheadsToJson(const OverheadTable& table);
+// Parses that format back; throws InputError naming `source` and the key.
+OverheadTable overheadsFromJson(std::string_view json, const std::string& source);
+
+}  // namespace tracetwin::core::kineto

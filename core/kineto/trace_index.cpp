@@ -1,0 +1,68 @@
+#include "core/kineto/trace_index.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace tracetwin::core::kineto {
+
+TraceIndex buildTraceIndex(const KinetoTrace& trace) {
+  TraceIndex index;
+  const auto& events = trace.events;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const KinetoEvent& e = events[i];
+    if (isCpuRange(e.category)) {
+      index.cpu_by_tid[e.tid].push_back(i);
+    } else if (isLaunchCategory(e.category)) {
+      index.launches_by_tid[e.tid].push_back(i);
+      if (e.correlation != kAbsent) index.launch_by_correlation.emplace(e.correlation, i);
+    } else if (isGpuActivity(e.category)) {
+      index.activities.push_back(i);
+    }
+  }
+  for (auto& [tid, list] : index.cpu_by_tid) {
+    // Timestamps have 1 us resolution, so an op that takes 0 us and the
+    // next one often share a ts. "External id" is handed out at op entry
+    // (on all 9 shared traces it never decreases along a thread's
+    // timestamps), so it breaks those ties in entry order; without it, the
+    // longer event (the parent) goes first.
+    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
+      const KinetoEvent& x = events[a];
+      const KinetoEvent& y = events[b];
+      if (x.ts != y.ts) return x.ts < y.ts;
+      if (x.external_id != kAbsent && y.external_id != kAbsent && x.external_id != y.external_id)
+        return x.external_id < y.external_id;
+      if (x.dur != y.dur) return x.dur > y.dur;
+      return a < b;
+    });
+  }
+  for (auto& [tid, list] : index.launches_by_tid) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](size_t a, size_t b) { return events[a].ts < events[b].ts; });
+  }
+  for (size_t a : index.activities) {
+    auto it = index.launch_by_correlation.find(events[a].correlation);
+    if (events[a].correlation == kAbsent || it == index.launch_by_correlation.end()) {
+      ++index.orphan_activities;
+      continue;
+    }
+    index.activities_by_launch[it->second].push_back(a);
+  }
+  return index;
+}
+
+bool isCommunicationKernel(const KinetoEvent& event) {
+  if (event.category != EventCategory::kKernel) return false;
+  std::string_view name = event.name;
+  for (size_t i = 0; i + 4 <= name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(name[i])) == 'n' &&
+        std::tolower(static_cast<unsigned char>(name[i + 1])) == 'c' &&
+        std::tolower(static_cast<unsigned char>(name[i + 2])) == 'c' &&
+        std::tolower(static_cast<unsigned char>(name[i + 3])) == 'l') {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace tracetwin::core::kineto

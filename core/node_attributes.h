@@ -1,0 +1,21 @@
+// Internal to core: node attributes by name (modern "attrs" entries and the
+// legacy flat keys), and what old traces say about collectives positionally.
+#pragma once
+
+#include <string_view>
+
+#include "core/json_values.h"
+
+namespace tracetwin::core::detail {
+
+// Sets the attribute `name` of `node` from `value`; false when the name is not
+// one the reader keeps (the value is then left unread and skipped).
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value,
+                      const JsonContext& cx);
+
+// record_param_comms before schema 1.1.0 has no comms attributes; its
+// positional inputs say what they can (collective name, process group, split
+// sizes, world size). Fills only what the attributes left unset.
+void fillCommFromInputs(Node& node);
+
+}  // namespace tracetwin::core::detail

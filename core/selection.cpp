@@ -1,0 +1,57 @@
+// Top-level operator selection (DESIGN.md "Operator selection"; the rules of
+// Mystique / param et_replay): walk from the root, keep each operator without
+// descending into it, descend through labels, skip DataLoader subtrees, and
+// keep one iteration when ProfilerStep#N labels mark them.
+#include <algorithm>
+#include <string_view>
+
+#include "core/graph.h"
+
+namespace tracetwin::core {
+namespace {
+
+bool isProfilerStep(const Node& n) {
+  return std::string_view(n.name).substr(0, 13) == "ProfilerStep#";
+}
+
+// "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__": data loading
+// is not part of the model's iteration (the DLRM traces have one per step).
+bool isDataLoader(const Node& n) { return n.name.find("DataLoader") != std::string::npos; }
+
+}  // namespace
+
+Selection selectTopLevelOps(const Graph& graph) {
+  Selection sel;
+  std::vector<NodeId> steps;
+  for (const Node& n : graph.nodes()) {
+    if (n.category == NodeCategory::kLabel && isProfilerStep(n)) steps.push_back(n.id);
+  }
+  // Ids are assigned on entry, so everything run inside step N has an id
+  // between step N's id and step N+1's (nodes() is sorted by id).
+  if (steps.size() >= 2) sel.window = std::make_pair(steps[0], steps[1]);
+
+  const Node* root = graph.findNode(graph.rootId());
+  if (root == nullptr) return sel;
+  // Explicit stack, children pushed in reverse to pop in execution order.
+  std::vector<NodeId> stack(root->children.rbegin(), root->children.rend());
+  while (!stack.empty()) {
+    const Node& n = graph.node(stack.back());
+    stack.pop_back();
+    if (isOperator(n.category)) {
+      if (sel.window && (n.id <= sel.window->first || n.id >= sel.window->second)) continue;
+      sel.ops.push_back(n.id);
+      sel.comm_ops += n.category == NodeCategory::kCommunication;
+      sel.triton_ops += n.category == NodeCategory::kTriton;
+      sel.custom_ops += n.category == NodeCategory::kCustom;
+      continue;
+    }
+    if (isDataLoader(n)) continue;
+    stack.insert(stack.end(), n.children.rbegin(), n.children.rend());
+  }
+  // The walk goes thread by thread; execution order across threads is id
+  // order (ids are taken from one process-wide counter on entry).
+  std::sort(sel.ops.begin(), sel.ops.end());
+  return sel;
+}
+
+}  // namespace tracetwin::core

@@ -1,0 +1,390 @@
+// Execution-trace reader: simdjson On-Demand over the whole document, one
+// forward pass, fields taken in the order they appear (no key lookups that
+// would rescan a node). Both node layouts go through the same field loop:
+//   modern (1.0.2+): "ctrl_deps", "inputs": {values, shapes, types, strides}, "attrs": [...]
+//   legacy (1.0.1):  "parent", "inputs": [...], "input_shapes", "input_types", flat attrs
+#include "core/trace_reader.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "core/errors.h"
+#include "core/gzip_file.h"
+#include "core/json_values.h"
+#include "core/node_attributes.h"
+
+namespace tracetwin::core {
+namespace {
+
+using detail::JsonContext;
+using detail::od::value;
+namespace od = detail::od;
+
+// ---- schema versions -------------------------------------------------------
+
+struct Version {
+  int major = 0, minor = 0, patch = 0;
+  bool operator<(const Version& o) const {
+    return major != o.major ? major < o.major : minor != o.minor ? minor < o.minor : patch < o.patch;
+  }
+};
+
+std::optional<Version> parseVersion(const std::string& schema) {
+  Version v;
+  char tail = 0;
+  if (std::sscanf(schema.c_str(), "%d.%d.%d%c", &v.major, &v.minor, &v.patch, &tail) < 3) {
+    return std::nullopt;
+  }
+  if (tail != 0 && tail != '-') return std::nullopt;
+  return v;
+}
+
+std::string knownList() {
+  std::string out;
+  for (const std::string& s : knownSchemas()) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Known: read as is. A newer version of a known major (PyTorch moves faster
+// than this reader): read with a warning. Anything else: refused.
+void checkSchema(const std::string& schema, const std::string& source, Graph& graph) {
+  for (const std::string& known : knownSchemas()) {
+    if (schema == known) return;
+  }
+  const std::optional<Version> v = parseVersion(schema);
+  const std::optional<Version> newest = parseVersion(knownSchemas().back());
+  if (v && newest && v->major == newest->major && newest < *v) {
+    graph.warnings.push_back(fmt::format(
+        "schema {} is newer than the newest known ({}); read as {}", schema,
+        knownSchemas().back(), knownSchemas().back()));
+    return;
+  }
+  throw InputError(fmt::format("{}: unknown execution-trace schema \"{}\"; known: {}", source,
+                               schema, knownList()));
+}
+
+// ---- what the file is, before JSON parsing ----------------------------------
+
+// A Chakra protobuf ET is length-prefixed protobuf: a varint, then field tags
+// (0x0a/0x12) and "schema" inside the first GlobalMetadata message.
+bool looksLikeChakraProtobuf(std::string_view data) {
+  if (data.size() < 16 || data[0] == '{' || data[0] == '[') return false;
+  const std::string_view head = data.substr(0, 64);
+  return head.find("schema") != std::string_view::npos &&
+         (static_cast<unsigned char>(data[1]) == 0x0a || static_cast<unsigned char>(data[1]) == 0x12);
+}
+
+void checkLooksLikeJsonObject(std::string_view data, const std::string& source) {
+  size_t i = 0;
+  while (i < data.size() && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) {
+    ++i;
+  }
+  if (i == data.size()) {
+    throw InputError(fmt::format("{}: empty file; expected a JSON execution trace", source));
+  }
+  if (data[i] == '{') return;
+  if (looksLikeChakraProtobuf(data)) {
+    throw InputError(fmt::format(
+        "{}: this is a Chakra protobuf execution trace (binary), not a PyTorch JSON execution "
+        "trace; tracetwin reads the JSON ET that PyTorch's ExecutionTraceObserver writes", source));
+  }
+  if (data[i] == '[') {
+    throw InputError(fmt::format("{}: byte {}: top-level JSON array; expected an object "
+                                 "{{\"schema\": ..., \"nodes\": [...]}}", source, i));
+  }
+  throw InputError(fmt::format("{}: byte {}: expected '{{' starting a JSON execution trace, found "
+                               "byte 0x{:02x} (not JSON)", source, i,
+                               static_cast<unsigned char>(data[i])));
+}
+
+// Keys of ET objects never hold escapes; the raw text is compared as is (an
+// escaped key simply matches nothing and is skipped).
+std::string_view keyOf(od::field& f) {
+  const char* raw = f.key().raw();
+  const char* end = static_cast<const char*>(std::memchr(raw, '"', 256));
+  return end == nullptr ? std::string_view() : std::string_view(raw, end - raw);
+}
+
+// ---- nodes ------------------------------------------------------------------
+
+// The arrays of one side (inputs or outputs), kept until the node's fields are
+// all read; reused from node to node so reading allocates no scratch memory.
+struct SideBuffers {
+  detail::TokenList values, shapes, strides;
+  std::vector<std::string_view> types;
+  bool has_types = false;
+  void clear() {
+    values.clear();
+    shapes.clear();
+    strides.clear();
+    types.clear();
+    has_types = false;
+  }
+};
+
+class TraceParser {
+ public:
+  // `buffer` holds the JSON with at least SIMDJSON_PADDING bytes of spare
+  // capacity; the parser owns it so it can free it before finalize().
+  TraceParser(std::string&& buffer, const std::string& source)
+      : buffer_(std::move(buffer)),
+        json_(buffer_.data(), buffer_.size(), buffer_.capacity()),
+        source_(source) {}
+
+  Graph parse();
+
+ private:
+  void readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes);
+  void readNodes(value& nodes, Graph& graph);
+  void readNode(value& v, Node& node);
+  void readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent);
+  void readSideObject(value& v, SideBuffers& side);
+  void readAttrs(value& v, Node& node);
+  void finishSide(SideBuffers& side, std::vector<Value>& out, const char* what);
+
+  void releaseInput();
+
+  std::string buffer_;
+  simdjson::padded_string_view json_;
+  const std::string& source_;
+  std::optional<od::parser> parser_{std::in_place};
+  od::document doc_;
+  std::optional<JsonContext> cx_;
+  SideBuffers in_, out_;
+};
+
+Graph TraceParser::parse() {
+  checkLooksLikeJsonObject(std::string_view(json_.data(), json_.size()), source_);
+  Graph graph;
+  graph.source_path = source_;
+  const simdjson::error_code err = parser_->iterate(json_).get(doc_);
+  cx_.emplace(doc_, std::string_view(json_.data(), json_.size()), source_);
+  if (err != simdjson::SUCCESS) {
+    // Stage 1 (the structural index) failed: unterminated string, bad UTF-8,
+    // or a file over simdjson's 4 GiB limit.
+    throw InputError(fmt::format("{}: not valid JSON: {}", source_, simdjson::error_message(err)));
+  }
+  od::object top;
+  cx_->check(doc_.get_object().get(top), "a JSON object at the top level");
+  bool have_schema = false, have_nodes = false;
+  for (auto field : top) {
+    od::field f;
+    cx_->check(std::move(field).get(f), "a \"key\": value pair in the top-level object");
+    readTopField(f, graph, have_schema, have_nodes);
+  }
+  // Anything after the top-level object is an error, not ignored.
+  const char* after = nullptr;
+  if (doc_.current_location().get(after) == simdjson::SUCCESS) {
+    cx_->failAt(after, "the end of the document after the top-level object");
+  }
+  if (!have_schema) throw InputError(fmt::format("{}: missing key \"schema\"", source_));
+  if (!have_nodes) throw InputError(fmt::format("{}: missing key \"nodes\"", source_));
+  releaseInput();
+  graph.finalize();
+  return graph;
+}
+
+// The JSON text and simdjson's index (4 bytes per structural character, ~1x
+// the file on ETs) are not needed once the nodes are read: peak memory is
+// then the larger of (input + index + nodes) and (nodes + finalize's tables),
+// not their sum.
+void TraceParser::releaseInput() {
+  cx_.reset();
+  doc_ = od::document();
+  parser_.reset();
+  std::string().swap(buffer_);
+}
+
+void TraceParser::readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes) {
+  const std::string_view key = keyOf(f);
+  value& v = f.value();
+  if (key == "schema") {
+    graph.schema = std::string(detail::readString(v, *cx_, "\"schema\""));
+    checkSchema(graph.schema, source_, graph);
+    have_schema = true;
+  } else if (key == "pid") {
+    graph.pid = detail::readInt(v, *cx_, "\"pid\"");
+  } else if (key == "time") {
+    graph.time = std::string(detail::readString(v, *cx_, "\"time\""));
+  } else if (key == "start_ts") {
+    graph.start_ts = detail::readInt(v, *cx_, "\"start_ts\"");
+  } else if (key == "finish_ts") {
+    graph.finish_ts = detail::readInt(v, *cx_, "\"finish_ts\"");
+  } else if (key == "nodes") {
+    readNodes(v, graph);
+    have_nodes = true;
+  }
+}
+
+void TraceParser::readNodes(value& nodes, Graph& graph) {
+  // Nodes are >= ~250 bytes of JSON each; untouched capacity costs no RSS.
+  graph.reserveNodes(json_.size() / 256);
+  od::array a = detail::readArray(nodes, *cx_, "\"nodes\"");
+  for (auto element : a) {
+    value v;
+    cx_->check(element.get(v), "a node object");
+    readNode(v, graph.emplaceNode());
+  }
+  cx_->node = kNoNode;
+}
+
+void TraceParser::readNode(value& v, Node& node) {
+  const size_t start = cx_->offset();
+  cx_->node = kNoNode;
+  od::object obj = detail::readObject(v, *cx_, "a node");
+  in_.clear();
+  out_.clear();
+  bool have_id = false, have_parent = false;
+  for (auto field : obj) {
+    od::field f;
+    cx_->check(std::move(field).get(f), "a \"key\": value pair in a node");
+    readNodeField(f, node, have_id, have_parent);
+  }
+  if (!have_id) {
+    throw InputError(fmt::format("{}: byte {}: node without key \"id\"", source_, start));
+  }
+  if (!have_parent) {
+    throw InputError(fmt::format("{}: byte {} (node {}): expected key \"ctrl_deps\" (or legacy "
+                                 "\"parent\") naming the parent node", source_, start, node.id));
+  }
+  finishSide(in_, node.inputs, "input");
+  finishSide(out_, node.outputs, "output");
+  if (node.name == "record_param_comms") detail::fillCommFromInputs(node);
+}
+
+void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent) {
+  const std::string_view key = keyOf(f);
+  value& v = f.value();
+  if (key == "id") {
+    node.id = detail::readInt(v, *cx_, "the node \"id\"");
+    cx_->node = node.id;
+    have_id = true;
+  } else if (key == "name") {
+    node.name = std::string(detail::readString(v, *cx_, "the node \"name\""));
+  } else if (key == "ctrl_deps" || key == "parent") {
+    node.parent = detail::readInt(v, *cx_, "the parent id");
+    have_parent = true;
+  } else if (key == "inputs" || key == "outputs") {
+    SideBuffers& side = key == "inputs" ? in_ : out_;
+    od::json_type t;
+    cx_->check(v.type().get(t), "inputs/outputs");
+    if (t == od::json_type::object) {
+      readSideObject(v, side);
+    } else {
+      side.values.read(v, *cx_);  // legacy: values only, shapes and types beside
+    }
+  } else if (key == "input_shapes" || key == "output_shapes") {
+    (key[0] == 'i' ? in_ : out_).shapes.read(v, *cx_);
+  } else if (key == "input_types" || key == "output_types") {
+    SideBuffers& side = key[0] == 'i' ? in_ : out_;
+    detail::readStringArray(v, *cx_, "a type string", side.types);
+    side.has_types = true;
+  } else if (key == "attrs") {
+    readAttrs(v, node);
+  } else {
+    detail::setNodeAttribute(node, key, v, *cx_);  // legacy flat attributes
+  }
+}
+
+void TraceParser::readSideObject(value& v, SideBuffers& side) {
+  od::object obj = detail::readObject(v, *cx_, "inputs/outputs");
+  for (auto field : obj) {
+    od::field f;
+    cx_->check(std::move(field).get(f), "a \"key\": value pair in inputs/outputs");
+    const std::string_view key = keyOf(f);
+    if (key == "values") {
+      side.values.read(f.value(), *cx_);
+    } else if (key == "shapes") {
+      side.shapes.read(f.value(), *cx_);
+    } else if (key == "strides") {
+      side.strides.read(f.value(), *cx_);
+    } else if (key == "types") {
+      detail::readStringArray(f.value(), *cx_, "a type string", side.types);
+      side.has_types = true;
+    }
+  }
+}
+
+void TraceParser::readAttrs(value& v, Node& node) {
+  for (auto element : detail::readArray(v, *cx_, "\"attrs\"")) {
+    value attr;
+    cx_->check(element.get(attr), "an attribute object");
+    od::object obj = detail::readObject(attr, *cx_, "an attribute {\"name\", \"type\", \"value\"}");
+    std::string_view name;
+    bool set = false;
+    for (auto field : obj) {
+      od::field f;
+      cx_->check(std::move(field).get(f), "a \"key\": value pair in an attribute");
+      const std::string_view key = keyOf(f);
+      if (key == "name") {
+        name = detail::readString(f.value(), *cx_, "the attribute name");
+      } else if (key == "value") {
+        if (name.empty()) cx_->fail("\"name\" before \"value\" in an attribute");
+        detail::setNodeAttribute(node, name, f.value(), *cx_);
+        set = true;
+      }
+    }
+    if (!set) cx_->fail("an attribute with \"name\" and \"value\"");
+  }
+}
+
+void TraceParser::finishSide(SideBuffers& side, std::vector<Value>& out, const char* what) {
+  if (side.values.empty()) {
+    if (side.has_types && !side.types.empty()) {
+      cx_->fail(fmt::format("{} values to go with the {} types", what, side.types.size()));
+    }
+    return;
+  }
+  if (!side.has_types) cx_->fail(fmt::format("{} types beside the {} values", what, what));
+  detail::ValueBuilder builder(*cx_);
+  builder.build(side.values, side.types, out);
+  if (!side.shapes.empty()) builder.attachShapes(side.shapes, out, false);
+  if (!side.strides.empty()) builder.attachShapes(side.strides, out, true);
+}
+
+}  // namespace
+
+const std::vector<std::string>& knownSchemas() {
+  // Oldest first; the last is the newest (the reference for "newer" schemas).
+  static const std::vector<std::string> kKnown{
+      "1.0.1",              // PyTorch 1.13 ExecutionGraphObserver: legacy flat nodes
+      "1.0.2-chakra.0.0.4", // inputs/outputs objects, ctrl_deps, attrs
+      "1.0.3-chakra.0.0.4", // process group as a (name, desc) tuple
+      "1.0.4-chakra.0.0.4", // kernel_backend / kernel_file (PT2, Triton)
+      "1.1.0-chakra.0.0.4", // comms attributes on record_param_comms
+      "1.1.1-chakra.0.0.4", // strides, tensor_range
+      "1.1.1-chakra.1.0.0",
+  };
+  return kKnown;
+}
+
+std::string readMaybeGzipFile(const std::string& path) {
+  std::string bytes = readFileBytes(path, simdjson::SIMDJSON_PADDING);
+  if (isGzip(bytes)) {
+    std::string plain = gunzip(bytes, path, simdjson::SIMDJSON_PADDING);
+    return plain;
+  }
+  return bytes;
+}
+
+Graph parseTrace(std::string_view json, const std::string& source) {
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end: copy into a
+  // buffer with that much spare capacity (readTrace avoids this copy).
+  std::string padded;
+  padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  padded.assign(json.data(), json.size());
+  return TraceParser(std::move(padded), source).parse();
+}
+
+Graph readTrace(const std::string& path) {
+  std::string bytes = readMaybeGzipFile(path);
+  if (bytes.capacity() < bytes.size() + simdjson::SIMDJSON_PADDING) {
+    bytes.reserve(bytes.size() + simdjson::SIMDJSON_PADDING);
+  }
+  return TraceParser(std::move(bytes), path).parse();
+}
+
+}  // namespace tracetwin::core

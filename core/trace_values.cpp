@@ -1,0 +1,453 @@
+// Typed argument values of ET nodes. The recorded type string decides how each
+// JSON value is read (DESIGN.md "The execution trace"): the same JSON
+// `[5,6,0,1048576,4,"cuda:0"]` is a tensor under "Tensor(float)" and a list
+// of six values under "GenericList[Int,Int,Int,Int,Int,String]".
+#include <fmt/core.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "core/errors.h"
+#include "core/json_values.h"
+
+namespace tracetwin::core::detail {
+namespace {
+
+// Lists nest (GenericList[GenericList[Tensor(float),...]]); real traces go
+// three deep. The bound keeps a hostile file from exhausting the stack.
+constexpr int kMaxNesting = 64;
+
+// Type strings of scalar kinds. Anything not here and not Tensor(...),
+// GenericList[...] or Tuple[...] is kept as raw text (ValueKind::kObject):
+// "Object", "Stream", "Storage" are opaque to replay anyway.
+struct TypeKind {
+  std::string_view type;
+  ValueKind kind;
+};
+constexpr std::array<TypeKind, 16> kScalarTypes{{
+    {"Int", ValueKind::kInt},
+    {"SymInt", ValueKind::kInt},
+    {"Double", ValueKind::kDouble},
+    {"SymFloat", ValueKind::kDouble},
+    {"Bool", ValueKind::kBool},
+    {"SymBool", ValueKind::kBool},
+    {"String", ValueKind::kString},
+    {"Device", ValueKind::kDevice},
+    {"None", ValueKind::kNone},
+    {"NoneType", ValueKind::kNone},
+    {"ScalarType", ValueKind::kScalarType},
+    {"Layout", ValueKind::kLayout},
+    {"MemoryFormat", ValueKind::kMemoryFormat},
+    {"Generator", ValueKind::kGenerator},
+    {"<Generator>", ValueKind::kGenerator},
+    {"<None>", ValueKind::kNone},
+}};
+
+ValueKind scalarKind(std::string_view type) {
+  for (const TypeKind& e : kScalarTypes) {
+    if (e.type == type) return e.kind;
+  }
+  return ValueKind::kObject;
+}
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// "GenericList[Tensor(float),Tensor(nullptr (uninitialized))]" -> the element
+// types, split at top-level commas (tensor types hold parentheses and spaces).
+void splitElementTypes(std::string_view inner, std::vector<std::string_view>& out) {
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < inner.size(); ++i) {
+    const char c = inner[i];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(inner.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (start < inner.size()) out.push_back(inner.substr(start));
+}
+
+// Element type for an element without its own entry in the list type: lists
+// are cut at 4096 elements and "GenericList[]" names none; guess from JSON.
+std::string_view guessType(const Token& tok) {
+  switch (tok.kind) {
+    case Token::kInt:
+    case Token::kUInt: return "Int";
+    case Token::kDouble: return "Double";
+    case Token::kBool: return "Bool";
+    case Token::kString: return "String";
+    default: return "Object";
+  }
+}
+
+size_t skip(const std::vector<Token>& t, size_t i) {
+  return t[i].kind == Token::kBegin ? t[i].end + 1 : i + 1;
+}
+
+std::string rawText(const std::vector<Token>& t, size_t i) {
+  const Token& tok = t[i];
+  switch (tok.kind) {
+    case Token::kInt: return std::to_string(tok.i);
+    case Token::kUInt: return std::to_string(static_cast<uint64_t>(tok.i));
+    case Token::kDouble: return fmt::format("{}", tok.d);
+    case Token::kBool: return tok.b ? "true" : "false";
+    case Token::kNull: return "null";
+    case Token::kString:
+    case Token::kRaw: return std::string(tok.s);
+    case Token::kBegin: {
+      std::string text = "[";
+      for (size_t j = i + 1; j < tok.end; j = skip(t, j)) {
+        if (j > i + 1) text += ',';
+        text += rawText(t, j);
+      }
+      return text + "]";
+    }
+    case Token::kEnd: break;
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- JsonContext and direct readers ----------------------------------------
+
+size_t JsonContext::offset() const {
+  const char* at = nullptr;
+  if (doc_.current_location().get(at) != simdjson::SUCCESS || at < json_.data()) {
+    return json_.size();
+  }
+  return static_cast<size_t>(at - json_.data());
+}
+
+void JsonContext::fail(std::string_view expected, std::string_view detail) const {
+  failAtOffset(offset(), expected, detail);
+}
+
+void JsonContext::failAt(const char* at, std::string_view expected,
+                         std::string_view detail) const {
+  const bool inside = at != nullptr && at >= json_.data() && at <= json_.data() + json_.size();
+  failAtOffset(inside ? static_cast<size_t>(at - json_.data()) : offset(), expected, detail);
+}
+
+void JsonContext::failAtOffset(size_t offset, std::string_view expected,
+                               std::string_view detail) const {
+  std::string where = fmt::format("{}: byte {}", source_, offset);
+  if (node != kNoNode) where += fmt::format(" (node {})", node);
+  if (detail.empty()) throw InputError(fmt::format("{}: expected {}", where, expected));
+  throw InputError(fmt::format("{}: expected {}: {}", where, expected, detail));
+}
+
+int64_t readInt(od::value& v, const JsonContext& cx, std::string_view what) {
+  int64_t i = 0;
+  const simdjson::error_code err = v.get_int64().get(i);
+  if (err == simdjson::SUCCESS) return i;
+  // uint64 attributes (pointers, seeds) above 2^63 keep their bits.
+  uint64_t u = 0;
+  // (simdjson reports INCORRECT_TYPE, not NUMBER_OUT_OF_RANGE, for those).
+  if (v.get_uint64().get(u) == simdjson::SUCCESS) {
+    return static_cast<int64_t>(u);
+  }
+  cx.fail(fmt::format("an integer for {}", what), simdjson::error_message(err));
+}
+
+std::string_view readString(od::value& v, const JsonContext& cx, std::string_view what) {
+  std::string_view token = v.raw_json_token();
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
+                            token.back() == '\t')) {
+    token.remove_suffix(1);
+  }
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') {
+    cx.fail(fmt::format("a string for {}", what));
+  }
+  if (token.find('\\') == std::string_view::npos) return token.substr(1, token.size() - 2);
+  std::string_view unescaped;
+  cx.check(v.get_string().get(unescaped), fmt::format("a valid string for {}", what));
+  return unescaped;
+}
+
+od::array readArray(od::value& v, const JsonContext& cx, std::string_view what) {
+  od::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS) cx.fail(fmt::format("an array for {}", what));
+  return a;
+}
+
+od::object readObject(od::value& v, const JsonContext& cx, std::string_view what) {
+  od::object o;
+  if (v.get_object().get(o) != simdjson::SUCCESS) cx.fail(fmt::format("an object for {}", what));
+  return o;
+}
+
+void readStringArray(od::value& v, const JsonContext& cx, std::string_view what,
+                     std::vector<std::string_view>& out) {
+  od::array a = readArray(v, cx, what);
+  for (auto element : a) {
+    od::value e;
+    cx.check(element.get(e), what);
+    out.push_back(readString(e, cx, what));
+  }
+}
+
+// ---- TokenList -------------------------------------------------------------
+
+void TokenList::read(od::value& v, const JsonContext& cx) { readValue(v, cx, 0); }
+
+void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
+  if (depth > kMaxNesting) cx.fail(fmt::format("arrays nested at most {} deep", kMaxNesting));
+  const std::string_view raw = v.raw_json_token();
+  Token tok;
+  tok.at = raw.data();
+  od::json_type type;
+  cx.check(v.type().get(type), "a JSON value");
+  switch (type) {
+    case od::json_type::array: {
+      const size_t begin = tokens_.size();
+      tok.kind = Token::kBegin;
+      tokens_.push_back(tok);
+      od::array a;
+      cx.check(v.get_array().get(a), "an array");
+      for (auto element : a) {
+        od::value e;
+        cx.check(element.get(e), "an array element");
+        readValue(e, cx, depth + 1);
+      }
+      Token end;
+      end.kind = Token::kEnd;
+      end.at = tok.at;
+      tokens_.push_back(end);
+      tokens_[begin].end = static_cast<uint32_t>(tokens_.size() - 1);
+      return;
+    }
+    case od::json_type::object: {
+      od::object o;
+      cx.check(v.get_object().get(o), "an object");
+      tok.kind = Token::kRaw;
+      cx.check(o.raw_json().get(tok.s), "a complete object");
+      break;
+    }
+    case od::json_type::number: {
+      od::number n;
+      cx.check(v.get_number().get(n), "a number");
+      if (n.is_int64()) {
+        tok.kind = Token::kInt;
+        tok.i = n.get_int64();
+      } else if (n.is_uint64()) {
+        tok.kind = Token::kUInt;
+        tok.i = static_cast<int64_t>(n.get_uint64());
+      } else {
+        tok.kind = Token::kDouble;
+        tok.d = n.get_double();
+      }
+      break;
+    }
+    case od::json_type::string:
+      tok.kind = Token::kString;
+      tok.s = readString(v, cx, "a string");
+      break;
+    case od::json_type::boolean:
+      tok.kind = Token::kBool;
+      cx.check(v.get_bool().get(tok.b), "true or false");
+      break;
+    case od::json_type::null: {
+      bool is_null = false;
+      cx.check(v.is_null().get(is_null), "null");
+      if (!is_null) cx.fail("null");
+      tok.kind = Token::kNull;
+      break;
+    }
+  }
+  tokens_.push_back(tok);
+}
+
+// ---- ValueBuilder ----------------------------------------------------------
+
+int64_t ValueBuilder::intOf(const Token& tok, std::string_view what) const {
+  if (tok.kind == Token::kInt || tok.kind == Token::kUInt) return tok.i;
+  cx_.failAt(tok.at, fmt::format("an integer for {}", what));
+}
+
+void ValueBuilder::build(const TokenList& values, const std::vector<std::string_view>& types,
+                         std::vector<Value>& out) const {
+  const std::vector<Token>& t = values.tokens();
+  if (t.empty() || t[0].kind != Token::kBegin) {
+    cx_.failAt(t.empty() ? nullptr : t[0].at, "an array of values");
+  }
+  out.reserve(out.size() + types.size());
+  size_t i = 1;
+  size_t n = 0;
+  while (t[i].kind != Token::kEnd) {
+    if (n >= types.size()) {
+      cx_.failAt(t[i].at, fmt::format("at most {} values (one per type string)", types.size()));
+    }
+    out.emplace_back();
+    i = readValue(t, i, types[n], out.back(), 0);
+    ++n;
+  }
+  if (n != types.size()) {
+    cx_.failAt(t[0].at, fmt::format("{} values (one per type string), found {}", types.size(), n));
+  }
+}
+
+size_t ValueBuilder::readValue(const std::vector<Token>& t, size_t i, std::string_view type,
+                               Value& out, int depth) const {
+  if (depth > kMaxNesting) cx_.failAt(t[i].at, "lists nested less deeply");
+  out.type.assign(type.data(), type.size());
+  if (startsWith(type, "Tensor")) return readTensor(t, i, type, out);
+  if (startsWith(type, "GenericList[") || startsWith(type, "Tuple[")) {
+    return readList(t, i, type, out, depth);
+  }
+  const Token& tok = t[i];
+  out.kind = scalarKind(type);
+  switch (out.kind) {
+    case ValueKind::kInt:
+      out.int_value = intOf(tok, type);
+      break;
+    case ValueKind::kDouble:
+      // JSON has no inf/nan; the observer writes them as quoted strings.
+      if (tok.kind == Token::kDouble) {
+        out.double_value = tok.d;
+      } else if (tok.kind == Token::kInt) {
+        out.double_value = static_cast<double>(tok.i);
+      } else if (tok.kind == Token::kUInt) {
+        out.double_value = static_cast<double>(static_cast<uint64_t>(tok.i));
+      } else if (tok.kind == Token::kString && (tok.s == "inf" || tok.s == "Infinity")) {
+        out.double_value = std::numeric_limits<double>::infinity();
+      } else if (tok.kind == Token::kString && (tok.s == "-inf" || tok.s == "-Infinity")) {
+        out.double_value = -std::numeric_limits<double>::infinity();
+      } else if (tok.kind == Token::kString && (tok.s == "nan" || tok.s == "-nan" || tok.s == "NaN")) {
+        out.double_value = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        cx_.failAt(tok.at, "a number (or \"inf\", \"-inf\", \"nan\") for Double");
+      }
+      break;
+    case ValueKind::kBool:
+      // Some observers write bools as 0/1.
+      if (tok.kind == Token::kBool) {
+        out.bool_value = tok.b;
+      } else if (tok.kind == Token::kInt && (tok.i == 0 || tok.i == 1)) {
+        out.bool_value = tok.i == 1;
+      } else {
+        cx_.failAt(tok.at, "true or false for Bool");
+      }
+      break;
+    case ValueKind::kString:
+    case ValueKind::kDevice:
+      if (tok.kind != Token::kString) cx_.failAt(tok.at, fmt::format("a string for {}", type));
+      out.string_value.assign(tok.s.data(), tok.s.size());
+      break;
+    case ValueKind::kScalarType:
+    case ValueKind::kLayout:
+    case ValueKind::kMemoryFormat:
+      // c10 enum codes as Int; any other form is kept as text.
+      if (tok.kind == Token::kInt) {
+        out.int_value = tok.i;
+      } else {
+        out.string_value = rawText(t, i);
+      }
+      break;
+    default:  // None, Generator, Object...: written as "<None>", "<Generator>"...
+      out.string_value = rawText(t, i);
+      break;
+  }
+  return skip(t, i);
+}
+
+// [tensor_id, storage_id, offset, numel, itemsize, device]; traces before
+// PyTorch 2.0 may lack the device (5 fields). Undefined: [id,0,0,0,0,""].
+size_t ValueBuilder::readTensor(const std::vector<Token>& t, size_t i, std::string_view type,
+                                Value& out) const {
+  out.kind = ValueKind::kTensor;
+  if (t[i].kind != Token::kBegin) {
+    cx_.failAt(t[i].at,
+               fmt::format("a tensor [id, storage, offset, numel, itemsize, device] for {}", type));
+  }
+  const size_t end = t[i].end;
+  const size_t fields = end - i - 1;
+  if (fields != 5 && fields != 6) {
+    cx_.failAt(t[i].at, fmt::format("5 or 6 tensor fields for {}, found {}", type, fields));
+  }
+  TensorValue& tv = out.tensor;
+  tv.tensor_id = intOf(t[i + 1], "the tensor id");
+  tv.storage_id = intOf(t[i + 2], "the storage id");
+  tv.offset = intOf(t[i + 3], "the storage offset");
+  tv.numel = intOf(t[i + 4], "numel");
+  tv.itemsize = intOf(t[i + 5], "itemsize");
+  if (fields == 6) {
+    if (t[i + 6].kind != Token::kString) cx_.failAt(t[i + 6].at, "a device string");
+    tv.device.assign(t[i + 6].s.data(), t[i + 6].s.size());
+  }
+  if (tv.numel < 0 || tv.itemsize < 0 || tv.offset < 0) {
+    cx_.failAt(t[i].at, "a tensor with non-negative offset, numel and itemsize");
+  }
+  // "Tensor(float)" -> "float"; "Tensor(nullptr (uninitialized))" stays unknown.
+  if (type.size() > 8 && type[6] == '(' && type.back() == ')') {
+    tv.dtype = dtypeFromTraceName(std::string(type.substr(7, type.size() - 8)));
+  }
+  return end + 1;
+}
+
+size_t ValueBuilder::readList(const std::vector<Token>& t, size_t i, std::string_view type,
+                              Value& out, int depth) const {
+  out.kind = startsWith(type, "Tuple[") ? ValueKind::kTuple : ValueKind::kList;
+  if (t[i].kind == Token::kString && t[i].s == "<None>") {  // None in an optional list slot
+    out.kind = ValueKind::kNone;
+    out.string_value = "<None>";
+    return i + 1;
+  }
+  if (t[i].kind != Token::kBegin) cx_.failAt(t[i].at, fmt::format("an array for {}", type));
+  if (type.back() != ']') cx_.failAt(t[i].at, "a list type ending in ']'", type);
+  const size_t open = type.find('[');
+  std::vector<std::string_view> element_types;
+  splitElementTypes(type.substr(open + 1, type.size() - open - 2), element_types);
+  out.elements.reserve(element_types.size());
+  const size_t end = t[i].end;
+  size_t j = i + 1;
+  size_t n = 0;
+  while (j < end) {
+    out.elements.emplace_back();
+    const std::string_view et = n < element_types.size() ? element_types[n]
+                                : element_types.empty()  ? guessType(t[j])
+                                                         : element_types.back();
+    j = readValue(t, j, et, out.elements.back(), depth + 1);
+    ++n;
+  }
+  return end + 1;
+}
+
+void ValueBuilder::attachShapes(const TokenList& shapes, std::vector<Value>& values,
+                                bool strides) const {
+  const std::vector<Token>& t = shapes.tokens();
+  if (t.empty() || t[0].kind != Token::kBegin) {
+    cx_.failAt(t.empty() ? nullptr : t[0].at, strides ? "an array of strides" : "an array of shapes");
+  }
+  // Triton nodes append a stream pointer input with no strides entry, so
+  // fewer entries than values is normal; extra entries are ignored.
+  size_t i = 1;
+  for (size_t k = 0; k < values.size() && t[i].kind != Token::kEnd; ++k) {
+    i = attachShape(t, i, values[k], strides);
+  }
+}
+
+size_t ValueBuilder::attachShape(const std::vector<Token>& t, size_t i, Value& value,
+                                 bool strides) const {
+  if (value.kind == ValueKind::kTensor) {
+    if (t[i].kind != Token::kBegin) cx_.failAt(t[i].at, "a tensor shape array");
+    std::vector<int64_t>& dims = strides ? value.tensor.strides : value.tensor.shape;
+    dims.reserve(t[i].end - i - 1);
+    for (size_t j = i + 1; j < t[i].end; ++j) dims.push_back(intOf(t[j], "a dimension"));
+    return t[i].end + 1;
+  }
+  if ((value.kind == ValueKind::kList || value.kind == ValueKind::kTuple) &&
+      t[i].kind == Token::kBegin) {
+    size_t j = i + 1;
+    for (size_t k = 0; k < value.elements.size() && j < t[i].end; ++k) {
+      j = attachShape(t, j, value.elements[k], strides);
+    }
+    return t[i].end + 1;
+  }
+  return skip(t, i);
+}
+
+}  // namespace tracetwin::core::detail

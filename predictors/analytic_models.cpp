@@ -1,0 +1,169 @@
+#include "predictors/analytic_models.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr double kUsPerS = 1e6;
+
+double getNumber(const nlohmann::json& j, const char* key, const char* kind) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) {
+    throw InputError(fmt::format("{} model: expected number '{}'", kind, key));
+  }
+  return it->get<double>();
+}
+
+std::map<std::string, double> getMap(const nlohmann::json& j, const char* key, const char* kind) {
+  std::map<std::string, double> out;
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  if (!it->is_object()) throw InputError(fmt::format("{} model: '{}' must be an object", kind, key));
+  for (const auto& [k, v] : it->items()) {
+    if (!v.is_number()) throw InputError(fmt::format("{} model: '{}.{}' must be a number", kind, key, k));
+    out[k] = v.get<double>();
+  }
+  return out;
+}
+
+}  // namespace
+
+double defaultLaunchUs(const DeviceSpec& d) { return d.kind == DeviceKind::kGpu ? 2.0 : 0.5; }
+
+double RooflineModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  double compute = f.flops / (d.peakFlops(f.dtype) * compute_eff);
+  double memory = f.bytes / (d.memory_bandwidth * memory_eff);
+  return t0_us + std::max(compute, memory) * kUsPerS;
+}
+
+nlohmann::json RooflineModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us}, {"compute_eff", compute_eff}, {"memory_eff", memory_eff}};
+}
+
+std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j, const std::string&) {
+  auto m = std::make_shared<RooflineModel>();
+  m->t0_us = getNumber(j, "t0_us", "roofline");
+  m->compute_eff = getNumber(j, "compute_eff", "roofline");
+  m->memory_eff = getNumber(j, "memory_eff", "roofline");
+  if (m->compute_eff <= 0 || m->memory_eff <= 0) throw InputError("roofline model: efficiencies must be > 0");
+  return m;
+}
+
+double BandwidthCurveModel::achievedBandwidth(double bytes) const {
+  if (knots_log2_bytes.empty()) return 1e9;
+  double x = std::log2(std::max(bytes, 1.0));
+  if (x <= knots_log2_bytes.front()) return knots_bandwidth.front();
+  if (x >= knots_log2_bytes.back()) return knots_bandwidth.back();
+  auto hi = std::upper_bound(knots_log2_bytes.begin(), knots_log2_bytes.end(), x);
+  size_t i = static_cast<size_t>(hi - knots_log2_bytes.begin());
+  double x0 = knots_log2_bytes[i - 1], x1 = knots_log2_bytes[i];
+  double w = (x - x0) / (x1 - x0);
+  return knots_bandwidth[i - 1] * (1 - w) + knots_bandwidth[i] * w;
+}
+
+double BandwidthCurveModel::factor(const std::string& op) const {
+  auto it = op_factor.find(op);
+  return it == op_factor.end() ? 1.0 : it->second;
+}
+
+double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  double compute = f.flops / d.peakFlops(f.dtype);
+  double memory = f.bytes / achievedBandwidth(f.bytes);
+  return t0_us + factor(f.op) * std::max(compute, memory) * kUsPerS;
+}
+
+nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us},
+          {"knots_log2_bytes", knots_log2_bytes},
+          {"knots_bandwidth", knots_bandwidth},
+          {"op_factor", op_factor}};
+}
+
+std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j, const std::string&) {
+  auto m = std::make_shared<BandwidthCurveModel>();
+  m->t0_us = getNumber(j, "t0_us", "bandwidth_curve");
+  try {
+    m->knots_log2_bytes = j.at("knots_log2_bytes").get<std::vector<double>>();
+    m->knots_bandwidth = j.at("knots_bandwidth").get<std::vector<double>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("bandwidth_curve model: bad knots: {}", e.what()));
+  }
+  if (m->knots_log2_bytes.size() != m->knots_bandwidth.size() || m->knots_bandwidth.empty() ||
+      !std::is_sorted(m->knots_log2_bytes.begin(), m->knots_log2_bytes.end())) {
+    throw InputError("bandwidth_curve model: knots must be non-empty, equal length and ascending");
+  }
+  for (double bw : m->knots_bandwidth) {
+    if (!(bw > 0)) throw InputError("bandwidth_curve model: knot bandwidths must be > 0");
+  }
+  m->op_factor = getMap(j, "op_factor", "bandwidth_curve");
+  return m;
+}
+
+std::shared_ptr<BandwidthCurveModel> BandwidthCurveModel::fromDevice(const DeviceSpec& d) {
+  auto m = std::make_shared<BandwidthCurveModel>();
+  m->t0_us = defaultLaunchUs(d);
+  double dram = 0.9 * d.memory_bandwidth;
+  int64_t llc = d.lastLevelCacheBytes();
+  if (llc > 0) {
+    // Working sets up to the LLC run at cache bandwidth, then fall to DRAM
+    // over one octave beyond it (reads and writes both count).
+    double x = std::log2(static_cast<double>(llc));
+    m->knots_log2_bytes = {x, x + 1};
+    m->knots_bandwidth = {std::max(dram, 0.9 * d.lastLevelCacheBandwidth()), dram};
+  } else {
+    m->knots_log2_bytes = {30};
+    m->knots_bandwidth = {dram};
+  }
+  return m;
+}
+
+double CacheModel::memoryTimeUs(const OpFeatures& f, const DeviceSpec& d) {
+  double llc = static_cast<double>(d.lastLevelCacheBytes());
+  double resident = f.table_bytes > 0 ? std::min(1.0, llc / f.table_bytes) : 1.0;
+  double hit = 1.0 - f.unique_fraction * (1.0 - resident);
+  double gathered = f.gathered_bytes * (1.0 + (f.bytes > 2 * f.gathered_bytes ? 1.0 : 0.0));
+  double rest = std::max(f.bytes - gathered, 0.0);
+  double t = gathered * (hit / d.lastLevelCacheBandwidth() + (1 - hit) / d.memory_bandwidth) +
+             rest / d.memory_bandwidth;
+  return t * kUsPerS;
+}
+
+double CacheModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  return t0_us + memoryTimeUs(f, d) / eff;
+}
+
+nlohmann::json CacheModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us}, {"eff", eff}};
+}
+
+std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j, const std::string&) {
+  auto m = std::make_shared<CacheModel>();
+  m->t0_us = getNumber(j, "t0_us", "cache_model");
+  m->eff = getNumber(j, "eff", "cache_model");
+  if (m->eff <= 0) throw InputError("cache_model: eff must be > 0");
+  return m;
+}
+
+double ConstantModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
+  auto it = op_us.find(f.op);
+  return it == op_us.end() ? default_us : it->second;
+}
+
+nlohmann::json ConstantModel::save(const std::string&, const std::string&) const {
+  return {{"default_us", default_us}, {"op_us", op_us}};
+}
+
+std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json& j, const std::string&) {
+  auto m = std::make_shared<ConstantModel>();
+  m->default_us = getNumber(j, "default_us", "constant");
+  m->op_us = getMap(j, "op_us", "constant");
+  return m;
+}
+
+}  // namespace tracetwin::predictors

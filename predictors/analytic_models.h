@@ -1,0 +1,74 @@
+// Analytic kernel models: each is a formula with a few parameters, built from
+// a device spec alone (fallback) or fitted to measurements (training.cpp).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "predictors/kernel_model.h"
+
+namespace tracetwin::predictors {
+
+// t = t0 + max(flops / (peak(dtype) * compute_eff), bytes / (BW * memory_eff)).
+class RooflineModel : public KernelModel {
+ public:
+  double t0_us = 2.0;
+  double compute_eff = 0.8;  // H100 bf16 8192^3 matmul: 798 / 989 TFLOP/s
+  double memory_eff = 0.9;   // H100 D2D copy: 3.0 / 3.35 TB/s
+  std::string kind() const override { return "roofline"; }
+  double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  nlohmann::json save(const std::string& dir, const std::string& stem) const override;
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+};
+
+// Memory-bound ops: t = t0 + factor(op) * max(flops / peak, bytes / BW(bytes)),
+// with an achieved-bandwidth curve BW over log2(bytes), linear between knots
+// and flat beyond the ends.
+class BandwidthCurveModel : public KernelModel {
+ public:
+  double t0_us = 2.0;
+  std::vector<double> knots_log2_bytes;   // ascending
+  std::vector<double> knots_bandwidth;    // bytes/s at each knot
+  std::map<std::string, double> op_factor;  // fitted per-op multipliers
+  std::string kind() const override { return "bandwidth_curve"; }
+  double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  double achievedBandwidth(double bytes) const;
+  double factor(const std::string& op) const;
+  nlohmann::json save(const std::string& dir, const std::string& stem) const override;
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  // From the spec: LLC bandwidth up to the LLC size, 90% of DRAM beyond.
+  static std::shared_ptr<BandwidthCurveModel> fromDevice(const DeviceSpec& d);
+};
+
+// Embedding lookups: gathered rows hit the cache with probability
+// h = 1 - unique_fraction * (1 - min(1, LLC / table_bytes)); the rest come
+// from DRAM. t = t0 + (gathered*(h/BW_llc + (1-h)/BW_dram) + out/BW_dram) / eff.
+class CacheModel : public KernelModel {
+ public:
+  double t0_us = 3.0;
+  double eff = 0.6;  // gathers of short rows reach well under peak bandwidth
+  std::string kind() const override { return "cache_model"; }
+  double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  // The bracketed memory time in microseconds at eff = 1.
+  static double memoryTimeUs(const OpFeatures& f, const DeviceSpec& d);
+  nlohmann::json save(const std::string& dir, const std::string& stem) const override;
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+};
+
+// Views and other near-constant ops: per-op median, else the family median.
+class ConstantModel : public KernelModel {
+ public:
+  double default_us = 0.0;
+  std::map<std::string, double> op_us;
+  std::string kind() const override { return "constant"; }
+  double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  nlohmann::json save(const std::string& dir, const std::string& stem) const override;
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+};
+
+// Launch latency assumed by fallbacks: ~2 us for a GPU kernel (launch to
+// start on an idle stream), ~0.5 us for a CPU op body.
+double defaultLaunchUs(const DeviceSpec& d);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,42 @@
+// Event-driven critical-path simulation over a plain list of ops (DESIGN.md
+// "Critical path"): one CPU timeline per thread, one device timeline per
+// stream. Kept free of graphs and models so tests can hand-build inputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tracetwin::predictors {
+
+struct SimOp {
+  int64_t thread = 0;          // CPU timeline
+  int64_t stream = 0;          // device timeline (ignored when cpu_only)
+  // CPU costs, microseconds: T1 gap before the op, T2 to first launch,
+  // T4 per launch, T5 between launches, T3 after the last launch.
+  double t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+  int launches = 1;            // kernels launched; 0: CPU-only op
+  double device_us = 0;        // total device time of its kernels
+  bool cpu_only = false;       // CPU device: the op's time runs on its thread
+  bool sync = false;           // CPU waits for its stream (item, D2H copy, sync)
+  bool is_comm = false;        // collective: device time counts as communication
+  // Cross-stream dependency: this op's kernel may not start before the
+  // previous kernel on `wait_stream` (as of launch) has finished; -1: none.
+  int64_t wait_stream = -1;
+  // Collectives across ranks: the kernel starts no earlier than this (the
+  // slowest rank's arrival), microseconds from iteration start; <0: none.
+  double rank_arrival_us = -1;
+};
+
+struct SimResult {
+  double iteration_us = 0;
+  double device_active_us = 0;    // union of busy intervals over all streams
+  double device_idle_us = 0;      // iteration - active
+  double cpu_bound_us = 0;        // idle spans where some CPU was still issuing
+  double exposed_comm_us = 0;     // comm busy time with no compute running
+  std::vector<double> start_us;   // per op: device (or CPU for cpu_only) start
+  std::vector<double> end_us;
+};
+
+SimResult simulate(const std::vector<SimOp>& ops);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,25 @@
+// Cross-device scaling of calibrated kernel times (Habitat, ATC 2021):
+//   t_d = t_o * (BW_o/BW_d)^g * (clk_o/clk_d)^(1-g) * (SM_o/SM_d)^(1-g)
+// with g (gamma) in [0,1] from the kernel's arithmetic intensity against the
+// destination's ridge point: g = 1 for memory-bound kernels, 0 for
+// compute-bound ones, linear in log(intensity) in between.
+#pragma once
+
+#include "predictors/device_spec.h"
+#include "predictors/features.h"
+
+namespace tracetwin::predictors {
+
+// Memory-boundness in [0,1] for a kernel of `flops` and `bytes` on `dest`.
+double habitatGamma(double flops, double bytes, core::DType dtype, const DeviceSpec& dest);
+
+// Scales a time measured on `origin` to `dest`.
+double habitatScale(double origin_us, double gamma, const DeviceSpec& origin,
+                    const DeviceSpec& dest);
+
+// Collective time scaling: by link bandwidth ratio of the link named `link`
+// (or the fastest of each device when empty).
+double commScale(double origin_us, const DeviceSpec& origin, const DeviceSpec& dest,
+                 const std::string& link);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,56 @@
+// Problem sizes of the compute-heavy families, read from a node's arguments.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::predictors {
+
+struct GemmShape {
+  double m = 1, n = 1, k = 1, batch = 1;
+  int64_t itemsize = 4;
+  core::DType dtype = core::DType::kFloat32;
+};
+GemmShape gemmShape(const core::Node& node);
+
+struct ConvShape {
+  double n = 1, c = 1, h = 1, w = 1, k = 1;  // batch, in channels, spatial, out channels
+  double filter = 1;                          // prod(kernel dims)
+  double in_spatial = 1, out_spatial = 1;
+  int64_t stride = 1, dilation = 1;
+  double groups = 1;
+  bool backward = false;
+  int64_t itemsize = 4;
+  core::DType dtype = core::DType::kFloat32;
+};
+ConvShape convShape(const core::Node& node);
+
+struct EmbeddingShape {
+  double batch = 1, rows = 1, pooling = 1, dim = 1;
+  bool backward = false;
+  int64_t itemsize = 4;
+  core::DType dtype = core::DType::kFloat32;
+};
+EmbeddingShape embeddingShape(const core::Node& node);
+
+struct CommShape {
+  std::string collective = "all_reduce";
+  int64_t world_size = -1;  // -1: not recorded
+  double bytes = 0;
+};
+CommShape commShape(const core::Node& node);
+
+// FLOPs per element of memory-bound ops (add 1, exp 4, gelu 8, softmax 5 ...).
+double flopsPerElement(const std::string& op);
+
+// Expected reuse histogram (kReuseBins bins of access counts per unique row)
+// for `lookups` uniformly random indices into `rows` rows: counts are
+// Poisson(lookups/rows), conditioned on being >= 1.
+std::vector<double> poissonReuseHistogram(double lookups, double rows);
+// Unique rows / lookups implied by a histogram (bin mid-points 1,2,3,6,12,...).
+double uniqueFraction(const std::vector<double>& histogram);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,149 @@
+// Feature extraction, one function per family in a name-keyed table.
+#include "predictors/features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include "core/op_family.h"
+#include "predictors/feature_shapes.h"
+#include "predictors/node_args.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+float lg(double v) { return static_cast<float>(std::log2(std::max(v, 1.0))); }
+
+void addTensorBytes(const core::Node& node, OpFeatures* f) {
+  double in = 0, out = 0;
+  for (const core::TensorValue* t : inputTensors(node)) in += static_cast<double>(t->bytes());
+  for (const core::TensorValue* t : outputTensors(node)) out += static_cast<double>(t->bytes());
+  f->bytes = in + out;
+}
+
+core::DType mainDtype(const core::Node& node) {
+  core::DType best = core::DType::kUnknown;
+  int64_t best_numel = -1;
+  for (const core::TensorValue* t : inputTensors(node)) {
+    if (t->numel > best_numel) {
+      best = t->dtype;
+      best_numel = t->numel;
+    }
+  }
+  return best;
+}
+
+void gemmFeatures(const core::Node& node, OpFeatures* f) {
+  GemmShape s = gemmShape(node);
+  f->dtype = s.dtype;
+  double item = std::max<double>(s.itemsize, 1.0);
+  f->flops = 2.0 * s.batch * s.m * s.n * s.k;
+  f->bytes = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n) * item;
+  f->x = {lg(s.m), lg(s.n), lg(s.k), lg(s.batch), static_cast<float>(item), lg(f->flops),
+          static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3)))};
+}
+
+void convFeatures(const core::Node& node, OpFeatures* f) {
+  ConvShape s = convShape(node);
+  f->dtype = s.dtype;
+  double item = std::max<double>(s.itemsize, 1.0);
+  double out_elems = s.n * s.k * s.out_spatial;
+  f->flops = 2.0 * out_elems * (s.c / s.groups) * s.filter * (s.backward ? 2.0 : 1.0);
+  f->bytes = (s.n * s.c * s.in_spatial + s.k * (s.c / s.groups) * s.filter + out_elems) * item *
+             (s.backward ? 2.0 : 1.0);
+  f->x = {lg(s.n),      lg(s.c),         lg(s.h),        lg(s.w),
+          lg(s.k),      lg(s.filter),    static_cast<float>(s.stride),
+          static_cast<float>(s.dilation), lg(s.groups),   static_cast<float>(item),
+          s.backward ? 1.0f : 0.0f,       lg(f->flops)};
+}
+
+void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse, OpFeatures* f) {
+  EmbeddingShape s = embeddingShape(node);
+  f->dtype = s.dtype;
+  double item = std::max<double>(s.itemsize, 1.0);
+  std::vector<double> hist =
+      (reuse && reuse->size() == kReuseBins) ? *reuse : poissonReuseHistogram(s.batch * s.pooling, s.rows);
+  f->unique_fraction = uniqueFraction(hist);
+  f->table_bytes = s.rows * s.dim * item;
+  f->gathered_bytes = s.batch * s.pooling * s.dim * item;
+  f->flops = s.batch * s.pooling * s.dim;  // one add per gathered element (pooling)
+  f->bytes = f->gathered_bytes * (s.backward ? 2.0 : 1.0) + s.batch * s.dim * item +
+             s.batch * s.pooling * 8.0;  // + output + int64 indices
+  f->x = {lg(s.batch), lg(s.rows), lg(s.pooling), lg(s.dim), static_cast<float>(item),
+          s.backward ? 1.0f : 0.0f, static_cast<float>(f->unique_fraction)};
+  for (double h : hist) f->x.push_back(static_cast<float>(h));
+}
+
+void memoryFeatures(const core::Node& node, OpFeatures* f) {
+  f->dtype = mainDtype(node);
+  addTensorBytes(node, f);
+  double elems = 0;
+  for (const core::TensorValue* t : outputTensors(node)) elems = std::max(elems, static_cast<double>(t->numel));
+  for (const core::TensorValue* t : inputTensors(node)) elems = std::max(elems, static_cast<double>(t->numel));
+  f->flops = flopsPerElement(f->op) * elems;
+  f->x = {lg(f->bytes), lg(elems)};
+}
+
+void commFeatures(const core::Node& node, OpFeatures* f) {
+  CommShape s = commShape(node);
+  f->collective = s.collective;
+  f->world_size = s.world_size;
+  f->message_bytes = s.bytes;
+  f->bytes = s.bytes;
+  f->dtype = mainDtype(node);
+}
+
+void otherFeatures(const core::Node& node, OpFeatures* f) {
+  f->dtype = mainDtype(node);
+  addTensorBytes(node, f);
+  f->x = {lg(f->bytes)};
+}
+
+using Extractor = std::function<void(const core::Node&, const std::vector<double>*, OpFeatures*)>;
+
+const std::unordered_map<std::string, Extractor>& extractors() {
+  static const std::unordered_map<std::string, Extractor> table = {
+      {"gemm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { gemmFeatures(n, f); }},
+      {"conv", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { convFeatures(n, f); }},
+      {"embedding_bag", embeddingFeatures},
+      {"elementwise", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
+      {"reduction", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
+      {"norm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
+      {"softmax", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
+      {"copy", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
+      {"comm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { commFeatures(n, f); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+size_t featureCount(const std::string& family) {
+  if (family == "gemm") return 7;
+  if (family == "conv") return 12;
+  if (family == "embedding_bag") return 7 + kReuseBins;
+  return 0;
+}
+
+OpFeatures computeFeatures(const core::Node& node, const std::vector<double>* index_reuse) {
+  OpFeatures f;
+  f.op = "aten::" + baseOpName(node.name);
+  if (size_t ns = node.name.rfind("::"); ns != std::string::npos) {
+    f.op = node.name.substr(0, ns + 2) + baseOpName(node.name);
+  } else {
+    f.op = node.name;
+  }
+  f.family = core::opFamily(node);
+  auto it = extractors().find(f.family);
+  if (it != extractors().end()) {
+    it->second(node, index_reuse, &f);
+  } else {
+    otherFeatures(node, &f);
+  }
+  if (!std::isfinite(f.flops) || f.flops < 0) f.flops = 0;
+  if (!std::isfinite(f.bytes) || f.bytes < 0) f.bytes = 0;
+  return f;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,135 @@
+#include "predictors/model_set.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kDeviceFile = "device.yaml";
+
+std::string todayUtc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
+                                                  std::chrono::system_clock::now())));
+}
+
+nlohmann::json readJson(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
+  try {
+    nlohmann::json j;
+    in >> j;
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path.string(), e.byte, e.what()));
+  }
+}
+
+template <typename T>
+T field(const nlohmann::json& j, const char* key, const fs::path& file) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: missing or mistyped key '{}'", file.string(), key));
+  }
+}
+
+}  // namespace
+
+void ModelSet::setModel(const std::string& family, std::shared_ptr<const KernelModel> model) {
+  familyEntry(family);  // throws for unknown families
+  models_[family] = std::move(model);
+}
+
+const KernelModel* ModelSet::model(const std::string& family) const {
+  auto it = models_.find(family);
+  return it == models_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> ModelSet::families() const {
+  std::vector<std::string> out;
+  for (const auto& kv : models_) out.push_back(kv.first);
+  return out;
+}
+
+void ModelSet::save(const std::string& dir) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create model directory: {}", dir, ec.message()));
+  nlohmann::json manifest;
+  manifest["format"] = kFormatName;
+  manifest["format_version"] = kFormatVersion;
+  manifest["device"] = device.name;
+  manifest["device_file"] = kDeviceFile;
+  manifest["torch_version"] = torch_version;
+  manifest["created"] = created.empty() ? todayUtc() : created;
+  manifest["overheads"] = overheads.toJson();
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& [family, model] : models_) {
+    nlohmann::json params = model->save(dir, family);
+    nlohmann::json files = params.contains("files") ? params["files"] : nlohmann::json::array();
+    models[family] = {{"kind", model->kind()}, {"params", params}, {"files", files}};
+  }
+  manifest["models"] = models;
+  saveDeviceSpec(device, (fs::path(dir) / kDeviceFile).string());
+  fs::path path = fs::path(dir) / kManifestName;
+  std::ofstream out(path);
+  out << manifest.dump(2) << "\n";
+  if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
+}
+
+ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
+  fs::path path = fs::path(dir) / kManifestName;
+  nlohmann::json manifest = readJson(path);
+  if (field<std::string>(manifest, "format", path) != kFormatName) {
+    throw InputError(fmt::format("{}: not a tracetwin model manifest (format must be '{}')", path.string(), kFormatName));
+  }
+  int version = field<int>(manifest, "format_version", path);
+  if (version != kFormatVersion) {
+    throw InputError(fmt::format("{}: stale model set: format version {}, this build reads {}; "
+                                 "re-run `tracetwin calibrate`", path.string(), version, kFormatVersion));
+  }
+  ModelSet set;
+  std::string device_name = field<std::string>(manifest, "device", path);
+  fs::path device_path = fs::path(dir) / field<std::string>(manifest, "device_file", path);
+  if (!fs::exists(device_path)) throw InputError(fmt::format("{}: device file missing", device_path.string()));
+  set.device = loadDeviceSpec(device_path.string());
+  if (set.device.name != device_name) {
+    throw InputError(fmt::format("{}: device '{}' does not match the manifest's '{}'", device_path.string(),
+                                 set.device.name, device_name));
+  }
+  if (!expected_device.empty() && device_name != expected_device) {
+    throw InputError(fmt::format("{}: models were calibrated on '{}', expected '{}'", path.string(),
+                                 device_name, expected_device));
+  }
+  set.torch_version = field<std::string>(manifest, "torch_version", path);
+  set.created = field<std::string>(manifest, "created", path);
+  if (manifest.contains("overheads")) set.overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
+  if (!manifest.contains("models") || !manifest["models"].is_object()) {
+    throw InputError(fmt::format("{}: missing object 'models'", path.string()));
+  }
+  for (const auto& [family, entry] : manifest["models"].items()) {
+    for (const auto& file : entry.value("files", nlohmann::json::array())) {
+      fs::path f = fs::path(dir) / file.get<std::string>();
+      if (!fs::exists(f)) throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
+                                                       f.string(), family, path.string()));
+    }
+    std::string kind = field<std::string>(entry, "kind", path);
+    if (!entry.contains("params")) throw InputError(fmt::format("{}: model '{}' has no params", path.string(), family));
+    try {
+      set.setModel(family, loadModel(kind, entry["params"], dir));
+    } catch (const UsageError& e) {
+      throw InputError(fmt::format("{}: {}", path.string(), e.what()));
+    }
+  }
+  return set;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,45 @@
+// A calibrated set of kernel models for one device, saved as a directory:
+// manifest.json + one file per XGBoost booster.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "predictors/device_spec.h"
+#include "predictors/kernel_model.h"
+#include "predictors/overheads.h"
+
+namespace tracetwin::predictors {
+
+class ModelSet {
+ public:
+  static constexpr int kFormatVersion = 1;
+  static constexpr const char* kManifestName = "manifest.json";
+  static constexpr const char* kFormatName = "tracetwin-models";
+
+  DeviceSpec device;            // the device the models were calibrated on
+  std::string torch_version;    // LibTorch version of the replays (caller-supplied)
+  std::string created;          // ISO-8601 UTC date, set by save() when empty
+  // CPU overheads (T1-T5) fitted or imported; on a CPU ModelSet the per-family
+  // framework cost (dispatcher + replay loop) lives in t1/t2.
+  OverheadTable overheads;
+
+  void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
+  const KernelModel* model(const std::string& family) const;  // nullptr if none
+  std::vector<std::string> families() const;
+
+  // Writes DIR/manifest.json (format version, device name, LibTorch version,
+  // date, per-family kind and files) and the model files, plus DIR/device.yaml.
+  void save(const std::string& dir) const;
+  // Reads what save() wrote. Missing files, format version mismatch or (when
+  // `expected_device` is non-empty) a device mismatch -> InputError naming
+  // the file.
+  static ModelSet load(const std::string& dir, const std::string& expected_device = "");
+
+ private:
+  std::map<std::string, std::shared_ptr<const KernelModel>> models_;
+};
+
+}  // namespace tracetwin::predictors

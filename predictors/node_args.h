@@ -1,0 +1,30 @@
+// Reading a node's arguments by schema name (with a positional fallback for
+// nodes without a schema), for feature extraction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::predictors {
+
+// Index of the argument called `name` in the node's schema, else `fallback`.
+size_t argIndex(const core::Node& node, const char* name, size_t fallback);
+// The defined tensor at that argument, or nullptr.
+const core::TensorValue* tensorArg(const core::Node& node, const char* name, size_t fallback);
+// An int (or int list's first element) argument, else `dflt`.
+int64_t intArg(const core::Node& node, const char* name, size_t fallback, int64_t dflt);
+// An int list argument (a bare int is repeated `dims` times), else `dflt`.
+std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t fallback,
+                                std::vector<int64_t> dflt);
+// All defined tensors of the inputs (lists flattened), in order.
+std::vector<const core::TensorValue*> inputTensors(const core::Node& node);
+std::vector<const core::TensorValue*> outputTensors(const core::Node& node);
+
+double product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = SIZE_MAX);
+// Op name without namespace and overload: "aten::add_.Tensor" -> "add_".
+std::string baseOpName(const std::string& name);
+
+}  // namespace tracetwin::predictors

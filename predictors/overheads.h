@@ -1,0 +1,47 @@
+// CPU overheads T1-T5 (DESIGN.md "Prediction"), keyed by op name or "__all__",
+// read from the JSON `tracetwin link` writes:
+// {"format":"tracetwin-overheads/1","sources":[...],
+//  "t1":{"<op or __all__>":{"median_us","iqr_us","count"}}, "t2":{...}, ... "t5":{...}}
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tracetwin::predictors {
+
+struct OverheadStat {
+  double median_us = 0.0;
+  double iqr_us = 0.0;
+  int64_t count = 0;
+};
+
+// T1 gap between ops, T2 op start -> first launch, T3 last launch -> op end,
+// T4 the launch call, T5 gap between launches (ops with no kernels: their
+// whole CPU time).
+enum class Overhead { kT1 = 0, kT2, kT3, kT4, kT5 };
+inline constexpr const char* kAllOps = "__all__";
+
+struct OverheadTable {
+  std::array<std::map<std::string, OverheadStat>, 5> t;
+  std::vector<std::string> sources;
+  // Lookup: the op's own entry, else "__all__", else the built-in default
+  // (documented in docs/prediction.md; `used_default` tells which happened).
+  double us(Overhead which, const std::string& op, bool* used_default = nullptr) const;
+  bool empty() const;
+  nlohmann::json toJson() const;
+  static OverheadTable fromJson(const nlohmann::json& j, const std::string& source);
+};
+
+// Built-in defaults when nothing was measured (typical eager PyTorch on a
+// server CPU): T1 6 us, T2 8 us, T3 3 us, T4 4 us, T5 2 us.
+double defaultOverheadUs(Overhead which);
+
+// Throws InputError naming the file on bad JSON, wrong format tag or types.
+OverheadTable loadOverheads(const std::string& path);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,181 @@
+// predictGraph: select ops, compute features, predict device time per family
+// (batched), scale to the target device, charge CPU overheads, simulate.
+#include "predictors/predictor.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <unordered_set>
+
+#include "core/op_family.h"
+#include "predictors/comm_model.h"
+#include "predictors/critical_path.h"
+#include "predictors/cross_device.h"
+#include "predictors/op_timing.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr int64_t kComputeStream = 0;
+constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
+
+struct OpRecord {
+  const core::Node* node;
+  OpFeatures f;
+  OpPrediction out;
+  bool fallback = false;
+};
+
+const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
+  return opts.overheads ? *opts.overheads : models.overheads;
+}
+
+// CPU costs of one op. GPU: T1..T5 from the table (defaults when missing);
+// CPU device: the fitted kernel times include dispatch, so only a measured
+// per-op loop cost (T1) is added.
+SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, int* defaults_used) {
+  SimOp s;
+  s.thread = r.node->tid;
+  s.device_us = r.out.predicted_us;
+  const std::string& op = r.f.op;
+  bool used = false;
+  if (cpu_device) {
+    s.cpu_only = true;
+    double t1 = table.us(Overhead::kT1, op, &used);
+    s.t1 = used ? 0.0 : t1;
+    return s;
+  }
+  auto get = [&](Overhead which) {
+    double v = table.us(which, op, &used);
+    *defaults_used += used ? 1 : 0;
+    return v;
+  };
+  s.t1 = get(Overhead::kT1);
+  s.launches = launchesOf(r.f.family);
+  if (s.launches == 0) {
+    s.t5 = get(Overhead::kT5);
+  } else {
+    s.t2 = get(Overhead::kT2);
+    s.t3 = get(Overhead::kT3);
+    s.t4 = get(Overhead::kT4);
+    s.t5 = get(Overhead::kT5);
+  }
+  return s;
+}
+
+void predictDeviceTimes(std::vector<OpRecord>& recs, const ModelSet& models, const PredictOptions& opts) {
+  const DeviceSpec& origin = models.device;
+  std::map<std::string, std::vector<size_t>> by_family;
+  for (size_t i = 0; i < recs.size(); ++i) by_family[recs[i].f.family].push_back(i);
+  for (const auto& [family, idx] : by_family) {
+    const KernelModel* model = models.model(family);
+    std::shared_ptr<const KernelModel> fallback;
+    bool unmodelled = model == nullptr;
+    // Unmodelled ops are predicted straight on the destination device.
+    const DeviceSpec& spec = (unmodelled && opts.target) ? *opts.target : origin;
+    if (unmodelled) {
+      fallback = family == "comm" ? AlphaBetaModel::fromDevice(spec, opts.comm_link)
+                                  : familyEntry(family).fallback(spec);
+      model = fallback.get();
+    }
+    std::vector<const OpFeatures*> feats;
+    for (size_t i : idx) feats.push_back(&recs[i].f);
+    std::vector<double> us;
+    model->predictBatch(feats, spec, &us);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      OpRecord& r = recs[idx[k]];
+      double t = std::max(us[k], 0.0);
+      if (opts.target && !unmodelled) {
+        t = family == "comm" ? commScale(t, origin, *opts.target, opts.comm_link)
+                             : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
+                                            origin, *opts.target);
+      }
+      r.out.predicted_us = t;
+      r.out.model = unmodelled ? "fallback:" + model->kind() : model->kind();
+      r.fallback = unmodelled;
+    }
+  }
+}
+
+}  // namespace
+
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models, const PredictOptions& opts) {
+  Prediction p;
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  p.device = dest.name;
+  core::Selection sel = core::selectTopLevelOps(graph);
+  std::vector<OpRecord> recs;
+  recs.reserve(sel.ops.size());
+  for (core::NodeId id : sel.ops) {
+    const core::Node& n = graph.node(id);
+    OpRecord r{&n, computeFeatures(n), {}};
+    if (r.f.family == "comm" && r.f.world_size < 1) r.f.world_size = opts.default_world_size;
+    r.out.id = id;
+    r.out.name = n.name;
+    r.out.family = r.f.family;
+    recs.push_back(std::move(r));
+  }
+  predictDeviceTimes(recs, models, opts);
+
+  const OverheadTable& table = overheadTable(models, opts);
+  bool cpu_device = dest.kind == DeviceKind::kCpu;
+  int defaults_used = 0;
+  std::vector<SimOp> sim;
+  sim.reserve(recs.size());
+  std::unordered_set<int64_t> comm_storages;  // storages a collective touched
+  for (const OpRecord& r : recs) {
+    SimOp s = cpuCosts(r, table, cpu_device, &defaults_used);
+    applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    if (s.is_comm) {
+      s.stream = kCommStream;
+      s.wait_stream = kComputeStream;  // gradients are ready when compute so far is done
+    }
+    sim.push_back(s);
+  }
+  SimResult res = simulate(sim);
+
+  p.iteration_ms = res.iteration_us / 1000.0;
+  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0, res.cpu_bound_us / 1000.0,
+                 res.exposed_comm_us / 1000.0};
+  for (size_t i = 0; i < recs.size(); ++i) {
+    OpPrediction o = recs[i].out;
+    const SimOp& s = sim[i];
+    o.cpu_us = s.t1 + s.t2 + s.t3 + s.t4 * s.launches + s.t5 * (s.launches > 0 ? s.launches - 1 : 1);
+    if (recs[i].fallback) p.unmodelled_ops.push_back(o);
+    p.per_op.push_back(std::move(o));
+  }
+  if (opts.target) {
+    p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)", models.device.name,
+                                  opts.target->name));
+    if (opts.target->kind != models.device.kind) {
+      p.notes.push_back("calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough guess");
+    }
+  }
+  if (defaults_used > 0) {
+    p.notes.push_back(fmt::format("{} CPU-overhead values were built-in defaults (no overheads file or "
+                                  "no entry for the op)", defaults_used));
+  }
+  return p;
+}
+
+nlohmann::json predictionToJson(const Prediction& p) {
+  auto opJson = [](const OpPrediction& o) {
+    return nlohmann::json{{"id", o.id},          {"name", o.name},     {"family", o.family},
+                          {"predicted_us", o.predicted_us}, {"cpu_us", o.cpu_us}, {"model", o.model}};
+  };
+  nlohmann::json j;
+  j["iteration_ms"] = p.iteration_ms;
+  j["device"] = p.device;
+  j["breakdown"] = {{"device_active_ms", p.breakdown.device_active_ms},
+                    {"device_idle_ms", p.breakdown.device_idle_ms},
+                    {"cpu_bound_ms", p.breakdown.cpu_bound_ms},
+                    {"exposed_comm_ms", p.breakdown.exposed_comm_ms}};
+  j["per_op"] = nlohmann::json::array();
+  for (const OpPrediction& o : p.per_op) j["per_op"].push_back(opJson(o));
+  j["unmodelled_ops"] = nlohmann::json::array();
+  for (const OpPrediction& o : p.unmodelled_ops) j["unmodelled_ops"].push_back(opJson(o));
+  j["notes"] = p.notes;
+  return j;
+}
+
+}  // namespace tracetwin::predictors

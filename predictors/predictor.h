@@ -1,0 +1,62 @@
+// Predicting one iteration of a trace: kernel models per op, CPU overheads,
+// collectives, then the critical-path simulation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/graph.h"
+#include "predictors/device_spec.h"
+#include "predictors/model_set.h"
+#include "predictors/overheads.h"
+
+namespace tracetwin::predictors {
+
+struct PredictOptions {
+  // Destination device: calibrated times are scaled to it (Habitat-style).
+  std::optional<DeviceSpec> target;
+  // CPU overheads from `tracetwin link`; else the ModelSet's, else defaults.
+  std::optional<OverheadTable> overheads;
+  // World size for collectives whose trace records none (pg_size -1).
+  int64_t default_world_size = 1;
+  // Link used for collectives: "nvlink", "infiniband" ...; empty = the
+  // fastest link the device lists.
+  std::string comm_link;
+};
+
+struct OpPrediction {
+  core::NodeId id = core::kNoNode;
+  std::string name;
+  std::string family;
+  double predicted_us = 0.0;   // device time (CPU device: op time)
+  double cpu_us = 0.0;         // CPU time charged to the op (T1..T5)
+  std::string model;           // kind of model used; "fallback:<kind>" when unmodelled
+};
+
+struct Breakdown {
+  double device_active_ms = 0.0;
+  double device_idle_ms = 0.0;
+  double cpu_bound_ms = 0.0;        // device idle while waiting for the CPU
+  double exposed_comm_ms = 0.0;     // communication not overlapped by compute
+};
+
+struct Prediction {
+  double iteration_ms = 0.0;
+  std::string device;               // device the times are for
+  std::vector<OpPrediction> per_op;
+  Breakdown breakdown;
+  std::vector<OpPrediction> unmodelled_ops;  // predicted by a device-spec fallback
+  std::vector<std::string> notes;            // defaults used, scaling applied ...
+};
+
+// Predicts the ops core::selectTopLevelOps picks from `graph`.
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts);
+
+// Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops, notes.
+nlohmann::json predictionToJson(const Prediction& p);
+
+}  // namespace tracetwin::predictors

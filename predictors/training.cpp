@@ -1,0 +1,157 @@
+// fitModels: features per sample, a deterministic 80/20 split, one fitter per
+// family from a name-keyed table, and hold-out accuracy for the report.
+#include "predictors/training.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "predictors/analytic_fit.h"
+#include "predictors/xgb_model.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using AnalyticFitter = std::function<std::shared_ptr<const KernelModel>(const std::vector<const Sample*>&,
+                                                                        const DeviceSpec&)>;
+
+struct FamilyFitter {
+  AnalyticFitter analytic;
+  bool learned;  // gets an XGBoost correction when enough samples exist
+};
+
+const std::unordered_map<std::string, FamilyFitter>& fitters() {
+  static const std::unordered_map<std::string, FamilyFitter> t = {
+      {"gemm", {fitRoofline, true}},
+      {"conv", {fitRoofline, true}},
+      {"embedding_bag", {fitCacheModel, true}},
+      {"elementwise", {fitBandwidthCurve, false}},
+      {"reduction", {fitBandwidthCurve, false}},
+      {"norm", {fitBandwidthCurve, false}},
+      {"softmax", {fitBandwidthCurve, false}},
+      {"copy", {fitBandwidthCurve, false}},
+      {"triton", {fitBandwidthCurve, false}},
+      {"other", {fitBandwidthCurve, false}},
+      {"view", {fitConstant, false}},
+      {"comm", {fitAlphaBeta, false}},
+  };
+  return t;
+}
+
+// splitmix64: a fixed, platform-independent hash for the hold-out split.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool isHoldout(size_t index, const FitOptions& opts) {
+  double u = static_cast<double>(mix(opts.seed ^ (index * 0x100000001b3ULL)) >> 11) * 0x1.0p-53;
+  return u < opts.holdout_fraction;
+}
+
+std::vector<double> predictAll(const KernelModel& m, const std::vector<const Sample*>& s, const DeviceSpec& d) {
+  std::vector<const OpFeatures*> feats;
+  for (const Sample* p : s) feats.push_back(&p->f);
+  std::vector<double> out;
+  m.predictBatch(feats, d, &out);
+  return out;
+}
+
+std::vector<double> times(const std::vector<const Sample*>& s) {
+  std::vector<double> out;
+  for (const Sample* p : s) out.push_back(p->us);
+  return out;
+}
+
+double interceptOf(const KernelModel& m) {
+  nlohmann::json j = m.save("", "");
+  if (j.contains("t0_us")) return j["t0_us"].get<double>();
+  if (j.contains("base") && j["base"].contains("t0_us")) return j["base"]["t0_us"].get<double>();
+  if (j.contains("default_us")) return j["default_us"].get<double>();
+  return 0.0;
+}
+
+std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel> base, const std::string& family,
+                                              const std::vector<const Sample*>& train, const DeviceSpec& d,
+                                              const FitOptions& opts) {
+  size_t cols = featureCount(family);
+  std::vector<float> x, y;
+  std::vector<double> base_pred = predictAll(*base, train, d);
+  for (size_t i = 0; i < train.size(); ++i) {
+    for (size_t c = 0; c < cols; ++c) x.push_back(c < train[i]->f.x.size() ? train[i]->f.x[c] : std::nanf(""));
+    y.push_back(static_cast<float>(std::log(train[i]->us / std::max(base_pred[i], 1e-9))));
+  }
+  XgbParams p{opts.xgb_rounds, opts.xgb_max_depth, opts.xgb_eta, opts.seed};
+  std::shared_ptr<const Booster> booster = Booster::train(x, cols, y, p);
+  return std::make_shared<XgbResidualModel>(std::move(base), std::move(booster), cols);
+}
+
+}  // namespace
+
+double gmae(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  if (predicted.empty() || predicted.size() != measured.size()) return 0.0;
+  double log_sum = 0;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    double err = std::abs(predicted[i] - measured[i]) / std::max(std::abs(measured[i]), 1e-12);
+    log_sum += std::log(std::max(err, 1e-6));
+  }
+  return std::exp(log_sum / static_cast<double>(predicted.size()));
+}
+
+FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& device, const FitOptions& opts,
+                    ModelSet* out) {
+  FitReport report;
+  out->device = device;
+  out->torch_version = opts.torch_version;
+  std::vector<Sample> all;
+  all.reserve(samples.size());
+  size_t dropped = 0;
+  for (const MeasuredOp& m : samples) {
+    if (!std::isfinite(m.measured_us) || m.measured_us <= 0) {
+      ++dropped;
+      continue;
+    }
+    all.push_back({computeFeatures(m.node, m.index_reuse.empty() ? nullptr : &m.index_reuse), m.measured_us});
+  }
+  if (dropped) report.notes.push_back(fmt::format("dropped {} samples with non-positive or non-finite time", dropped));
+  std::map<std::string, std::pair<std::vector<const Sample*>, std::vector<const Sample*>>> split;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto& [train, hold] = split[all[i].f.family];
+    (isHoldout(i, opts) ? hold : train).push_back(&all[i]);
+  }
+  for (auto& [family, sets] : split) {
+    auto& [train, hold] = sets;
+    if (train.empty()) std::swap(train, hold);  // tiny families: fit on what there is
+    const FamilyFitter& fitter = fitters().at(family);
+    std::shared_ptr<const KernelModel> analytic = fitter.analytic(train, device);
+    std::shared_ptr<const KernelModel> chosen = analytic;
+    bool learn = fitter.learned && opts.use_xgboost &&
+                 static_cast<int>(train.size()) >= opts.min_samples_for_xgboost;
+    if (learn) chosen = fitLearned(analytic, family, train, device, opts);
+    if (fitter.learned && !learn) {
+      report.notes.push_back(fmt::format("{}: {} training samples, kept the analytic model (XGBoost needs {})",
+                                         family, train.size(), opts.min_samples_for_xgboost));
+    }
+    FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()), static_cast<int64_t>(hold.size())};
+    if (!hold.empty()) {
+      fit.holdout_gmae = gmae(predictAll(*chosen, hold, device), times(hold));
+      fit.analytic_gmae = gmae(predictAll(*analytic, hold, device), times(hold));
+    }
+    fit.intercept_us = interceptOf(*analytic);
+    out->setModel(family, chosen);
+    report.families.push_back(fit);
+  }
+  if (opts.replay_loop_us > 0) {
+    out->overheads.t[static_cast<int>(Overhead::kT1)][kAllOps] = {opts.replay_loop_us, 0.0,
+                                                                 static_cast<int64_t>(all.size())};
+    out->overheads.sources.push_back("calibration: replay loop cost per op");
+  }
+  return report;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,55 @@
+// Fitting every model family from measurements: least squares (Eigen) for the
+// analytic parameters, XGBoost on log-time for GEMM / conv / embedding.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "predictors/device_spec.h"
+#include "predictors/measured_op.h"
+#include "predictors/model_set.h"
+
+namespace tracetwin::predictors {
+
+struct FitOptions {
+  double holdout_fraction = 0.2;  // deterministic split by a hash of the sample
+  uint64_t seed = 42;
+  bool use_xgboost = true;        // false: analytic models only
+  int xgb_rounds = 300;
+  int xgb_max_depth = 6;
+  double xgb_eta = 0.08;
+  // Below this many training samples a family keeps its analytic model.
+  int min_samples_for_xgboost = 40;
+  std::string torch_version;      // recorded in the ModelSet manifest
+  // Per-op cost of the replay loop itself (CPU ModelSets), measured by
+  // calibration over no-op iterations; stored as T1 "__all__" when > 0.
+  double replay_loop_us = 0.0;
+};
+
+struct FamilyFit {
+  std::string family;
+  std::string model_kind;   // kind of the model kept in the ModelSet
+  int64_t n_train = 0;
+  int64_t n_holdout = 0;
+  double holdout_gmae = 0.0;   // geometric mean of |pred - meas| / meas on hold-out
+  double analytic_gmae = 0.0;  // same, for the analytic model alone
+  double intercept_us = 0.0;   // fitted fixed cost per op (launch / dispatch)
+};
+
+struct FitReport {
+  std::vector<FamilyFit> families;
+  std::vector<std::string> notes;  // dropped samples, families left analytic ...
+};
+
+// Geometric mean of absolute relative errors; errors are floored at 1e-6 so a
+// perfect prediction does not zero the product.
+double gmae(const std::vector<double>& predicted, const std::vector<double>& measured);
+
+// Fits one model per family present in `samples` (all measured on `device`),
+// fills `out` (device, models, overheads) and reports hold-out accuracy.
+// Samples with non-positive or non-finite times are dropped (noted).
+FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& device,
+                    const FitOptions& opts, ModelSet* out);
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,130 @@
+#include "predictors/xgb_model.h"
+
+#include <fmt/format.h>
+#include <xgboost/c_api.h>  // XGBoost 1.6 C API: DMatrix, Booster
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+// One checked call per XGBoost C function; the library's own message is kept.
+void xgbCheck(int rc, const char* call, const std::string& context = "") {
+  if (rc != 0) {
+    throw RuntimeFailure(fmt::format("XGBoost {} failed{}{}: {}", call, context.empty() ? "" : " for ",
+                                     context, XGBGetLastError()));
+  }
+}
+#define XGB_CALL(call) xgbCheck((call), #call)
+
+class DMatrix {
+ public:
+  DMatrix(const std::vector<float>& x, size_t cols) {
+    size_t rows = cols ? x.size() / cols : 0;
+    XGB_CALL(XGDMatrixCreateFromMat(x.data(), rows, cols, std::nanf(""), &h_));
+  }
+  ~DMatrix() { XGDMatrixFree(h_); }
+  DMatrix(const DMatrix&) = delete;
+  DMatrix& operator=(const DMatrix&) = delete;
+  DMatrixHandle get() const { return h_; }
+
+ private:
+  DMatrixHandle h_ = nullptr;
+};
+
+}  // namespace
+
+Booster::Booster() { XGB_CALL(XGBoosterCreate(nullptr, 0, &handle_)); }
+Booster::~Booster() { XGBoosterFree(handle_); }
+
+std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols,
+                                        const std::vector<float>& y, const XgbParams& p) {
+  DMatrix dtrain(x, cols);
+  XGB_CALL(XGDMatrixSetFloatInfo(dtrain.get(), "label", y.data(), y.size()));
+  auto b = std::make_unique<Booster>();
+  XGBoosterFree(b->handle_);
+  DMatrixHandle mats[] = {dtrain.get()};
+  XGB_CALL(XGBoosterCreate(mats, 1, &b->handle_));
+  const std::pair<const char*, std::string> params[] = {
+      {"objective", "reg:squarederror"}, {"max_depth", std::to_string(p.max_depth)},
+      {"eta", fmt::format("{}", p.eta)}, {"seed", std::to_string(p.seed)},
+      {"nthread", "1"},  // deterministic, and the build hosts are small
+      {"verbosity", "0"}, {"base_score", "0"}, {"min_child_weight", "2"},
+  };
+  for (const auto& [k, v] : params) XGB_CALL(XGBoosterSetParam(b->handle_, k, v.c_str()));
+  for (int i = 0; i < p.rounds; ++i) XGB_CALL(XGBoosterUpdateOneIter(b->handle_, i, dtrain.get()));
+  return b;
+}
+
+std::unique_ptr<Booster> Booster::load(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
+  auto b = std::make_unique<Booster>();
+  if (XGBoosterLoadModel(b->handle_, path.c_str()) != 0) {
+    throw InputError(fmt::format("{}: cannot load XGBoost model: {}", path, XGBGetLastError()));
+  }
+  return b;
+}
+
+void Booster::save(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  xgbCheck(XGBoosterSaveModel(handle_, path.c_str()), "XGBoosterSaveModel", path);
+}
+
+std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) const {
+  if (x.empty()) return {};
+  DMatrix d(x, cols);
+  std::lock_guard<std::mutex> lock(mu_);
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  XGB_CALL(XGBoosterPredict(handle_, d.get(), 0, 0, 0, &len, &out));
+  return std::vector<float>(out, out + len);
+}
+
+XgbResidualModel::XgbResidualModel(std::shared_ptr<const KernelModel> base,
+                                   std::shared_ptr<const Booster> booster, size_t n_features)
+    : base_(std::move(base)), booster_(std::move(booster)), n_features_(n_features) {}
+
+double XgbResidualModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  std::vector<double> out;
+  predictBatch({&f}, d, &out);
+  return out[0];
+}
+
+void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
+                                    std::vector<double>* out_us) const {
+  std::vector<float> x;
+  x.reserve(ops.size() * n_features_);
+  for (const OpFeatures* f : ops) {
+    for (size_t i = 0; i < n_features_; ++i) x.push_back(i < f->x.size() ? f->x[i] : std::nanf(""));
+  }
+  std::vector<float> log_ratio = booster_->predict(x, n_features_);
+  out_us->resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    (*out_us)[i] = base_->predictUs(*ops[i], d) * std::exp(static_cast<double>(log_ratio[i]));
+  }
+}
+
+nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string& stem) const {
+  std::string file = stem + ".xgb.json";
+  booster_->save((std::filesystem::path(dir) / file).string());
+  return {{"base_kind", base_->kind()},
+          {"base", base_->save(dir, stem + ".base")},
+          {"n_features", n_features_},
+          {"files", {file}}};
+}
+
+std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::json& j, const std::string& dir) {
+  try {
+    std::string file = j.at("files").at(0).get<std::string>();
+    auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
+    std::shared_ptr<const Booster> booster = Booster::load((std::filesystem::path(dir) / file).string());
+    return std::make_shared<XgbResidualModel>(base, booster, j.at("n_features").get<size_t>());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));
+  }
+}
+
+}  // namespace tracetwin::predictors

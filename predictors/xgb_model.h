@@ -1,0 +1,62 @@
+// A learned correction on top of an analytic model: XGBoost regresses
+// log(measured / analytic) from the family's features, so predictions keep
+// the analytic trend outside the training range (trees cannot extrapolate)
+// while fitting the measured shape inside it:
+//   t = analytic(f) * exp(booster(f.x))
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "predictors/kernel_model.h"
+
+namespace tracetwin::predictors {
+
+struct XgbParams {
+  int rounds = 300;
+  int max_depth = 6;
+  double eta = 0.08;
+  uint64_t seed = 42;
+};
+
+// RAII owner of an XGBoost booster handle (C API).
+class Booster {
+ public:
+  Booster();  // empty booster, to load into
+  ~Booster();
+  Booster(const Booster&) = delete;
+  Booster& operator=(const Booster&) = delete;
+  // Trains on rows x (n x cols, row-major) against labels y.
+  static std::unique_ptr<Booster> train(const std::vector<float>& x, size_t cols,
+                                        const std::vector<float>& y, const XgbParams& p);
+  static std::unique_ptr<Booster> load(const std::string& path);
+  void save(const std::string& path) const;
+  std::vector<float> predict(const std::vector<float>& x, size_t cols) const;
+
+ private:
+  void* handle_ = nullptr;
+  mutable std::mutex mu_;  // XGBoosterPredict is not safe to call concurrently
+};
+
+class XgbResidualModel : public KernelModel {
+ public:
+  XgbResidualModel(std::shared_ptr<const KernelModel> base, std::shared_ptr<const Booster> booster,
+                   size_t n_features);
+  std::string kind() const override { return "xgboost"; }
+  double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
+                    std::vector<double>* out_us) const override;
+  // Writes <dir>/<stem>.xgb.json (XGBoosterSaveModel) and the base's params.
+  nlohmann::json save(const std::string& dir, const std::string& stem) const override;
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  const KernelModel& base() const { return *base_; }
+
+ private:
+  std::shared_ptr<const KernelModel> base_;
+  std::shared_ptr<const Booster> booster_;
+  size_t n_features_;
+};
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,48 @@
+// Strict reading of YAML mappings: every key must be known, required keys
+// present, and values of the expected type. Errors are InputError
+// "FILE:LINE:COL: what was expected" (1-based, from yaml-cpp's Mark).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tracetwin::predictors::yaml {
+
+// Parses text; a syntax error becomes InputError with its position.
+YAML::Node parse(const std::string& text, const std::string& source);
+YAML::Node parseFile(const std::string& path);
+
+class MapReader {
+ public:
+  // `what` names the mapping in messages ("device", "links[1]").
+  MapReader(const YAML::Node& node, std::string source, std::string what);
+  // Throws for keys not in `known` (listing the known ones) and for missing
+  // `required` keys.
+  void checkKeys(std::initializer_list<const char*> required,
+                 std::initializer_list<const char*> optional) const;
+
+  bool has(const char* key) const;
+  YAML::Node get(const char* key) const;
+  std::string str(const char* key) const;
+  double positive(const char* key) const;           // number > 0
+  double nonNegative(const char* key) const;        // number >= 0
+  int64_t positiveInt(const char* key) const;
+  std::vector<std::string> strList(const char* key) const;
+  const std::string& source() const { return source_; }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const;
+
+ private:
+  YAML::Node node_;
+  std::string source_;
+  std::string what_;
+};
+
+[[noreturn]] void failAt(const std::string& source, const YAML::Node& at,
+                         const std::string& message);
+
+}  // namespace tracetwin::predictors::yaml

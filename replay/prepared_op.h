@@ -1,0 +1,50 @@
+// One selected op made ready to call: its registered operator (or a special
+// handler), the argument template, where its tensors come from and where its
+// results go. Calling it is the replay loop's only per-op work. Replay-private.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "replay/ivalue_conversion.h"
+#include "replay/slot_table.h"
+
+namespace tracetwin::replay {
+
+// Result `ret` (element `element` of a tensor list, -1 for a tensor) is the
+// recorded output bound to `slot`.
+struct OutputBinding {
+  uint32_t ret = 0;
+  int32_t element = -1;
+  int32_t slot = -1;
+};
+
+struct PreparedOp {
+  int64_t index = 0;          // position among the selected ops
+  core::NodeId id = core::kNoNode;
+  std::string name;           // as recorded
+  std::string family;         // core::opFamily
+  std::string skip_reason;    // non-empty: not replayed
+  std::optional<c10::OperatorHandle> handle;
+  // Ops without a registered schema (communication): called with the tensors
+  // of `args.tensors` (plain tensors and list elements, in order); results
+  // come back flattened, `outputs[i].ret` indexing them.
+  std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> special;
+  ArgumentPlan args;
+  std::vector<OutputBinding> outputs;
+  std::vector<int32_t> release_after;  // slots whose last use this op is
+  c10::Stack stack;                    // reused between calls: no allocation per call
+
+  bool runnable() const { return skip_reason.empty(); }
+};
+
+// Builds the stack, calls the op, binds its results. Exceptions propagate.
+void callPreparedOp(PreparedOp& op, SlotTable& slots);
+
+}  // namespace tracetwin::replay

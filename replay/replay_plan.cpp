@@ -1,0 +1,163 @@
+#include "replay/replay_plan.h"
+
+#include <fmt/core.h>
+
+#include "core/errors.h"
+#include "core/op_family.h"
+#include "replay/op_resolver.h"
+#include "replay/substitutions.h"
+
+namespace tracetwin::replay {
+namespace {
+
+// Every defined tensor must have a dtype LibTorch knows; else the op is skipped.
+void requireKnownDtypes(const core::Node& node) {
+  auto check = [&](const std::vector<core::Value>& values) {
+    for (const auto& v : values) {
+      core::forEachTensor(v, [&](const core::TensorValue& t) {
+        if (t.defined() && t.dtype == core::DType::kUnknown) {
+          throw ConversionError(fmt::format("tensor {} has an element type replay does not know",
+                                            t.tensor_id));
+        }
+      });
+    }
+  };
+  check(node.inputs);
+  check(node.outputs);
+}
+
+void bindRecordedOutputs(const core::Node& node, int64_t index, TensorPlan& tensors,
+                         PreparedOp& op) {
+  for (size_t r = 0; r < node.outputs.size(); ++r) {
+    const core::Value& out = node.outputs[r];
+    if (out.kind == core::ValueKind::kTensor) {
+      if (out.tensor.defined()) {
+        op.outputs.push_back({uint32_t(r), -1, tensors.defineOutput(out.tensor, index)});
+      }
+    } else if (out.kind == core::ValueKind::kList) {
+      for (size_t e = 0; e < out.elements.size(); ++e) {
+        const core::Value& el = out.elements[e];
+        if (el.kind == core::ValueKind::kTensor && el.tensor.defined()) {
+          op.outputs.push_back({uint32_t(r), int32_t(e), tensors.defineOutput(el.tensor, index)});
+        }
+      }
+    }
+  }
+}
+
+// Special ops take every recorded input tensor, flattened, in order.
+void planSpecialTensors(const core::Node& node, int64_t index, TensorPlan& tensors,
+                        PreparedOp& op) {
+  TensorArg all;
+  all.kind = TensorArg::Kind::kTensorList;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    core::forEachTensor(node.inputs[i], [&](const core::TensorValue& t) {
+      all.slots.push_back(t.defined() ? tensors.useInput(t, index, int32_t(i)) : -1);
+    });
+  }
+  op.args.tensors.push_back(std::move(all));
+  uint32_t flat = 0;
+  for (const auto& out : node.outputs) {
+    core::forEachTensor(out, [&](const core::TensorValue& t) {
+      if (t.defined()) op.outputs.push_back({flat, -1, tensors.defineOutput(t, index)});
+      ++flat;
+    });
+  }
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const DeviceMap& devices, SpecialOpContext& context)
+      : devices_(devices), context_(context) {}
+
+  void add(const core::Node& recorded, int64_t index, ReplayPlan& plan) {
+    PreparedOp op;
+    op.index = index;
+    op.id = recorded.id;
+    op.name = recorded.name;
+    op.family = core::opFamily(recorded);
+    const core::Node* node = substitute(recorded, plan, op);
+    plan.nodes.push_back(node);
+    if (op.skip_reason.empty()) prepare(*node, index, plan, op);
+    if (!op.skip_reason.empty()) plan.skipped.push_back({op.id, op.name, op.skip_reason});
+    plan.ops.push_back(std::move(op));
+  }
+
+ private:
+  const core::Node* substitute(const core::Node& recorded, ReplayPlan& plan, PreparedOp& op) {
+    try {
+      auto twin = substituteForDevice(recorded, devices_.target.is_cpu());
+      if (!twin) return &recorded;
+      plan.substitutions.push_back({recorded.id, recorded.schema->qualifiedName(), twin->name});
+      plan.twins.push_back(std::move(*twin));
+      return &plan.twins.back();
+    } catch (const InputError& e) {
+      op.skip_reason = fmt::format("no generic twin: {}", e.what());
+      return &recorded;
+    }
+  }
+
+  void prepare(const core::Node& node, int64_t index, ReplayPlan& plan, PreparedOp& op) {
+    if (const SpecialOp* special = findSpecialOp(node)) {
+      SpecialOpPlan sp = special->plan(node, context_);
+      op.skip_reason = sp.skip_reason;
+      if (op.skip_reason.empty()) {
+        op.special = std::move(sp.run);
+        planSpecialTensors(node, index, plan.tensors, op);
+      }
+      return;
+    }
+    std::string reason;
+    auto resolved = resolver_.resolve(node, &reason);
+    if (!resolved) {
+      op.skip_reason = reason;
+      return;
+    }
+    try {
+      requireKnownDtypes(node);
+      const auto& schema = resolved->handle.schema();
+      // Dry run first: a conversion error must not leave half-registered uses.
+      buildArguments(node, schema, resolved->recorded_index, devices_,
+                     [](const core::TensorValue&, int32_t, int32_t) { return -1; });
+      op.args = buildArguments(node, schema, resolved->recorded_index, devices_,
+                               [&](const core::TensorValue& t, int32_t arg, int32_t element) {
+                                 return plan.tensors.useInput(t, index, arg, element);
+                               });
+    } catch (const ConversionError& e) {
+      op.skip_reason = e.what();
+      return;
+    } catch (const c10::Error& e) {
+      op.skip_reason = fmt::format("argument conversion failed: {}", e.what_without_backtrace());
+      return;
+    }
+    if (!resolved->mapping.empty()) plan.overload_mappings.push_back(resolved->mapping);
+    op.handle = resolved->handle;
+    bindRecordedOutputs(node, index, plan.tensors, op);
+  }
+
+  const DeviceMap& devices_;
+  SpecialOpContext& context_;
+  OpResolver resolver_;
+};
+
+}  // namespace
+
+ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::NodeId>& selected,
+                           const DeviceMap& devices, SpecialOpContext& context) {
+  ReplayPlan plan;
+  PlanBuilder builder(devices, context);
+  std::vector<const std::vector<core::Value>*> inputs;
+  std::vector<const std::vector<core::Value>*> outputs;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const core::Node& node = graph.node(selected[i]);
+    builder.add(node, int64_t(i), plan);
+    inputs.push_back(&node.inputs);
+    outputs.push_back(&node.outputs);
+  }
+  auto releases = plan.tensors.releaseLists(int64_t(plan.ops.size()));
+  for (size_t i = 0; i < plan.ops.size(); ++i) plan.ops[i].release_after = std::move(releases[i]);
+  plan.trace_peak_bytes = tracePeakBytes(inputs, outputs);
+  return plan;
+}
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,269 @@
+// replayGraph: plan once, materialise inputs, then warm-up and measured
+// iterations of every selected op through the dispatcher.
+#include "replay/replayer.h"
+
+#include <fmt/core.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>  // set_num_threads
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/errors.h"
+#include "replay/result_json.h"
+#include "replay/device/device_timer.h"
+#include "replay/device/kernel_collector.h"
+#include "replay/replay_plan.h"
+#include "replay/slot_table.h"
+#include "replay/trace_meta.h"
+
+namespace tracetwin::replay {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> xs) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
+bool traceHasCuda(const core::Graph& graph) {
+  for (const auto& t : graph.tensors()) {
+    if (t.device.rfind("cuda", 0) == 0) return true;
+  }
+  return false;
+}
+
+DeviceMap deviceMapFor(const std::string& device, const core::Graph& graph) {
+  DeviceMap map;
+  map.trace_has_cuda = traceHasCuda(graph);
+  if (device == "cpu") return map;
+  const int index = device::cudaIndexFromDevice(device);
+  if (index < 0) {
+    throw UsageError(fmt::format("--device '{}': expected cpu, cuda or cuda:N", device));
+  }
+  device::requireCudaDevice(index);  // "no CUDA device: ..." (UnavailableError)
+  if (!at::hasCUDA()) {
+    throw UnavailableError(fmt::format(
+        "--device {}: this LibTorch was built without CUDA; install a CUDA LibTorch", device));
+  }
+  map.target = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  return map;
+}
+
+int chooseThreads(const ReplayOptions& options, const core::Graph& graph) {
+  if (options.threads > 0) return options.threads;
+  if (auto meta = readTraceMeta(graph.source_path); meta && meta->threads > 0) return meta->threads;
+  return 0;  // LibTorch default
+}
+
+// Per-op samples across measured iterations, plus the last iteration's layout.
+struct Measurements {
+  std::vector<std::vector<double>> cpu_us;     // [op][iteration]
+  std::vector<std::vector<double>> device_us;  // [op][iteration], CUDA only
+  std::vector<int> kernels;                    // last iteration
+  std::vector<double> start_us;                // last iteration
+  std::vector<double> iterations_ms;
+  std::vector<KernelRecord> last_kernels;
+};
+
+class IterationRunner {
+ public:
+  IterationRunner(ReplayPlan& plan, SlotTable& slots, const ReplayOptions& options,
+                  ReplayResult& result, bool cuda)
+      : plan_(plan), slots_(slots), options_(options), result_(result), failed_(plan.ops.size()) {
+    const size_t n = plan.ops.size();
+    m_.cpu_us.resize(n);
+    m_.device_us.resize(n);
+    m_.kernels.assign(n, 0);
+    m_.start_us.assign(n, 0);
+    if (cuda) {
+      const int index = device::cudaIndexFromDevice(options.device);
+      timer_ = device::makeCudaEventTimer(index);
+      if (options.use_cupti) collector_ = device::makeCuptiCollector(index);
+    } else {
+      timer_ = device::makeSteadyClockTimer();
+    }
+  }
+
+  // Returns false when stopped (Ctrl-C) before the iteration finished.
+  bool run(int iteration, bool measured) {
+    slots_.setTracking(iteration == 0);
+    if (collector_) collector_->beginIteration();
+    timer_->start();
+    const auto iteration_start = Clock::now();
+    bool complete = true;
+    for (PreparedOp& op : plan_.ops) {
+      if (options_.should_stop && options_.should_stop()) {
+        complete = false;
+        break;
+      }
+      if (!op.runnable()) continue;
+      const auto t0 = Clock::now();
+      callTimed(op);
+      const auto t1 = Clock::now();
+      for (int32_t s : op.release_after) slots_.release(s);
+      if (measured) {
+        m_.cpu_us[size_t(op.index)].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        m_.start_us[size_t(op.index)] =
+            std::chrono::duration<double, std::micro>(t0 - iteration_start).count();
+      }
+    }
+    const double ms = timer_->stopMs();
+    if (collector_) collectKernels(measured);
+    slots_.releaseProduced();
+    slots_.setTracking(false);
+    if (measured && complete) m_.iterations_ms.push_back(ms);
+    return complete;
+  }
+
+  Measurements& measurements() { return m_; }
+  const std::vector<bool>& failed() const { return failed_; }
+
+ private:
+  void callTimed(PreparedOp& op) {
+    try {
+      if (collector_) {
+        device::ScopedOp scope(*collector_, uint64_t(op.index));
+        callPreparedOp(op, slots_);
+      } else {
+        callPreparedOp(op, slots_);
+      }
+    } catch (const c10::Error& e) {
+      onFailure(op, e.what_without_backtrace());
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      onFailure(op, e.what());
+    }
+  }
+
+  void onFailure(const PreparedOp& op, const std::string& message) {
+    int64_t bytes = -1;
+    if (isOutOfMemory(message, &bytes)) {
+      throw RuntimeFailure(fmt::format("out of memory in op {} ({}): asked for {} bytes: {}", op.id,
+                                       op.name, bytes, message));
+    }
+    if (options_.strict) {
+      throw RuntimeFailure(fmt::format("op {} ({}) failed (--strict): {}", op.id, op.name, message));
+    }
+    if (!failed_[size_t(op.index)]) {
+      failed_[size_t(op.index)] = true;
+      result_.failed.push_back({op.id, op.name, message});
+    }
+  }
+
+  void collectKernels(bool measured) {
+    auto kernels = collector_->endIteration();
+    if (!measured) return;
+    std::vector<double> sum(plan_.ops.size(), 0.0);
+    std::fill(m_.kernels.begin(), m_.kernels.end(), 0);
+    m_.last_kernels.clear();
+    const uint64_t origin = kernels.empty() ? 0 : kernels.front().start_ns;
+    for (const auto& k : kernels) {
+      if (k.op_correlation < sum.size()) {
+        sum[k.op_correlation] += k.durationNs() / 1e3;
+        ++m_.kernels[k.op_correlation];
+      }
+      m_.last_kernels.push_back({k.name, k.stream, (k.start_ns - origin) / 1e3, k.durationNs() / 1e3});
+    }
+    for (size_t i = 0; i < sum.size(); ++i) m_.device_us[i].push_back(sum[i]);
+  }
+
+  ReplayPlan& plan_;
+  SlotTable& slots_;
+  const ReplayOptions& options_;
+  ReplayResult& result_;
+  std::vector<bool> failed_;
+  Measurements m_;
+  std::unique_ptr<device::DeviceTimer> timer_;
+  std::unique_ptr<device::KernelCollector> collector_;
+};
+
+void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& result) {
+  Measurements& m = runner.measurements();
+  result.iterations_ms = m.iterations_ms;
+  result.iteration_ms_median = median(m.iterations_ms);
+  result.kernels = m.last_kernels;
+  int64_t replayed = 0;
+  for (const PreparedOp& op : plan.ops) {
+    if (!op.runnable()) continue;
+    const auto i = size_t(op.index);
+    if (!runner.failed()[i] && !m.cpu_us[i].empty()) ++replayed;
+    OpMeasurement pm;
+    pm.id = op.id;
+    pm.name = op.name;
+    pm.family = op.family;
+    pm.cpu_us = median(m.cpu_us[i]);
+    pm.device_us = median(m.device_us[i]);
+    pm.kernels = m.kernels[i];
+    pm.start_us = m.start_us[i];
+    result.per_op.push_back(std::move(pm));
+  }
+  result.replayed_ops = replayed;
+  result.coverage = result.selected_ops ? double(replayed) / double(result.selected_ops) : 0.0;
+}
+
+void checkOptions(const ReplayOptions& options) {
+  if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0) {
+    throw UsageError(fmt::format(
+        "replay options: need warmup >= 0, iters >= 1, threads >= 0 (got {}, {}, {})",
+        options.warmup_iters, options.measured_iters, options.threads));
+  }
+}
+
+}  // namespace
+
+bool replayAvailable() { return true; }
+
+ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options) {
+  checkOptions(options);
+  const DeviceMap devices = deviceMapFor(options.device, graph);
+  if (int threads = chooseThreads(options, graph); threads > 0) at::set_num_threads(threads);
+  at::NoGradGuard no_grad;  // backward ops are in the trace; autograd must not record again
+
+  ReplayResult result;
+  result.device = devices.target.str();
+  result.threads = at::get_num_threads();
+  const core::Selection selection = core::selectTopLevelOps(graph);
+  result.selected_ops = int64_t(selection.ops.size());
+
+  SpecialOpContext context;
+  context.device = result.device;
+  ReplayPlan plan = buildReplayPlan(graph, selection.ops, devices, context);
+  result.skipped = plan.skipped;
+  result.substitutions = plan.substitutions;
+  result.overload_mappings = plan.overload_mappings;
+  result.trace_peak_bytes = plan.trace_peak_bytes;
+  if (options.strict && !plan.skipped.empty()) {
+    const OpIssue& first = plan.skipped.front();
+    throw RuntimeFailure(fmt::format("{} of {} ops cannot replay (--strict); first: op {} ({}): {}",
+                                     plan.skipped.size(), result.selected_ops, first.id, first.name,
+                                     first.reason));
+  }
+
+  if (options.plan_only) {
+    for (const PreparedOp& op : plan.ops) result.replayed_ops += op.runnable() ? 1 : 0;
+    result.coverage = result.selected_ops ? double(result.replayed_ops) / double(result.selected_ops) : 0.0;
+    return result;
+  }
+  SlotTable slots(plan.tensors, devices);
+  slots.materialiseUpfront(plan.nodes, options.seed);
+  IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu());
+  const int total = options.warmup_iters + options.measured_iters;
+  for (int it = 0; it < total; ++it) {
+    if (!runner.run(it, it >= options.warmup_iters)) {
+      result.interrupted = true;
+      break;
+    }
+  }
+  fillResult(plan, runner, result);
+  result.peak_memory_bytes = slots.peakBytes();
+  if (!options.chrome_trace_path.empty()) writeChromeTrace(options.chrome_trace_path, result);
+  return result;
+}
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,86 @@
+#include "replay/result_json.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <set>
+
+#include "core/errors.h"
+
+namespace tracetwin::replay {
+namespace {
+
+nlohmann::json issues(const std::vector<OpIssue>& list) {
+  auto out = nlohmann::json::array();
+  for (const auto& i : list) out.push_back({{"id", i.id}, {"name", i.name}, {"reason", i.reason}});
+  return out;
+}
+
+nlohmann::json metadata(const char* what, int pid, int64_t tid, const std::string& name) {
+  return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+nlohmann::json replayResultToJson(const ReplayResult& r) {
+  nlohmann::json j;
+  j["device"] = r.device;
+  j["threads"] = r.threads;
+  j["iterations_ms"] = r.iterations_ms;
+  j["iteration_ms_median"] = r.iteration_ms_median;
+  j["selected_ops"] = r.selected_ops;
+  j["replayed_ops"] = r.replayed_ops;
+  j["coverage"] = r.coverage;
+  j["skipped"] = issues(r.skipped);
+  j["failed"] = issues(r.failed);
+  auto subs = nlohmann::json::array();
+  for (const auto& s : r.substitutions) subs.push_back({{"id", s.id}, {"from", s.from}, {"to", s.to}});
+  j["substitutions"] = subs;
+  j["overload_mappings"] = r.overload_mappings;
+  auto ops = nlohmann::json::array();
+  for (const auto& m : r.per_op) {
+    ops.push_back({{"id", m.id}, {"name", m.name}, {"family", m.family}, {"cpu_us", m.cpu_us},
+                   {"device_us", m.device_us}, {"kernels", m.kernels}, {"start_us", m.start_us}});
+  }
+  j["per_op"] = ops;
+  j["peak_memory_bytes"] = r.peak_memory_bytes;
+  j["trace_peak_bytes"] = r.trace_peak_bytes;
+  j["interrupted"] = r.interrupted;
+  return j;
+}
+
+nlohmann::json chromeTraceEvents(const ReplayResult& r, int pid, const std::string& process_name) {
+  auto events = nlohmann::json::array();
+  events.push_back(metadata("process_name", pid, 0, process_name));
+  events.push_back(metadata("thread_name", pid, 0, "CPU ops (" + r.device + ")"));
+  for (const auto& m : r.per_op) {
+    events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", m.name}, {"pid", pid}, {"tid", 0},
+                      {"ts", m.start_us}, {"dur", m.cpu_us},
+                      {"args", {{"id", m.id}, {"family", m.family}}}});
+  }
+  std::set<int64_t> streams;
+  for (const auto& k : r.kernels) {
+    // Streams get their own tracks, offset so they never collide with the CPU thread.
+    const int64_t tid = 1000 + k.stream;
+    if (streams.insert(k.stream).second) {
+      events.push_back(metadata("thread_name", pid, tid, fmt::format("stream {}", k.stream)));
+    }
+    events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", k.name}, {"pid", pid}, {"tid", tid},
+                      {"ts", k.start_us}, {"dur", k.duration_us}});
+  }
+  return events;
+}
+
+void writeChromeTrace(const std::string& path, const ReplayResult& result,
+                      const nlohmann::json& extra_events) {
+  nlohmann::json doc;
+  doc["traceEvents"] = chromeTraceEvents(result);
+  for (const auto& e : extra_events) doc["traceEvents"].push_back(e);
+  doc["displayTimeUnit"] = "ms";
+  std::ofstream out(path);
+  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  out << doc.dump() << '\n';
+  if (!out) throw InputError(fmt::format("{}: write failed", path));
+}
+
+}  // namespace tracetwin::replay

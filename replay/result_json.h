@@ -1,0 +1,28 @@
+// ReplayResult as JSON (--json-out) and as a Chrome/Perfetto trace
+// (--chrome-trace). Torch-free: the CLI and calibration use it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "replay/replayer.h"
+
+namespace tracetwin::replay {
+
+// Keys: device, threads, iterations_ms, iteration_ms_median, selected_ops,
+// replayed_ops, coverage, skipped, failed, substitutions, overload_mappings,
+// per_op, peak_memory_bytes, trace_peak_bytes, interrupted.
+nlohmann::json replayResultToJson(const ReplayResult& result);
+
+// One replayed iteration (the last measured one) as Chrome trace events:
+// ops as complete events on the CPU thread (pid `pid`), kernels on one track
+// per stream. Process and thread names are included as metadata events.
+nlohmann::json chromeTraceEvents(const ReplayResult& result, int pid = 1,
+                                 const std::string& process_name = "tracetwin replay");
+
+// Writes {"traceEvents": events + extra_events}. Throws InputError naming the
+// path when it cannot be written.
+void writeChromeTrace(const std::string& path, const ReplayResult& result,
+                      const nlohmann::json& extra_events = nlohmann::json::array());
+
+}  // namespace tracetwin::replay

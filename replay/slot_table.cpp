@@ -1,0 +1,144 @@
+#include "replay/slot_table.h"
+
+#include <fmt/core.h>
+
+#include <map>
+
+#include "core/errors.h"
+#include "replay/value_generators.h"
+
+namespace tracetwin::replay {
+namespace {
+
+at::TensorOptions optionsFor(const core::TensorValue& t, const DeviceMap& devices) {
+  return at::TensorOptions().dtype(scalarTypeOf(t.dtype)).device(devices.map(t.device));
+}
+
+std::vector<int64_t> stridesFor(const core::TensorValue& t) {
+  if (t.strides.size() == t.shape.size()) return t.strides;
+  std::vector<int64_t> s(t.shape.size(), 1);  // contiguous when not recorded (< 1.1.1)
+  for (size_t d = t.shape.size(); d-- > 1;) s[d - 1] = s[d] * std::max<int64_t>(t.shape[d], 1);
+  return s;
+}
+
+void fillOffsets(at::Tensor& view, const IntFill& f) {
+  const int64_t n = view.numel();
+  if (n == 0) return;
+  std::vector<int64_t> offs(static_cast<size_t>(n));
+  const int64_t bags = f.last_equals_total ? n - 1 : n;
+  for (int64_t i = 0; i < n; ++i) offs[static_cast<size_t>(i)] = bags > 0 ? i * f.total / bags : 0;
+  if (f.last_equals_total) offs.back() = f.total;
+  view.copy_(at::tensor(offs).reshape(view.sizes()));
+}
+
+// Floats uniform in [0, 1): no NaN from log/sqrt and no denormals, which
+// would slow CPU kernels by 10-100x and distort the replay.
+void fillValues(at::Tensor& flat, at::Tensor& view, const std::optional<IntFill>& fill) {
+  if (flat.numel() == 0) return;
+  if (at::isFloatingType(flat.scalar_type())) {
+    flat.uniform_(0.0, 1.0);
+  } else if (flat.scalar_type() == at::kBool) {
+    flat.random_(0, 2);
+  } else if (fill && fill->kind == IntFill::Kind::kOffsets) {
+    fillOffsets(view, *fill);
+  } else if (fill) {
+    flat.random_(fill->low, fill->high + 1);
+  } else if (!at::isComplexType(flat.scalar_type())) {
+    flat.zero_();  // no rule: 0 is a valid index for every dimension
+  } else {
+    flat.zero_();
+  }
+}
+
+}  // namespace
+
+bool isOutOfMemory(const std::string& message, int64_t* bytes) {
+  const bool oom = message.find("can't allocate memory") != std::string::npos ||
+                   message.find("out of memory") != std::string::npos ||
+                   message.find("Out of Memory") != std::string::npos;
+  if (oom && bytes) {
+    *bytes = -1;
+    auto p = message.find("allocate ");
+    if (p != std::string::npos) *bytes = std::atoll(message.c_str() + p + 9);
+  }
+  return oom;
+}
+
+SlotTable::SlotTable(const TensorPlan& plan, const DeviceMap& devices)
+    : plan_(plan), devices_(devices), tensors_(plan.slots().size()) {}
+
+void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed) {
+  at::manual_seed(seed);
+  // One byte storage per recorded (storage_id, device), sized to the largest
+  // view extent in bytes: views of different itemsize share it.
+  std::map<std::pair<int64_t, std::string>, std::vector<int32_t>> groups;
+  const auto& slots = plan_.slots();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (slots[s].upfront) groups[{slots[s].meta.storage_id, slots[s].meta.device}].push_back(int32_t(s));
+  }
+  for (const auto& [key, members] : groups) {
+    int64_t nbytes = 0;
+    for (int32_t s : members) {
+      const auto& m = slots[size_t(s)].meta;
+      nbytes = std::max(nbytes, TensorPlan::extentElements(m) * m.itemsize);
+    }
+    const core::TensorValue& first = slots[size_t(members.front())].meta;
+    at::Storage storage;
+    try {
+      storage = at::empty({nbytes}, at::TensorOptions().dtype(at::kByte).device(devices_.map(first.device)))
+                    .storage();
+    } catch (const c10::Error& e) {
+      throw RuntimeFailure(fmt::format("out of memory creating storage {} ({} bytes) for op {}: {}",
+                                       key.first, nbytes, op_nodes[size_t(slots[size_t(members.front())].first_op)]->id,
+                                       e.what_without_backtrace()));
+    }
+    // Floats first, then integers: generator values must not be overwritten.
+    std::vector<int32_t> ordered = members;
+    std::stable_partition(ordered.begin(), ordered.end(), [&](int32_t s) {
+      return core::isFloatingPoint(slots[size_t(s)].meta.dtype);
+    });
+    for (int32_t s : ordered) {
+      const SlotInfo& info = slots[size_t(s)];
+      const auto& m = info.meta;
+      auto opts = optionsFor(m, devices_);
+      at::Tensor view = at::empty({0}, opts).set_(storage, m.offset, m.shape, stridesFor(m));
+      const int64_t flat_len = TensorPlan::extentElements(m) - m.offset;
+      at::Tensor flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
+      std::optional<IntFill> fill;
+      if (info.first_op >= 0 && info.first_arg >= 0) {
+        fill = integerFillFor(*op_nodes[size_t(info.first_op)], size_t(info.first_arg), info.first_element);
+      }
+      fillValues(flat, view, fill);
+      tensors_[size_t(s)] = view;
+      track(view, +1);
+    }
+  }
+}
+
+void SlotTable::releaseProduced() {
+  const auto& slots = plan_.slots();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (!slots[s].upfront) release(int32_t(s));
+  }
+}
+
+at::Tensor SlotTable::standIn(int32_t slot) {
+  const auto& m = plan_.slots()[size_t(slot)].meta;
+  ++stand_ins_;
+  return at::zeros(m.shape, optionsFor(m, devices_));
+}
+
+void SlotTable::track(const at::Tensor& t, int delta) {
+  if (!t.defined() || !t.has_storage()) return;
+  const void* key = t.storage().unsafeGetStorageImpl();
+  int& refs = storage_refs_[key];
+  const auto bytes = static_cast<int64_t>(t.storage().nbytes());
+  if (delta > 0 && refs++ == 0) live_bytes_ += bytes;
+  if (delta < 0 && refs > 0 && --refs == 0) {
+    live_bytes_ -= bytes;
+    storage_refs_.erase(key);
+  }
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+}
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,69 @@
+// The live replay tensors, one per TensorPlan slot: upfront tensors built
+// once on shared storages (random floats, integer values from the value
+// generators), produced tensors bound by ops and released after their last
+// use. Tracks the peak bytes of live storages. Replay-private.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/graph.h"
+#include "replay/ivalue_conversion.h"
+#include "replay/tensor_plan.h"
+
+namespace tracetwin::replay {
+
+class SlotTable {
+ public:
+  SlotTable(const TensorPlan& plan, const DeviceMap& devices);
+
+  // Builds every upfront slot. op_nodes[i] is the node of op index i (for the
+  // value generators). Throws RuntimeFailure on out of memory.
+  void materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed);
+
+  // The slot's tensor; an unbound produced slot (its op failed or was not
+  // run) gets a zero-filled stand-in of the recorded shape.
+  const at::Tensor& get(int32_t slot) {
+    at::Tensor& t = tensors_[static_cast<size_t>(slot)];
+    if (!t.defined()) bind(slot, standIn(slot));
+    return t;
+  }
+  void bind(int32_t slot, at::Tensor tensor) {
+    if (tracking_) track(tensor, +1);
+    tensors_[static_cast<size_t>(slot)] = std::move(tensor);
+  }
+  void release(int32_t slot) {
+    at::Tensor& t = tensors_[static_cast<size_t>(slot)];
+    if (tracking_ && t.defined()) track(t, -1);
+    t.reset();
+  }
+  // Drops every produced slot (end of an iteration).
+  void releaseProduced();
+
+  void setTracking(bool on) { tracking_ = on; }
+  int64_t peakBytes() const { return peak_bytes_; }
+  int64_t standIns() const { return stand_ins_; }
+
+ private:
+  at::Tensor standIn(int32_t slot);
+  void track(const at::Tensor& t, int delta);
+
+  const TensorPlan& plan_;
+  DeviceMap devices_;
+  std::vector<at::Tensor> tensors_;
+  bool tracking_ = false;
+  std::unordered_map<const void*, int> storage_refs_;
+  int64_t live_bytes_ = 0;
+  int64_t peak_bytes_ = 0;
+  int64_t stand_ins_ = 0;
+};
+
+// "DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes"
+// and the CUDA caching allocator's message: true for an out-of-memory error,
+// with the bytes asked when the message says.
+bool isOutOfMemory(const std::string& message, int64_t* bytes);
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,63 @@
+// Which replay tensor ("slot") each recorded tensor value refers to, when
+// each slot is defined and last used, and the peak memory the trace implies.
+// Torch-free: it works on recorded identities only.
+//
+// Tensor ids are pointers reused after memory is freed, so a tensor is keyed
+// by its whole recorded identity (id, storage, offset, numel, itemsize,
+// device, shape) and looked up in order of definition: an op's output
+// re-binds the key, later inputs with that key see the new slot.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/value.h"
+
+namespace tracetwin::replay {
+
+struct SlotInfo {
+  core::TensorValue meta;    // as first recorded
+  bool upfront = false;      // first seen as an input: materialised before the replay
+  int64_t def_op = -1;       // op index that produces it (-1 when upfront)
+  int64_t last_use = -1;     // last op index that reads or produces it
+  int64_t first_op = -1;     // upfront: first op index that reads it
+  int32_t first_arg = -1;    // upfront: input position at the first reading op
+  int32_t first_element = -1;  // ... and element of a tensor list there (-1: plain tensor)
+};
+
+class TensorPlan {
+ public:
+  // Slot read by op `op_index` (creates an upfront slot for an unseen key).
+  // `arg`/`element` locate the value in the op's inputs (for value generators).
+  int32_t useInput(const core::TensorValue& t, int64_t op_index, int32_t arg = -1,
+                   int32_t element = -1);
+  // Slot produced by op `op_index` (always a new slot).
+  int32_t defineOutput(const core::TensorValue& t, int64_t op_index);
+
+  const std::vector<SlotInfo>& slots() const { return slots_; }
+  // For each op index < op_count, the non-upfront slots whose last use it is:
+  // released right after that op, so replay memory follows the original.
+  std::vector<std::vector<int32_t>> releaseLists(int64_t op_count) const;
+
+  // Bytes per recorded storage (storage_id, device): the largest extent of any
+  // view of it, converted through bytes (views of different itemsize share it).
+  static int64_t extentElements(const core::TensorValue& t);
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string,
+                         std::vector<int64_t>>;
+  static Key keyOf(const core::TensorValue& t);
+  std::map<Key, int32_t> current_;
+  std::vector<SlotInfo> slots_;
+};
+
+// Peak bytes of live storages the trace implies for one pass over `ops`
+// (inputs first seen are live throughout; produced tensors from their op to
+// their last use; storages counted once at their largest recorded extent).
+int64_t tracePeakBytes(const std::vector<const std::vector<core::Value>*>& op_inputs,
+                       const std::vector<const std::vector<core::Value>*>& op_outputs);
+
+}  // namespace tracetwin::replay

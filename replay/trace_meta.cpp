@@ -1,0 +1,65 @@
+#include "replay/trace_meta.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+
+namespace tracetwin::replay {
+namespace {
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+template <typename T>
+T readKey(const nlohmann::json& doc, const char* key, const std::string& path, T fallback) {
+  auto it = doc.find(key);
+  if (it == doc.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: key '{}' has the wrong type ({})", path, key, e.what()));
+  }
+}
+
+}  // namespace
+
+std::string metaPathForTrace(const std::string& trace_path) {
+  // Longest suffix first: "X.et.json.gz" must lose all three parts.
+  for (const char* suffix : {".et.json.gz", ".et.json", ".json.gz", ".json", ".gz"}) {
+    if (endsWith(trace_path, suffix)) {
+      return trace_path.substr(0, trace_path.size() - std::string(suffix).size()) + ".meta.json";
+    }
+  }
+  return trace_path + ".meta.json";
+}
+
+std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
+  const std::string path = metaPathForTrace(trace_path);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
+  }
+  if (!doc.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
+  TraceMeta meta;
+  meta.path = path;
+  meta.iteration_ms = readKey<double>(doc, "iteration_ms", path, 0.0);
+  meta.samples = readKey<int>(doc, "samples", path, 0);
+  meta.threads = readKey<int>(doc, "threads", path, 0);
+  meta.torch_version = readKey<std::string>(doc, "torch_version", path, "");
+  meta.device = readKey<std::string>(doc, "device", path, "");
+  if (meta.iteration_ms < 0 || meta.threads < 0) {
+    throw InputError(fmt::format("{}: iteration_ms and threads must be >= 0 (got {}, {})", path,
+                                 meta.iteration_ms, meta.threads));
+  }
+  return meta;
+}
+
+}  // namespace tracetwin::replay

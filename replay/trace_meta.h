@@ -1,0 +1,27 @@
+// The meta file scripts/capture.py writes beside a trace: for TRACE
+// "X.et.json.gz" it is "X.meta.json", with the original run's iteration time
+// and thread count. Torch-free: the CLI reads it too.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace tracetwin::replay {
+
+struct TraceMeta {
+  std::string path;            // the meta file read
+  double iteration_ms = 0;     // median iteration time of the original run
+  int samples = 0;             // iterations behind iteration_ms
+  int threads = 0;             // intra-op threads of the original run
+  std::string torch_version;
+  std::string device;
+};
+
+// "dir/X.et.json.gz" -> "dir/X.meta.json" (also ".et.json", ".json.gz", ".json").
+std::string metaPathForTrace(const std::string& trace_path);
+
+// Reads the meta file of `trace_path` when it exists; nullopt when absent.
+// Throws InputError naming the file and key when it exists but is malformed.
+std::optional<TraceMeta> readTraceMeta(const std::string& trace_path);
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,51 @@
+// Integer tensors carry meaning (indices, offsets, class targets): random
+// values would fault or change the work done. A registry keyed by the
+// consuming op says which values each integer input may hold. Torch-free, so
+// the rules are unit-tested without LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::replay {
+
+struct IntFill {
+  enum class Kind : uint8_t {
+    kUniform,  // uniform in [low, high]
+    kOffsets,  // monotonic, starting at 0, never above `total`
+  };
+  Kind kind = Kind::kUniform;
+  int64_t low = 0;
+  int64_t high = 0;
+  int64_t total = 0;              // kOffsets: number of indices the offsets cut
+  bool last_equals_total = false; // kOffsets with include_last_offset
+  std::string rule;               // which generator decided, for reports
+};
+
+// Fill for the integer tensor input `input_index` (element `element_index`
+// of a tensor list, -1 for a plain tensor) of `node`. Order: the node's
+// recorded tensor_range, then the op's generator; nullopt when neither knows.
+std::optional<IntFill> integerFillFor(const core::Node& node, size_t input_index,
+                                      int element_index);
+
+// Parses the tensor_range attribute ({"<input index>": [min, max], ...}).
+// Returns the range of `input_index`, nullopt when not recorded or malformed
+// (a malformed attribute only loses the hint, it never changes the replay).
+std::optional<std::pair<int64_t, int64_t>> tensorRangeFor(const core::Node& node,
+                                                          size_t input_index);
+
+struct ValueGenerator {
+  std::string description;
+  std::function<std::optional<IntFill>(const core::Node&, size_t input_index, int element_index)>
+      fill;
+};
+
+// Registry keyed by op name without overload ("aten::embedding_bag").
+const std::vector<std::pair<std::string, ValueGenerator>>& valueGeneratorRegistry();
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Capture a PyTorch training step for tracetwin: execution trace, profiler trace, timing.
+
+Library use (any Python with torch):
+
+    from capture import capture
+    capture(step_fn, "mymodel", "out/", warmup=5, measure_steps=20, threads=1)
+
+CLI (bundled workloads live in scripts/workloads/<name>.py):
+
+    /usr/bin/python3 scripts/capture.py --workload mlp --out data/
+    /usr/bin/python3 scripts/capture.py --workload mlp --param batch=8 --out /tmp/x
+
+Writes NAME.et.json.gz (execution trace of exactly one step), NAME.kineto.json.gz (Kineto chrome
+trace of another step, when this PyTorch has Kineto; otherwise NAME.profiler.json.gz, the legacy
+profiler's events in Kineto's layout) and NAME.meta.json (measured iteration time, provenance).
+Only the standard library and torch are used.
+"""
+
+import argparse
+import datetime
+import gzip
+import importlib
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import sys
+import time
+
+import torch
+
+import legacy_profiler_export
+
+# At least this many timed steps: a median of fewer is too easily moved by one
+# scheduler hiccup on a shared machine.
+MIN_MEASURE_STEPS = 10
+
+WORKLOAD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads")
+
+
+class CaptureError(Exception):
+    """Bad arguments or an environment that cannot produce a trace."""
+
+
+def _et_observer_class():
+    """The execution-trace observer of this PyTorch (renamed in 2.0, same methods)."""
+    profiler = torch.profiler
+    for name in ("ExecutionTraceObserver", "ExecutionGraphObserver"):
+        cls = getattr(profiler, name, None)
+        if cls is not None:
+            return name, cls
+    raise CaptureError(
+        "torch %s has neither torch.profiler.ExecutionTraceObserver (>= 2.0) nor "
+        "ExecutionGraphObserver (1.13); cannot write an execution trace" % torch.__version__)
+
+
+def _gzip_file(src, dst):
+    """gzip src into dst with a fixed header (mtime 0, no file name) and remove src."""
+    with open(src, "rb") as fin, open(dst, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as fout:
+            shutil.copyfileobj(fin, fout)
+    os.remove(src)
+
+
+def _record_execution_trace(step_fn, path_json):
+    """Run step_fn once with the ET observer on; the observer writes plain JSON to path_json."""
+    observer_name, cls = _et_observer_class()
+    observer = cls()
+    observer.register_callback(path_json)
+    try:
+        observer.start()
+        step_fn()
+        observer.stop()
+    finally:
+        # unregister_callback finalises the file (writes the root node and closes the JSON).
+        observer.unregister_callback()
+    if not os.path.exists(path_json) or os.path.getsize(path_json) == 0:
+        raise CaptureError("the %s wrote nothing to %s" % (observer_name, path_json))
+    return observer_name
+
+
+def _record_profiler_trace(step_fn, out_dir, name):
+    """Run step_fn once under torch.profiler.profile (CPU, record_shapes); write its trace.
+
+    Returns (file name, backend). With Kineto: its own chrome trace, NAME.kineto.json.gz. Without
+    (Debian's 1.13): the legacy profiler's events in Kineto's layout (see legacy_profiler_export),
+    under another name, NAME.profiler.json.gz, so nothing mistakes it for a real Kineto trace.
+    """
+    kineto = bool(torch.autograd.kineto_available())
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+        step_fn()
+    if kineto:
+        backend, plain = "kineto", os.path.join(out_dir, name + ".kineto.json")
+        prof.export_chrome_trace(plain)
+    else:
+        backend, plain = "legacy-autograd-profiler", os.path.join(out_dir, name + ".profiler.json")
+        legacy_profiler_export.write_kineto_layout(prof, plain, name)
+    if not os.path.exists(plain):
+        raise CaptureError("the profiler wrote nothing to %s" % plain)
+    _gzip_file(plain, plain + ".gz")
+    return os.path.basename(plain) + ".gz", backend
+
+
+def _summarize_et(path_json):
+    """Schema, node count and thread ids of a freshly written ET.
+
+    Some PyTorch versions' observers write invalid JSON (missing commas, unterminated strings).
+    The file is still kept -- tracetwin reports such damage with its byte offset -- but the meta
+    and a warning say so, since the capture is then of little use.
+    """
+    try:
+        with open(path_json) as f:
+            et = json.load(f)
+    except ValueError as e:
+        print("capture.py: warning: %s is not valid JSON (%s)" % (path_json, e), file=sys.stderr)
+        return {"schema": None, "nodes": None, "thread_ids": None, "json_error": str(e)}
+    nodes = et.get("nodes", [])
+    return {"schema": et.get("schema"), "nodes": len(nodes),
+            "thread_ids": sorted({n.get("tid") for n in nodes if "tid" in n})}
+
+
+def time_steps(step_fn, steps):
+    """Per-step wall times in milliseconds, no observer or profiler active."""
+    samples = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step_fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return samples
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _host_info():
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "hostname": socket.gethostname(),
+        "machine": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        # Timings on a busy shared host are noisy; the load average tells a reader by how much.
+        "loadavg_1_5_15": list(load) if load else None,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+    }
+
+
+def _set_threads(threads):
+    if threads < 1:
+        raise CaptureError("threads must be >= 1, got %d" % threads)
+    torch.set_num_threads(threads)
+
+
+def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
+            params=None, extra_meta=None, profiler_trace=True):
+    """Capture one training step of step_fn into out_dir.
+
+    step_fn: a callable doing one full step (forward, loss, backward, optimizer.step).
+    Order: set threads; `warmup` untimed steps; `measure_steps` timed steps (no observer);
+    one step under the ET observer; one step under the profiler (if `profiler_trace`).
+    Returns the meta dictionary that was written to NAME.meta.json.
+    extra_meta: dict, or callable returning a dict, merged into the meta (e.g. per-op times).
+    """
+    if measure_steps < MIN_MEASURE_STEPS:
+        raise CaptureError("measure_steps must be >= %d, got %d"
+                           % (MIN_MEASURE_STEPS, measure_steps))
+    if warmup < 0:
+        raise CaptureError("warmup must be >= 0, got %d" % warmup)
+    if not name or os.sep in name:
+        raise CaptureError("name must be a non-empty file stem, got %r" % name)
+    os.makedirs(out_dir, exist_ok=True)
+    _set_threads(threads)
+
+    for _ in range(warmup):
+        step_fn()
+    samples = time_steps(step_fn, measure_steps)
+
+    et_plain = os.path.join(out_dir, name + ".et.json")
+    observer_name = _record_execution_trace(step_fn, et_plain)
+    et_summary = _summarize_et(et_plain)
+    _gzip_file(et_plain, et_plain + ".gz")
+
+    profiler_file, profiler_backend = (None, None)
+    if profiler_trace:
+        profiler_file, profiler_backend = _record_profiler_trace(step_fn, out_dir, name)
+
+    meta = {
+        "workload": name,
+        "params": dict(params or {}),
+        "iteration_ms": statistics.median(samples),
+        "iteration_ms_min": min(samples),
+        "iteration_ms_max": max(samples),
+        # Quartiles show how noisy the host was; a wide spread means re-capture on a quiet one.
+        "iteration_ms_p25": statistics.quantiles(samples, n=4)[0],
+        "iteration_ms_p75": statistics.quantiles(samples, n=4)[2],
+        "samples_ms": samples,
+        "timing": {
+            "method": "time.perf_counter around each step, median; no observer or profiler active",
+            "warmup_steps": warmup,
+            "measure_steps": measure_steps,
+        },
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+        "device": "cpu",
+        "torch_version": torch.__version__,
+        "et": dict(et_summary, file=name + ".et.json.gz",
+                   observer="torch.profiler." + observer_name),
+        "profiler_trace": {"file": profiler_file, "backend": profiler_backend},
+        "host": _host_info(),
+        "captured_at_utc":
+            datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if extra_meta is not None:
+        meta.update(extra_meta() if callable(extra_meta) else extra_meta)
+    with open(os.path.join(out_dir, name + ".meta.json"), "w") as f:
+        json.dump(meta, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI: bundled workloads
+
+
+def list_workloads():
+    return sorted(f[:-3] for f in os.listdir(WORKLOAD_DIR)
+                  if f.endswith(".py") and not f.startswith("_"))
+
+
+def load_workload(name):
+    """Import scripts/workloads/<name>.py. It defines DEFAULTS (dict) and build(params) -> step_fn,
+    and may define extra_meta(step_fn, params) -> dict."""
+    known = list_workloads()
+    if name not in known:
+        raise CaptureError("unknown workload %r; known: %s" % (name, ", ".join(known)))
+    if WORKLOAD_DIR not in sys.path:
+        sys.path.insert(0, WORKLOAD_DIR)
+    return importlib.import_module(name)
+
+
+def _parse_param(text, defaults):
+    if "=" not in text:
+        raise CaptureError("--param expects KEY=VALUE, got %r" % text)
+    key, value = text.split("=", 1)
+    if key not in defaults:
+        raise CaptureError("unknown parameter %r; this workload has: %s"
+                           % (key, ", ".join(sorted(defaults))))
+    kind = type(defaults[key])
+    try:
+        if kind is bool:
+            return key, value.lower() in ("1", "true", "yes", "on")
+        return key, kind(value)
+    except ValueError:
+        raise CaptureError("parameter %s=%r is not a %s" % (key, value, kind.__name__))
+
+
+def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name=None):
+    module = load_workload(name)
+    params = dict(module.DEFAULTS)
+    for text in overrides:
+        key, value = _parse_param(text, module.DEFAULTS)
+        params[key] = value
+    params["seed"] = seed
+    # Threads first: some workloads measure per-op times while building.
+    _set_threads(threads)
+    torch.manual_seed(seed)
+    step_fn = module.build(params)
+    extra = None
+    if hasattr(module, "extra_meta"):
+        extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
+    return capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
+                   threads=threads, params=params, extra_meta=extra)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", action="append",
+                        help="bundled workload (repeatable); one of: %s"
+                        % ", ".join(list_workloads()))
+    parser.add_argument("--all", action="store_true", help="capture every bundled workload")
+    parser.add_argument("--list", action="store_true", help="print the bundled workloads and exit")
+    parser.add_argument("--out", help="output directory (required unless --list)")
+    parser.add_argument("--name", help="file stem (default: workload name; one workload only)")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a workload parameter (one workload only)")
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed warm-up steps (default 5)")
+    parser.add_argument("--steps", type=int, default=20,
+                        help="timed steps, >= %d (default 20)" % MIN_MEASURE_STEPS)
+    parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed (default 0)")
+    args = parser.parse_args(argv)
+
+    if args.list:
+        print("\n".join(list_workloads()))
+        return 0
+    names = list_workloads() if args.all else (args.workload or [])
+    try:
+        if not args.out:
+            raise CaptureError("give --out DIR")
+        if not names:
+            raise CaptureError("give --workload NAME or --all")
+        if (args.name or args.param) and len(names) != 1:
+            raise CaptureError("--name and --param apply to exactly one --workload")
+        for name in names:
+            meta = run_workload(name, args.out, args.param, args.seed, args.threads,
+                                args.warmup, args.steps, args.name)
+            print("%-16s %8.3f ms/iter (median of %d)  ET %s, %d nodes, threads %s  %s"
+                  % (meta["workload"], meta["iteration_ms"], len(meta["samples_ms"]),
+                     meta["et"]["schema"], meta["et"]["nodes"], meta["et"]["thread_ids"],
+                     meta["profiler_trace"]["file"] or "no profiler trace"))
+    except CaptureError as e:
+        print("capture.py: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

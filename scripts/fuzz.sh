@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Fuzzes the trace reader with libFuzzer for a bounded time and says how long
+# it ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
+# Crashing inputs are written to <build-dir>/crashes/ and fail the script.
+set -euo pipefail
+seconds="${1:-120}"
+build="${2:-build-fuzz}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+traces="${TRACETWIN_SHARED_TRACES:-$root/../shared/traces}"
+cd "$root"
+
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -g"
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTRACETWIN_BUILD_FUZZ=ON -DTRACETWIN_BUILD_TESTS=OFF -DTRACETWIN_BUILD_BENCH=OFF \
+  -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+cmake --build "$build" -j 2 --target trace_reader_fuzz
+
+# Seeds: the small shared traces (uncompressed and gzip), plus snippets that
+# reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
+corpus="$build/corpus"
+mkdir -p "$corpus" "$build/crashes"
+for t in pt2_triton_1.1.1_et.json.gz allgather_1.0.2_et.json.gz; do
+  [ -f "$traces/$t" ] || continue
+  cp "$traces/$t" "$corpus/$t"
+  gzip -dc "$traces/$t" > "$corpus/${t%.gz}"
+done
+printf '%s' '{"schema": "1.0.1", "nodes": [{"name": "aten::add", "id": 3, "parent": 1, "op_schema": "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "inputs": [[5,6,0,8,4,"cpu"],[7,8,0,8,4],"inf"], "input_shapes": [[2,4],[2,4],[]], "input_types": ["Tensor(float)","Tensor(float)","Double"], "outputs": [], "output_shapes": [], "output_types": []}, {"name": "[pytorch|profiler|execution_graph|process]", "id": 1, "parent": 1, "inputs": [], "input_shapes": [], "input_types": []}]}' > "$corpus/legacy.json"
+printf '%s' '{"schema": "1.1.1-chakra.0.0.4", "nodes": [{"id": 3, "name": "record_param_comms", "ctrl_deps": 1, "inputs": {"values": [[[[1,2,0,1,4,"cuda:0"],[3,0,0,0,0,""]]], ["0","pg"], "<None>"], "shapes": [[[[1],[]]],[[],[]],[]], "types": ["GenericList[GenericList[Tensor(float),Tensor(nullptr (uninitialized))]]","Tuple[String,String]","None"], "strides": [[[[1],[]]]]}, "outputs": {"values": [], "shapes": [], "types": []}, "attrs": [{"name": "collective_name", "type": "string", "value": "all_reduce"}, {"name": "in_split_size", "type": "string", "value": "[1, 2]"}]}, {"id": 1, "name": "[pytorch|profiler|execution_trace|process]", "ctrl_deps": 1, "attrs": []}]}' > "$corpus/modern.json"
+
+# -rss_limit_mb: the reader must stay within a few times the input (inputs are
+# capped at 1 MiB here); -timeout catches hangs.
+start=$(date +%s)
+set +e
+"$build/fuzz/trace_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=1048576 \
+  -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/crashes/" -print_final_stats=1 \
+  2>&1 | tail -n 25
+status=${PIPESTATUS[0]}
+set -e
+elapsed=$(( $(date +%s) - start ))
+if [ "$status" -ne 0 ]; then
+  echo "fuzz: FAILED after ${elapsed} s; reproducer(s) in $build/crashes/" >&2
+  exit 1
+fi
+echo "fuzz: trace reader ran clean for ${elapsed} s"

@@ -1,0 +1,184 @@
+// Malformed traces: each must raise InputError naming the file and the byte
+// offset or node id, and what was expected. Never a crash or a partial graph.
+#include <gtest/gtest.h>
+#include <libdeflate.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/trace_reader.h"
+#include "tests/core/trace_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::core {
+namespace {
+
+using testing::modernNode;
+using testing::modernTrace;
+using testing::TempDir;
+
+// Reads `bytes` from a file in a temp dir; returns the InputError message.
+std::string errorReading(const std::string& bytes, const std::string& name = "bad.json") {
+  TempDir dir;
+  const std::string path = dir.write(name, bytes);
+  try {
+    readTrace(path);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << "message should name the file: " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "no InputError for " << name;
+  return {};
+}
+
+std::string gzip(const std::string& data) {
+  std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
+      libdeflate_alloc_compressor(6), libdeflate_free_compressor);
+  std::string out(libdeflate_gzip_compress_bound(c.get(), data.size()), '\0');
+  out.resize(libdeflate_gzip_compress(c.get(), data.data(), data.size(), out.data(), out.size()));
+  return out;
+}
+
+bool has(const std::string& msg, const std::string& part) {
+  return msg.find(part) != std::string::npos;
+}
+
+const std::string kGood = modernTrace(
+    modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])",
+               "[[4]]", R"J(["Tensor(float)"])J"));
+
+TEST(BadInput, GoodTraceReads) {
+  TempDir dir;
+  EXPECT_EQ(readTrace(dir.write("good.json", kGood)).nodes().size(), 3u);
+  EXPECT_EQ(readTrace(dir.write("good.json.gz", gzip(kGood))).nodes().size(), 3u);
+}
+
+TEST(BadInput, EmptyAndWhitespaceFiles) {
+  EXPECT_TRUE(has(errorReading(""), "empty file"));
+  EXPECT_TRUE(has(errorReading(" \n\t "), "empty file"));
+}
+
+TEST(BadInput, NotJson) {
+  EXPECT_TRUE(has(errorReading("hello world"), "expected '{'"));
+  EXPECT_TRUE(has(errorReading("\x01\x02\x03\x04", "binary.json"), "not JSON"));
+}
+
+TEST(BadInput, TopLevelArray) {
+  EXPECT_TRUE(has(errorReading("[1, 2, 3]"), "top-level JSON array"));
+}
+
+TEST(BadInput, TruncatedAnywhereNeverReads) {
+  // Cut the good trace at many points: every prefix must be refused.
+  for (size_t cut = 1; cut + 1 < kGood.size(); cut += 7) {
+    const std::string msg = errorReading(kGood.substr(0, cut), "cut" + std::to_string(cut) + ".json");
+    EXPECT_FALSE(msg.empty()) << cut;
+  }
+}
+
+TEST(BadInput, UnknownSchemaListsTheKnownOnes) {
+  const std::string msg = errorReading(modernTrace("", "2.0.0"));
+  EXPECT_TRUE(has(msg, "unknown execution-trace schema \"2.0.0\"")) << msg;
+  EXPECT_TRUE(has(msg, "1.0.1, 1.0.2-chakra.0.0.4")) << msg;
+  EXPECT_TRUE(has(errorReading(modernTrace("", "banana")), "known:"));
+}
+
+TEST(BadInput, MissingOrWronglyTypedKeys) {
+  EXPECT_TRUE(has(errorReading(R"({"nodes": []})"), "missing key \"schema\""));
+  EXPECT_TRUE(has(errorReading(R"({"schema": "1.0.1"})"), "missing key \"nodes\""));
+  EXPECT_TRUE(has(errorReading(R"({"schema": 101, "nodes": []})"), "a string for \"schema\""));
+  EXPECT_TRUE(has(errorReading(R"({"schema": "1.0.1", "nodes": {}})"), "an array for \"nodes\""));
+  std::string bad_id = kGood;
+  bad_id.replace(bad_id.find("\"id\": 3"), 7, "\"id\": \"3\"");
+  const std::string msg = errorReading(bad_id);
+  EXPECT_TRUE(has(msg, "byte ")) << msg;
+  EXPECT_TRUE(has(msg, "an integer for the node \"id\"")) << msg;
+  std::string no_parent = kGood;
+  no_parent.replace(no_parent.find("\"ctrl_deps\": 2"), 14, "\"ctrl_depz\": 2");
+  EXPECT_TRUE(has(errorReading(no_parent), "(node 3): expected key \"ctrl_deps\""));
+}
+
+TEST(BadInput, WrongValueShapes) {
+  const std::string three_fields = modernTrace(modernNode(
+      3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor", "[[5,6,0]]", "[[4]]", R"J(["Tensor(float)"])J"));
+  const std::string msg = errorReading(three_fields);
+  EXPECT_TRUE(has(msg, "(node 3)")) << msg;
+  EXPECT_TRUE(has(msg, "5 or 6 tensor fields")) << msg;
+  const std::string count = modernTrace(modernNode(3, 2, "aten::relu", "", "[1, 2]", "[[],[]]", R"(["Int"])"));
+  EXPECT_TRUE(has(errorReading(count), "at most 1 values"));
+  const std::string int_as_string = modernTrace(modernNode(3, 2, "aten::relu", "", R"(["x"])", "[[]]", R"(["Int"])"));
+  EXPECT_TRUE(has(errorReading(int_as_string), "an integer for Int"));
+}
+
+TEST(BadInput, DanglingParentNamesTheNode) {
+  const std::string t = modernTrace(modernNode(3, 99, "aten::relu", ""));
+  const std::string msg = errorReading(t);
+  EXPECT_TRUE(has(msg, "node 3")) << msg;
+  EXPECT_TRUE(has(msg, "parent 99")) << msg;
+}
+
+TEST(BadInput, ParentCycle) {
+  const std::string t = modernTrace(modernNode(3, 4, "a", "") + ",\n" + modernNode(4, 3, "b", ""));
+  EXPECT_TRUE(has(errorReading(t), "parent cycle"));
+}
+
+TEST(BadInput, DuplicateIdsAndNoRoot) {
+  const std::string dup = modernTrace(modernNode(3, 2, "a", "") + ",\n" + modernNode(3, 2, "b", ""));
+  EXPECT_TRUE(has(errorReading(dup), "node id 3 appears twice"));
+  const std::string no_root = R"({"schema": "1.0.1", "nodes": [
+    {"name": "x", "id": 2, "parent": 3, "inputs": [], "input_shapes": [], "input_types": []},
+    {"name": "y", "id": 3, "parent": 2, "inputs": [], "input_shapes": [], "input_types": []}]})";
+  EXPECT_TRUE(has(errorReading(no_root), "no root node"));
+}
+
+TEST(BadInput, ObserverBugsMissingCommaAndUnterminatedString) {
+  std::string missing_comma = kGood;
+  missing_comma.erase(missing_comma.find(", \"ctrl_deps\""), 1);
+  const std::string msg = errorReading(missing_comma);
+  EXPECT_TRUE(has(msg, "byte ")) << msg;
+  std::string unterminated = kGood;
+  unterminated.erase(unterminated.find("relu\"") + 4, 1);
+  EXPECT_FALSE(errorReading(unterminated).empty());
+}
+
+TEST(BadInput, TrailingContentAfterTheObject) {
+  EXPECT_TRUE(has(errorReading(kGood + " {}"), "end of the document"));
+}
+
+TEST(BadInput, CorruptAndTruncatedGzip) {
+  const std::string gz = gzip(kGood);
+  std::string corrupt = gz;
+  for (size_t i = 20; i < corrupt.size() - 8; i += 13) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  EXPECT_TRUE(has(errorReading(corrupt, "corrupt.json.gz"), "gzip"));
+  EXPECT_TRUE(has(errorReading(gz.substr(0, gz.size() / 2), "half.json.gz"), "gzip"));
+  EXPECT_TRUE(has(errorReading(gz + "junk", "junk.json.gz"), "another gzip member"));
+}
+
+TEST(BadInput, MultiMemberGzipIsOneStream) {
+  const size_t half = kGood.size() / 2;
+  TempDir dir;
+  const std::string path =
+      dir.write("multi.json.gz", gzip(kGood.substr(0, half)) + gzip(kGood.substr(half)));
+  EXPECT_EQ(readTrace(path).nodes().size(), 3u);
+}
+
+TEST(BadInput, MissingFile) {
+  try {
+    readTrace("/nonexistent/trace.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), "/nonexistent/trace.json: cannot open"));
+  }
+}
+
+TEST(BadInput, DeepNestingIsRefusedNotAStackOverflow) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string t = modernTrace(modernNode(3, 2, "a", "", "[" + deep + "]", "[[]]", R"(["Object"])"));
+  EXPECT_TRUE(has(errorReading(t), "nested"));
+}
+
+}  // namespace
+}  // namespace tracetwin::core

@@ -1,0 +1,158 @@
+// Graphs built by hand: structure checks, classification and selection rules.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/errors.h"
+#include "core/graph.h"
+
+namespace tracetwin::core {
+namespace {
+
+Node makeNode(NodeId id, NodeId parent, const std::string& name, const std::string& schema = "") {
+  Node n;
+  n.id = id;
+  n.parent = parent;
+  n.name = name;
+  n.op_schema_text = schema;
+  return n;
+}
+
+// Root 1, thread 2, then whatever the test adds.
+Graph baseGraph() {
+  Graph g;
+  g.source_path = "hand.json";
+  g.addNode(makeNode(1, 1, "[pytorch|profiler|execution_trace|process]"));
+  g.addNode(makeNode(2, 1, "[pytorch|profiler|execution_trace|thread]"));
+  return g;
+}
+
+constexpr const char* kAdd = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+
+TEST(Graph, ChildrenSortedByIdWhateverTheFileOrder) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(5, 2, "b", kAdd));
+  g.addNode(makeNode(3, 2, "a", kAdd));
+  g.addNode(makeNode(4, 3, "c", kAdd));
+  g.finalize();
+  EXPECT_EQ(g.node(2).children, (std::vector<NodeId>{3, 5}));
+  EXPECT_EQ(g.node(3).children, (std::vector<NodeId>{4}));
+  EXPECT_EQ(g.threadRoots(), (std::vector<NodeId>{2}));
+  ASSERT_EQ(g.nodes().size(), 5u);
+  for (size_t i = 0; i < g.nodes().size(); ++i) EXPECT_EQ(g.nodes()[i].id, static_cast<NodeId>(i + 1));
+  EXPECT_EQ(g.findNode(42), nullptr);
+  EXPECT_THROW(g.node(42), InputError);
+}
+
+TEST(Graph, SchemasAreParsedAndBadOnesWarn) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 2, "aten::add", kAdd));
+  g.addNode(makeNode(4, 2, "weird::op", "weird::op(Tensor self"));
+  g.finalize();
+  ASSERT_TRUE(g.node(3).schema.has_value());
+  EXPECT_EQ(g.node(3).schema->overload, "Tensor");
+  EXPECT_FALSE(g.node(4).schema.has_value());
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_NE(g.warnings[0].find("node 4"), std::string::npos) << g.warnings[0];
+  EXPECT_EQ(g.node(4).category, NodeCategory::kCustom);  // still an operator
+}
+
+TEST(Graph, DanglingParentAndCyclesAreInputErrors) {
+  Graph dangling = baseGraph();
+  dangling.addNode(makeNode(3, 77, "x"));
+  try {
+    dangling.finalize();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("hand.json: node 3 (\"x\") has parent 77"), std::string::npos)
+        << e.what();
+  }
+  Graph cycle = baseGraph();
+  cycle.addNode(makeNode(3, 5, "x"));
+  cycle.addNode(makeNode(4, 3, "y"));
+  cycle.addNode(makeNode(5, 4, "z"));
+  EXPECT_THROW(cycle.finalize(), InputError);
+  Graph two_roots = baseGraph();
+  two_roots.addNode(makeNode(3, 3, "self"));
+  EXPECT_THROW(two_roots.finalize(), InputError);
+}
+
+TEST(Graph, DeepChainNeedsNoRecursion) {
+  Graph g = baseGraph();
+  for (NodeId id = 3; id < 100000; ++id) g.addNode(makeNode(id, id - 1, "label"));
+  g.finalize();
+  EXPECT_EQ(g.nodes().size(), 99999u);
+  EXPECT_TRUE(selectTopLevelOps(g).ops.empty());
+}
+
+TEST(Classify, MystiqueRules) {
+  Node n = makeNode(3, 2, "record_param_comms");
+  EXPECT_EQ(classifyNode(n), NodeCategory::kCommunication);
+  n = makeNode(3, 2, "c10d::allreduce_", "c10d::allreduce_(Tensor[] tensors) -> Tensor[]");
+  EXPECT_EQ(classifyNode(n), NodeCategory::kLabel);
+  n = makeNode(3, 2, "triton_poi_fused_0");
+  n.kernel_backend = "triton";
+  EXPECT_EQ(classifyNode(n), NodeCategory::kTriton);
+  n = makeNode(3, 2, "aten::add", kAdd);
+  EXPECT_EQ(classifyNode(n), NodeCategory::kAtenCompute);
+  n = makeNode(3, 2, "fbgemm::permute", "fbgemm::permute(Tensor a) -> Tensor");
+  EXPECT_EQ(classifyNode(n), NodeCategory::kCustom);
+  n = makeNode(3, 2, "## forward ##");
+  EXPECT_EQ(classifyNode(n), NodeCategory::kLabel);
+  EXPECT_STREQ(nodeCategoryName(NodeCategory::kTriton), "triton");
+}
+
+TEST(Selection, OperatorsAreKeptWithoutTheirChildrenAndLabelsAreDescended) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 2, "## forward ##"));
+  g.addNode(makeNode(4, 3, "aten::linear", kAdd));
+  g.addNode(makeNode(5, 4, "aten::addmm", kAdd));  // inside an operator: not selected
+  g.addNode(makeNode(6, 2, "record_param_comms"));
+  g.addNode(makeNode(7, 2, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+  g.addNode(makeNode(8, 7, "aten::stack", kAdd));  // under DataLoader: dropped
+  g.finalize();
+  const Selection sel = selectTopLevelOps(g);
+  EXPECT_EQ(sel.ops, (std::vector<NodeId>{4, 6}));
+  EXPECT_EQ(sel.comm_ops, 1);
+  EXPECT_FALSE(sel.window.has_value());
+}
+
+TEST(Selection, TwoProfilerStepsKeepOneIteration) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 2, "aten::zeros", kAdd));  // before the first step
+  g.addNode(makeNode(4, 2, "ProfilerStep#1"));
+  g.addNode(makeNode(5, 4, "aten::mm", kAdd));
+  g.addNode(makeNode(6, 4, "aten::relu", kAdd));
+  g.addNode(makeNode(7, 2, "ProfilerStep#2"));
+  g.addNode(makeNode(8, 7, "aten::mm", kAdd));
+  g.addNode(makeNode(9, 2, "ProfilerStep#3"));
+  g.addNode(makeNode(10, 9, "aten::mm", kAdd));
+  g.finalize();
+  const Selection sel = selectTopLevelOps(g);
+  EXPECT_EQ(sel.ops, (std::vector<NodeId>{5, 6}));
+  ASSERT_TRUE(sel.window.has_value());
+  EXPECT_EQ(*sel.window, std::make_pair(NodeId{4}, NodeId{7}));
+}
+
+TEST(Selection, OneProfilerStepKeepsEverything) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 2, "ProfilerStep#1"));
+  g.addNode(makeNode(4, 3, "aten::mm", kAdd));
+  g.addNode(makeNode(5, 2, "aten::mm", kAdd));
+  g.finalize();
+  EXPECT_EQ(selectTopLevelOps(g).ops, (std::vector<NodeId>{4, 5}));
+}
+
+TEST(Selection, OpsOfTwoThreadsComeInIdOrder) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 1, "[pytorch|profiler|execution_trace|thread]"));
+  g.addNode(makeNode(4, 2, "aten::a", kAdd));
+  g.addNode(makeNode(5, 3, "aten::b", kAdd));
+  g.addNode(makeNode(6, 2, "aten::c", kAdd));
+  g.finalize();
+  EXPECT_EQ(selectTopLevelOps(g).ops, (std::vector<NodeId>{4, 5, 6}));
+  EXPECT_EQ(g.threadRoots().size(), 2u);
+}
+
+}  // namespace
+}  // namespace tracetwin::core

@@ -1,0 +1,83 @@
+// Runs the built `tracetwin link` on the shared pairs and reads its JSON.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_paths.h"
+
+namespace {
+
+using tracetwin::testing::sharedTrace;
+using tracetwin::testing::tracetwinBinary;
+
+int run(const std::string& args) {
+  std::string cmd = tracetwinBinary() + " " + args + " > /dev/null 2>&1";
+  int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+class LinkCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(tracetwinBinary()))
+      GTEST_SKIP() << "tracetwin binary not built: " << tracetwinBinary();
+  }
+  std::string tmp(const std::string& name) { return ::testing::TempDir() + name; }
+};
+
+TEST_F(LinkCommand, LinearPairJson) {
+  std::string out = tmp("linear_link.json"), oh = tmp("linear_overheads.json");
+  ASSERT_EQ(
+      run("link " + sharedTrace("linear_1.0.1_et.json.gz") + " " +
+          sharedTrace("linear_kineto.json.gz") + " --json-out " + out + " --overheads-out " + oh),
+      0);
+  nlohmann::json j = readJson(out);
+  EXPECT_EQ(j["top_level_ops"], 320);
+  EXPECT_GE(j["match_rate"].get<double>(), 0.98);
+  EXPECT_GE(j["kernels_matched"].get<double>() / j["kernels"].get<double>(), 0.99);
+  EXPECT_GT(j["iteration_ms"].get<double>(), 0.0);
+  EXPECT_EQ(j["streams"], nlohmann::json::array({7}));
+  EXPECT_EQ(j["ops"].size(), 320u);
+  nlohmann::json o = readJson(oh);
+  EXPECT_EQ(o["format"], "tracetwin-overheads/1");
+  for (const char* t : {"t1", "t2", "t3", "t4", "t5"}) EXPECT_TRUE(o[t].contains("__all__")) << t;
+  EXPECT_TRUE(o["t4"].contains("cudaLaunchKernel"));
+}
+
+TEST_F(LinkCommand, RanksModeReportsEveryRankAndTheSpread) {
+  std::string out = tmp("ranks.json");
+  ASSERT_EQ(run("link --ranks " + sharedTrace("dlrm_8rank") + " --json-out " + out), 0);
+  nlohmann::json j = readJson(out);
+  ASSERT_EQ(j["ranks"].size(), 8u);
+  double max_iteration = 0;
+  for (size_t r = 0; r < 8; ++r) {
+    const auto& row = j["ranks"][r];
+    EXPECT_EQ(row["rank"], r);
+    EXPECT_GE(row["match_rate"].get<double>(), 0.98);
+    EXPECT_GT(row["comm_ms"].get<double>(), 0.0);
+    max_iteration = std::max(max_iteration, row["iteration_ms"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(j["spread"]["iteration_ms"]["max"].get<double>(), max_iteration);
+}
+
+TEST_F(LinkCommand, BadInputsExitWithInputError) {
+  std::string bad = tmp("not_json.kineto.json");
+  std::ofstream(bad) << "{\"traceEvents\": [";
+  EXPECT_EQ(run("link " + sharedTrace("linear_1.0.1_et.json.gz") + " " + bad), 2);
+  EXPECT_EQ(run("link " + sharedTrace("linear_1.0.1_et.json.gz")), 2);  // KINETO missing
+  EXPECT_EQ(run("link --ranks " + tmp("no_such_dir")), 2);
+}
+
+}  // namespace

@@ -1,0 +1,132 @@
+#include "predictors/device_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+#include "predictors/system_spec.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using ::testing::HasSubstr;
+using tracetwin::testing::sourcePath;
+
+const char* kMinimal = R"(name: test-gpu
+kind: gpu
+peak_tflops: {float32: 10, bfloat16: 100}
+memory_gb: 16
+memory_bandwidth_gbps: 1000
+compute_units: 80
+clock_mhz: 1500
+)";
+
+std::string errorOf(const std::string& text) {
+  try {
+    parseDeviceSpec(text, "spec.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(DeviceSpec, ShippedDevicesLoadWithDatasheetFigures) {
+  DeviceSpec h100 = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
+  EXPECT_EQ(h100.name, "H100-SXM5-80GB");
+  EXPECT_DOUBLE_EQ(h100.peakFlops(core::DType::kBFloat16), 989e12);
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth, 3350e9);
+  EXPECT_EQ(h100.compute_units, 132);
+  EXPECT_EQ(h100.lastLevelCacheBytes(), 50LL * 1024 * 1024);
+  ASSERT_NE(h100.findLink("nvlink"), nullptr);
+  EXPECT_DOUBLE_EQ(h100.findLink("nvlink")->bandwidth, 450e9);
+  for (const char* f : {"a100", "h200", "b200"}) {
+    DeviceSpec d = loadDeviceSpec(sourcePath(std::string("configs/devices/") + f + ".yaml"));
+    EXPECT_GT(d.peakFlops(core::DType::kFloat16), d.peakFlops(core::DType::kFloat32)) << f;
+    EXPECT_FALSE(d.sources.empty()) << f;
+  }
+  EXPECT_DOUBLE_EQ(loadDeviceSpec(sourcePath("configs/devices/h200.yaml")).memory_bandwidth, 4800e9);
+}
+
+TEST(DeviceSpec, RidgePointIsPeakOverBandwidth) {
+  DeviceSpec d = parseDeviceSpec(kMinimal, "x");
+  EXPECT_DOUBLE_EQ(d.ridgePoint(core::DType::kBFloat16), 100e12 / 1000e9);
+  // int64 has no entry: falls back to float32.
+  EXPECT_DOUBLE_EQ(d.peakFlops(core::DType::kInt64), 10e12);
+}
+
+TEST(DeviceSpec, UnknownKeyNamesLineAndColumn) {
+  std::string text = std::string(kMinimal) + "memroy_gb: 3\n";
+  EXPECT_THAT(errorOf(text), HasSubstr("spec.yaml:8:1: unknown key 'memroy_gb'"));
+  std::string nested = R"(name: g
+kind: gpu
+peak_tflops: {float32: 10, fp8: 4}
+memory_gb: 16
+memory_bandwidth_gbps: 1000
+compute_units: 80
+clock_mhz: 1500
+)";
+  EXPECT_THAT(errorOf(nested), HasSubstr("spec.yaml:3:28: unknown key 'fp8' in peak_tflops"));
+}
+
+TEST(DeviceSpec, MissingKeyAndWrongTypeAreErrors) {
+  std::string missing = kMinimal;
+  missing.erase(missing.find("clock_mhz"));
+  EXPECT_THAT(errorOf(missing), HasSubstr("missing key 'clock_mhz' in device"));
+  std::string wrong = kMinimal;
+  wrong.replace(wrong.find("1000"), 4, "fast");
+  EXPECT_THAT(errorOf(wrong), HasSubstr("spec.yaml:5:24: 'memory_bandwidth_gbps' must be a number"));
+  std::string negative = kMinimal;
+  negative.replace(negative.find("80"), 2, "-8");
+  EXPECT_THAT(errorOf(negative), HasSubstr("'compute_units' must be a positive integer"));
+  EXPECT_THAT(errorOf("name: [unclosed\n"), HasSubstr("YAML syntax error"));
+  std::string kind = kMinimal;
+  kind.replace(kind.find("kind: gpu") + 6, 3, "tpu");
+  EXPECT_THAT(errorOf(kind), HasSubstr("spec.yaml:2:7: 'kind' must be 'gpu' or 'cpu'"));
+}
+
+TEST(DeviceSpec, SaveThenLoadRoundTrips) {
+  DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  auto path = std::filesystem::temp_directory_path() / "tracetwin_spec_roundtrip.yaml";
+  saveDeviceSpec(d, path.string());
+  DeviceSpec back = loadDeviceSpec(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.name, d.name);
+  EXPECT_EQ(back.peak_flops, d.peak_flops);
+  EXPECT_NEAR(back.memory_bandwidth, d.memory_bandwidth, 1e-3);
+  EXPECT_EQ(back.compute_units, d.compute_units);
+  ASSERT_EQ(back.links.size(), d.links.size());
+  EXPECT_NEAR(back.links[0].latency, d.links[0].latency, 1e-12);
+  EXPECT_EQ(back.sources, d.sources);
+}
+
+TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
+  SystemSpec s = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
+  EXPECT_EQ(s.worldSize(), 8);
+  EXPECT_EQ(s.device.name, "H100-SXM5-80GB");
+  EXPECT_EQ(s.linkFor(8).name, "nvlink");
+  EXPECT_EQ(s.linkFor(16).name, "infiniband");
+  EXPECT_DOUBLE_EQ(s.linkFor(16).bandwidth, 50e9);
+  EXPECT_NO_THROW(loadSystemSpec(sourcePath("configs/systems/dgx-a100.yaml")));
+}
+
+TEST(SystemSpec, TopologyMustNameADefinedLink) {
+  auto path = std::filesystem::temp_directory_path() / "tracetwin_bad_system.yaml";
+  std::ofstream(path) << "name: x\ndevice: " << sourcePath("configs/devices/h100.yaml")
+                      << "\ndevices_per_node: 8\nnodes: 2\ntopology:\n  intra_node: nvlink\n"
+                         "  inter_node: ethernet\nlinks:\n  - {name: nvlink, bandwidth_gbps: 450, latency_us: 2}\n";
+  try {
+    loadSystemSpec(path.string());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(":7:15: topology.inter_node names link 'ethernet'"));
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

@@ -1,0 +1,149 @@
+#include "predictors/model_set.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <unistd.h>  // getpid: one scratch directory per test process
+
+#include "core/errors.h"
+#include "predictors/analytic_models.h"
+#include "predictors/training.h"
+#include "tests/predictors/node_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using namespace tracetwin::testing;
+
+class ModelSetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tracetwin_models_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A ModelSet with an XGBoost GEMM model fitted on 200 synthetic mm samples.
+  ModelSet fitted() {
+    DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
+    std::mt19937_64 rng(1);
+    std::vector<MeasuredOp> samples;
+    for (int i = 0; i < 200; ++i) {
+      int64_t m = int64_t{1} << (5 + rng() % 8), n = int64_t{1} << (5 + rng() % 8), k = int64_t{1} << (5 + rng() % 8);
+      double t = 3 + 2.0 * m * n * k / 500e12 * 1e6;
+      samples.push_back({opNode("aten::mm", {tensor({m, k}), tensor({k, n})}, {tensor({m, n})}), t, d.name, {}});
+    }
+    ModelSet set;
+    FitOptions opts;
+    opts.torch_version = "1.13.1";
+    opts.xgb_rounds = 30;
+    fitModels(samples, d, opts, &set);
+    return set;
+  }
+
+  std::string loadError(const std::string& expected_device = "") {
+    try {
+      ModelSet::load(dir_.string(), expected_device);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
+  ModelSet set = fitted();
+  set.overheads.t[0]["aten::mm"] = {7.5, 1.0, 10};
+  set.save(dir_.string());
+  EXPECT_TRUE(fs::exists(dir_ / "manifest.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "gemm.xgb.json"));
+  ModelSet back = ModelSet::load(dir_.string(), "H100-SXM5-80GB");
+  EXPECT_EQ(back.device.name, "H100-SXM5-80GB");
+  EXPECT_EQ(back.torch_version, "1.13.1");
+  EXPECT_FALSE(back.created.empty());
+  EXPECT_DOUBLE_EQ(back.overheads.us(Overhead::kT1, "aten::mm"), 7.5);
+  ASSERT_NE(back.model("gemm"), nullptr);
+  EXPECT_EQ(back.model("gemm")->kind(), "xgboost");
+  OpFeatures f = computeFeatures(opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
+  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device), set.model("gemm")->predictUs(f, set.device), 1e-3);
+}
+
+TEST_F(ModelSetTest, MissingModelFileIsNamed) {
+  fitted().save(dir_.string());
+  fs::remove(dir_ / "gemm.xgb.json");
+  EXPECT_THAT(loadError(), HasSubstr("gemm.xgb.json: model file of family 'gemm' missing"));
+}
+
+TEST_F(ModelSetTest, MissingManifestIsNamed) {
+  fs::create_directories(dir_);
+  EXPECT_THAT(loadError(), HasSubstr("manifest.json: missing"));
+}
+
+TEST_F(ModelSetTest, StaleFormatVersionAndDeviceMismatchAreErrors) {
+  fitted().save(dir_.string());
+  EXPECT_THAT(loadError("A100-SXM4-80GB"), HasSubstr("calibrated on 'H100-SXM5-80GB', expected 'A100-SXM4-80GB'"));
+  std::ifstream in(dir_ / "manifest.json");
+  nlohmann::json j;
+  in >> j;
+  j["format_version"] = 0;
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("manifest.json: stale model set: format version 0"));
+}
+
+TEST_F(ModelSetTest, UnknownModelKindListsKnownOnes) {
+  ModelSet set;
+  set.device = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
+  set.setModel("view", std::make_shared<ConstantModel>());
+  set.save(dir_.string());
+  std::ifstream in(dir_ / "manifest.json");
+  nlohmann::json j;
+  in >> j;
+  j["models"]["view"]["kind"] = "neural";
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("unknown model kind 'neural' (known: alpha_beta, bandwidth_curve"));
+}
+
+TEST(ModelSet, UnknownFamilyIsRejected) {
+  ModelSet set;
+  try {
+    set.setModel("gemmm", std::make_shared<ConstantModel>());
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown op family 'gemmm' (known: gemm, conv"));
+  }
+}
+
+TEST(Overheads, ReadsLinkFormatAndRejectsBadFiles) {
+  auto path = fs::temp_directory_path() / "tracetwin_overheads_test.json";
+  std::ofstream(path) << R"({"format":"tracetwin-overheads/1","sources":["x.json"],
+    "t1":{"__all__":{"median_us":4.5,"iqr_us":1,"count":10}},
+    "t2":{"aten::mm":{"median_us":11,"iqr_us":2,"count":3}},"t3":{},"t4":{},"t5":{}})";
+  OverheadTable t = loadOverheads(path.string());
+  EXPECT_DOUBLE_EQ(t.us(Overhead::kT1, "aten::relu"), 4.5);
+  EXPECT_DOUBLE_EQ(t.us(Overhead::kT2, "aten::mm"), 11);
+  bool used_default = false;
+  EXPECT_DOUBLE_EQ(t.us(Overhead::kT4, "aten::mm", &used_default), defaultOverheadUs(Overhead::kT4));
+  EXPECT_TRUE(used_default);
+  std::ofstream(path) << R"({"format":"tracetwin-overheads/1","t1":{"__all__":{"median_us":"x","iqr_us":1,"count":1}}})";
+  try {
+    loadOverheads(path.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("t1[\"__all__\"]: expected number 'median_us'"));
+  }
+  std::ofstream(path) << R"({"format":"other"})";
+  EXPECT_THROW(loadOverheads(path.string()), InputError);
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

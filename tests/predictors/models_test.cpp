@@ -1,0 +1,170 @@
+// Formulas of the analytic models, checked against hand-computed numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "predictors/analytic_models.h"
+#include "predictors/comm_model.h"
+#include "predictors/cross_device.h"
+#include "predictors/feature_shapes.h"
+#include "predictors/features.h"
+#include "tests/predictors/node_builder.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+DeviceSpec gpu(double tflops, double gbps, int64_t sms, double mhz) {
+  DeviceSpec d;
+  d.name = "g";
+  d.peak_flops = {{"float32", tflops * 1e12}, {"bfloat16", tflops * 1e12}};
+  d.memory_bandwidth = gbps * 1e9;
+  d.compute_units = sms;
+  d.clock_hz = mhz * 1e6;
+  return d;
+}
+
+TEST(GemmFeatures, AddmmUsesMat1AndMat2) {
+  core::Node n = opNode("aten::addmm", {tensor({64}), tensor({128, 256}), tensor({256, 64})}, {tensor({128, 64})});
+  OpFeatures f = computeFeatures(n);
+  EXPECT_EQ(f.family, "gemm");
+  EXPECT_DOUBLE_EQ(f.flops, 2.0 * 128 * 64 * 256);
+  EXPECT_DOUBLE_EQ(f.bytes, (128.0 * 256 + 256 * 64 + 128 * 64) * 4);
+  ASSERT_EQ(f.x.size(), featureCount("gemm"));
+  EXPECT_FLOAT_EQ(f.x[0], 7.0f);  // log2 M
+}
+
+TEST(GemmFeatures, LinearFoldsLeadingDimsAndBmmHasBatch) {
+  core::Node lin = opNode("aten::linear", {tensor({4, 32, 512}), tensor({1024, 512})}, {tensor({4, 32, 1024})});
+  EXPECT_DOUBLE_EQ(computeFeatures(lin).flops, 2.0 * 128 * 1024 * 512);
+  core::Node bmm = opNode("aten::bmm", {tensor({8, 64, 32}), tensor({8, 32, 16})}, {tensor({8, 64, 16})});
+  EXPECT_DOUBLE_EQ(computeFeatures(bmm).flops, 2.0 * 8 * 64 * 16 * 32);
+}
+
+TEST(ConvFeatures, OutputSizeFromStridePaddingDilation) {
+  core::Node n = opNode("aten::convolution",
+                        {tensor({32, 64, 56, 56}), tensor({128, 64, 3, 3}), tensor({128}), intList({2, 2}),
+                         intList({1, 1}), intList({1, 1}), intValue(0), intList({0, 0}), intValue(1)},
+                        {tensor({32, 128, 28, 28})},
+                        {"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                         "output_padding", "groups"});
+  OpFeatures f = computeFeatures(n);
+  EXPECT_EQ(f.family, "conv");
+  // (56 + 2 - 2 - 1) / 2 + 1 = 28
+  EXPECT_DOUBLE_EQ(f.flops, 2.0 * 32 * 128 * 28 * 28 * 64 * 9);
+}
+
+TEST(EmbeddingFeatures, PoissonHistogramMatchesTheory) {
+  // lambda = 1: P(k | k >= 1) = e^-1 / k! / (1 - e^-1).
+  std::vector<double> h = poissonReuseHistogram(1000, 1000);
+  double touched = 1 - std::exp(-1.0);
+  EXPECT_NEAR(h[0], std::exp(-1.0) / touched, 1e-9);
+  EXPECT_NEAR(h[1], std::exp(-1.0) / 2 / touched, 1e-9);
+  double sum = 0;
+  for (double x : h) sum += x;
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+  // Very sparse access: nearly every index unique.
+  EXPECT_NEAR(uniqueFraction(poissonReuseHistogram(100, 1e7)), 1.0, 1e-3);
+}
+
+TEST(EmbeddingFeatures, BagSizesFromIndicesAndOffsets) {
+  core::Node n = opNode("aten::embedding_bag",
+                        {tensor({100000, 64}), tensor({4096 * 20}, core::DType::kInt64),
+                         tensor({4097}, core::DType::kInt64)},
+                        {tensor({4096, 64})});
+  OpFeatures f = computeFeatures(n);
+  EXPECT_EQ(f.family, "embedding_bag");
+  EXPECT_FLOAT_EQ(f.x[0], static_cast<float>(std::log2(4096.0)));  // batch
+  EXPECT_FLOAT_EQ(f.x[2], static_cast<float>(std::log2(20.0)));    // pooling
+  EXPECT_DOUBLE_EQ(f.table_bytes, 100000.0 * 64 * 4);
+}
+
+TEST(Roofline, TakesTheBindingRoof) {
+  DeviceSpec d = gpu(100, 1000, 100, 1000);
+  RooflineModel m;
+  m.t0_us = 2;
+  m.compute_eff = 0.5;
+  m.memory_eff = 1.0;
+  OpFeatures f;
+  f.flops = 1e9;   // 1e9 / 50e12 = 20 us
+  f.bytes = 1e6;   // 1e6 / 1e12 = 1 us
+  EXPECT_NEAR(m.predictUs(f, d), 22.0, 1e-9);
+  f.bytes = 1e8;   // 100 us memory-bound
+  EXPECT_NEAR(m.predictUs(f, d), 102.0, 1e-9);
+}
+
+TEST(BandwidthCurve, InterpolatesBetweenKnotsInLogSize) {
+  BandwidthCurveModel m;
+  m.t0_us = 1;
+  m.knots_log2_bytes = {10, 20};
+  m.knots_bandwidth = {1e9, 3e9};
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(1 << 15), 2e9);
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(1), 1e9);
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(1e12), 3e9);
+  m.op_factor["aten::cat"] = 2.0;
+  OpFeatures f;
+  f.op = "aten::cat";
+  f.bytes = 1 << 20;  // at 3e9 B/s: 349.5 us
+  DeviceSpec d = gpu(100, 1000, 1, 1);
+  EXPECT_NEAR(m.predictUs(f, d), 1 + 2 * (1 << 20) / 3e9 * 1e6, 1e-9);
+}
+
+TEST(AlphaBeta, RingFormulasAndBusBandwidthFactors) {
+  AlphaBetaTerms ar = alphaBetaTerms("all_reduce", 8);
+  EXPECT_DOUBLE_EQ(ar.latency_steps, 14);      // 2(p-1)
+  EXPECT_DOUBLE_EQ(ar.byte_factor, 14.0 / 8);  // 2(p-1)/p
+  AlphaBetaTerms ag = alphaBetaTerms("_allgather_base", 4);
+  EXPECT_DOUBLE_EQ(ag.latency_steps, 3);
+  EXPECT_DOUBLE_EQ(ag.byte_factor, 0.75);
+  EXPECT_DOUBLE_EQ(alphaBetaTerms("all_reduce", 1).byte_factor, 0.0);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor("allreduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor("reduce_scatter", 8), 0.875);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor("all_to_all", 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor("broadcast", 8), 1.0);
+  // 1 GB all-reduce over 8 ranks in 10 ms: algbw 100 GB/s, busbw 175 GB/s.
+  EXPECT_NEAR(busBandwidth("all_reduce", 8, 1e9, 0.01), 175e9, 1);
+
+  AlphaBetaModel m;
+  m.fallback = {5e-6, 1.0 / 100e9};
+  OpFeatures f;
+  f.collective = "all_reduce";
+  f.world_size = 8;
+  f.message_bytes = 1e8;
+  // 14 * 5 us + 1.75 * 1e8 / 100e9 s = 70 us + 1750 us
+  EXPECT_NEAR(m.predictUs(f, gpu(1, 1, 1, 1)), 1820.0, 1e-6);
+}
+
+TEST(CacheModel, ResidentTablesReadAtCacheBandwidth) {
+  DeviceSpec d = gpu(100, 1000, 1, 1);
+  d.caches = {{"L2", 1 << 20, 4000e9}};
+  OpFeatures f;
+  f.gathered_bytes = 1e6;
+  f.bytes = 1e6;
+  f.unique_fraction = 1.0;
+  f.table_bytes = 1 << 19;  // fits: all hits
+  EXPECT_NEAR(CacheModel::memoryTimeUs(f, d), 1e6 / 4000e9 * 1e6, 1e-9);
+  f.table_bytes = 1e12;     // ~no residency, no reuse: DRAM
+  EXPECT_NEAR(CacheModel::memoryTimeUs(f, d), 1e6 / 1000e9 * 1e6, 1e-3);
+}
+
+TEST(Habitat, ScalingFollowsTheFormula) {
+  DeviceSpec o = gpu(312, 2039, 108, 1410);
+  DeviceSpec dst = gpu(989, 3350, 132, 1980);
+  // Memory-bound (gamma 1): bandwidth ratio only.
+  EXPECT_NEAR(habitatScale(100, 1.0, o, dst), 100 * 2039.0 / 3350, 1e-9);
+  // Compute-bound (gamma 0): clock and SM ratios.
+  EXPECT_NEAR(habitatScale(100, 0.0, o, dst), 100 * (1410.0 / 1980) * (108.0 / 132), 1e-9);
+  double g = 0.3;
+  EXPECT_NEAR(habitatScale(100, g, o, dst),
+              100 * std::pow(2039.0 / 3350, g) * std::pow(1410.0 / 1980, 1 - g) * std::pow(108.0 / 132, 1 - g), 1e-9);
+  // Gamma from intensity against the destination's ridge point.
+  double ridge = dst.ridgePoint(core::DType::kFloat32);
+  EXPECT_DOUBLE_EQ(habitatGamma(ridge * 1e6, 1e6, core::DType::kFloat32, dst), 0.5);
+  EXPECT_DOUBLE_EQ(habitatGamma(ridge * 1e6 / 8, 1e6, core::DType::kFloat32, dst), 1.0);
+  EXPECT_DOUBLE_EQ(habitatGamma(ridge * 1e6 * 8, 1e6, core::DType::kFloat32, dst), 0.0);
+  EXPECT_DOUBLE_EQ(habitatGamma(0, 1e6, core::DType::kFloat32, dst), 1.0);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

@@ -1,0 +1,75 @@
+// Hand-built trace nodes for predictor tests: tensors with shapes and dtypes,
+// int/list arguments, and a schema with argument names where needed.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tracetwin::testing {
+
+inline core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::DType::kFloat32,
+                          int64_t storage = 0, std::string device = "cuda:0") {
+  static int64_t next_id = 1000;
+  core::Value v;
+  v.kind = core::ValueKind::kTensor;
+  v.type = dtype == core::DType::kInt64 ? "Tensor(long)" : "Tensor(float)";
+  v.tensor.tensor_id = ++next_id;
+  v.tensor.storage_id = storage ? storage : next_id;
+  v.tensor.dtype = dtype;
+  v.tensor.itemsize = core::DType::kFloat16 == dtype || core::DType::kBFloat16 == dtype ? 2
+                      : (dtype == core::DType::kInt64 || dtype == core::DType::kFloat64) ? 8 : 4;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  v.tensor.numel = n;
+  v.tensor.shape = std::move(shape);
+  v.tensor.device = std::move(device);
+  return v;
+}
+
+inline core::Value intValue(int64_t x) {
+  core::Value v;
+  v.kind = core::ValueKind::kInt;
+  v.type = "Int";
+  v.int_value = x;
+  return v;
+}
+
+inline core::Value intList(std::vector<int64_t> xs) {
+  core::Value v;
+  v.kind = core::ValueKind::kList;
+  v.type = "GenericList[Int]";
+  for (int64_t x : xs) v.elements.push_back(intValue(x));
+  return v;
+}
+
+inline core::Value stringValue(std::string s) {
+  core::Value v;
+  v.kind = core::ValueKind::kString;
+  v.type = "String";
+  v.string_value = std::move(s);
+  return v;
+}
+
+inline core::Node opNode(std::string name, std::vector<core::Value> inputs, std::vector<core::Value> outputs,
+                         std::vector<std::string> arg_names = {}) {
+  core::Node n;
+  n.name = std::move(name);
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  n.op_schema_text = n.name + "(...)";
+  n.category = core::NodeCategory::kAtenCompute;
+  if (!arg_names.empty()) {
+    core::OpSchema s;
+    s.ns = "aten";
+    s.name = n.name.substr(6);
+    for (std::string& a : arg_names) s.arguments.push_back({a, "", std::nullopt, false, false, ""});
+    n.schema = s;
+  }
+  return n;
+}
+
+}  // namespace tracetwin::testing

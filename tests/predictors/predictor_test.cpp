@@ -1,0 +1,159 @@
+#include "predictors/predictor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/trace_reader.h"
+#include "predictors/analytic_models.h"
+#include "predictors/comm_model.h"
+#include "tests/predictors/node_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+DeviceSpec h100() { return loadDeviceSpec(sourcePath("configs/devices/h100.yaml")); }
+
+// Every family except triton/other, from the spec's fallbacks with a few
+// parameters changed so the ModelSet is distinguishable from the fallback.
+ModelSet handMadeModels(const DeviceSpec& d) {
+  ModelSet set;
+  set.device = d;
+  auto gemm = std::make_shared<RooflineModel>();
+  gemm->t0_us = 4;
+  gemm->compute_eff = 0.7;
+  set.setModel("gemm", gemm);
+  set.setModel("conv", std::make_shared<RooflineModel>());
+  set.setModel("embedding_bag", std::make_shared<CacheModel>());
+  for (const char* f : {"elementwise", "reduction", "norm", "softmax", "copy"}) {
+    set.setModel(f, BandwidthCurveModel::fromDevice(d));
+  }
+  set.setModel("view", familyEntry("view").fallback(d));
+  set.setModel("comm", AlphaBetaModel::fromDevice(d));
+  return set;
+}
+
+core::Node withIds(core::Node n, core::NodeId id, core::NodeId parent, const std::string& schema) {
+  n.id = id;
+  n.parent = parent;
+  n.tid = 1;
+  n.op_schema_text = schema;
+  return n;
+}
+
+// root(1) -> thread(2) -> mm(3), relu(4), view(5), item(6), my_op(7)
+core::Graph smallGraph() {
+  core::Graph g;
+  core::Node root;
+  root.id = 1;
+  root.parent = 1;
+  root.name = "[pytorch|profiler|execution_trace|process]";
+  core::Node thread;
+  thread.id = 2;
+  thread.parent = 1;
+  thread.name = "[pytorch|profiler|execution_trace|thread]";
+  g.addNode(root);
+  g.addNode(thread);
+  g.addNode(withIds(opNode("aten::mm", {tensor({1024, 1024}), tensor({1024, 1024})}, {tensor({1024, 1024})}), 3, 2,
+                    "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  g.addNode(withIds(opNode("aten::relu", {tensor({1024, 1024})}, {tensor({1024, 1024})}), 4, 2,
+                    "aten::relu(Tensor self) -> Tensor"));
+  g.addNode(withIds(opNode("aten::view", {tensor({1024, 1024}), intList({-1})}, {tensor({1048576})}), 5, 2,
+                    "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"));
+  g.addNode(withIds(opNode("aten::item", {tensor({1})}, {}), 6, 2, "aten::item(Tensor self) -> Scalar"));
+  g.addNode(withIds(opNode("aten::my_custom_op", {tensor({1 << 20})}, {tensor({1 << 20})}), 7, 2,
+                    "aten::my_custom_op(Tensor self) -> Tensor"));
+  g.finalize();
+  return g;
+}
+
+TEST(Predictor, SmallGraphAccountsForEveryOp) {
+  DeviceSpec d = h100();
+  ModelSet set = handMadeModels(d);
+  Prediction p = predictGraph(smallGraph(), set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 5u);
+  EXPECT_EQ(p.per_op[0].family, "gemm");
+  EXPECT_EQ(p.per_op[0].model, "roofline");
+  // 2 * 1024^3 flop at 0.7 * 67 TFLOP/s (float32) + 4 us.
+  EXPECT_NEAR(p.per_op[0].predicted_us, 4 + 2.0 * std::pow(1024.0, 3) / (0.7 * 67e12) * 1e6, 1e-6);
+  EXPECT_EQ(p.per_op[2].family, "view");
+  EXPECT_DOUBLE_EQ(p.per_op[2].predicted_us, 0.0);  // no kernel on a GPU
+  // The custom op has no family model: predicted from the spec and reported.
+  ASSERT_EQ(p.unmodelled_ops.size(), 1u);
+  EXPECT_EQ(p.unmodelled_ops[0].name, "aten::my_custom_op");
+  EXPECT_EQ(p.unmodelled_ops[0].model, "fallback:bandwidth_curve");
+  EXPECT_GT(p.unmodelled_ops[0].predicted_us, 0.0);
+  double device_sum = 0;
+  for (const OpPrediction& o : p.per_op) device_sum += o.predicted_us;
+  EXPECT_NEAR(p.breakdown.device_active_ms, device_sum / 1000, 1e-9);  // one stream: no overlap
+  EXPECT_NEAR(p.breakdown.device_active_ms + p.breakdown.device_idle_ms, p.iteration_ms, 1e-9);
+  EXPECT_FALSE(p.notes.empty());  // default overheads were used, and said so
+}
+
+TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
+  DeviceSpec d = h100();
+  ModelSet set = handMadeModels(d);
+  PredictOptions slow;
+  slow.overheads = OverheadTable{};
+  slow.overheads->t[0][kAllOps] = {500.0, 0, 1};  // 0.5 ms between ops
+  Prediction p = predictGraph(smallGraph(), set, slow);
+  EXPECT_GT(p.iteration_ms, 5 * 0.5);
+  EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
+}
+
+TEST(Predictor, TargetDeviceScalesTimes) {
+  DeviceSpec d = h100();
+  ModelSet set = handMadeModels(d);
+  PredictOptions to_a100;
+  to_a100.target = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  Prediction on_h100 = predictGraph(smallGraph(), set, PredictOptions{});
+  Prediction on_a100 = predictGraph(smallGraph(), set, to_a100);
+  EXPECT_EQ(on_a100.device, "A100-SXM4-80GB");
+  // relu is memory-bound (gamma 1): time scales by the bandwidth ratio.
+  EXPECT_NEAR(on_a100.per_op[1].predicted_us / on_h100.per_op[1].predicted_us, 3350.0 / 2039, 1e-6);
+  EXPECT_GT(on_a100.per_op[0].predicted_us, on_h100.per_op[0].predicted_us);
+}
+
+TEST(Predictor, ResnetTraceOnH100GivesASaneIteration) {
+  core::Graph g = core::readTrace(sharedTrace("resnet_1.1.0_et.json.gz"));
+  DeviceSpec d = h100();
+  Prediction p = predictGraph(g, handMadeModels(d), PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 1237u);
+  std::map<std::string, int> families;
+  for (const OpPrediction& o : p.per_op) {
+    EXPECT_TRUE(std::isfinite(o.predicted_us) && o.predicted_us >= 0) << o.name;
+    EXPECT_FALSE(o.model.empty()) << o.name;
+    ++families[o.family];
+  }
+  EXPECT_GT(families["conv"], 50);
+  EXPECT_EQ(families["comm"], 9);
+  for (const OpPrediction& o : p.unmodelled_ops) EXPECT_EQ(o.model.rfind("fallback:", 0), 0u) << o.name;
+  // ResNet training step on one H100: well above 1 ms, well below 1 s.
+  EXPECT_GT(p.iteration_ms, 1.0);
+  EXPECT_LT(p.iteration_ms, 1000.0);
+  EXPECT_LE(p.breakdown.device_active_ms, p.iteration_ms + 1e-9);
+  nlohmann::json j = predictionToJson(p);
+  EXPECT_EQ(j["per_op"].size(), 1237u);
+  EXPECT_TRUE(j.contains("unmodelled_ops"));
+  EXPECT_DOUBLE_EQ(j["iteration_ms"].get<double>(), p.iteration_ms);
+}
+
+TEST(Predictor, CpuDeviceRunsEverythingOnTheThread) {
+  DeviceSpec cpu = h100();
+  cpu.kind = DeviceKind::kCpu;
+  cpu.name = "host";
+  ModelSet set = handMadeModels(cpu);
+  Prediction p = predictGraph(smallGraph(), set, PredictOptions{});
+  double sum = 0;
+  for (const OpPrediction& o : p.per_op) sum += o.predicted_us;
+  // No overheads file and no measured loop cost: iteration = sum of op times.
+  EXPECT_NEAR(p.iteration_ms, sum / 1000, 1e-9);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

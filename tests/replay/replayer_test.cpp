@@ -1,0 +1,142 @@
+// replayGraph on hand-built graphs: overload fallback, undefined and optional
+// tensors, failures that do not stop the replay, strict mode, skipped custom
+// ops, interruption, and the CUDA-less host.
+#include "replay/replayer.h"
+
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "tests/replay/graph_builder.h"
+
+namespace tracetwin::replay {
+namespace {
+
+using testing::GraphBuilder;
+using testing::intValue;
+using testing::tensorValue;
+
+const char* kAdd = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+
+ReplayOptions quick() {
+  ReplayOptions o;
+  o.warmup_iters = 0;
+  o.measured_iters = 2;
+  return o;
+}
+
+TEST(Replayer, ReplaysAChainAndBindsOutputsByIdentity) {
+  GraphBuilder b;
+  b.op(kAdd, {tensorValue(1, 1, {64}), tensorValue(2, 2, {64}), intValue(1)}, {tensorValue(3, 3, {64})});
+  b.op(kMm, {tensorValue(4, 4, {8, 8}), tensorValue(5, 5, {8, 8})}, {tensorValue(6, 6, {8, 8})});
+  b.op(kAdd, {tensorValue(3, 3, {64}), tensorValue(3, 3, {64}), intValue(2)}, {tensorValue(7, 7, {64})});
+  auto result = replayGraph(b.build(), quick());
+  EXPECT_EQ(result.selected_ops, 3);
+  EXPECT_EQ(result.replayed_ops, 3);
+  EXPECT_DOUBLE_EQ(result.coverage, 1.0);
+  EXPECT_TRUE(result.failed.empty());
+  ASSERT_EQ(result.iterations_ms.size(), 2u);
+  EXPECT_GT(result.iteration_ms_median, 0.0);
+  ASSERT_EQ(result.per_op.size(), 3u);
+  EXPECT_EQ(result.per_op[1].name, "aten::mm");
+  EXPECT_GT(result.peak_memory_bytes, 0);
+  EXPECT_GT(result.trace_peak_bytes, 0);
+  EXPECT_LE(result.peak_memory_bytes, result.trace_peak_bytes * 12 / 10);
+}
+
+TEST(Replayer, NewerOverloadFallsBackToARegisteredOneByArgumentNames) {
+  GraphBuilder b;
+  // An overload LibTorch 1.13 never had, with add.Tensor's arguments.
+  b.op("aten::add.Tensor_v2(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+       {tensorValue(1, 1, {16}), tensorValue(2, 2, {16}), intValue(1)}, {tensorValue(3, 3, {16})});
+  auto result = replayGraph(b.build(), quick());
+  EXPECT_EQ(result.replayed_ops, 1);
+  ASSERT_EQ(result.overload_mappings.size(), 1u);
+  EXPECT_NE(result.overload_mappings[0].find("aten::add.Tensor_v2 -> aten::add."), std::string::npos)
+      << result.overload_mappings[0];
+}
+
+TEST(Replayer, UndefinedAndOptionalTensorsPassAsNone) {
+  GraphBuilder b;
+  // native_batch_norm with weight recorded undefined, bias as None.
+  b.op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+       {tensorValue(1, 1, {4, 3, 5, 5}), testing::undefinedTensor(2), testing::noneValue(),
+        tensorValue(3, 3, {3}), tensorValue(4, 4, {3}), testing::boolValue(true),
+        testing::doubleValue(0.1), testing::doubleValue(1e-5)},
+       {tensorValue(5, 5, {4, 3, 5, 5}), tensorValue(6, 6, {3}), tensorValue(7, 7, {3})});
+  auto result = replayGraph(b.build(), quick());
+  EXPECT_TRUE(result.failed.empty()) << result.failed.front().reason;
+  EXPECT_EQ(result.replayed_ops, 1);
+}
+
+core::Graph graphWithABadMm() {
+  GraphBuilder b;
+  b.op(kMm, {tensorValue(1, 1, {4, 5}), tensorValue(2, 2, {4, 5})}, {tensorValue(3, 3, {4, 5})});
+  b.op(kAdd, {tensorValue(3, 3, {4, 5}), tensorValue(4, 4, {4, 5}), intValue(1)}, {tensorValue(5, 5, {4, 5})});
+  return b.build();
+}
+
+TEST(Replayer, AFailingOpIsRecordedAndTheReplayGoesOn) {
+  auto result = replayGraph(graphWithABadMm(), quick());
+  ASSERT_EQ(result.failed.size(), 1u);
+  EXPECT_EQ(result.failed[0].name, "aten::mm");
+  EXPECT_FALSE(result.failed[0].reason.empty());
+  EXPECT_EQ(result.replayed_ops, 1) << "the add after it still ran (on a stand-in input)";
+  EXPECT_DOUBLE_EQ(result.coverage, 0.5);
+}
+
+TEST(Replayer, StrictModeTurnsAFailureIntoAnError) {
+  ReplayOptions o = quick();
+  o.strict = true;
+  EXPECT_THROW(replayGraph(graphWithABadMm(), o), RuntimeFailure);
+}
+
+core::Graph graphWithACustomOp() {
+  GraphBuilder b;
+  b.op("mylib::fused_thing(Tensor self) -> Tensor", {tensorValue(1, 1, {4})}, {tensorValue(2, 2, {4})});
+  b.op(kAdd, {tensorValue(2, 2, {4}), tensorValue(2, 2, {4}), intValue(1)}, {tensorValue(3, 3, {4})});
+  return b.build();
+}
+
+TEST(Replayer, UnregisteredCustomOpsAreSkippedWithAReason) {
+  auto result = replayGraph(graphWithACustomOp(), quick());
+  ASSERT_EQ(result.skipped.size(), 1u);
+  EXPECT_NE(result.skipped[0].reason.find("not registered"), std::string::npos) << result.skipped[0].reason;
+  EXPECT_EQ(result.replayed_ops, 1);
+  ReplayOptions o = quick();
+  o.strict = true;
+  EXPECT_THROW(replayGraph(graphWithACustomOp(), o), RuntimeFailure);
+}
+
+TEST(Replayer, StopRequestEndsTheReplayWithAPartialResult) {
+  int calls = 0;
+  ReplayOptions o = quick();
+  o.should_stop = [&calls] { return ++calls > 1; };
+  auto result = replayGraph(graphWithABadMm(), o);
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_TRUE(result.iterations_ms.empty()) << "the first iteration never completed";
+}
+
+TEST(Replayer, CudaOnAHostWithoutOneIsUnavailable) {
+  ReplayOptions o = quick();
+  o.device = "cuda";
+  try {
+    replayGraph(graphWithABadMm(), o);
+    GTEST_SKIP() << "this host has a usable CUDA device";
+  } catch (const UnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Replayer, BadOptionsAreUsageErrors) {
+  ReplayOptions o = quick();
+  o.measured_iters = 0;
+  EXPECT_THROW(replayGraph(graphWithABadMm(), o), UsageError);
+  o = quick();
+  o.device = "tpu";
+  EXPECT_THROW(replayGraph(graphWithABadMm(), o), UsageError);
+}
+
+}  // namespace
+}  // namespace tracetwin::replay

@@ -1,0 +1,66 @@
+// Tensor identities with reused ids, release points, and the trace's peak.
+#include "replay/tensor_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "replay/trace_meta.h"
+#include "tests/replay/graph_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::replay {
+namespace {
+
+using testing::tensorValue;
+
+TEST(TensorPlan, ReusedIdsAfterRedefinitionSeeTheNewTensor) {
+  TensorPlan plan;
+  auto a = tensorValue(7, 70, {4});
+  const int32_t weights = plan.useInput(a.tensor, 0);
+  EXPECT_EQ(plan.useInput(a.tensor, 1), weights) << "same key, same slot";
+  const int32_t produced = plan.defineOutput(a.tensor, 2);  // in-place result, same identity
+  EXPECT_NE(produced, weights);
+  EXPECT_EQ(plan.useInput(a.tensor, 3), produced);
+  auto other_shape = tensorValue(7, 70, {2, 2});
+  EXPECT_NE(plan.useInput(other_shape.tensor, 4), produced) << "shape is part of the key";
+  EXPECT_TRUE(plan.slots()[size_t(weights)].upfront);
+  EXPECT_FALSE(plan.slots()[size_t(produced)].upfront);
+  auto releases = plan.releaseLists(5);
+  EXPECT_EQ(releases[3], std::vector<int32_t>{produced}) << "released after its last use";
+  EXPECT_TRUE(releases[1].empty()) << "upfront tensors live through the iteration";
+}
+
+TEST(TensorPlan, ExtentCoversStridedViews) {
+  auto t = tensorValue(1, 1, {4, 3});
+  t.tensor.strides = {1, 4};  // a transpose of a 3x4 tensor: same 12 elements
+  EXPECT_EQ(TensorPlan::extentElements(t.tensor), 12);
+  t.tensor.offset = 5;
+  EXPECT_EQ(TensorPlan::extentElements(t.tensor), 17);
+  auto expanded = tensorValue(2, 2, {8, 16});
+  expanded.tensor.strides = {0, 1};  // expand of a 16-element row
+  EXPECT_EQ(TensorPlan::extentElements(expanded.tensor), 128) << "numel bounds it from above";
+}
+
+TEST(TensorPlan, TracePeakCountsSharedStoragesOnceAndFreesAfterLastUse) {
+  // op0: w(400 B) -> a(4000 B); op1: a -> b(4000 B); op2: b -> c, a view of b.
+  std::vector<core::Value> in0{tensorValue(1, 1, {100})}, out0{tensorValue(2, 2, {1000})};
+  std::vector<core::Value> in1{tensorValue(2, 2, {1000})}, out1{tensorValue(3, 3, {1000})};
+  std::vector<core::Value> in2{tensorValue(3, 3, {1000})}, out2{tensorValue(4, 3, {10, 100})};
+  const int64_t peak = tracePeakBytes({&in0, &in1, &in2}, {&out0, &out1, &out2});
+  EXPECT_EQ(peak, 400 + 4000 + 4000) << "a and b overlap at op1; c shares b's storage";
+}
+
+TEST(TraceMeta, MetaPathDropsTheWholeTraceSuffix) {
+  EXPECT_EQ(metaPathForTrace("data/mlp.et.json.gz"), "data/mlp.meta.json");
+  EXPECT_EQ(metaPathForTrace("x/y.json"), "x/y.meta.json");
+  EXPECT_FALSE(readTraceMeta("/nonexistent/z.et.json.gz"));
+}
+
+TEST(TraceMeta, ReadsTheCaptureScriptsMetaFile) {
+  auto meta = readTraceMeta(tracetwin::testing::dataPath("mlp.et.json.gz"));
+  if (!meta) GTEST_SKIP() << "data/mlp.meta.json not captured yet (scripts/make-data.sh)";
+  EXPECT_GT(meta->iteration_ms, 0.0);
+  EXPECT_GE(meta->threads, 1);
+}
+
+}  // namespace
+}  // namespace tracetwin::replay
