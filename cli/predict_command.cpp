@@ -2,9 +2,9 @@
 // [--json-out FILE]`: the predicted iteration time of one iteration of TRACE,
 // per-family totals, the breakdown and the ops no calibrated model covers.
 // Needs neither LibTorch nor a GPU.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <map>
 #include <string>
@@ -49,12 +49,14 @@ void printReport(const predictors::Prediction& p, const PredictArgs& args) {
   }
   fmt::print("{:<14} {:>6} {:>12} {:>12}\n", "family", "ops", "device ms", "cpu ms");
   for (const auto& [family, t] : totals) {
-    fmt::print("{:<14} {:>6} {:>12.3f} {:>12.3f}\n", family, t.ops, t.device_us / 1000, t.cpu_us / 1000);
+    fmt::print("{:<14} {:>6} {:>12.3f} {:>12.3f}\n", family, t.ops, t.device_us / 1000,
+               t.cpu_us / 1000);
   }
   const auto& b = p.breakdown;
-  fmt::print("\nbreakdown:  device active {:.3f} ms, device idle {:.3f} ms, CPU-bound {:.3f} ms, "
-             "exposed communication {:.3f} ms\n",
-             b.device_active_ms, b.device_idle_ms, b.cpu_bound_ms, b.exposed_comm_ms);
+  fmt::print(
+      "\nbreakdown:  device active {:.3f} ms, device idle {:.3f} ms, CPU-bound {:.3f} ms, "
+      "exposed communication {:.3f} ms\n",
+      b.device_active_ms, b.device_idle_ms, b.cpu_bound_ms, b.exposed_comm_ms);
   if (!p.unmodelled_ops.empty()) {
     std::map<std::string, std::pair<int64_t, double>> by_name;
     for (const auto& o : p.unmodelled_ops) {
@@ -62,8 +64,10 @@ void printReport(const predictors::Prediction& p, const PredictArgs& args) {
       ++e.first;
       e.second += o.predicted_us;
     }
-    fmt::print("\nunmodelled ops ({}; predicted from the device spec, not calibrated):\n", p.unmodelled_ops.size());
-    for (const auto& [name, e] : by_name) fmt::print("  {:<48} x{:<5} {:>10.3f} ms\n", name, e.first, e.second / 1000);
+    fmt::print("\nunmodelled ops ({}; predicted from the device spec, not calibrated):\n",
+               p.unmodelled_ops.size());
+    for (const auto& [name, e] : by_name)
+      fmt::print("  {:<48} x{:<5} {:>10.3f} ms\n", name, e.first, e.second / 1000);
   }
   for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
 }
@@ -87,22 +91,29 @@ void runPredict(const PredictArgs& args) {
 
 std::function<void()> setupPredict(CLI::App& sub) {
   auto args = std::make_shared<PredictArgs>();
-  sub.add_option("trace", args->trace, "Execution trace (.json or .json.gz)")->required()->check(CLI::ExistingFile);
-  sub.add_option("--models", args->models, "Model directory written by `tracetwin calibrate`")->required();
-  sub.add_option("--device-spec", args->device_spec,
-                 "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
+  sub.add_option("trace", args->trace, "Execution trace (.json or .json.gz)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub.add_option("--models", args->models, "Model directory written by `tracetwin calibrate`")
+      ->required();
+  sub.add_option(
+         "--device-spec", args->device_spec,
+         "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
       ->check(CLI::ExistingFile);
   sub.add_option("--overheads", args->overheads, "CPU overheads JSON written by `tracetwin link`")
       ->check(CLI::ExistingFile);
-  sub.add_option("--world-size", args->world_size, "World size for collectives whose trace records none")
+  sub.add_option("--world-size", args->world_size,
+                 "World size for collectives whose trace records none")
       ->check(CLI::PositiveNumber);
-  sub.add_option("--comm-link", args->comm_link, "Link collectives use (nvlink, pcie, ...); default: fastest");
+  sub.add_option("--comm-link", args->comm_link,
+                 "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
   return [args] { runPredict(*args); };
 }
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(predict, "Predict one iteration's time from calibrated models", setupPredict);
+TRACETWIN_REGISTER_COMMAND(predict, "Predict one iteration's time from calibrated models",
+                           setupPredict);
 
 }  // namespace tracetwin::cli

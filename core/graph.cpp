@@ -24,29 +24,6 @@ bool isProcessNodeName(const std::string& name) {
   return startsWith(name, "[pytorch|profiler|") && endsWith(name, "|process]");
 }
 
-// Identity of one tensor: ids come from pointers and are reused once memory
-// is freed, so the id alone would merge unrelated tensors.
-struct TensorKey {
-  int64_t tensor_id, storage_id, offset, numel, itemsize;
-  const std::string* device;
-  bool operator==(const TensorKey& o) const {
-    return tensor_id == o.tensor_id && storage_id == o.storage_id && offset == o.offset &&
-           numel == o.numel && itemsize == o.itemsize && *device == *o.device;
-  }
-};
-struct TensorKeyHash {
-  size_t operator()(const TensorKey& k) const {
-    size_t h = std::hash<int64_t>()(k.tensor_id);
-    for (int64_t v : {k.storage_id, k.offset, k.numel, k.itemsize}) {
-      h = h * 1000003u ^ std::hash<int64_t>()(v);
-    }
-    // Devices are short ("cuda:0"): FNV-1a beats std::hash's generic path.
-    uint64_t f = 1469598103934665603ull;
-    for (char c : *k.device) f = (f ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return h * 1000003u ^ f;
-  }
-};
-
 }  // namespace
 
 const char* nodeCategoryName(NodeCategory category) {
@@ -109,10 +86,13 @@ void Graph::finalize() {
 void Graph::sortNodesById() {
   const auto by_id = [](const Node& a, const Node& b) { return a.id < b.id; };
   if (std::is_sorted(nodes_.begin(), nodes_.end(), by_id)) return;
+  // Sort (id, position) pairs: contiguous, no chasing into the Nodes.
+  std::vector<std::pair<NodeId, uint32_t>> keyed(nodes_.size());
+  for (size_t i = 0; i < keyed.size(); ++i) keyed[i] = {nodes_[i].id, static_cast<uint32_t>(i)};
+  std::sort(keyed.begin(), keyed.end());
   std::vector<uint32_t> order(nodes_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::sort(order.begin(), order.end(),
-            [this](uint32_t a, uint32_t b) { return nodes_[a].id < nodes_[b].id; });
+  for (size_t i = 0; i < order.size(); ++i) order[i] = keyed[i].second;
+  keyed = {};
   // Position i must receive nodes_[order[i]].
   for (size_t start = 0; start < order.size(); ++start) {
     if (order[start] == start) continue;
@@ -191,7 +171,9 @@ void Graph::checkAcyclic() const {
 // A schema the parser cannot read is not fatal: the node keeps its text and
 // category, replay reports the op; the count goes into warnings.
 void Graph::parseSchemas() {
-  std::unordered_map<std::string, std::optional<OpSchema>> cache;
+  // Keyed by views of the nodes' own text (stable during finalize): one
+  // parse per distinct schema, no key copies.
+  std::unordered_map<std::string_view, std::optional<OpSchema>> cache;
   size_t bad = 0;
   std::string first_bad;
   for (Node& n : nodes_) {
@@ -213,22 +195,32 @@ void Graph::parseSchemas() {
   }
 }
 
+// Tensor ids come from pointers and are reused once memory is freed, so a
+// tensor is its whole recorded identity (id, storage, offset, numel, itemsize,
+// device). Reuse is rare: index by id, chain the few records sharing one.
 void Graph::buildTensorTable() {
   tensors_.clear();
-  std::unordered_map<TensorKey, size_t, TensorKeyHash> seen;
+  std::unordered_map<int64_t, uint32_t> last_with_id;  // id -> newest record
+  std::vector<uint32_t> previous_with_id;              // record -> older, or UINT32_MAX
+  last_with_id.reserve(nodes_.size());
+  const auto same = [](const TensorRecord& r, const TensorValue& t) {
+    return r.storage_id == t.storage_id && r.offset == t.offset && r.numel == t.numel &&
+           r.itemsize == t.itemsize && r.device == t.device;
+  };
   for (const Node& n : nodes_) {
     for (int side = 0; side < 2; ++side) {
       const bool is_input = side == 0;
       for (const Value& v : is_input ? n.inputs : n.outputs) {
         forEachTensor(v, [&](const TensorValue& t) {
           if (!t.defined()) return;
-          TensorKey key{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize, &t.device};
-          if (seen.count(key) != 0) return;
-          TensorRecord rec{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize,
-                           t.device,    t.dtype,      n.id,     is_input};
-          tensors_.push_back(std::move(rec));
-          // The key points at the node's device string: nodes_ does not change here.
-          seen.emplace(key, tensors_.size() - 1);
+          auto [it, inserted] = last_with_id.try_emplace(t.tensor_id, UINT32_MAX);
+          for (uint32_t r = it->second; r != UINT32_MAX; r = previous_with_id[r]) {
+            if (same(tensors_[r], t)) return;
+          }
+          previous_with_id.push_back(it->second);
+          it->second = static_cast<uint32_t>(tensors_.size());
+          tensors_.push_back(TensorRecord{t.tensor_id, t.storage_id, t.offset, t.numel,
+                                          t.itemsize, t.device, t.dtype, n.id, is_input});
         });
       }
     }

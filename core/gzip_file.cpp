@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include <sys/stat.h>
+
 #include "core/errors.h"
 
 namespace tracetwin::core {
@@ -52,12 +54,15 @@ std::string readFileBytes(const std::string& path, size_t padding) {
   if (!file) {
     throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
+  struct stat st {};
+  if (::fstat(::fileno(file.get()), &st) != 0) {
+    throw InputError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not a trace", path));
   std::string bytes;
-  // Size from seeking when possible; pipes and /proc files fall back to chunks.
-  if (std::fseek(file.get(), 0, SEEK_END) == 0) {
-    const long size = std::ftell(file.get());
-    if (size > 0) bytes.reserve(static_cast<size_t>(size) + padding);
-    std::rewind(file.get());
+  // Regular files are read in one allocation; pipes and /proc files grow.
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    bytes.reserve(static_cast<size_t>(st.st_size) + padding);
   }
   constexpr size_t kChunk = size_t{1} << 20;
   size_t used = 0;

@@ -100,6 +100,20 @@ void checkLooksLikeJsonObject(std::string_view data, const std::string& source) 
                                static_cast<unsigned char>(data[i])));
 }
 
+// simdjson sizes its buffers to the document and fresh pages cost page
+// faults on every parse; reading many small traces in one process (8 ranks,
+// sweeps, tests) reuses one parser per thread. Big traces get their own, freed
+// right after reading, so at most ~kReusedParserBytes of index stays mapped.
+constexpr size_t kReusedParserBytes = size_t{32} << 20;
+
+od::parser& parserFor(size_t json_size, std::optional<od::parser>& own) {
+  if (json_size <= kReusedParserBytes) {
+    thread_local od::parser reused;
+    return reused;
+  }
+  return own.emplace();
+}
+
 // Keys of ET objects never hold escapes; the raw text is compared as is (an
 // escaped key simply matches nothing and is skipped).
 std::string_view keyOf(od::field& f) {
@@ -150,7 +164,8 @@ class TraceParser {
   std::string buffer_;
   simdjson::padded_string_view json_;
   const std::string& source_;
-  std::optional<od::parser> parser_{std::in_place};
+  std::optional<od::parser> own_parser_;
+  od::parser* parser_ = nullptr;
   od::document doc_;
   std::optional<JsonContext> cx_;
   SideBuffers in_, out_;
@@ -160,6 +175,7 @@ Graph TraceParser::parse() {
   checkLooksLikeJsonObject(std::string_view(json_.data(), json_.size()), source_);
   Graph graph;
   graph.source_path = source_;
+  parser_ = &parserFor(json_.size(), own_parser_);
   const simdjson::error_code err = parser_->iterate(json_).get(doc_);
   cx_.emplace(doc_, std::string_view(json_.data(), json_.size()), source_);
   if (err != simdjson::SUCCESS) {
@@ -194,7 +210,8 @@ Graph TraceParser::parse() {
 void TraceParser::releaseInput() {
   cx_.reset();
   doc_ = od::document();
-  parser_.reset();
+  own_parser_.reset();
+  parser_ = nullptr;
   std::string().swap(buffer_);
 }
 

@@ -1,7 +1,6 @@
 #include "predictors/analytic_fit.h"
 
 #include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,8 +11,12 @@ namespace {
 constexpr double kUsPerS = 1e6;
 constexpr double kMinEff = 1e-3;
 
-double computeUs(const OpFeatures& f, const DeviceSpec& d) { return f.flops / d.peakFlops(f.dtype) * kUsPerS; }
-double memoryUs(const OpFeatures& f, const DeviceSpec& d) { return f.bytes / d.memory_bandwidth * kUsPerS; }
+double computeUs(const OpFeatures& f, const DeviceSpec& d) {
+  return f.flops / d.peakFlops(f.dtype) * kUsPerS;
+}
+double memoryUs(const OpFeatures& f, const DeviceSpec& d) {
+  return f.bytes / d.memory_bandwidth * kUsPerS;
+}
 
 }  // namespace
 
@@ -36,14 +39,16 @@ std::vector<double> relativeLeastSquares(const std::vector<std::vector<double>>&
   Eigen::VectorXd b(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     double w = 1.0 / std::max(y[static_cast<size_t>(i)], 1e-9);
-    for (Eigen::Index j = 0; j < k; ++j) a(i, j) = rows[static_cast<size_t>(i)][static_cast<size_t>(j)] * w;
+    for (Eigen::Index j = 0; j < k; ++j)
+      a(i, j) = rows[static_cast<size_t>(i)][static_cast<size_t>(j)] * w;
     b(i) = 1.0;  // y * w
   }
   Eigen::VectorXd x = a.colPivHouseholderQr().solve(b);
   return std::vector<double>(x.data(), x.data() + x.size());
 }
 
-std::shared_ptr<RooflineModel> fitRoofline(const std::vector<const Sample*>& s, const DeviceSpec& d) {
+std::shared_ptr<RooflineModel> fitRoofline(const std::vector<const Sample*>& s,
+                                           const DeviceSpec& d) {
   auto m = std::make_shared<RooflineModel>();
   m->t0_us = defaultLaunchUs(d);
   if (s.size() < 3) return m;
@@ -82,7 +87,8 @@ std::shared_ptr<RooflineModel> fitRoofline(const std::vector<const Sample*>& s, 
   return m;
 }
 
-std::shared_ptr<CacheModel> fitCacheModel(const std::vector<const Sample*>& s, const DeviceSpec& d) {
+std::shared_ptr<CacheModel> fitCacheModel(const std::vector<const Sample*>& s,
+                                          const DeviceSpec& d) {
   auto m = std::make_shared<CacheModel>();
   m->t0_us = defaultLaunchUs(d);
   if (s.size() < 3) return m;
@@ -142,7 +148,8 @@ std::shared_ptr<BandwidthCurveModel> fitBandwidthCurve(const std::vector<const S
       OpFeatures plain = p->f;
       double body_pred = m->predictUs(plain, d) - m->t0_us;
       double body = p->us - m->t0_us;
-      if (body_pred > 0 && body > 0) ratios[p->f.op].push_back(body / body_pred * m->factor(p->f.op));
+      if (body_pred > 0 && body > 0)
+        ratios[p->f.op].push_back(body / body_pred * m->factor(p->f.op));
     }
     for (auto& [op, r] : ratios) {
       if (r.size() >= 3) m->op_factor[op] = median(r);
@@ -164,7 +171,8 @@ std::shared_ptr<ConstantModel> fitConstant(const std::vector<const Sample*>& s, 
   return m;
 }
 
-std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s, const DeviceSpec& d) {
+std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s,
+                                             const DeviceSpec& d) {
   auto m = AlphaBetaModel::fromDevice(d);
   auto solve = [](const std::vector<const Sample*>& group, AlphaBetaModel::Params* out) {
     std::vector<std::vector<double>> rows;

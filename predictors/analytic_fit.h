@@ -18,16 +18,19 @@ struct Sample {
 
 // t0, compute and memory efficiency by alternating regime assignment and
 // weighted least squares.
-std::shared_ptr<RooflineModel> fitRoofline(const std::vector<const Sample*>& s, const DeviceSpec& d);
+std::shared_ptr<RooflineModel> fitRoofline(const std::vector<const Sample*>& s,
+                                           const DeviceSpec& d);
 // t0 and eff of t = t0 + memoryTime/eff.
 std::shared_ptr<CacheModel> fitCacheModel(const std::vector<const Sample*>& s, const DeviceSpec& d);
 // t0, achieved-bandwidth knots every two octaves of size, per-op factors.
 std::shared_ptr<BandwidthCurveModel> fitBandwidthCurve(const std::vector<const Sample*>& s,
                                                        const DeviceSpec& d);
 // Per-op medians.
-std::shared_ptr<ConstantModel> fitConstant(const std::vector<const Sample*>& s, const DeviceSpec& d);
+std::shared_ptr<ConstantModel> fitConstant(const std::vector<const Sample*>& s,
+                                           const DeviceSpec& d);
 // alpha, beta per collective (and pooled, as the fallback).
-std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s, const DeviceSpec& d);
+std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s,
+                                             const DeviceSpec& d);
 
 // Weighted linear least squares: minimise sum ((A x - y) / y)^2.
 std::vector<double> relativeLeastSquares(const std::vector<std::vector<double>>& rows,

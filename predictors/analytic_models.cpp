@@ -24,9 +24,11 @@ std::map<std::string, double> getMap(const nlohmann::json& j, const char* key, c
   std::map<std::string, double> out;
   auto it = j.find(key);
   if (it == j.end()) return out;
-  if (!it->is_object()) throw InputError(fmt::format("{} model: '{}' must be an object", kind, key));
+  if (!it->is_object())
+    throw InputError(fmt::format("{} model: '{}' must be an object", kind, key));
   for (const auto& [k, v] : it->items()) {
-    if (!v.is_number()) throw InputError(fmt::format("{} model: '{}.{}' must be a number", kind, key, k));
+    if (!v.is_number())
+      throw InputError(fmt::format("{} model: '{}.{}' must be a number", kind, key, k));
     out[k] = v.get<double>();
   }
   return out;
@@ -46,12 +48,14 @@ nlohmann::json RooflineModel::save(const std::string&, const std::string&) const
   return {{"t0_us", t0_us}, {"compute_eff", compute_eff}, {"memory_eff", memory_eff}};
 }
 
-std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j, const std::string&) {
+std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j,
+                                                           const std::string&) {
   auto m = std::make_shared<RooflineModel>();
   m->t0_us = getNumber(j, "t0_us", "roofline");
   m->compute_eff = getNumber(j, "compute_eff", "roofline");
   m->memory_eff = getNumber(j, "memory_eff", "roofline");
-  if (m->compute_eff <= 0 || m->memory_eff <= 0) throw InputError("roofline model: efficiencies must be > 0");
+  if (m->compute_eff <= 0 || m->memory_eff <= 0)
+    throw InputError("roofline model: efficiencies must be > 0");
   return m;
 }
 
@@ -85,7 +89,8 @@ nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&)
           {"op_factor", op_factor}};
 }
 
-std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j, const std::string&) {
+std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j,
+                                                                 const std::string&) {
   auto m = std::make_shared<BandwidthCurveModel>();
   m->t0_us = getNumber(j, "t0_us", "bandwidth_curve");
   try {
@@ -142,7 +147,8 @@ nlohmann::json CacheModel::save(const std::string&, const std::string&) const {
   return {{"t0_us", t0_us}, {"eff", eff}};
 }
 
-std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j, const std::string&) {
+std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j,
+                                                        const std::string&) {
   auto m = std::make_shared<CacheModel>();
   m->t0_us = getNumber(j, "t0_us", "cache_model");
   m->eff = getNumber(j, "eff", "cache_model");
@@ -159,7 +165,8 @@ nlohmann::json ConstantModel::save(const std::string&, const std::string&) const
   return {{"default_us", default_us}, {"op_us", op_us}};
 }
 
-std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json& j, const std::string&) {
+std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json& j,
+                                                           const std::string&) {
   auto m = std::make_shared<ConstantModel>();
   m->default_us = getNumber(j, "default_us", "constant");
   m->op_us = getMap(j, "op_us", "constant");

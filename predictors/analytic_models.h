@@ -19,7 +19,8 @@ class RooflineModel : public KernelModel {
   std::string kind() const override { return "roofline"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
 };
 
 // Memory-bound ops: t = t0 + factor(op) * max(flops / peak, bytes / BW(bytes)),
@@ -28,15 +29,16 @@ class RooflineModel : public KernelModel {
 class BandwidthCurveModel : public KernelModel {
  public:
   double t0_us = 2.0;
-  std::vector<double> knots_log2_bytes;   // ascending
-  std::vector<double> knots_bandwidth;    // bytes/s at each knot
+  std::vector<double> knots_log2_bytes;     // ascending
+  std::vector<double> knots_bandwidth;      // bytes/s at each knot
   std::map<std::string, double> op_factor;  // fitted per-op multipliers
   std::string kind() const override { return "bandwidth_curve"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double achievedBandwidth(double bytes) const;
   double factor(const std::string& op) const;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
   // From the spec: LLC bandwidth up to the LLC size, 90% of DRAM beyond.
   static std::shared_ptr<BandwidthCurveModel> fromDevice(const DeviceSpec& d);
 };
@@ -53,7 +55,8 @@ class CacheModel : public KernelModel {
   // The bracketed memory time in microseconds at eff = 1.
   static double memoryTimeUs(const OpFeatures& f, const DeviceSpec& d);
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
 };
 
 // Views and other near-constant ops: per-op median, else the family median.
@@ -64,7 +67,8 @@ class ConstantModel : public KernelModel {
   std::string kind() const override { return "constant"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
 };
 
 // Launch latency assumed by fallbacks: ~2 us for a GPU kernel (launch to

@@ -64,11 +64,16 @@ AlphaBetaTerms alphaBetaTerms(const std::string& collective, int64_t world_size)
   double p = static_cast<double>(std::max<int64_t>(world_size, 1));
   if (p <= 1) return {0, 0};  // a group of one moves nothing
   switch (patternOf(canonicalCollective(collective))) {
-    case Pattern::kAllReduce: return {2 * (p - 1), 2 * (p - 1) / p};
-    case Pattern::kRingHalf: return {p - 1, (p - 1) / p};
-    case Pattern::kBroadcast: return {p - 1, 1.0};
-    case Pattern::kBarrier: return {2 * (p - 1), 0.0};  // an all-reduce of nothing
-    case Pattern::kPointToPoint: return {1.0, 1.0};
+    case Pattern::kAllReduce:
+      return {2 * (p - 1), 2 * (p - 1) / p};
+    case Pattern::kRingHalf:
+      return {p - 1, (p - 1) / p};
+    case Pattern::kBroadcast:
+      return {p - 1, 1.0};
+    case Pattern::kBarrier:
+      return {2 * (p - 1), 0.0};  // an all-reduce of nothing
+    case Pattern::kPointToPoint:
+      return {1.0, 1.0};
   }
   return {0, 0};
 }
@@ -76,13 +81,17 @@ AlphaBetaTerms alphaBetaTerms(const std::string& collective, int64_t world_size)
 double busBandwidthFactor(const std::string& collective, int64_t world_size) {
   double p = static_cast<double>(std::max<int64_t>(world_size, 1));
   switch (patternOf(canonicalCollective(collective))) {
-    case Pattern::kAllReduce: return 2 * (p - 1) / p;
-    case Pattern::kRingHalf: return (p - 1) / p;
-    default: return 1.0;
+    case Pattern::kAllReduce:
+      return 2 * (p - 1) / p;
+    case Pattern::kRingHalf:
+      return (p - 1) / p;
+    default:
+      return 1.0;
   }
 }
 
-double busBandwidth(const std::string& collective, int64_t world_size, double bytes, double seconds) {
+double busBandwidth(const std::string& collective, int64_t world_size, double bytes,
+                    double seconds) {
   if (seconds <= 0) return 0.0;
   return bytes / seconds * busBandwidthFactor(collective, world_size);
 }
@@ -92,7 +101,9 @@ double AlphaBetaModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
   AlphaBetaTerms terms = alphaBetaTerms(name, f.world_size);
   auto it = per_collective.find(name);
   const Params& p = it == per_collective.end() ? fallback : it->second;
-  return (terms.latency_steps * p.alpha_s + terms.byte_factor * f.message_bytes * p.beta_s_per_byte) * kUsPerS;
+  return (terms.latency_steps * p.alpha_s +
+          terms.byte_factor * f.message_bytes * p.beta_s_per_byte) *
+         kUsPerS;
 }
 
 nlohmann::json AlphaBetaModel::save(const std::string&, const std::string&) const {
@@ -100,15 +111,18 @@ nlohmann::json AlphaBetaModel::save(const std::string&, const std::string&) cons
   for (const auto& [name, p] : per_collective) {
     per[name] = {{"alpha_s", p.alpha_s}, {"beta_s_per_byte", p.beta_s_per_byte}};
   }
-  return {{"fallback", {{"alpha_s", fallback.alpha_s}, {"beta_s_per_byte", fallback.beta_s_per_byte}}},
-          {"per_collective", per}};
+  return {
+      {"fallback", {{"alpha_s", fallback.alpha_s}, {"beta_s_per_byte", fallback.beta_s_per_byte}}},
+      {"per_collective", per}};
 }
 
-std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json& j, const std::string&) {
+std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json& j,
+                                                            const std::string&) {
   auto read = [](const nlohmann::json& o, const std::string& where) {
     if (!o.is_object() || !o.contains("alpha_s") || !o.contains("beta_s_per_byte") ||
         !o["alpha_s"].is_number() || !o["beta_s_per_byte"].is_number()) {
-      throw InputError(fmt::format("alpha_beta model: '{}' needs numbers alpha_s and beta_s_per_byte", where));
+      throw InputError(
+          fmt::format("alpha_beta model: '{}' needs numbers alpha_s and beta_s_per_byte", where));
     }
     return Params{o["alpha_s"].get<double>(), o["beta_s_per_byte"].get<double>()};
   };
@@ -116,12 +130,14 @@ std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json
   if (!j.contains("fallback")) throw InputError("alpha_beta model: missing 'fallback'");
   m->fallback = read(j["fallback"], "fallback");
   if (j.contains("per_collective")) {
-    for (const auto& [name, o] : j["per_collective"].items()) m->per_collective[name] = read(o, name);
+    for (const auto& [name, o] : j["per_collective"].items())
+      m->per_collective[name] = read(o, name);
   }
   return m;
 }
 
-std::shared_ptr<AlphaBetaModel> AlphaBetaModel::fromDevice(const DeviceSpec& d, const std::string& link) {
+std::shared_ptr<AlphaBetaModel> AlphaBetaModel::fromDevice(const DeviceSpec& d,
+                                                           const std::string& link) {
   auto m = std::make_shared<AlphaBetaModel>();
   const LinkSpec* chosen = link.empty() ? nullptr : d.findLink(link);
   if (!link.empty() && !chosen) {

@@ -27,7 +27,8 @@ AlphaBetaTerms alphaBetaTerms(const std::string& collective, int64_t world_size)
 // reduce-scatter, all-to-all (p-1)/p; broadcast, reduce 1.
 double busBandwidthFactor(const std::string& collective, int64_t world_size);
 // busbw = bytes / time * factor (bytes/s).
-double busBandwidth(const std::string& collective, int64_t world_size, double bytes, double seconds);
+double busBandwidth(const std::string& collective, int64_t world_size, double bytes,
+                    double seconds);
 
 class AlphaBetaModel : public KernelModel {
  public:
@@ -36,14 +37,16 @@ class AlphaBetaModel : public KernelModel {
     double beta_s_per_byte = 1.0 / 100e9;
   };
   std::map<std::string, Params> per_collective;  // canonical name -> fitted
-  Params fallback;                              // from the device's link
+  Params fallback;                               // from the device's link
   std::string kind() const override { return "alpha_beta"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
   // alpha = latency, beta = 1 / bandwidth of `link` (fastest link when empty;
   // PCIe 4.0 x16, 25 GB/s and 5 us, when the device lists none).
-  static std::shared_ptr<AlphaBetaModel> fromDevice(const DeviceSpec& d, const std::string& link = "");
+  static std::shared_ptr<AlphaBetaModel> fromDevice(const DeviceSpec& d,
+                                                    const std::string& link = "");
 };
 
 }  // namespace tracetwin::predictors

@@ -50,10 +50,12 @@ void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
   // for a stream that was itself launch-limited), plus the tail after the
   // last kernel while the CPU finishes. Gaps that end on a rank arrival are
   // waiting for other ranks, not for this CPU.
-  std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::sort(iv.begin(), iv.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   double covered_to = 0;
   for (const Interval& i : iv) {
-    if (i.start > covered_to && i.reason != StartReason::kRanks) r->cpu_bound_us += i.start - covered_to;
+    if (i.start > covered_to && i.reason != StartReason::kRanks)
+      r->cpu_bound_us += i.start - covered_to;
     covered_to = std::max(covered_to, i.end);
   }
   r->cpu_bound_us += std::max(0.0, iteration - covered_to);
@@ -79,7 +81,9 @@ SimResult simulate(const std::vector<SimOp>& ops) {
       r.start_us[i] = clock;
       clock += op.t2 + op.device_us + op.t3;
       r.end_us[i] = clock;
-      if (op.device_us > 0) intervals.push_back({r.start_us[i] + op.t2, r.start_us[i] + op.t2 + op.device_us, op.is_comm, StartReason::kLaunch});
+      if (op.device_us > 0)
+        intervals.push_back({r.start_us[i] + op.t2, r.start_us[i] + op.t2 + op.device_us,
+                             op.is_comm, StartReason::kLaunch});
       horizon = std::max(horizon, clock);
       continue;
     }
@@ -101,7 +105,8 @@ SimResult simulate(const std::vector<SimOp>& ops) {
         }
       };
       later(free, StartReason::kStream);
-      if (op.wait_stream >= 0 && op.wait_stream != op.stream) later(stream_free[op.wait_stream], StartReason::kDependency);
+      if (op.wait_stream >= 0 && op.wait_stream != op.stream)
+        later(stream_free[op.wait_stream], StartReason::kDependency);
       if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
       double end = start + per_kernel;
       free = end;

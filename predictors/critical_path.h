@@ -9,16 +9,16 @@
 namespace tracetwin::predictors {
 
 struct SimOp {
-  int64_t thread = 0;          // CPU timeline
-  int64_t stream = 0;          // device timeline (ignored when cpu_only)
+  int64_t thread = 0;  // CPU timeline
+  int64_t stream = 0;  // device timeline (ignored when cpu_only)
   // CPU costs, microseconds: T1 gap before the op, T2 to first launch,
   // T4 per launch, T5 between launches, T3 after the last launch.
   double t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
-  int launches = 1;            // kernels launched; 0: CPU-only op
-  double device_us = 0;        // total device time of its kernels
-  bool cpu_only = false;       // CPU device: the op's time runs on its thread
-  bool sync = false;           // CPU waits for its stream (item, D2H copy, sync)
-  bool is_comm = false;        // collective: device time counts as communication
+  int launches = 1;       // kernels launched; 0: CPU-only op
+  double device_us = 0;   // total device time of its kernels
+  bool cpu_only = false;  // CPU device: the op's time runs on its thread
+  bool sync = false;      // CPU waits for its stream (item, D2H copy, sync)
+  bool is_comm = false;   // collective: device time counts as communication
   // Cross-stream dependency: this op's kernel may not start before the
   // previous kernel on `wait_stream` (as of launch) has finished; -1: none.
   int64_t wait_stream = -1;
@@ -29,11 +29,11 @@ struct SimOp {
 
 struct SimResult {
   double iteration_us = 0;
-  double device_active_us = 0;    // union of busy intervals over all streams
-  double device_idle_us = 0;      // iteration - active
-  double cpu_bound_us = 0;        // idle spans where some CPU was still issuing
-  double exposed_comm_us = 0;     // comm busy time with no compute running
-  std::vector<double> start_us;   // per op: device (or CPU for cpu_only) start
+  double device_active_us = 0;   // union of busy intervals over all streams
+  double device_idle_us = 0;     // iteration - active
+  double cpu_bound_us = 0;       // idle spans where some CPU was still issuing
+  double exposed_comm_us = 0;    // comm busy time with no compute running
+  std::vector<double> start_us;  // per op: device (or CPU for cpu_only) start
   std::vector<double> end_us;
 };
 

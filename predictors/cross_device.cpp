@@ -33,16 +33,19 @@ double habitatGamma(double flops, double bytes, core::DType dtype, const DeviceS
   return std::clamp(0.5 - 0.5 * x / kBandLog2, 0.0, 1.0);
 }
 
-double habitatScale(double origin_us, double gamma, const DeviceSpec& origin, const DeviceSpec& dest) {
+double habitatScale(double origin_us, double gamma, const DeviceSpec& origin,
+                    const DeviceSpec& dest) {
   double g = std::clamp(gamma, 0.0, 1.0);
   double bw = std::pow(ratio(origin.memory_bandwidth, dest.memory_bandwidth), g);
   double clk = std::pow(ratio(origin.clock_hz, dest.clock_hz), 1.0 - g);
-  double sm = std::pow(ratio(static_cast<double>(origin.compute_units), static_cast<double>(dest.compute_units)),
-                       1.0 - g);
+  double sm = std::pow(
+      ratio(static_cast<double>(origin.compute_units), static_cast<double>(dest.compute_units)),
+      1.0 - g);
   return origin_us * bw * clk * sm;
 }
 
-double commScale(double origin_us, const DeviceSpec& origin, const DeviceSpec& dest, const std::string& link) {
+double commScale(double origin_us, const DeviceSpec& origin, const DeviceSpec& dest,
+                 const std::string& link) {
   const LinkSpec* lo = pickLink(origin, link);
   const LinkSpec* ld = pickLink(dest, link);
   if (!lo || !ld) return origin_us;

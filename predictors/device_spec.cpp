@@ -72,12 +72,21 @@ const char* deviceKindName(DeviceKind kind) { return kind == DeviceKind::kGpu ? 
 double DeviceSpec::peakFlops(core::DType dtype) const {
   const char* key = "float32";
   switch (dtype) {
-    case core::DType::kFloat16: key = "float16"; break;
-    case core::DType::kBFloat16: key = "bfloat16"; break;
-    case core::DType::kFloat64: key = "float64"; break;
+    case core::DType::kFloat16:
+      key = "float16";
+      break;
+    case core::DType::kBFloat16:
+      key = "bfloat16";
+      break;
+    case core::DType::kFloat64:
+      key = "float64";
+      break;
     case core::DType::kInt8:
-    case core::DType::kUInt8: key = "int8"; break;
-    default: break;
+    case core::DType::kUInt8:
+      key = "int8";
+      break;
+    default:
+      break;
   }
   if (auto it = peak_flops.find(key); it != peak_flops.end()) return it->second;
   if (auto it = peak_flops.find("float32"); it != peak_flops.end()) return it->second;
@@ -152,7 +161,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << spec.name;
   out << YAML::Key << "kind" << YAML::Value << deviceKindName(spec.kind);
   out << YAML::Key << "peak_tflops" << YAML::Value << YAML::BeginMap;
-  for (const auto& kv : spec.peak_flops) out << YAML::Key << kv.first << YAML::Value << kv.second / kTera;
+  for (const auto& kv : spec.peak_flops)
+    out << YAML::Key << kv.first << YAML::Value << kv.second / kTera;
   out << YAML::EndMap;
   out << YAML::Key << "memory_gb" << YAML::Value << static_cast<double>(spec.memory_bytes) / kGiga;
   out << YAML::Key << "memory_bandwidth_gbps" << YAML::Value << spec.memory_bandwidth / kGiga;
@@ -163,7 +173,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
     for (const CacheSpec& c : spec.caches) {
       out << YAML::BeginMap << YAML::Key << "level" << YAML::Value << c.level;
       out << YAML::Key << "size_mb" << YAML::Value << static_cast<double>(c.bytes) / kMiB;
-      if (c.bandwidth > 0) out << YAML::Key << "bandwidth_gbps" << YAML::Value << c.bandwidth / kGiga;
+      if (c.bandwidth > 0)
+        out << YAML::Key << "bandwidth_gbps" << YAML::Value << c.bandwidth / kGiga;
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

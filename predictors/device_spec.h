@@ -17,28 +17,28 @@ enum class DeviceKind { kGpu, kCpu };
 const char* deviceKindName(DeviceKind kind);  // "gpu" / "cpu"
 
 struct CacheSpec {
-  std::string level;             // "L2", "LLC" ...
+  std::string level;  // "L2", "LLC" ...
   int64_t bytes = 0;
-  double bandwidth = 0.0;        // bytes/s; 0 when unknown (then 3x DRAM is assumed)
+  double bandwidth = 0.0;  // bytes/s; 0 when unknown (then 3x DRAM is assumed)
 };
 
 struct LinkSpec {
-  std::string name;              // "nvlink", "pcie", "infiniband", "ethernet"
-  double bandwidth = 0.0;        // bytes/s, one direction, per device
-  double latency = 0.0;          // seconds
+  std::string name;        // "nvlink", "pcie", "infiniband", "ethernet"
+  double bandwidth = 0.0;  // bytes/s, one direction, per device
+  double latency = 0.0;    // seconds
 };
 
 struct DeviceSpec {
-  std::string name;              // "H100-SXM5-80GB"
+  std::string name;  // "H100-SXM5-80GB"
   DeviceKind kind = DeviceKind::kGpu;
   // Peak dense FLOP/s keyed by "float32", "tf32", "float16", "bfloat16",
   // "float64", "int8".
   std::map<std::string, double> peak_flops;
   int64_t memory_bytes = 0;
-  double memory_bandwidth = 0.0; // bytes/s
-  std::vector<CacheSpec> caches; // innermost first
-  int64_t compute_units = 0;     // SMs (GPU) or cores (CPU)
-  double clock_hz = 0.0;         // boost clock
+  double memory_bandwidth = 0.0;  // bytes/s
+  std::vector<CacheSpec> caches;  // innermost first
+  int64_t compute_units = 0;      // SMs (GPU) or cores (CPU)
+  double clock_hz = 0.0;          // boost clock
   std::vector<LinkSpec> links;
   std::vector<std::string> sources;  // where the figures come from
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/value.h"
@@ -20,9 +21,9 @@ struct GemmOperands {
 // addmm/baddbmm). Ops not listed use the first two tensors.
 const std::unordered_map<std::string, GemmOperands>& gemmOperands() {
   static const std::unordered_map<std::string, GemmOperands> t = {
-      {"mm", {0, 1, false}},      {"bmm", {0, 1, false}},     {"matmul", {0, 1, false}},
-      {"addmm", {1, 2, false}},   {"baddbmm", {1, 2, false}}, {"addbmm", {1, 2, false}},
-      {"linear", {0, 1, true}},   {"mv", {0, 1, false}},      {"addmv", {1, 2, false}},
+      {"mm", {0, 1, false}},    {"bmm", {0, 1, false}},     {"matmul", {0, 1, false}},
+      {"addmm", {1, 2, false}}, {"baddbmm", {1, 2, false}}, {"addbmm", {1, 2, false}},
+      {"linear", {0, 1, true}}, {"mv", {0, 1, false}},      {"addmv", {1, 2, false}},
       {"dot", {0, 1, false}},
   };
   return t;
@@ -37,8 +38,9 @@ std::vector<int64_t> shapeOf(const core::TensorValue* t) {
 // Comms attributes name dtypes as c10::ScalarType does ("Float", "Half").
 int64_t commItemsize(const std::string& dtype) {
   static const std::unordered_map<std::string, int64_t> t = {
-      {"Float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8}, {"Long", 8}, {"Int", 4},
-      {"Short", 2}, {"Byte", 1}, {"Char", 1}, {"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+      {"Float", 4}, {"Half", 2}, {"BFloat16", 2},      {"Double", 8},
+      {"Long", 8},  {"Int", 4},  {"Short", 2},         {"Byte", 1},
+      {"Char", 1},  {"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
   auto it = t.find(dtype);
   return it != t.end() ? it->second : core::dtypeItemsize(core::dtypeFromTraceName(dtype));
 }
@@ -105,16 +107,13 @@ ConvShape convShape(const core::Node& node) {
   s.filter = product(w, 2);
   s.in_spatial = product(x, 2);
   s.groups = static_cast<double>(std::max<int64_t>(intArg(node, "groups", 99, 1), 1));
-  auto stride = intListArg(node, "stride", 99, std::vector<int64_t>(dims, 1));
-  auto pad = intListArg(node, "padding", 99, std::vector<int64_t>(dims, 0));
-  auto dil = intListArg(node, "dilation", 99, std::vector<int64_t>(dims, 1));
-  s.stride = stride.empty() ? 1 : stride[0];
-  s.dilation = dil.empty() ? 1 : dil[0];
+  s.stride = intListElement(node, "stride", 99, 0, 1);
+  s.dilation = intListElement(node, "dilation", 99, 0, 1);
   s.out_spatial = 1;
   for (size_t d = 0; d < dims; ++d) {
-    int64_t st = std::max<int64_t>(d < stride.size() ? stride[d] : 1, 1);
-    int64_t p = d < pad.size() ? pad[d] : 0;
-    int64_t dl = d < dil.size() ? dil[d] : 1;
+    int64_t st = std::max<int64_t>(intListElement(node, "stride", 99, d, 1), 1);
+    int64_t p = intListElement(node, "padding", 99, d, 0);
+    int64_t dl = intListElement(node, "dilation", 99, d, 1);
     int64_t out = (x[d + 2] + 2 * p - dl * (w[d + 2] - 1) - 1) / st + 1;
     s.out_spatial *= static_cast<double>(std::max<int64_t>(out, 1));
   }
@@ -127,9 +126,9 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   EmbeddingShape s;
   std::string base = baseOpName(node.name);
   s.backward = base.find("backward") != std::string::npos;
-  // Weights: the largest floating tensor; indices: the largest integer
-  // tensor; offsets: another integer tensor. This covers aten::embedding,
-  // embedding_bag and fbgemm's table-batched lookups alike.
+  // Weights: the largest floating tensor (fbgemm's table-batched ops pass all
+  // tables flattened into one 1-D `dev_weights`); indices and offsets by
+  // name, else the two largest integer tensors.
   const core::TensorValue* weight = nullptr;
   std::vector<const core::TensorValue*> ints;
   for (const core::TensorValue* t : inputTensors(node)) {
@@ -139,23 +138,32 @@ EmbeddingShape embeddingShape(const core::Node& node) {
       ints.push_back(t);
     }
   }
-  std::stable_sort(ints.begin(), ints.end(), [](const core::TensorValue* a, const core::TensorValue* b) {
-    return a->numel > b->numel;
-  });
-  const core::TensorValue* indices = ints.empty() ? nullptr : ints[0];
-  const core::TensorValue* offsets = ints.size() < 2 ? nullptr : ints[1];
-  if (weight && weight->shape.size() == 2) {
-    s.rows = static_cast<double>(weight->shape[0]);
-    s.dim = static_cast<double>(weight->shape[1]);
-  } else if (weight && !weight->shape.empty()) {
-    s.dim = static_cast<double>(weight->shape.back());
-    s.rows = std::max(1.0, static_cast<double>(weight->numel) / s.dim);
-  }
-  int64_t num_weights = intArg(node, "num_weights", 999, -1);
-  if (num_weights > 0) s.rows = static_cast<double>(num_weights);
+  std::stable_sort(
+      ints.begin(), ints.end(),
+      [](const core::TensorValue* a, const core::TensorValue* b) { return a->numel > b->numel; });
+  const core::TensorValue* indices = tensorArg(node, "indices", 999);
+  const core::TensorValue* offsets = tensorArg(node, "offsets", 999);
+  if (!indices) indices = ints.empty() ? nullptr : ints[0];
+  if (!offsets && ints.size() >= 2 && ints[1] != indices) offsets = ints[1];
   double lookups = indices ? static_cast<double>(std::max<int64_t>(indices->numel, 1)) : 1.0;
+  // Bags: offsets hold one more entry than bags (tables x batch for fbgemm).
   s.batch = offsets ? std::max<double>(static_cast<double>(offsets->numel) - 1.0, 1.0) : lookups;
   s.pooling = std::max(lookups / s.batch, 1.0);
+  // Row width: each bag produces one pooled row, so output elements / bags;
+  // backward ops take it from the gradient's last dimension.
+  double out_numel = 0;
+  for (const core::TensorValue* t : outputTensors(node))
+    out_numel = std::max(out_numel, static_cast<double>(t->numel));
+  if (!s.backward && out_numel > 0) {
+    s.dim = std::max(1.0, std::round(out_numel / s.batch));
+  } else if (weight && !weight->shape.empty()) {
+    s.dim = static_cast<double>(std::max<int64_t>(weight->shape.back(), 1));
+  }
+  if (weight && weight->shape.size() == 2 && !s.backward)
+    s.dim = static_cast<double>(weight->shape[1]);
+  s.rows = weight ? std::max(1.0, static_cast<double>(weight->numel) / s.dim) : 1.0;
+  int64_t num_weights = intArg(node, "num_weights", 999, -1);
+  if (num_weights > 0) s.rows = static_cast<double>(num_weights);
   if (weight) {
     s.itemsize = weight->itemsize > 0 ? weight->itemsize : 4;
     s.dtype = weight->dtype;
@@ -166,21 +174,25 @@ EmbeddingShape embeddingShape(const core::Node& node) {
 CommShape commShape(const core::Node& node) {
   CommShape s;
   double tensor_bytes = 0;
-  for (const core::TensorValue* t : inputTensors(node)) tensor_bytes = std::max(tensor_bytes, static_cast<double>(t->bytes()));
-  for (const core::TensorValue* t : outputTensors(node)) tensor_bytes = std::max(tensor_bytes, static_cast<double>(t->bytes()));
+  for (const core::TensorValue* t : inputTensors(node))
+    tensor_bytes = std::max(tensor_bytes, static_cast<double>(t->bytes()));
+  for (const core::TensorValue* t : outputTensors(node))
+    tensor_bytes = std::max(tensor_bytes, static_cast<double>(t->bytes()));
   s.bytes = tensor_bytes;
   if (node.comm) {
     if (!node.comm->collective_name.empty()) s.collective = node.comm->collective_name;
     s.world_size = node.comm->pg_size;
-    double nelems = static_cast<double>(std::max(node.comm->in_msg_nelems, node.comm->out_msg_nelems));
+    double nelems =
+        static_cast<double>(std::max(node.comm->in_msg_nelems, node.comm->out_msg_nelems));
     int64_t item = commItemsize(node.comm->dtype);
     if (nelems > 0 && item > 0) s.bytes = std::max(s.bytes, nelems * static_cast<double>(item));
     return s;
   }
   // Legacy record_param_comms: the collective name is one of the string inputs.
-  static const char* const kNames[] = {"all_reduce", "allreduce", "all_gather", "allgather",
-                                       "reduce_scatter", "all_to_all", "alltoall", "broadcast",
-                                       "barrier", "reduce", "send", "recv", "gather", "scatter"};
+  static const char* const kNames[] = {"all_reduce",     "allreduce",  "all_gather", "allgather",
+                                       "reduce_scatter", "all_to_all", "alltoall",   "broadcast",
+                                       "barrier",        "reduce",     "send",       "recv",
+                                       "gather",         "scatter"};
   for (const core::Value& v : node.inputs) {
     if (v.kind != core::ValueKind::kString) continue;
     for (const char* n : kNames) {
@@ -196,16 +208,35 @@ CommShape commShape(const core::Node& node) {
 double flopsPerElement(const std::string& op) {
   // Counted as the arithmetic a straightforward kernel does per output
   // element; transcendental functions count ~4 (exp/log/sigmoid), gelu ~8.
-  static const std::unordered_map<std::string, double> t = {
-      {"exp", 4}, {"log", 4}, {"sigmoid", 4}, {"tanh", 6}, {"gelu", 8}, {"silu", 5},
-      {"softmax", 5}, {"log_softmax", 5}, {"cross_entropy_loss", 6}, {"layer_norm", 8},
-      {"native_layer_norm", 8}, {"batch_norm", 5}, {"native_batch_norm", 5},
-      {"cudnn_batch_norm", 5}, {"group_norm", 8}, {"pow", 4}, {"sqrt", 2}, {"rsqrt", 2},
-      {"div", 1}, {"addcdiv", 3}, {"addcmul", 3}, {"erf", 4},
+  static const std::unordered_map<std::string_view, double> t = {
+      {"exp", 4},
+      {"log", 4},
+      {"sigmoid", 4},
+      {"tanh", 6},
+      {"gelu", 8},
+      {"silu", 5},
+      {"softmax", 5},
+      {"log_softmax", 5},
+      {"cross_entropy_loss", 6},
+      {"layer_norm", 8},
+      {"native_layer_norm", 8},
+      {"batch_norm", 5},
+      {"native_batch_norm", 5},
+      {"cudnn_batch_norm", 5},
+      {"group_norm", 8},
+      {"pow", 4},
+      {"sqrt", 2},
+      {"rsqrt", 2},
+      {"div", 1},
+      {"addcdiv", 3},
+      {"addcmul", 3},
+      {"erf", 4},
   };
-  std::string base = baseOpName(op);
-  while (!base.empty() && (base.back() == '_')) base.pop_back();
-  while (!base.empty() && base.front() == '_') base.erase(base.begin());
+  std::string_view base = op;
+  if (size_t ns = base.rfind("::"); ns != std::string_view::npos) base.remove_prefix(ns + 2);
+  base = base.substr(0, base.find('.'));
+  while (!base.empty() && base.back() == '_') base.remove_suffix(1);
+  while (!base.empty() && base.front() == '_') base.remove_prefix(1);
   auto it = t.find(base);
   return it == t.end() ? 1.0 : it->second;
 }

@@ -18,7 +18,7 @@ GemmShape gemmShape(const core::Node& node);
 
 struct ConvShape {
   double n = 1, c = 1, h = 1, w = 1, k = 1;  // batch, in channels, spatial, out channels
-  double filter = 1;                          // prod(kernel dims)
+  double filter = 1;                         // prod(kernel dims)
   double in_spatial = 1, out_spatial = 1;
   int64_t stride = 1, dilation = 1;
   double groups = 1;

@@ -15,22 +15,34 @@ namespace {
 
 float lg(double v) { return static_cast<float>(std::log2(std::max(v, 1.0))); }
 
+// Calls fn on every defined tensor of `values` without allocating (this runs
+// for every op of a 100k-op graph).
+template <typename Fn>
+void eachTensor(const std::vector<core::Value>& values, Fn&& fn) {
+  for (const core::Value& v : values) {
+    core::forEachTensor(v, [&](const core::TensorValue& t) {
+      if (t.defined()) fn(t);
+    });
+  }
+}
+
 void addTensorBytes(const core::Node& node, OpFeatures* f) {
-  double in = 0, out = 0;
-  for (const core::TensorValue* t : inputTensors(node)) in += static_cast<double>(t->bytes());
-  for (const core::TensorValue* t : outputTensors(node)) out += static_cast<double>(t->bytes());
-  f->bytes = in + out;
+  double bytes = 0;
+  auto add = [&](const core::TensorValue& t) { bytes += static_cast<double>(t.bytes()); };
+  eachTensor(node.inputs, add);
+  eachTensor(node.outputs, add);
+  f->bytes = bytes;
 }
 
 core::DType mainDtype(const core::Node& node) {
   core::DType best = core::DType::kUnknown;
   int64_t best_numel = -1;
-  for (const core::TensorValue* t : inputTensors(node)) {
-    if (t->numel > best_numel) {
-      best = t->dtype;
-      best_numel = t->numel;
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    if (t.numel > best_numel) {
+      best = t.dtype;
+      best_numel = t.numel;
     }
-  }
+  });
   return best;
 }
 
@@ -40,7 +52,12 @@ void gemmFeatures(const core::Node& node, OpFeatures* f) {
   double item = std::max<double>(s.itemsize, 1.0);
   f->flops = 2.0 * s.batch * s.m * s.n * s.k;
   f->bytes = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n) * item;
-  f->x = {lg(s.m), lg(s.n), lg(s.k), lg(s.batch), static_cast<float>(item), lg(f->flops),
+  f->x = {lg(s.m),
+          lg(s.n),
+          lg(s.k),
+          lg(s.batch),
+          static_cast<float>(item),
+          lg(f->flops),
           static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3)))};
 }
 
@@ -52,26 +69,40 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
   f->flops = 2.0 * out_elems * (s.c / s.groups) * s.filter * (s.backward ? 2.0 : 1.0);
   f->bytes = (s.n * s.c * s.in_spatial + s.k * (s.c / s.groups) * s.filter + out_elems) * item *
              (s.backward ? 2.0 : 1.0);
-  f->x = {lg(s.n),      lg(s.c),         lg(s.h),        lg(s.w),
-          lg(s.k),      lg(s.filter),    static_cast<float>(s.stride),
-          static_cast<float>(s.dilation), lg(s.groups),   static_cast<float>(item),
-          s.backward ? 1.0f : 0.0f,       lg(f->flops)};
+  f->x = {lg(s.n),
+          lg(s.c),
+          lg(s.h),
+          lg(s.w),
+          lg(s.k),
+          lg(s.filter),
+          static_cast<float>(s.stride),
+          static_cast<float>(s.dilation),
+          lg(s.groups),
+          static_cast<float>(item),
+          s.backward ? 1.0f : 0.0f,
+          lg(f->flops)};
 }
 
 void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse, OpFeatures* f) {
   EmbeddingShape s = embeddingShape(node);
   f->dtype = s.dtype;
   double item = std::max<double>(s.itemsize, 1.0);
-  std::vector<double> hist =
-      (reuse && reuse->size() == kReuseBins) ? *reuse : poissonReuseHistogram(s.batch * s.pooling, s.rows);
+  std::vector<double> hist = (reuse && reuse->size() == kReuseBins)
+                                 ? *reuse
+                                 : poissonReuseHistogram(s.batch * s.pooling, s.rows);
   f->unique_fraction = uniqueFraction(hist);
   f->table_bytes = s.rows * s.dim * item;
   f->gathered_bytes = s.batch * s.pooling * s.dim * item;
   f->flops = s.batch * s.pooling * s.dim;  // one add per gathered element (pooling)
   f->bytes = f->gathered_bytes * (s.backward ? 2.0 : 1.0) + s.batch * s.dim * item +
              s.batch * s.pooling * 8.0;  // + output + int64 indices
-  f->x = {lg(s.batch), lg(s.rows), lg(s.pooling), lg(s.dim), static_cast<float>(item),
-          s.backward ? 1.0f : 0.0f, static_cast<float>(f->unique_fraction)};
+  f->x = {lg(s.batch),
+          lg(s.rows),
+          lg(s.pooling),
+          lg(s.dim),
+          static_cast<float>(item),
+          s.backward ? 1.0f : 0.0f,
+          static_cast<float>(f->unique_fraction)};
   for (double h : hist) f->x.push_back(static_cast<float>(h));
 }
 
@@ -79,8 +110,11 @@ void memoryFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = mainDtype(node);
   addTensorBytes(node, f);
   double elems = 0;
-  for (const core::TensorValue* t : outputTensors(node)) elems = std::max(elems, static_cast<double>(t->numel));
-  for (const core::TensorValue* t : inputTensors(node)) elems = std::max(elems, static_cast<double>(t->numel));
+  auto widest = [&](const core::TensorValue& t) {
+    elems = std::max(elems, static_cast<double>(t.numel));
+  };
+  eachTensor(node.inputs, widest);
+  eachTensor(node.outputs, widest);
   f->flops = flopsPerElement(f->op) * elems;
   f->x = {lg(f->bytes), lg(elems)};
 }
@@ -104,15 +138,23 @@ using Extractor = std::function<void(const core::Node&, const std::vector<double
 
 const std::unordered_map<std::string, Extractor>& extractors() {
   static const std::unordered_map<std::string, Extractor> table = {
-      {"gemm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { gemmFeatures(n, f); }},
-      {"conv", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { convFeatures(n, f); }},
+      {"gemm",
+       [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { gemmFeatures(n, f); }},
+      {"conv",
+       [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { convFeatures(n, f); }},
       {"embedding_bag", embeddingFeatures},
-      {"elementwise", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
-      {"reduction", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
-      {"norm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
-      {"softmax", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
-      {"copy", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { memoryFeatures(n, f); }},
-      {"comm", [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { commFeatures(n, f); }},
+      {"elementwise", [](const core::Node& n, const std::vector<double>*,
+                         OpFeatures* f) { memoryFeatures(n, f); }},
+      {"reduction", [](const core::Node& n, const std::vector<double>*,
+                       OpFeatures* f) { memoryFeatures(n, f); }},
+      {"norm", [](const core::Node& n, const std::vector<double>*,
+                  OpFeatures* f) { memoryFeatures(n, f); }},
+      {"softmax", [](const core::Node& n, const std::vector<double>*,
+                     OpFeatures* f) { memoryFeatures(n, f); }},
+      {"copy", [](const core::Node& n, const std::vector<double>*,
+                  OpFeatures* f) { memoryFeatures(n, f); }},
+      {"comm",
+       [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { commFeatures(n, f); }},
   };
   return table;
 }
@@ -126,18 +168,48 @@ size_t featureCount(const std::string& family) {
   return 0;
 }
 
+namespace {
+
+// What depends on the op name only, computed once per distinct name.
+struct NameInfo {
+  std::string op;
+  std::string family;
+  const Extractor* extract = nullptr;
+};
+
+const NameInfo& nameInfo(const core::Node& node) {
+  // Per-thread cache: traces repeat a few hundred names over 100k ops.
+  thread_local std::unordered_map<std::string, NameInfo> cache;
+  thread_local std::string key;
+  key.assign(node.name).push_back(static_cast<char>('0' + static_cast<int>(node.category)));
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  NameInfo info;
+  size_t ns = node.name.rfind("::");
+  info.op =
+      ns == std::string::npos ? node.name : node.name.substr(0, ns + 2) + baseOpName(node.name);
+  info.family = core::opFamily(node);
+  auto ex = extractors().find(info.family);
+  info.extract = ex == extractors().end() ? nullptr : &ex->second;
+  return cache.emplace(key, std::move(info)).first->second;
+}
+
+}  // namespace
+
 OpFeatures computeFeatures(const core::Node& node, const std::vector<double>* index_reuse) {
   OpFeatures f;
-  f.op = "aten::" + baseOpName(node.name);
-  if (size_t ns = node.name.rfind("::"); ns != std::string::npos) {
-    f.op = node.name.substr(0, ns + 2) + baseOpName(node.name);
+  // kernel_backend decides the family of Triton nodes whatever their name.
+  NameInfo triton;
+  const NameInfo* info = &triton;
+  if (node.kernel_backend.empty()) {
+    info = &nameInfo(node);
   } else {
-    f.op = node.name;
+    triton = {node.name, core::opFamily(node), nullptr};
   }
-  f.family = core::opFamily(node);
-  auto it = extractors().find(f.family);
-  if (it != extractors().end()) {
-    it->second(node, index_reuse, &f);
+  f.op = info->op;
+  f.family = info->family;
+  if (info->extract) {
+    (*info->extract)(node, index_reuse, &f);
   } else {
     otherFeatures(node, &f);
   }

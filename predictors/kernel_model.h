@@ -4,10 +4,9 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "predictors/device_spec.h"
 #include "predictors/features.h"
@@ -33,14 +32,13 @@ class KernelModel {
   virtual nlohmann::json save(const std::string& dir, const std::string& stem) const = 0;
 };
 
-using ModelLoader = std::function<std::shared_ptr<const KernelModel>(
-    const nlohmann::json& params, const std::string& dir)>;
+using ModelLoader = std::function<std::shared_ptr<const KernelModel>(const nlohmann::json& params,
+                                                                     const std::string& dir)>;
 
 // Registers/looks up model kinds for ModelSet::load. Unknown kind -> InputError
 // listing the known ones.
 void registerModelKind(const std::string& kind, ModelLoader loader);
-std::shared_ptr<const KernelModel> loadModel(const std::string& kind,
-                                             const nlohmann::json& params,
+std::shared_ptr<const KernelModel> loadModel(const std::string& kind, const nlohmann::json& params,
                                              const std::string& dir);
 
 struct MeasuredOp;
@@ -48,8 +46,8 @@ struct FitOptions;
 
 // One entry per op family (DESIGN.md "Kernel models").
 struct FamilyEntry {
-  std::string family;        // "gemm"
-  std::string description;   // one line, for help and reports
+  std::string family;                    // "gemm"
+  std::string description;               // one line, for help and reports
   std::vector<std::string> example_ops;  // which ops it serves (documentation)
   // Analytic model from the device spec alone: used when a ModelSet has no
   // model of this family (reported as a fallback), and as the base that

@@ -16,12 +16,9 @@ namespace {
 
 std::map<std::string, ModelLoader>& kindTable() {
   static std::map<std::string, ModelLoader> table = {
-      {"roofline", RooflineModel::fromJson},
-      {"bandwidth_curve", BandwidthCurveModel::fromJson},
-      {"cache_model", CacheModel::fromJson},
-      {"constant", ConstantModel::fromJson},
-      {"alpha_beta", AlphaBetaModel::fromJson},
-      {"xgboost", XgbResidualModel::fromJson},
+      {"roofline", RooflineModel::fromJson},    {"bandwidth_curve", BandwidthCurveModel::fromJson},
+      {"cache_model", CacheModel::fromJson},    {"constant", ConstantModel::fromJson},
+      {"alpha_beta", AlphaBetaModel::fromJson}, {"xgboost", XgbResidualModel::fromJson},
   };
   return table;
 }
@@ -54,7 +51,9 @@ std::shared_ptr<const KernelModel> viewModel(const DeviceSpec& d) {
   return m;
 }
 
-std::shared_ptr<const KernelModel> commModel(const DeviceSpec& d) { return AlphaBetaModel::fromDevice(d); }
+std::shared_ptr<const KernelModel> commModel(const DeviceSpec& d) {
+  return AlphaBetaModel::fromDevice(d);
+}
 
 }  // namespace
 
@@ -73,27 +72,54 @@ std::shared_ptr<const KernelModel> loadModel(const std::string& kind, const nloh
     if (it != kindTable().end()) loader = it->second;
     for (const auto& kv : kindTable()) known += (known.empty() ? "" : ", ") + kv.first;
   }
-  if (!loader) throw InputError(fmt::format("{}: unknown model kind '{}' (known: {})", dir, kind, known));
+  if (!loader)
+    throw InputError(fmt::format("{}: unknown model kind '{}' (known: {})", dir, kind, known));
   return loader(params, dir);
 }
 
 const std::vector<FamilyEntry>& familyRegistry() {
   static const std::vector<FamilyEntry> families = {
-      {"gemm", "dense matrix products; XGBoost on log-time over a roofline",
-       {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"}, roofline},
-      {"conv", "convolutions fwd/bwd; XGBoost on log-time over a roofline",
-       {"aten::convolution", "aten::cudnn_convolution", "aten::convolution_backward"}, roofline},
-      {"embedding_bag", "embedding lookups; cache model (LLC-resident rows vs DRAM), XGBoost on top",
-       {"aten::embedding_bag", "aten::embedding", "fbgemm::split_embedding_codegen_lookup_*"}, cacheModel},
-      {"elementwise", "pointwise ops; roofline with a fitted achieved-bandwidth curve",
-       {"aten::add", "aten::mul", "aten::relu", "aten::fill_"}, memoryBound},
-      {"reduction", "reductions and pooling; bandwidth curve", {"aten::sum", "aten::mean", "aten::max_pool2d"}, memoryBound},
-      {"norm", "normalisations; bandwidth curve", {"aten::batch_norm", "aten::layer_norm"}, memoryBound},
-      {"softmax", "softmax and log-softmax; bandwidth curve", {"aten::_softmax", "aten::_log_softmax"}, memoryBound},
-      {"copy", "copies, cat, gathers; bandwidth curve", {"aten::copy_", "aten::cat", "aten::to"}, memoryBound},
-      {"view", "views and metadata; near-constant cost", {"aten::view", "aten::t", "aten::empty"}, viewModel},
+      {"gemm",
+       "dense matrix products; XGBoost on log-time over a roofline",
+       {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"},
+       roofline},
+      {"conv",
+       "convolutions fwd/bwd; XGBoost on log-time over a roofline",
+       {"aten::convolution", "aten::cudnn_convolution", "aten::convolution_backward"},
+       roofline},
+      {"embedding_bag",
+       "embedding lookups; cache model (LLC-resident rows vs DRAM), XGBoost on top",
+       {"aten::embedding_bag", "aten::embedding", "fbgemm::split_embedding_codegen_lookup_*"},
+       cacheModel},
+      {"elementwise",
+       "pointwise ops; roofline with a fitted achieved-bandwidth curve",
+       {"aten::add", "aten::mul", "aten::relu", "aten::fill_"},
+       memoryBound},
+      {"reduction",
+       "reductions and pooling; bandwidth curve",
+       {"aten::sum", "aten::mean", "aten::max_pool2d"},
+       memoryBound},
+      {"norm",
+       "normalisations; bandwidth curve",
+       {"aten::batch_norm", "aten::layer_norm"},
+       memoryBound},
+      {"softmax",
+       "softmax and log-softmax; bandwidth curve",
+       {"aten::_softmax", "aten::_log_softmax"},
+       memoryBound},
+      {"copy",
+       "copies, cat, gathers; bandwidth curve",
+       {"aten::copy_", "aten::cat", "aten::to"},
+       memoryBound},
+      {"view",
+       "views and metadata; near-constant cost",
+       {"aten::view", "aten::t", "aten::empty"},
+       viewModel},
       {"comm", "collectives; alpha-beta per collective", {"record_param_comms"}, commModel},
-      {"triton", "Triton kernels; roofline from tensor bytes (always a fallback)", {"triton kernels"}, memoryBound},
+      {"triton",
+       "Triton kernels; roofline from tensor bytes (always a fallback)",
+       {"triton kernels"},
+       memoryBound},
       {"other", "anything else; roofline from tensor bytes (always a fallback)", {}, memoryBound},
   };
   return families;

@@ -9,9 +9,9 @@
 namespace tracetwin::predictors {
 
 struct MeasuredOp {
-  core::Node node;          // the op as a trace node (name, schema, inputs, outputs)
-  double measured_us = 0;   // device time (GPU: CUPTI kernels; CPU: steady clock)
-  std::string device;       // DeviceSpec::name it was measured on
+  core::Node node;         // the op as a trace node (name, schema, inputs, outputs)
+  double measured_us = 0;  // device time (GPU: CUPTI kernels; CPU: steady clock)
+  std::string device;      // DeviceSpec::name it was measured on
   // Optional, embedding ops only: fraction of unique indices whose access
   // count falls in (0,1], (1,2], (2,4], ... (kReuseBins bins, see features.h).
   // Empty: features assume uniformly random indices.

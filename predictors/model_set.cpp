@@ -16,13 +16,16 @@ namespace {
 constexpr const char* kDeviceFile = "device.yaml";
 
 std::string todayUtc() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
-                                                  std::chrono::system_clock::now())));
+  return fmt::format(
+      "{:%Y-%m-%dT%H:%M:%SZ}",
+      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
 nlohmann::json readJson(const fs::path& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
+  if (!in)
+    throw InputError(
+        fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
   try {
     nlohmann::json j;
     in >> j;
@@ -89,21 +92,25 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   fs::path path = fs::path(dir) / kManifestName;
   nlohmann::json manifest = readJson(path);
   if (field<std::string>(manifest, "format", path) != kFormatName) {
-    throw InputError(fmt::format("{}: not a tracetwin model manifest (format must be '{}')", path.string(), kFormatName));
+    throw InputError(fmt::format("{}: not a tracetwin model manifest (format must be '{}')",
+                                 path.string(), kFormatName));
   }
   int version = field<int>(manifest, "format_version", path);
   if (version != kFormatVersion) {
-    throw InputError(fmt::format("{}: stale model set: format version {}, this build reads {}; "
-                                 "re-run `tracetwin calibrate`", path.string(), version, kFormatVersion));
+    throw InputError(
+        fmt::format("{}: stale model set: format version {}, this build reads {}; "
+                    "re-run `tracetwin calibrate`",
+                    path.string(), version, kFormatVersion));
   }
   ModelSet set;
   std::string device_name = field<std::string>(manifest, "device", path);
   fs::path device_path = fs::path(dir) / field<std::string>(manifest, "device_file", path);
-  if (!fs::exists(device_path)) throw InputError(fmt::format("{}: device file missing", device_path.string()));
+  if (!fs::exists(device_path))
+    throw InputError(fmt::format("{}: device file missing", device_path.string()));
   set.device = loadDeviceSpec(device_path.string());
   if (set.device.name != device_name) {
-    throw InputError(fmt::format("{}: device '{}' does not match the manifest's '{}'", device_path.string(),
-                                 set.device.name, device_name));
+    throw InputError(fmt::format("{}: device '{}' does not match the manifest's '{}'",
+                                 device_path.string(), set.device.name, device_name));
   }
   if (!expected_device.empty() && device_name != expected_device) {
     throw InputError(fmt::format("{}: models were calibrated on '{}', expected '{}'", path.string(),
@@ -111,18 +118,21 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   }
   set.torch_version = field<std::string>(manifest, "torch_version", path);
   set.created = field<std::string>(manifest, "created", path);
-  if (manifest.contains("overheads")) set.overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
+  if (manifest.contains("overheads"))
+    set.overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
   if (!manifest.contains("models") || !manifest["models"].is_object()) {
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }
   for (const auto& [family, entry] : manifest["models"].items()) {
     for (const auto& file : entry.value("files", nlohmann::json::array())) {
       fs::path f = fs::path(dir) / file.get<std::string>();
-      if (!fs::exists(f)) throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
-                                                       f.string(), family, path.string()));
+      if (!fs::exists(f))
+        throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
+                                     f.string(), family, path.string()));
     }
     std::string kind = field<std::string>(entry, "kind", path);
-    if (!entry.contains("params")) throw InputError(fmt::format("{}: model '{}' has no params", path.string(), family));
+    if (!entry.contains("params"))
+      throw InputError(fmt::format("{}: model '{}' has no params", path.string(), family));
     try {
       set.setModel(family, loadModel(kind, entry["params"], dir));
     } catch (const UsageError& e) {

@@ -19,9 +19,9 @@ class ModelSet {
   static constexpr const char* kManifestName = "manifest.json";
   static constexpr const char* kFormatName = "tracetwin-models";
 
-  DeviceSpec device;            // the device the models were calibrated on
-  std::string torch_version;    // LibTorch version of the replays (caller-supplied)
-  std::string created;          // ISO-8601 UTC date, set by save() when empty
+  DeviceSpec device;          // the device the models were calibrated on
+  std::string torch_version;  // LibTorch version of the replays (caller-supplied)
+  std::string created;        // ISO-8601 UTC date, set by save() when empty
   // CPU overheads (T1-T5) fitted or imported; on a CPU ModelSet the per-family
   // framework cost (dispatcher + replay loop) lives in t1/t2.
   OverheadTable overheads;

@@ -50,6 +50,17 @@ std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t
   return out.empty() ? dflt : out;
 }
 
+int64_t intListElement(const core::Node& node, const char* name, size_t fallback, size_t d,
+                       int64_t dflt) {
+  size_t i = argIndex(node, name, fallback);
+  if (i >= node.inputs.size()) return dflt;
+  const core::Value& v = node.inputs[i];
+  if (v.kind == core::ValueKind::kInt) return v.int_value;
+  if (!v.isList() || d >= v.elements.size() || v.elements[d].kind != core::ValueKind::kInt)
+    return dflt;
+  return v.elements[d].int_value;
+}
+
 namespace {
 std::vector<const core::TensorValue*> collect(const std::vector<core::Value>& values) {
   std::vector<const core::TensorValue*> out;
@@ -71,7 +82,8 @@ std::vector<const core::TensorValue*> outputTensors(const core::Node& node) {
 
 double product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   double p = 1.0;
-  for (size_t i = from; i < std::min(to, dims.size()); ++i) p *= static_cast<double>(std::max<int64_t>(dims[i], 1));
+  for (size_t i = from; i < std::min(to, dims.size()); ++i)
+    p *= static_cast<double>(std::max<int64_t>(dims[i], 1));
   return p;
 }
 

@@ -19,6 +19,10 @@ int64_t intArg(const core::Node& node, const char* name, size_t fallback, int64_
 // An int list argument (a bare int is repeated `dims` times), else `dflt`.
 std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t fallback,
                                 std::vector<int64_t> dflt);
+// Element `d` of an int list argument (a bare int applies to every d), else
+// `dflt`. No allocation: feature extraction runs for every op of a graph.
+int64_t intListElement(const core::Node& node, const char* name, size_t fallback, size_t d,
+                       int64_t dflt);
 // All defined tensors of the inputs (lists flattened), in order.
 std::vector<const core::TensorValue*> inputTensors(const core::Node& node);
 std::vector<const core::TensorValue*> outputTensors(const core::Node& node);

@@ -71,14 +71,16 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
   if (auto s = j.find("sources"); s != j.end()) {
     if (!s->is_array()) throw InputError(fmt::format("{}: \"sources\" must be a list", source));
     for (const auto& e : *s) {
-      if (!e.is_string()) throw InputError(fmt::format("{}: \"sources\" entries must be strings", source));
+      if (!e.is_string())
+        throw InputError(fmt::format("{}: \"sources\" entries must be strings", source));
       table.sources.push_back(e.get<std::string>());
     }
   }
   for (int i = 0; i < 5; ++i) {
     auto it = j.find(kKeys[i]);
     if (it == j.end()) continue;  // a trace without kernels has no T4/T5
-    if (!it->is_object()) throw InputError(fmt::format("{}: \"{}\" must be an object", source, kKeys[i]));
+    if (!it->is_object())
+      throw InputError(fmt::format("{}: \"{}\" must be an object", source, kKeys[i]));
     for (const auto& [op, stat] : it->items()) {
       std::string where = fmt::format("{}: {}[\"{}\"]", source, kKeys[i], op);
       if (!stat.is_object()) throw InputError(where + ": expected an object");

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
-#include <map>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/op_family.h"
@@ -25,6 +27,58 @@ struct OpRecord {
   OpPrediction out;
   bool fallback = false;
 };
+
+// Ops of one iteration repeat a few hundred distinct shapes (every layer of
+// every micro-batch), so each family predicts its distinct feature sets only.
+uint64_t featureHash(const OpFeatures& f) {
+  uint64_t h = std::hash<std::string>{}(f.op);
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  auto bits = [](double d) {
+    uint64_t u;
+    std::memcpy(&u, &d, sizeof u);
+    return u;
+  };
+  mixIn(static_cast<uint64_t>(f.dtype));
+  mixIn(bits(f.flops));
+  mixIn(bits(f.bytes));
+  mixIn(bits(f.message_bytes));
+  mixIn(static_cast<uint64_t>(f.world_size));
+  mixIn(bits(f.table_bytes));
+  mixIn(bits(f.unique_fraction));
+  for (float x : f.x) mixIn(bits(static_cast<double>(x)));
+  return h;
+}
+
+bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
+  return a.op == b.op && a.dtype == b.dtype && a.flops == b.flops && a.bytes == b.bytes &&
+         a.x == b.x && a.collective == b.collective && a.world_size == b.world_size &&
+         a.message_bytes == b.message_bytes && a.table_bytes == b.table_bytes &&
+         a.gathered_bytes == b.gathered_bytes && a.unique_fraction == b.unique_fraction;
+}
+
+// Predicts `idx` (ops of one family) with `model`, once per distinct feature set.
+std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
+                                    const std::vector<OpRecord>& recs,
+                                    const std::vector<size_t>& idx) {
+  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `distinct`
+  std::vector<const OpFeatures*> distinct;
+  std::vector<size_t> slot(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const OpFeatures& f = recs[idx[k]].f;
+    auto [it, inserted] = first_of_hash.try_emplace(featureHash(f), distinct.size());
+    if (!inserted && sameFeatures(*distinct[it->second], f)) {
+      slot[k] = it->second;
+      continue;
+    }
+    slot[k] = distinct.size();  // new (or a hash collision: predicted on its own)
+    distinct.push_back(&f);
+  }
+  std::vector<double> distinct_us;
+  model.predictBatch(distinct, spec, &distinct_us);
+  std::vector<double> us(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) us[k] = distinct_us[slot[k]];
+  return us;
+}
 
 const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
   return opts.overheads ? *opts.overheads : models.overheads;
@@ -63,9 +117,10 @@ SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, i
   return s;
 }
 
-void predictDeviceTimes(std::vector<OpRecord>& recs, const ModelSet& models, const PredictOptions& opts) {
+void predictDeviceTimes(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
-  std::map<std::string, std::vector<size_t>> by_family;
+  std::unordered_map<std::string, std::vector<size_t>> by_family;
   for (size_t i = 0; i < recs.size(); ++i) by_family[recs[i].f.family].push_back(i);
   for (const auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
@@ -78,17 +133,15 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const ModelSet& models, con
                                   : familyEntry(family).fallback(spec);
       model = fallback.get();
     }
-    std::vector<const OpFeatures*> feats;
-    for (size_t i : idx) feats.push_back(&recs[i].f);
-    std::vector<double> us;
-    model->predictBatch(feats, spec, &us);
+    std::vector<double> us = predictDistinct(*model, spec, recs, idx);
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);
       if (opts.target && !unmodelled) {
-        t = family == "comm" ? commScale(t, origin, *opts.target, opts.comm_link)
-                             : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
-                                            origin, *opts.target);
+        t = family == "comm"
+                ? commScale(t, origin, *opts.target, opts.comm_link)
+                : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
+                               origin, *opts.target);
       }
       r.out.predicted_us = t;
       r.out.model = unmodelled ? "fallback:" + model->kind() : model->kind();
@@ -99,17 +152,22 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const ModelSet& models, con
 
 }  // namespace
 
-Prediction predictGraph(const core::Graph& graph, const ModelSet& models, const PredictOptions& opts) {
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts) {
   Prediction p;
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
   p.device = dest.name;
   core::Selection sel = core::selectTopLevelOps(graph);
   std::vector<OpRecord> recs;
   recs.reserve(sel.ops.size());
+  int64_t unsized_comms = 0;
   for (core::NodeId id : sel.ops) {
     const core::Node& n = graph.node(id);
     OpRecord r{&n, computeFeatures(n), {}};
-    if (r.f.family == "comm" && r.f.world_size < 1) r.f.world_size = opts.default_world_size;
+    if (r.f.family == "comm" && r.f.world_size < 1) {
+      r.f.world_size = opts.default_world_size;
+      ++unsized_comms;
+    }
     r.out.id = id;
     r.out.name = n.name;
     r.out.family = r.f.family;
@@ -135,33 +193,46 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models, const 
   SimResult res = simulate(sim);
 
   p.iteration_ms = res.iteration_us / 1000.0;
-  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0, res.cpu_bound_us / 1000.0,
-                 res.exposed_comm_us / 1000.0};
+  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
+                 res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
+  p.per_op.reserve(recs.size());
   for (size_t i = 0; i < recs.size(); ++i) {
-    OpPrediction o = recs[i].out;
+    OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
-    o.cpu_us = s.t1 + s.t2 + s.t3 + s.t4 * s.launches + s.t5 * (s.launches > 0 ? s.launches - 1 : 1);
+    o.cpu_us =
+        s.t1 + s.t2 + s.t3 + s.t4 * s.launches + s.t5 * (s.launches > 0 ? s.launches - 1 : 1);
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
     p.per_op.push_back(std::move(o));
   }
   if (opts.target) {
-    p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)", models.device.name,
-                                  opts.target->name));
+    p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
+                                  models.device.name, opts.target->name));
     if (opts.target->kind != models.device.kind) {
-      p.notes.push_back("calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough guess");
+      p.notes.push_back(
+          "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "
+          "guess");
     }
   }
+  if (unsized_comms > 0) {
+    p.notes.push_back(
+        fmt::format("{} collectives record no process-group size; world size {} assumed "
+                    "(--world-size)",
+                    unsized_comms, opts.default_world_size));
+  }
   if (defaults_used > 0) {
-    p.notes.push_back(fmt::format("{} CPU-overhead values were built-in defaults (no overheads file or "
-                                  "no entry for the op)", defaults_used));
+    p.notes.push_back(
+        fmt::format("{} CPU-overhead values were built-in defaults (no overheads file or "
+                    "no entry for the op)",
+                    defaults_used));
   }
   return p;
 }
 
 nlohmann::json predictionToJson(const Prediction& p) {
   auto opJson = [](const OpPrediction& o) {
-    return nlohmann::json{{"id", o.id},          {"name", o.name},     {"family", o.family},
-                          {"predicted_us", o.predicted_us}, {"cpu_us", o.cpu_us}, {"model", o.model}};
+    return nlohmann::json{{"id", o.id},         {"name", o.name},
+                          {"family", o.family}, {"predicted_us", o.predicted_us},
+                          {"cpu_us", o.cpu_us}, {"model", o.model}};
   };
   nlohmann::json j;
   j["iteration_ms"] = p.iteration_ms;

@@ -2,11 +2,10 @@
 // collectives, then the critical-path simulation.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/graph.h"
 #include "predictors/device_spec.h"
@@ -31,21 +30,21 @@ struct OpPrediction {
   core::NodeId id = core::kNoNode;
   std::string name;
   std::string family;
-  double predicted_us = 0.0;   // device time (CPU device: op time)
-  double cpu_us = 0.0;         // CPU time charged to the op (T1..T5)
-  std::string model;           // kind of model used; "fallback:<kind>" when unmodelled
+  double predicted_us = 0.0;  // device time (CPU device: op time)
+  double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
+  std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
 };
 
 struct Breakdown {
   double device_active_ms = 0.0;
   double device_idle_ms = 0.0;
-  double cpu_bound_ms = 0.0;        // device idle while waiting for the CPU
-  double exposed_comm_ms = 0.0;     // communication not overlapped by compute
+  double cpu_bound_ms = 0.0;     // device idle while waiting for the CPU
+  double exposed_comm_ms = 0.0;  // communication not overlapped by compute
 };
 
 struct Prediction {
   double iteration_ms = 0.0;
-  std::string device;               // device the times are for
+  std::string device;  // device the times are for
   std::vector<OpPrediction> per_op;
   Breakdown breakdown;
   std::vector<OpPrediction> unmodelled_ops;  // predicted by a device-spec fallback

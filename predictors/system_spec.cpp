@@ -20,7 +20,8 @@ std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
   for (size_t i = 0; i < list.size(); ++i) {
     yaml::MapReader l(list[i], top.source(), fmt::format("links[{}]", i));
     l.checkKeys({"name", "bandwidth_gbps", "latency_us"}, {});
-    out.push_back({l.str("name"), l.positive("bandwidth_gbps") * kGiga, l.nonNegative("latency_us") * kMicro});
+    out.push_back({l.str("name"), l.positive("bandwidth_gbps") * kGiga,
+                   l.nonNegative("latency_us") * kMicro});
   }
   return out;
 }
@@ -38,7 +39,8 @@ const LinkSpec& SystemSpec::linkFor(int64_t world_size) const {
 SystemSpec loadSystemSpec(const std::string& path) {
   YAML::Node root = yaml::parseFile(path);
   yaml::MapReader top(root, path, "system");
-  top.checkKeys({"name", "device", "devices_per_node", "nodes", "topology", "links"}, {"description"});
+  top.checkKeys({"name", "device", "devices_per_node", "nodes", "topology", "links"},
+                {"description"});
   SystemSpec s;
   s.name = top.str("name");
   s.devices_per_node = top.positiveInt("devices_per_node");
@@ -52,7 +54,9 @@ SystemSpec loadSystemSpec(const std::string& path) {
     std::string want = topo.str(key);
     bool found = false;
     for (const LinkSpec& l : s.links) found = found || l.name == want;
-    if (!found) topo.fail(topo.get(key), fmt::format("topology.{} names link '{}' that 'links' does not define", key, want));
+    if (!found)
+      topo.fail(topo.get(key),
+                fmt::format("topology.{} names link '{}' that 'links' does not define", key, want));
   }
   std::filesystem::path dev = top.str("device");
   if (dev.is_relative()) dev = std::filesystem::path(path).parent_path() / dev;

@@ -12,7 +12,7 @@ namespace tracetwin::predictors {
 
 struct SystemSpec {
   std::string name;
-  std::string device_path;   // resolved path of the device file
+  std::string device_path;  // resolved path of the device file
   DeviceSpec device;
   int64_t devices_per_node = 1;
   int64_t nodes = 1;

@@ -15,8 +15,8 @@
 namespace tracetwin::predictors {
 namespace {
 
-using AnalyticFitter = std::function<std::shared_ptr<const KernelModel>(const std::vector<const Sample*>&,
-                                                                        const DeviceSpec&)>;
+using AnalyticFitter = std::function<std::shared_ptr<const KernelModel>(
+    const std::vector<const Sample*>&, const DeviceSpec&)>;
 
 struct FamilyFitter {
   AnalyticFitter analytic;
@@ -54,7 +54,8 @@ bool isHoldout(size_t index, const FitOptions& opts) {
   return u < opts.holdout_fraction;
 }
 
-std::vector<double> predictAll(const KernelModel& m, const std::vector<const Sample*>& s, const DeviceSpec& d) {
+std::vector<double> predictAll(const KernelModel& m, const std::vector<const Sample*>& s,
+                               const DeviceSpec& d) {
   std::vector<const OpFeatures*> feats;
   for (const Sample* p : s) feats.push_back(&p->f);
   std::vector<double> out;
@@ -76,14 +77,16 @@ double interceptOf(const KernelModel& m) {
   return 0.0;
 }
 
-std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel> base, const std::string& family,
-                                              const std::vector<const Sample*>& train, const DeviceSpec& d,
-                                              const FitOptions& opts) {
+std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel> base,
+                                              const std::string& family,
+                                              const std::vector<const Sample*>& train,
+                                              const DeviceSpec& d, const FitOptions& opts) {
   size_t cols = featureCount(family);
   std::vector<float> x, y;
   std::vector<double> base_pred = predictAll(*base, train, d);
   for (size_t i = 0; i < train.size(); ++i) {
-    for (size_t c = 0; c < cols; ++c) x.push_back(c < train[i]->f.x.size() ? train[i]->f.x[c] : std::nanf(""));
+    for (size_t c = 0; c < cols; ++c)
+      x.push_back(c < train[i]->f.x.size() ? train[i]->f.x[c] : std::nanf(""));
     y.push_back(static_cast<float>(std::log(train[i]->us / std::max(base_pred[i], 1e-9))));
   }
   XgbParams p{opts.xgb_rounds, opts.xgb_max_depth, opts.xgb_eta, opts.seed};
@@ -103,8 +106,8 @@ double gmae(const std::vector<double>& predicted, const std::vector<double>& mea
   return std::exp(log_sum / static_cast<double>(predicted.size()));
 }
 
-FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& device, const FitOptions& opts,
-                    ModelSet* out) {
+FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& device,
+                    const FitOptions& opts, ModelSet* out) {
   FitReport report;
   out->device = device;
   out->torch_version = opts.torch_version;
@@ -116,9 +119,12 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
       ++dropped;
       continue;
     }
-    all.push_back({computeFeatures(m.node, m.index_reuse.empty() ? nullptr : &m.index_reuse), m.measured_us});
+    all.push_back(
+        {computeFeatures(m.node, m.index_reuse.empty() ? nullptr : &m.index_reuse), m.measured_us});
   }
-  if (dropped) report.notes.push_back(fmt::format("dropped {} samples with non-positive or non-finite time", dropped));
+  if (dropped)
+    report.notes.push_back(
+        fmt::format("dropped {} samples with non-positive or non-finite time", dropped));
   std::map<std::string, std::pair<std::vector<const Sample*>, std::vector<const Sample*>>> split;
   for (size_t i = 0; i < all.size(); ++i) {
     auto& [train, hold] = split[all[i].f.family];
@@ -134,10 +140,12 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
                  static_cast<int>(train.size()) >= opts.min_samples_for_xgboost;
     if (learn) chosen = fitLearned(analytic, family, train, device, opts);
     if (fitter.learned && !learn) {
-      report.notes.push_back(fmt::format("{}: {} training samples, kept the analytic model (XGBoost needs {})",
-                                         family, train.size(), opts.min_samples_for_xgboost));
+      report.notes.push_back(
+          fmt::format("{}: {} training samples, kept the analytic model (XGBoost needs {})", family,
+                      train.size(), opts.min_samples_for_xgboost));
     }
-    FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()), static_cast<int64_t>(hold.size())};
+    FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()),
+                  static_cast<int64_t>(hold.size())};
     if (!hold.empty()) {
       fit.holdout_gmae = gmae(predictAll(*chosen, hold, device), times(hold));
       fit.analytic_gmae = gmae(predictAll(*analytic, hold, device), times(hold));
@@ -148,7 +156,7 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
   }
   if (opts.replay_loop_us > 0) {
     out->overheads.t[static_cast<int>(Overhead::kT1)][kAllOps] = {opts.replay_loop_us, 0.0,
-                                                                 static_cast<int64_t>(all.size())};
+                                                                  static_cast<int64_t>(all.size())};
     out->overheads.sources.push_back("calibration: replay loop cost per op");
   }
   return report;

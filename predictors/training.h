@@ -15,13 +15,13 @@ namespace tracetwin::predictors {
 struct FitOptions {
   double holdout_fraction = 0.2;  // deterministic split by a hash of the sample
   uint64_t seed = 42;
-  bool use_xgboost = true;        // false: analytic models only
+  bool use_xgboost = true;  // false: analytic models only
   int xgb_rounds = 300;
   int xgb_max_depth = 6;
   double xgb_eta = 0.08;
   // Below this many training samples a family keeps its analytic model.
   int min_samples_for_xgboost = 40;
-  std::string torch_version;      // recorded in the ModelSet manifest
+  std::string torch_version;  // recorded in the ModelSet manifest
   // Per-op cost of the replay loop itself (CPU ModelSets), measured by
   // calibration over no-op iterations; stored as T1 "__all__" when > 0.
   double replay_loop_us = 0.0;
@@ -29,7 +29,7 @@ struct FitOptions {
 
 struct FamilyFit {
   std::string family;
-  std::string model_kind;   // kind of the model kept in the ModelSet
+  std::string model_kind;  // kind of the model kept in the ModelSet
   int64_t n_train = 0;
   int64_t n_holdout = 0;
   double holdout_gmae = 0.0;   // geometric mean of |pred - meas| / meas on hold-out

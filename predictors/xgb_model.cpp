@@ -14,8 +14,8 @@ namespace {
 // One checked call per XGBoost C function; the library's own message is kept.
 void xgbCheck(int rc, const char* call, const std::string& context = "") {
   if (rc != 0) {
-    throw RuntimeFailure(fmt::format("XGBoost {} failed{}{}: {}", call, context.empty() ? "" : " for ",
-                                     context, XGBGetLastError()));
+    throw RuntimeFailure(fmt::format("XGBoost {} failed{}{}: {}", call,
+                                     context.empty() ? "" : " for ", context, XGBGetLastError()));
   }
 }
 #define XGB_CALL(call) xgbCheck((call), #call)
@@ -49,10 +49,14 @@ std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols
   DMatrixHandle mats[] = {dtrain.get()};
   XGB_CALL(XGBoosterCreate(mats, 1, &b->handle_));
   const std::pair<const char*, std::string> params[] = {
-      {"objective", "reg:squarederror"}, {"max_depth", std::to_string(p.max_depth)},
-      {"eta", fmt::format("{}", p.eta)}, {"seed", std::to_string(p.seed)},
+      {"objective", "reg:squarederror"},
+      {"max_depth", std::to_string(p.max_depth)},
+      {"eta", fmt::format("{}", p.eta)},
+      {"seed", std::to_string(p.seed)},
       {"nthread", "1"},  // deterministic, and the build hosts are small
-      {"verbosity", "0"}, {"base_score", "0"}, {"min_child_weight", "2"},
+      {"verbosity", "0"},
+      {"base_score", "0"},
+      {"min_child_weight", "2"},
   };
   for (const auto& [k, v] : params) XGB_CALL(XGBoosterSetParam(b->handle_, k, v.c_str()));
   for (int i = 0; i < p.rounds; ++i) XGB_CALL(XGBoosterUpdateOneIter(b->handle_, i, dtrain.get()));
@@ -116,11 +120,13 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
           {"files", {file}}};
 }
 
-std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::json& j, const std::string& dir) {
+std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::json& j,
+                                                              const std::string& dir) {
   try {
     std::string file = j.at("files").at(0).get<std::string>();
     auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
-    std::shared_ptr<const Booster> booster = Booster::load((std::filesystem::path(dir) / file).string());
+    std::shared_ptr<const Booster> booster =
+        Booster::load((std::filesystem::path(dir) / file).string());
     return std::make_shared<XgbResidualModel>(base, booster, j.at("n_features").get<size_t>());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));

@@ -50,7 +50,8 @@ class XgbResidualModel : public KernelModel {
                     std::vector<double>* out_us) const override;
   // Writes <dir>/<stem>.xgb.json (XGBoosterSaveModel) and the base's params.
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
-  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j, const std::string& dir);
+  static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
+                                                     const std::string& dir);
   const KernelModel& base() const { return *base_; }
 
  private:

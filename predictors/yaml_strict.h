@@ -3,12 +3,12 @@
 // "FILE:LINE:COL: what was expected" (1-based, from yaml-cpp's Mark).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace tracetwin::predictors::yaml {
 
@@ -28,8 +28,8 @@ class MapReader {
   bool has(const char* key) const;
   YAML::Node get(const char* key) const;
   std::string str(const char* key) const;
-  double positive(const char* key) const;           // number > 0
-  double nonNegative(const char* key) const;        // number >= 0
+  double positive(const char* key) const;     // number > 0
+  double nonNegative(const char* key) const;  // number >= 0
   int64_t positiveInt(const char* key) const;
   std::vector<std::string> strList(const char* key) const;
   const std::string& source() const { return source_; }

@@ -43,10 +43,8 @@ void fillValues(at::Tensor& flat, at::Tensor& view, const std::optional<IntFill>
     fillOffsets(view, *fill);
   } else if (fill) {
     flat.random_(fill->low, fill->high + 1);
-  } else if (!at::isComplexType(flat.scalar_type())) {
-    flat.zero_();  // no rule: 0 is a valid index for every dimension
   } else {
-    flat.zero_();
+    flat.zero_();  // integers with no rule, complex: 0 is a valid index for every dimension
   }
 }
 
@@ -88,9 +86,11 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
       storage = at::empty({nbytes}, at::TensorOptions().dtype(at::kByte).device(devices_.map(first.device)))
                     .storage();
     } catch (const c10::Error& e) {
-      throw RuntimeFailure(fmt::format("out of memory creating storage {} ({} bytes) for op {}: {}",
-                                       key.first, nbytes, op_nodes[size_t(slots[size_t(members.front())].first_op)]->id,
-                                       e.what_without_backtrace()));
+      const std::string message = e.what_without_backtrace();
+      const core::NodeId op = op_nodes[size_t(slots[size_t(members.front())].first_op)]->id;
+      throw RuntimeFailure(fmt::format("{} creating input storage {} of op {}: {} bytes asked: {}",
+                                       isOutOfMemory(message, nullptr) ? "out of memory" : "failure",
+                                       key.first, op, nbytes, message));
     }
     // Floats first, then integers: generator values must not be overwritten.
     std::vector<int32_t> ordered = members;

@@ -20,11 +20,7 @@ comm::CommReplayer* commReplayer(SpecialOpContext& context) {
 }
 
 void planOneRank(const core::Node& node, SpecialOpContext& context, SpecialOpPlan& plan) {
-  comm::CommReplayer* replayer = commReplayer(context);
-  if (!replayer) {
-    plan.skip_reason = "communication replay unavailable: " + context.comm_error;
-    return;
-  }
+  comm::CommReplayer* replayer = context.comm.get();
   std::string reason;
   if (!replayer->canReplay(node, &reason)) {
     plan.skip_reason = reason;
@@ -46,16 +42,19 @@ void planOneRank(const core::Node& node, SpecialOpContext& context, SpecialOpPla
 SpecialOpPlan planComm(const core::Node& node, SpecialOpContext& context) {
   SpecialOpPlan plan;
   const int64_t pg_size = node.comm ? node.comm->pg_size : -1;
-  const std::string collective = node.comm ? node.comm->collective_name : "";
+  std::string collective = node.comm ? node.comm->collective_name : "";
+  if (collective.empty()) collective = "collective";
   if (pg_size > 1) {
     plan.skip_reason = fmt::format("needs distributed replay: {} over a process group of {} ranks",
-                                   collective.empty() ? "collective" : collective, pg_size);
+                                   collective, pg_size);
+  } else if (commReplayer(context)) {
+    planOneRank(node, context, plan);  // CommReplayer decides when the size was not recorded
   } else if (pg_size < 0) {
     plan.skip_reason = fmt::format(
         "needs distributed replay: {} with process-group size not recorded (schema < 1.1.0)",
-        collective.empty() ? "collective" : collective);
+        collective);
   } else {
-    planOneRank(node, context, plan);
+    plan.skip_reason = "communication replay unavailable: " + context.comm_error;
   }
   return plan;
 }

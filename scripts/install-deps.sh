@@ -12,6 +12,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libdeflate-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer and sanitizer runtimes
+  time  # /usr/bin/time -v: peak RSS in scripts/measure-reader-memory.sh
 )
 
 missing=()

@@ -18,7 +18,8 @@ namespace tracetwin::replay::comm {
 // allocate (the first, warm-up iteration does).
 class OutputCache {
  public:
-  at::Tensor get(int64_t node, size_t slot, at::IntArrayRef sizes, const at::TensorOptions& options);
+  at::Tensor get(int64_t node, size_t slot, at::IntArrayRef sizes,
+                 const at::TensorOptions& options);
 
  private:
   std::map<std::pair<int64_t, size_t>, at::Tensor> tensors_;

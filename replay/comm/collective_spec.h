@@ -27,15 +27,15 @@ enum class Collective : uint8_t {
   kBarrier,
   kSend,
   kRecv,
-  kWait,                 // waits on an earlier collective's work
+  kWait,  // waits on an earlier collective's work
 };
 
 struct CollectiveInfo {
   Collective kind;
-  const char* name;         // canonical name, as torch.distributed spells it
+  const char* name;  // canonical name, as torch.distributed spells it
   const char* description;
-  bool needs_peer;          // point-to-point: meaningless on one rank
-  bool needs_tensor;        // refuses a node that records no tensor
+  bool needs_peer;    // point-to-point: meaningless on one rank
+  bool needs_tensor;  // refuses a node that records no tensor
 };
 
 // Every collective, in enum order.
@@ -49,12 +49,12 @@ std::string knownCollectiveNames();  // "all_gather, all_reduce, ..." for messag
 
 struct CollectiveSpec {
   Collective kind = Collective::kWait;
-  std::string recorded_name;     // as the trace spells it
-  int64_t group_size = -1;       // -1: not recorded
-  std::string group_size_from;   // "pg_size attribute", "positional world size", "split sizes"
+  std::string recorded_name;    // as the trace spells it
+  int64_t group_size = -1;      // -1: not recorded
+  std::string group_size_from;  // "pg_size attribute", "positional world size", "split sizes"
   std::vector<int64_t> in_split;
   std::vector<int64_t> out_split;
-  int input_tensors = 0;         // defined tensors among the inputs
+  int input_tensors = 0;  // defined tensors among the inputs
 };
 
 // Reads a record_param_comms or c10d:: node. Throws InputError naming the

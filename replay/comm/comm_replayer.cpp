@@ -119,7 +119,8 @@ bool CommReplayer::canReplay(const core::Node& node, std::string* reason) const 
                   collectiveInfo(spec.kind).name + ": " + it->second);
   }
   if (impl_->runners.count(spec.kind) == 0) {
-    return refuse(std::string("no way to issue ") + collectiveInfo(spec.kind).name + " on one rank");
+    return refuse(std::string("no way to issue ") + collectiveInfo(spec.kind).name +
+                  " on one rank");
   }
   return true;
 }
@@ -141,8 +142,8 @@ std::vector<at::Tensor> CommReplayer::replay(const core::Node& node,
     return impl_->run(impl_->runners.at(spec.kind), spec, tensors, node.id);
   } catch (const c10::Error& e) {
     throw RuntimeFailure(nodeLabel(node) + ": c10d " + impl_->backend.name + " " +
-                         collectiveInfo(spec.kind).name + " failed: " +
-                         firstLine(e.what_without_backtrace()));
+                         collectiveInfo(spec.kind).name +
+                         " failed: " + firstLine(e.what_without_backtrace()));
   }
 }
 

@@ -26,7 +26,8 @@ BackendHandle makeGloo() {
   // host name fails in containers without DNS.
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   BackendHandle handle;
-  handle.group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, /*rank=*/0, /*size=*/1, options);
+  handle.group =
+      c10::make_intrusive<c10d::ProcessGroupGloo>(store, /*rank=*/0, /*size=*/1, options);
   handle.name = "gloo";
   return handle;
 #else
@@ -42,14 +43,16 @@ BackendHandle makeNccl(int index) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   auto options = c10d::ProcessGroupNCCL::Options::create();
   BackendHandle handle;
-  handle.group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, /*rank=*/0, /*size=*/1, options);
+  handle.group =
+      c10::make_intrusive<c10d::ProcessGroupNCCL>(store, /*rank=*/0, /*size=*/1, options);
   handle.name = "nccl";
   handle.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
   return handle;
 #else
   throw UnavailableError(
       "communication replay on CUDA needs a LibTorch built with CUDA and NCCL; this one has no "
-      "ProcessGroupNCCL (Debian's libtorch is CPU-only; build against a CUDA PyTorch, docs/gpu.md)");
+      "ProcessGroupNCCL (Debian's libtorch is CPU-only; build against a CUDA PyTorch, "
+      "docs/gpu.md)");
 #endif
 }
 
@@ -59,7 +62,8 @@ BackendHandle makeOneRankBackend(const std::string& device) {
   if (device == "cpu") return makeGloo();
   const int index = device::cudaIndexFromDevice(device);
   if (index >= 0) return makeNccl(index);
-  throw UsageError("unknown device '" + device + "' for communication replay: expected cpu, cuda "
+  throw UsageError("unknown device '" + device +
+                   "' for communication replay: expected cpu, cuda "
                    "or cuda:N");
 }
 

@@ -27,11 +27,11 @@ namespace tracetwin::replay::device {
 
 }  // namespace tracetwin::replay::device
 
-#define TRACETWIN_CUDA_CALL(call)                                                          \
-  do {                                                                                     \
-    const cudaError_t tt_status_ = (call);                                                 \
-    if (tt_status_ != cudaSuccess)                                                         \
-      ::tracetwin::replay::device::throwCudaError(tt_status_, #call, __FILE__, __LINE__);  \
+#define TRACETWIN_CUDA_CALL(call)                                                         \
+  do {                                                                                    \
+    const cudaError_t tt_status_ = (call);                                                \
+    if (tt_status_ != cudaSuccess)                                                        \
+      ::tracetwin::replay::device::throwCudaError(tt_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 namespace tracetwin::replay::device {

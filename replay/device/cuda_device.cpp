@@ -29,8 +29,8 @@ void requireCudaDevice(int index) {
   if (probe.count == 0) throw UnavailableError("no CUDA device: " + probe.reason);
   if (index < 0 || index >= probe.count) {
     throw UnavailableError("no CUDA device cuda:" + std::to_string(index) + ": this host has " +
-                           std::to_string(probe.count) + " (cuda:0 .. cuda:" +
-                           std::to_string(probe.count - 1) + ")");
+                           std::to_string(probe.count) +
+                           " (cuda:0 .. cuda:" + std::to_string(probe.count - 1) + ")");
   }
 }
 

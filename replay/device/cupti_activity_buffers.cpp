@@ -23,7 +23,7 @@ using MemsetActivity = CUpti_ActivityMemset4;
 // Names as Kineto and Nsight show them ("Memcpy HtoD").
 const char* memcpyName(uint8_t copy_kind) {
   static constexpr std::array<const char*, 11> kNames = {
-      "Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA",
+      "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA",
       "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
   return copy_kind < kNames.size() ? kNames[copy_kind] : "Memcpy";
 }

@@ -24,12 +24,13 @@ inline std::string cuptiErrorText(CUptiResult status) {
 // the rest are RuntimeFailure (exit 4).
 [[noreturn]] inline void throwCuptiError(CUptiResult status, const char* call, const char* file,
                                          int line) {
-  std::string msg = std::string(call) + " failed: " + cuptiErrorText(status) + " at " + file +
-                    ":" + std::to_string(line);
+  std::string msg = std::string(call) + " failed: " + cuptiErrorText(status) + " at " + file + ":" +
+                    std::to_string(line);
   switch (status) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-      throw UnavailableError(msg + " (GPU profiling is restricted to admin users on this host; "
-                                   "see NVIDIA's ERR_NVGPUCTRPERM, or replay with --no-cupti)");
+      throw UnavailableError(msg +
+                             " (GPU profiling is restricted to admin users on this host; "
+                             "see NVIDIA's ERR_NVGPUCTRPERM, or replay with --no-cupti)");
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
       throw UnavailableError(msg + " (another profiler, e.g. Nsight or Kineto, holds CUPTI)");
     case CUPTI_ERROR_INVALID_DEVICE:
@@ -43,9 +44,9 @@ inline std::string cuptiErrorText(CUptiResult status) {
 
 }  // namespace tracetwin::replay::device
 
-#define TRACETWIN_CUPTI_CALL(call)                                                          \
-  do {                                                                                      \
-    const CUptiResult tt_status_ = (call);                                                  \
-    if (tt_status_ != CUPTI_SUCCESS)                                                        \
-      ::tracetwin::replay::device::throwCuptiError(tt_status_, #call, __FILE__, __LINE__);  \
+#define TRACETWIN_CUPTI_CALL(call)                                                         \
+  do {                                                                                     \
+    const CUptiResult tt_status_ = (call);                                                 \
+    if (tt_status_ != CUPTI_SUCCESS)                                                       \
+      ::tracetwin::replay::device::throwCuptiError(tt_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -42,10 +42,12 @@ void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* 
 // external-correlation record only ahead of an API record, so without them
 // no kernel could be tied to its op (DRIVER for launches that bypass the
 // runtime: NCCL, Triton, cuBLAS's cuLaunchKernel paths).
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER};
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,
+                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER};
 
 // The activity subscription: callbacks registered and kinds enabled for its
 // lifetime; the destructor disables them and flushes what is left.
@@ -54,8 +56,9 @@ class ActivitySession {
   explicit ActivitySession(ActivityBuffers& buffers) {
     ActivityBuffers* expected = nullptr;
     if (!g_buffers.compare_exchange_strong(expected, &buffers)) {
-      throw RuntimeFailure("a CUPTI kernel collector already exists in this process; "
-                           "CUPTI activity collection is process-wide, use one at a time");
+      throw RuntimeFailure(
+          "a CUPTI kernel collector already exists in this process; "
+          "CUPTI activity collection is process-wide, use one at a time");
     }
     try {
       TRACETWIN_CUPTI_CALL(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted));
@@ -88,7 +91,8 @@ class CuptiCollector final : public KernelCollector {
   explicit CuptiCollector(int device) : device_(device), session_(buffers_) {}
 
   void beginIteration() override {
-    if (!open_ops_.empty()) throw UsageError("CUPTI collector: beginIteration() with ops still pushed");
+    if (!open_ops_.empty())
+      throw UsageError("CUPTI collector: beginIteration() with ops still pushed");
     parents_.clear();
     // Activity from before this iteration (warm-up, tensor set-up) is not ours.
     flush();

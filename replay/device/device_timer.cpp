@@ -1,10 +1,11 @@
 // The parts of device_timer.h that need no CUDA: the host clock timer and
 // device-string parsing.
+#include "replay/device/device_timer.h"
+
 #include <chrono>
 #include <cstdlib>
 
 #include "core/errors.h"
-#include "replay/device/device_timer.h"
 
 namespace tracetwin::replay::device {
 namespace {

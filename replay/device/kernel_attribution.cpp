@@ -7,9 +7,12 @@ namespace tracetwin::replay::device {
 
 const char* kindName(CollectedKernel::Kind kind) {
   switch (kind) {
-    case CollectedKernel::kKernel: return "kernel";
-    case CollectedKernel::kMemcpy: return "memcpy";
-    case CollectedKernel::kMemset: return "memset";
+    case CollectedKernel::kKernel:
+      return "kernel";
+    case CollectedKernel::kMemcpy:
+      return "memcpy";
+    case CollectedKernel::kMemset:
+      return "memset";
   }
   return "unknown";
 }

@@ -38,8 +38,8 @@ struct ActivityBatch {
 
 struct AttributionCounts {
   size_t attributed = 0;
-  size_t unattributed = 0;        // no external-correlation record for its correlation id
-  size_t malformed = 0;           // end < start (CUPTI writes 0 when it lost the end); dropped
+  size_t unattributed = 0;  // no external-correlation record for its correlation id
+  size_t malformed = 0;     // end < start (CUPTI writes 0 when it lost the end); dropped
   size_t conflicting_correlations = 0;  // one correlation id, two external ids; first kept
 };
 
@@ -73,9 +73,8 @@ struct IterationDeviceTime {
 };
 
 // `parents` maps an op to its enclosing op (KernelCollector::opParents()).
-IterationDeviceTime summarizeDeviceTime(
-    const std::vector<CollectedKernel>& kernels,
-    const std::unordered_map<uint64_t, uint64_t>& parents = {});
+IterationDeviceTime summarizeDeviceTime(const std::vector<CollectedKernel>& kernels,
+                                        const std::unordered_map<uint64_t, uint64_t>& parents = {});
 
 // Length of the union of [start, end) intervals; empty intervals count 0.
 uint64_t unionLengthNs(std::vector<std::pair<uint64_t, uint64_t>> intervals);

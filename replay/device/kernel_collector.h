@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <string>
@@ -21,7 +22,7 @@ struct CollectedKernel {
   enum Kind : uint8_t { kKernel, kMemcpy, kMemset };
 
   uint64_t op_correlation = kUnattributed;  // the innermost op pushed at launch
-  std::string name;                          // kernel name, or "Memcpy HtoD" ...
+  std::string name;                         // kernel name, or "Memcpy HtoD" ...
   int64_t stream = 0;
   int device = 0;
   uint64_t start_ns = 0;  // device timestamps (CUPTI clock, ns)
@@ -59,15 +60,28 @@ class KernelCollector {
 // still pops it.
 class ScopedOp {
  public:
-  ScopedOp(KernelCollector& collector, uint64_t op_correlation) : collector_(collector) {
+  ScopedOp(KernelCollector& collector, uint64_t op_correlation)
+      : collector_(collector), exceptions_at_entry_(std::uncaught_exceptions()) {
     collector_.pushOp(op_correlation);
   }
-  ~ScopedOp() { collector_.popOp(); }
+  // A failing pop is reported, except while the op's own exception unwinds:
+  // that one says what went wrong, and a second would terminate the process.
+  ~ScopedOp() noexcept(false) {
+    if (std::uncaught_exceptions() > exceptions_at_entry_) {
+      try {
+        collector_.popOp();
+      } catch (...) {  // NOLINT(bugprone-empty-catch): see above
+      }
+      return;
+    }
+    collector_.popOp();
+  }
   ScopedOp(const ScopedOp&) = delete;
   ScopedOp& operator=(const ScopedOp&) = delete;
 
  private:
   KernelCollector& collector_;
+  int exceptions_at_entry_;
 };
 
 // True when this build has CUPTI (TRACETWIN_HAVE_CUPTI).

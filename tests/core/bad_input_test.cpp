@@ -165,6 +165,16 @@ TEST(BadInput, MultiMemberGzipIsOneStream) {
   EXPECT_EQ(readTrace(path).nodes().size(), 3u);
 }
 
+TEST(BadInput, DirectoryIsNotATrace) {
+  TempDir dir;
+  try {
+    readTrace(dir.path());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), "is a directory")) << e.what();
+  }
+}
+
 TEST(BadInput, MissingFile) {
   try {
     readTrace("/nonexistent/trace.json");

@@ -58,10 +58,10 @@ TEST(CriticalPath, CrossStreamWaitAndExposedCommunication) {
   SimOp compute1 = kernel(50);
   SimOp comm = kernel(30, 1, 1);
   comm.is_comm = true;
-  comm.wait_stream = 0;       // waits for compute1 (ends 51)
+  comm.wait_stream = 0;         // waits for compute1 (ends 51)
   SimOp compute2 = kernel(20);  // overlaps the collective
   SimOp opt = kernel(10);
-  opt.wait_stream = 1;        // needs the reduced gradients
+  opt.wait_stream = 1;  // needs the reduced gradients
   SimResult r = simulate({compute1, comm, compute2, opt});
   EXPECT_DOUBLE_EQ(r.start_us[1], 51);
   EXPECT_DOUBLE_EQ(r.start_us[2], 51);
@@ -87,7 +87,7 @@ TEST(CriticalPath, CollectiveWaitsForSlowestRankWithoutCountingAsCpuBound) {
 TEST(CriticalPath, ThreadsAdvanceIndependently) {
   SimOp a = kernel(0, 0);
   a.launches = 0;
-  a.t5 = 100;          // a 100 us CPU-only op on thread 1
+  a.t5 = 100;  // a 100 us CPU-only op on thread 1
   a.thread = 1;
   SimOp b = kernel(10);  // thread 0 is not held up by thread 1
   SimResult r = simulate({a, b});

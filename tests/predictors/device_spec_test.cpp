@@ -49,7 +49,8 @@ TEST(DeviceSpec, ShippedDevicesLoadWithDatasheetFigures) {
     EXPECT_GT(d.peakFlops(core::DType::kFloat16), d.peakFlops(core::DType::kFloat32)) << f;
     EXPECT_FALSE(d.sources.empty()) << f;
   }
-  EXPECT_DOUBLE_EQ(loadDeviceSpec(sourcePath("configs/devices/h200.yaml")).memory_bandwidth, 4800e9);
+  EXPECT_DOUBLE_EQ(loadDeviceSpec(sourcePath("configs/devices/h200.yaml")).memory_bandwidth,
+                   4800e9);
 }
 
 TEST(DeviceSpec, RidgePointIsPeakOverBandwidth) {
@@ -79,7 +80,8 @@ TEST(DeviceSpec, MissingKeyAndWrongTypeAreErrors) {
   EXPECT_THAT(errorOf(missing), HasSubstr("missing key 'clock_mhz' in device"));
   std::string wrong = kMinimal;
   wrong.replace(wrong.find("1000"), 4, "fast");
-  EXPECT_THAT(errorOf(wrong), HasSubstr("spec.yaml:5:24: 'memory_bandwidth_gbps' must be a number"));
+  EXPECT_THAT(errorOf(wrong),
+              HasSubstr("spec.yaml:5:24: 'memory_bandwidth_gbps' must be a number"));
   std::string negative = kMinimal;
   negative.replace(negative.find("80"), 2, "-8");
   EXPECT_THAT(errorOf(negative), HasSubstr("'compute_units' must be a positive integer"));
@@ -116,9 +118,10 @@ TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
 
 TEST(SystemSpec, TopologyMustNameADefinedLink) {
   auto path = std::filesystem::temp_directory_path() / "tracetwin_bad_system.yaml";
-  std::ofstream(path) << "name: x\ndevice: " << sourcePath("configs/devices/h100.yaml")
-                      << "\ndevices_per_node: 8\nnodes: 2\ntopology:\n  intra_node: nvlink\n"
-                         "  inter_node: ethernet\nlinks:\n  - {name: nvlink, bandwidth_gbps: 450, latency_us: 2}\n";
+  std::ofstream(path)
+      << "name: x\ndevice: " << sourcePath("configs/devices/h100.yaml")
+      << "\ndevices_per_node: 8\nnodes: 2\ntopology:\n  intra_node: nvlink\n"
+         "  inter_node: ethernet\nlinks:\n  - {name: nvlink, bandwidth_gbps: 450, latency_us: 2}\n";
   try {
     loadSystemSpec(path.string());
     FAIL() << "expected InputError";

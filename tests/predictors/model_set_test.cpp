@@ -2,12 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>  // getpid: one scratch directory per test process
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include <unistd.h>  // getpid: one scratch directory per test process
 
 #include "core/errors.h"
 #include "predictors/analytic_models.h"
@@ -36,9 +35,11 @@ class ModelSetTest : public ::testing::Test {
     std::mt19937_64 rng(1);
     std::vector<MeasuredOp> samples;
     for (int i = 0; i < 200; ++i) {
-      int64_t m = int64_t{1} << (5 + rng() % 8), n = int64_t{1} << (5 + rng() % 8), k = int64_t{1} << (5 + rng() % 8);
+      int64_t m = int64_t{1} << (5 + rng() % 8), n = int64_t{1} << (5 + rng() % 8),
+              k = int64_t{1} << (5 + rng() % 8);
       double t = 3 + 2.0 * m * n * k / 500e12 * 1e6;
-      samples.push_back({opNode("aten::mm", {tensor({m, k}), tensor({k, n})}, {tensor({m, n})}), t, d.name, {}});
+      samples.push_back(
+          {opNode("aten::mm", {tensor({m, k}), tensor({k, n})}, {tensor({m, n})}), t, d.name, {}});
     }
     ModelSet set;
     FitOptions opts;
@@ -73,8 +74,10 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
   EXPECT_DOUBLE_EQ(back.overheads.us(Overhead::kT1, "aten::mm"), 7.5);
   ASSERT_NE(back.model("gemm"), nullptr);
   EXPECT_EQ(back.model("gemm")->kind(), "xgboost");
-  OpFeatures f = computeFeatures(opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
-  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device), set.model("gemm")->predictUs(f, set.device), 1e-3);
+  OpFeatures f = computeFeatures(
+      opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
+  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
+              set.model("gemm")->predictUs(f, set.device), 1e-3);
 }
 
 TEST_F(ModelSetTest, MissingModelFileIsNamed) {
@@ -90,7 +93,8 @@ TEST_F(ModelSetTest, MissingManifestIsNamed) {
 
 TEST_F(ModelSetTest, StaleFormatVersionAndDeviceMismatchAreErrors) {
   fitted().save(dir_.string());
-  EXPECT_THAT(loadError("A100-SXM4-80GB"), HasSubstr("calibrated on 'H100-SXM5-80GB', expected 'A100-SXM4-80GB'"));
+  EXPECT_THAT(loadError("A100-SXM4-80GB"),
+              HasSubstr("calibrated on 'H100-SXM5-80GB', expected 'A100-SXM4-80GB'"));
   std::ifstream in(dir_ / "manifest.json");
   nlohmann::json j;
   in >> j;
@@ -109,7 +113,8 @@ TEST_F(ModelSetTest, UnknownModelKindListsKnownOnes) {
   in >> j;
   j["models"]["view"]["kind"] = "neural";
   std::ofstream(dir_ / "manifest.json") << j.dump();
-  EXPECT_THAT(loadError(), HasSubstr("unknown model kind 'neural' (known: alpha_beta, bandwidth_curve"));
+  EXPECT_THAT(loadError(),
+              HasSubstr("unknown model kind 'neural' (known: alpha_beta, bandwidth_curve"));
 }
 
 TEST(ModelSet, UnknownFamilyIsRejected) {
@@ -131,9 +136,11 @@ TEST(Overheads, ReadsLinkFormatAndRejectsBadFiles) {
   EXPECT_DOUBLE_EQ(t.us(Overhead::kT1, "aten::relu"), 4.5);
   EXPECT_DOUBLE_EQ(t.us(Overhead::kT2, "aten::mm"), 11);
   bool used_default = false;
-  EXPECT_DOUBLE_EQ(t.us(Overhead::kT4, "aten::mm", &used_default), defaultOverheadUs(Overhead::kT4));
+  EXPECT_DOUBLE_EQ(t.us(Overhead::kT4, "aten::mm", &used_default),
+                   defaultOverheadUs(Overhead::kT4));
   EXPECT_TRUE(used_default);
-  std::ofstream(path) << R"({"format":"tracetwin-overheads/1","t1":{"__all__":{"median_us":"x","iqr_us":1,"count":1}}})";
+  std::ofstream(path)
+      << R"({"format":"tracetwin-overheads/1","t1":{"__all__":{"median_us":"x","iqr_us":1,"count":1}}})";
   try {
     loadOverheads(path.string());
     FAIL();

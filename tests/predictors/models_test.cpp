@@ -26,7 +26,8 @@ DeviceSpec gpu(double tflops, double gbps, int64_t sms, double mhz) {
 }
 
 TEST(GemmFeatures, AddmmUsesMat1AndMat2) {
-  core::Node n = opNode("aten::addmm", {tensor({64}), tensor({128, 256}), tensor({256, 64})}, {tensor({128, 64})});
+  core::Node n = opNode("aten::addmm", {tensor({64}), tensor({128, 256}), tensor({256, 64})},
+                        {tensor({128, 64})});
   OpFeatures f = computeFeatures(n);
   EXPECT_EQ(f.family, "gemm");
   EXPECT_DOUBLE_EQ(f.flops, 2.0 * 128 * 64 * 256);
@@ -36,19 +37,22 @@ TEST(GemmFeatures, AddmmUsesMat1AndMat2) {
 }
 
 TEST(GemmFeatures, LinearFoldsLeadingDimsAndBmmHasBatch) {
-  core::Node lin = opNode("aten::linear", {tensor({4, 32, 512}), tensor({1024, 512})}, {tensor({4, 32, 1024})});
+  core::Node lin =
+      opNode("aten::linear", {tensor({4, 32, 512}), tensor({1024, 512})}, {tensor({4, 32, 1024})});
   EXPECT_DOUBLE_EQ(computeFeatures(lin).flops, 2.0 * 128 * 1024 * 512);
-  core::Node bmm = opNode("aten::bmm", {tensor({8, 64, 32}), tensor({8, 32, 16})}, {tensor({8, 64, 16})});
+  core::Node bmm =
+      opNode("aten::bmm", {tensor({8, 64, 32}), tensor({8, 32, 16})}, {tensor({8, 64, 16})});
   EXPECT_DOUBLE_EQ(computeFeatures(bmm).flops, 2.0 * 8 * 64 * 16 * 32);
 }
 
 TEST(ConvFeatures, OutputSizeFromStridePaddingDilation) {
-  core::Node n = opNode("aten::convolution",
-                        {tensor({32, 64, 56, 56}), tensor({128, 64, 3, 3}), tensor({128}), intList({2, 2}),
-                         intList({1, 1}), intList({1, 1}), intValue(0), intList({0, 0}), intValue(1)},
-                        {tensor({32, 128, 28, 28})},
-                        {"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
-                         "output_padding", "groups"});
+  core::Node n =
+      opNode("aten::convolution",
+             {tensor({32, 64, 56, 56}), tensor({128, 64, 3, 3}), tensor({128}), intList({2, 2}),
+              intList({1, 1}), intList({1, 1}), intValue(0), intList({0, 0}), intValue(1)},
+             {tensor({32, 128, 28, 28})},
+             {"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+              "output_padding", "groups"});
   OpFeatures f = computeFeatures(n);
   EXPECT_EQ(f.family, "conv");
   // (56 + 2 - 2 - 1) / 2 + 1 = 28
@@ -87,10 +91,10 @@ TEST(Roofline, TakesTheBindingRoof) {
   m.compute_eff = 0.5;
   m.memory_eff = 1.0;
   OpFeatures f;
-  f.flops = 1e9;   // 1e9 / 50e12 = 20 us
-  f.bytes = 1e6;   // 1e6 / 1e12 = 1 us
+  f.flops = 1e9;  // 1e9 / 50e12 = 20 us
+  f.bytes = 1e6;  // 1e6 / 1e12 = 1 us
   EXPECT_NEAR(m.predictUs(f, d), 22.0, 1e-9);
-  f.bytes = 1e8;   // 100 us memory-bound
+  f.bytes = 1e8;  // 100 us memory-bound
   EXPECT_NEAR(m.predictUs(f, d), 102.0, 1e-9);
 }
 
@@ -144,7 +148,7 @@ TEST(CacheModel, ResidentTablesReadAtCacheBandwidth) {
   f.unique_fraction = 1.0;
   f.table_bytes = 1 << 19;  // fits: all hits
   EXPECT_NEAR(CacheModel::memoryTimeUs(f, d), 1e6 / 4000e9 * 1e6, 1e-9);
-  f.table_bytes = 1e12;     // ~no residency, no reuse: DRAM
+  f.table_bytes = 1e12;  // ~no residency, no reuse: DRAM
   EXPECT_NEAR(CacheModel::memoryTimeUs(f, d), 1e6 / 1000e9 * 1e6, 1e-3);
 }
 
@@ -157,7 +161,9 @@ TEST(Habitat, ScalingFollowsTheFormula) {
   EXPECT_NEAR(habitatScale(100, 0.0, o, dst), 100 * (1410.0 / 1980) * (108.0 / 132), 1e-9);
   double g = 0.3;
   EXPECT_NEAR(habitatScale(100, g, o, dst),
-              100 * std::pow(2039.0 / 3350, g) * std::pow(1410.0 / 1980, 1 - g) * std::pow(108.0 / 132, 1 - g), 1e-9);
+              100 * std::pow(2039.0 / 3350, g) * std::pow(1410.0 / 1980, 1 - g) *
+                  std::pow(108.0 / 132, 1 - g),
+              1e-9);
   // Gamma from intensity against the destination's ridge point.
   double ridge = dst.ridgePoint(core::DType::kFloat32);
   EXPECT_DOUBLE_EQ(habitatGamma(ridge * 1e6, 1e6, core::DType::kFloat32, dst), 0.5);

@@ -20,8 +20,9 @@ inline core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::
   v.tensor.tensor_id = ++next_id;
   v.tensor.storage_id = storage ? storage : next_id;
   v.tensor.dtype = dtype;
-  v.tensor.itemsize = core::DType::kFloat16 == dtype || core::DType::kBFloat16 == dtype ? 2
-                      : (dtype == core::DType::kInt64 || dtype == core::DType::kFloat64) ? 8 : 4;
+  v.tensor.itemsize = core::DType::kFloat16 == dtype || core::DType::kBFloat16 == dtype  ? 2
+                      : (dtype == core::DType::kInt64 || dtype == core::DType::kFloat64) ? 8
+                                                                                         : 4;
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   v.tensor.numel = n;
@@ -54,7 +55,8 @@ inline core::Value stringValue(std::string s) {
   return v;
 }
 
-inline core::Node opNode(std::string name, std::vector<core::Value> inputs, std::vector<core::Value> outputs,
+inline core::Node opNode(std::string name, std::vector<core::Value> inputs,
+                         std::vector<core::Value> outputs,
                          std::vector<std::string> arg_names = {}) {
   core::Node n;
   n.name = std::move(name);

@@ -59,13 +59,16 @@ core::Graph smallGraph() {
   thread.name = "[pytorch|profiler|execution_trace|thread]";
   g.addNode(root);
   g.addNode(thread);
-  g.addNode(withIds(opNode("aten::mm", {tensor({1024, 1024}), tensor({1024, 1024})}, {tensor({1024, 1024})}), 3, 2,
-                    "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  g.addNode(withIds(
+      opNode("aten::mm", {tensor({1024, 1024}), tensor({1024, 1024})}, {tensor({1024, 1024})}), 3,
+      2, "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
   g.addNode(withIds(opNode("aten::relu", {tensor({1024, 1024})}, {tensor({1024, 1024})}), 4, 2,
                     "aten::relu(Tensor self) -> Tensor"));
-  g.addNode(withIds(opNode("aten::view", {tensor({1024, 1024}), intList({-1})}, {tensor({1048576})}), 5, 2,
-                    "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"));
-  g.addNode(withIds(opNode("aten::item", {tensor({1})}, {}), 6, 2, "aten::item(Tensor self) -> Scalar"));
+  g.addNode(
+      withIds(opNode("aten::view", {tensor({1024, 1024}), intList({-1})}, {tensor({1048576})}), 5,
+              2, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"));
+  g.addNode(
+      withIds(opNode("aten::item", {tensor({1})}, {}), 6, 2, "aten::item(Tensor self) -> Scalar"));
   g.addNode(withIds(opNode("aten::my_custom_op", {tensor({1 << 20})}, {tensor({1 << 20})}), 7, 2,
                     "aten::my_custom_op(Tensor self) -> Tensor"));
   g.finalize();
@@ -132,7 +135,8 @@ TEST(Predictor, ResnetTraceOnH100GivesASaneIteration) {
   }
   EXPECT_GT(families["conv"], 50);
   EXPECT_EQ(families["comm"], 9);
-  for (const OpPrediction& o : p.unmodelled_ops) EXPECT_EQ(o.model.rfind("fallback:", 0), 0u) << o.name;
+  for (const OpPrediction& o : p.unmodelled_ops)
+    EXPECT_EQ(o.model.rfind("fallback:", 0), 0u) << o.name;
   // ResNet training step on one H100: well above 1 ms, well below 1 s.
   EXPECT_GT(p.iteration_ms, 1.0);
   EXPECT_LT(p.iteration_ms, 1000.0);
@@ -141,6 +145,40 @@ TEST(Predictor, ResnetTraceOnH100GivesASaneIteration) {
   EXPECT_EQ(j["per_op"].size(), 1237u);
   EXPECT_TRUE(j.contains("unmodelled_ops"));
   EXPECT_DOUBLE_EQ(j["iteration_ms"].get<double>(), p.iteration_ms);
+}
+
+TEST(Predictor, FbgemmTableBatchedLookupFeaturesFromDlrmTrace) {
+  core::Graph g = core::readTrace(sharedTrace("dlrm_8rank/rank0.et.json.gz"));
+  const core::Node* tbe = nullptr;
+  for (const core::Node& n : g.nodes()) {
+    if (n.name == "fbgemm::split_embedding_codegen_lookup_adagrad_function") tbe = &n;
+  }
+  ASSERT_NE(tbe, nullptr);
+  OpFeatures f = computeFeatures(*tbe);
+  EXPECT_EQ(f.family, "embedding_bag");
+  // indices [768], offsets [385] = 3 tables x 128 + 1, output [128, 48]:
+  // 384 bags of 2 lookups, rows of 48 / 3 = 16 floats, one flat weight of 640,649,648.
+  EXPECT_FLOAT_EQ(f.x[0], static_cast<float>(std::log2(384.0)));
+  EXPECT_FLOAT_EQ(f.x[2], 1.0f);
+  EXPECT_FLOAT_EQ(f.x[3], 4.0f);
+  EXPECT_DOUBLE_EQ(f.table_bytes, 640649648.0 * 4);
+  EXPECT_DOUBLE_EQ(f.gathered_bytes, 768.0 * 16 * 4);
+}
+
+TEST(Predictor, CollectivesWithoutGroupSizeUseTheDefaultAndSaySo) {
+  core::Graph g = core::readTrace(sharedTrace("dlrm_8rank/rank0.et.json.gz"));
+  DeviceSpec d = h100();
+  PredictOptions eight;
+  eight.default_world_size = 8;
+  Prediction p1 = predictGraph(g, handMadeModels(d), PredictOptions{});
+  Prediction p8 = predictGraph(g, handMadeModels(d), eight);
+  double comm1 = 0, comm8 = 0;
+  for (const OpPrediction& o : p1.per_op) comm1 += o.family == "comm" ? o.predicted_us : 0;
+  for (const OpPrediction& o : p8.per_op) comm8 += o.family == "comm" ? o.predicted_us : 0;
+  EXPECT_DOUBLE_EQ(comm1, 0.0);    // a group of one moves nothing
+  EXPECT_GT(comm8, 13 * 7 * 2.0);  // 13 collectives, each at least (p-1) latency steps of 2 us
+  EXPECT_THAT(p8.notes, ::testing::Contains(
+                            ::testing::HasSubstr("13 collectives record no process-group size")));
 }
 
 TEST(Predictor, CpuDeviceRunsEverythingOnTheThread) {

@@ -36,8 +36,12 @@ class Synth {
   double logUniform(double lo, double hi) {
     return std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng_));
   }
-  int64_t pow2(int lo, int hi) { return int64_t{1} << std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  double noisy(double t) { return t * std::exp(std::normal_distribution<double>(0, kNoiseSigma)(rng_)); }
+  int64_t pow2(int lo, int hi) {
+    return int64_t{1} << std::uniform_int_distribution<int>(lo, hi)(rng_);
+  }
+  double noisy(double t) {
+    return t * std::exp(std::normal_distribution<double>(0, kNoiseSigma)(rng_));
+  }
 
  private:
   std::mt19937_64 rng_;
@@ -55,16 +59,21 @@ std::vector<MeasuredOp> gemmSamples(int n, Synth& s) {
     double compute = waves * 2.0 * 128 * 128 * k / (900e12 / 132 * 0.85);
     double bytes = (m * k + k * nn + m * nn) * 2.0;
     double t = 4 + std::max(compute, bytes / (3000e9 * 0.9)) * 1e6;
-    out.push_back({opNode("aten::mm", {tensor({m, k}, core::DType::kBFloat16), tensor({k, nn}, core::DType::kBFloat16)},
-                          {tensor({m, nn}, core::DType::kBFloat16)}),
-                   s.noisy(t), "synthetic-gpu", {}});
+    out.push_back(
+        {opNode("aten::mm",
+                {tensor({m, k}, core::DType::kBFloat16), tensor({k, nn}, core::DType::kBFloat16)},
+                {tensor({m, nn}, core::DType::kBFloat16)}),
+         s.noisy(t),
+         "synthetic-gpu",
+         {}});
   }
   return out;
 }
 
 std::vector<MeasuredOp> convSamples(int n, Synth& s) {
   std::vector<MeasuredOp> out;
-  const std::vector<std::string> names = {"input", "weight", "bias", "stride", "padding", "dilation",
+  const std::vector<std::string> names = {"input",      "weight",         "bias",
+                                          "stride",     "padding",        "dilation",
                                           "transposed", "output_padding", "groups"};
   for (int i = 0; i < n; ++i) {
     int64_t b = s.pow2(0, 6), c = s.pow2(3, 9), hw = s.pow2(3, 7), k = s.pow2(3, 9);
@@ -75,10 +84,13 @@ std::vector<MeasuredOp> convSamples(int n, Synth& s) {
     double eff = (r == 1 ? 0.5 : 0.7) * (1 - std::exp(-flops / 1e9));
     double t = 6 + std::max(flops / (60e12 * eff), bytes / (3000e9 * 0.8)) * 1e6;
     out.push_back({opNode("aten::convolution",
-                          {tensor({b, c, hw, hw}), tensor({k, c, r, r}), tensor({k}), intList({stride, stride}),
-                           intList({r / 2, r / 2}), intList({1, 1}), intValue(0), intList({0, 0}), intValue(1)},
+                          {tensor({b, c, hw, hw}), tensor({k, c, r, r}), tensor({k}),
+                           intList({stride, stride}), intList({r / 2, r / 2}), intList({1, 1}),
+                           intValue(0), intList({0, 0}), intValue(1)},
                           {tensor({b, k, out_hw, out_hw})}, names),
-                   s.noisy(t), "synthetic-gpu", {}});
+                   s.noisy(t),
+                   "synthetic-gpu",
+                   {}});
   }
   return out;
 }
@@ -90,12 +102,15 @@ std::vector<MeasuredOp> embeddingSamples(int n, Synth& s) {
     double gathered = static_cast<double>(batch) * pool * dim * 4;
     double table = static_cast<double>(rows) * dim * 4;
     double hit = std::min(1.0, (50.0 * (1 << 20)) / table);
-    double t = 5 + gathered * (hit / 9000e9 + (1 - hit) / 1500e9) * 1e6 + batch * dim * 4 / 3000e9 * 1e6;
+    double t =
+        5 + gathered * (hit / 9000e9 + (1 - hit) / 1500e9) * 1e6 + batch * dim * 4 / 3000e9 * 1e6;
     out.push_back({opNode("aten::embedding_bag",
                           {tensor({rows, dim}), tensor({batch * pool}, core::DType::kInt64),
                            tensor({batch + 1}, core::DType::kInt64)},
                           {tensor({batch, dim})}),
-                   s.noisy(t), "synthetic-gpu", {}});
+                   s.noisy(t),
+                   "synthetic-gpu",
+                   {}});
   }
   return out;
 }
@@ -112,8 +127,10 @@ std::vector<MeasuredOp> elementwiseSamples(int n, Synth& s) {
     double t = 3 + (is_exp ? 1.5 : 1.0) * bytes / bw * 1e6;
     std::vector<core::Value> in = {tensor({numel})};
     if (!is_exp) in.push_back(tensor({numel}));
-    out.push_back({opNode(is_exp ? "aten::exp" : "aten::add", in, {tensor({numel})}), s.noisy(t),
-                   "synthetic-gpu", {}});
+    out.push_back({opNode(is_exp ? "aten::exp" : "aten::add", in, {tensor({numel})}),
+                   s.noisy(t),
+                   "synthetic-gpu",
+                   {}});
   }
   return out;
 }
@@ -168,9 +185,10 @@ TEST_P(FamilyFitTest, HoldoutErrorNearNoiseFloor) {
   EXPECT_LT(fit.holdout_gmae, c.max_gmae) << "analytic alone: " << fit.analytic_gmae;
   EXPECT_GT(fit.holdout_gmae, 0.005);  // noise cannot be fitted away
   RecordProperty("holdout_gmae", std::to_string(fit.holdout_gmae));
-  std::printf("[ gmae     ] %s: %s hold-out GMAE %.4f (analytic %.4f), n_train %lld, n_holdout %lld\n", c.family,
-              fit.model_kind.c_str(), fit.holdout_gmae, fit.analytic_gmae, static_cast<long long>(fit.n_train),
-              static_cast<long long>(fit.n_holdout));
+  std::printf(
+      "[ gmae     ] %s: %s hold-out GMAE %.4f (analytic %.4f), n_train %lld, n_holdout %lld\n",
+      c.family, fit.model_kind.c_str(), fit.holdout_gmae, fit.analytic_gmae,
+      static_cast<long long>(fit.n_train), static_cast<long long>(fit.n_holdout));
   ASSERT_NE(set.model(c.family), nullptr);
 }
 
@@ -178,7 +196,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyFitTest,
                          ::testing::Values(Case{"gemm", gemmSamples, "xgboost", 0.06},
                                            Case{"conv", convSamples, "xgboost", 0.07},
                                            Case{"embedding_bag", embeddingSamples, "xgboost", 0.06},
-                                           Case{"elementwise", elementwiseSamples, "bandwidth_curve", 0.08},
+                                           Case{"elementwise", elementwiseSamples,
+                                                "bandwidth_curve", 0.08},
                                            Case{"comm", commSamples, "alpha_beta", 0.05}),
                          [](const auto& info) { return std::string(info.param.family); });
 

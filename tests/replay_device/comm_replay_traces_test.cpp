@@ -12,10 +12,14 @@ namespace {
 
 at::ScalarType scalarType(core::DType dtype) {
   switch (dtype) {
-    case core::DType::kInt64: return at::kLong;
-    case core::DType::kInt32: return at::kInt;
-    case core::DType::kFloat16: return at::kHalf;
-    default: return at::kFloat;
+    case core::DType::kInt64:
+      return at::kLong;
+    case core::DType::kInt32:
+      return at::kInt;
+    case core::DType::kFloat16:
+      return at::kHalf;
+    default:
+      return at::kFloat;
   }
 }
 

@@ -190,8 +190,9 @@ TEST(CommReplayerCreate, CudaWithoutGpuSaysWhy) {
     GTEST_SKIP() << "a CUDA device and NCCL are present";
   } catch (const UnavailableError& e) {
     const std::string msg = e.what();
-    const bool says_why = msg.find("no CUDA device") != std::string::npos ||
-                          msg.find("needs a LibTorch built with CUDA and NCCL") != std::string::npos;
+    const bool says_why =
+        msg.find("no CUDA device") != std::string::npos ||
+        msg.find("needs a LibTorch built with CUDA and NCCL") != std::string::npos;
     EXPECT_TRUE(says_why) << msg;
   }
 }

@@ -32,8 +32,7 @@ TEST(KernelAttribution, PairsExternalCorrelationWithKernelsMemcpysAndMemsets) {
   ActivityBatch batch;
   // Op 101 launched correlation 1 (kernel) and 2 (memcpy); op 102 launched 3 (memset).
   batch.correlations = {{101, 1}, {101, 2}, {102, 3}};
-  batch.activities = {activity(3, 5000, 5400, 7, CollectedKernel::kMemset),
-                      activity(1, 1000, 3000),
+  batch.activities = {activity(3, 5000, 5400, 7, CollectedKernel::kMemset), activity(1, 1000, 3000),
                       activity(2, 3000, 3500, 7, CollectedKernel::kMemcpy)};
   AttributionCounts counts;
   const auto kernels = attributeActivities(batch, &counts);

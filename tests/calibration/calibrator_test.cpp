@@ -1,0 +1,115 @@
+#include "calibration/calibrator.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+#include "predictors/device_spec.h"
+#include "predictors/model_set.h"
+#include "replay/replayer.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One tiny calibration (two families, 8 s) shared by the tests below.
+class TinyCalibration : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!replay::replayAvailable()) return;
+    dir_ = (fs::temp_directory_path() / "tracetwin_calib_tiny").string();
+    fs::remove_all(dir_);
+    CalibrationOptions o;
+    o.out_dir = dir_;
+    o.budget_s = 8;
+    o.families = {"elementwise", "view"};
+    o.torch_version = libtorchVersion();
+    o.on_progress = [](const CalibrationProgress& p) { ++progress_calls_; last_ = p; };
+    result_ = new CalibrationResult(runCalibration(o));
+  }
+  static void TearDownTestSuite() {
+    delete result_;
+    result_ = nullptr;
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
+  }
+  static std::string dir_;
+  static CalibrationResult* result_;
+  static int progress_calls_;
+  static CalibrationProgress last_;
+};
+std::string TinyCalibration::dir_;
+CalibrationResult* TinyCalibration::result_ = nullptr;
+int TinyCalibration::progress_calls_ = 0;
+CalibrationProgress TinyCalibration::last_;
+
+TEST_F(TinyCalibration, WritesDatasetDeviceAndModelsThatLoadBack) {
+  ASSERT_NE(result_, nullptr);
+  ASSERT_TRUE(fs::exists(dir_ + "/dataset.jsonl"));
+  const auto rows = readDataset(dir_ + "/dataset.jsonl");
+  EXPECT_EQ(rows.size(), result_->rows.size());
+  EXPECT_GE(rows.size(), 20u);
+  for (const auto& r : rows) {
+    EXPECT_GT(r.sample.measured_us, 0) << r.case_label;
+    EXPECT_LT(r.sample.measured_us, 1e6) << r.case_label;
+  }
+  const predictors::DeviceSpec spec = predictors::loadDeviceSpec(dir_ + "/device.yaml");
+  EXPECT_EQ(spec.kind, predictors::DeviceKind::kCpu);
+  // A reference-BLAS mm on one core runs at 0.1-1000 GFLOP/s; a copy at 0.1-1000 GB/s.
+  EXPECT_GT(spec.peakFlops(core::DType::kFloat32), 1e8);
+  EXPECT_LT(spec.peakFlops(core::DType::kFloat32), 1e12);
+  EXPECT_GT(spec.memory_bandwidth, 1e8);
+  EXPECT_LT(spec.memory_bandwidth, 1e12);
+  const predictors::ModelSet models = predictors::ModelSet::load(dir_);
+  EXPECT_EQ(models.device.name, spec.name);
+  EXPECT_EQ(models.torch_version, libtorchVersion());
+  EXPECT_NE(models.model("elementwise"), nullptr);
+  EXPECT_NE(models.model("view"), nullptr);
+}
+
+TEST_F(TinyCalibration, StaysNearItsBudgetAndReportsProgress) {
+  ASSERT_NE(result_, nullptr);
+  // The budget covers measuring; one grid point may overrun it by its own time.
+  EXPECT_LT(result_->measure_seconds, 8 * 1.5 + 5);
+  EXPECT_GT(progress_calls_, 10);
+  EXPECT_LE(last_.done, last_.total);
+  ASSERT_EQ(result_->families.size(), 2u);
+  for (const auto& f : result_->families) EXPECT_GT(f.replayed, 0) << f.family;
+  ASSERT_FALSE(result_->fit.families.empty());
+  for (const auto& f : result_->fit.families) {
+    EXPECT_GT(f.n_train, 0) << f.family;
+    EXPECT_GE(f.holdout_gmae, 0) << f.family;
+  }
+}
+
+TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
+  ASSERT_NE(result_, nullptr);
+  const CalibrationResult r = refitFromDataset(dir_, libtorchVersion());
+  EXPECT_EQ(r.rows.size(), result_->rows.size());
+  EXPECT_EQ(r.fit.families.size(), result_->fit.families.size());
+  EXPECT_NO_THROW(predictors::ModelSet::load(dir_));
+}
+
+TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
+  CalibrationOptions o;
+  o.out_dir = (fs::temp_directory_path() / "tracetwin_calib_never").string();
+  o.budget_s = 0;
+  EXPECT_THROW(runCalibration(o), UsageError);
+  o.budget_s = 5;
+  o.families = {"gemm", "nonsense"};
+  try {
+    runCalibration(o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("embedding_bag"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.out_dir));
+}
+
+}  // namespace
+}  // namespace tracetwin::calibration

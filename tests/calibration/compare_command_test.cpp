@@ -1,0 +1,114 @@
+// The calibrate and compare commands end to end through the binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "replay/replayer.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+RunResult run(const std::string& args) {
+  RunResult r;
+  const std::string cmd = testing::tracetwinBinary() + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Models for the tests: the bundled host models when present, else a 10 s
+// calibration of the families the MLP trace uses most.
+std::string modelsDir() {
+  static std::string dir = [] {
+    const std::string bundled = testing::dataPath("models/host");
+    if (fs::exists(bundled + "/manifest.json")) return bundled;
+    const std::string tmp = (fs::temp_directory_path() / "tracetwin_calib_cli_models").string();
+    fs::remove_all(tmp);
+    run("calibrate --out " + tmp + " --budget-s 10 --families gemm,elementwise,view");
+    return tmp;
+  }();
+  return dir;
+}
+
+TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  const std::string json = (fs::temp_directory_path() / "tracetwin_calib_compare.json").string();
+  const RunResult r = run("compare " + testing::dataPath("mlp.et.json.gz") + " --models " +
+                          modelsDir() + " --warmup 1 --iters 3 --json-out " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("iteration"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (const char* key : {"measured_ms", "predicted_ms", "error_pct"}) {
+    ASSERT_TRUE(doc.contains(key)) << key;
+    EXPECT_TRUE(std::isfinite(doc[key].get<double>())) << key;
+  }
+  EXPECT_GT(doc["measured_ms"].get<double>(), 0);
+  EXPECT_GT(doc["predicted_ms"].get<double>(), 0);
+  const double signed_error =
+      100.0 * (doc["predicted_ms"].get<double>() - doc["measured_ms"].get<double>()) /
+      doc["measured_ms"].get<double>();
+  EXPECT_NEAR(doc["error_pct"].get<double>(), signed_error, 1e-9);
+  // The MLP step's ops fall in these families (88 ops: mm/linear, add_/mul_/
+  // relu, t/view, sum, cross-entropy); every one must have both numbers.
+  int64_t ops = 0;
+  for (const char* fam : {"gemm", "elementwise", "view", "reduction", "softmax"}) {
+    ASSERT_TRUE(doc["families"].contains(fam)) << fam;
+    const auto& f = doc["families"][fam];
+    EXPECT_TRUE(std::isfinite(f["measured_ms"].get<double>())) << fam;
+    EXPECT_TRUE(std::isfinite(f["predicted_ms"].get<double>())) << fam;
+    EXPECT_GT(f["predicted_ms"].get<double>(), 0) << fam;
+  }
+  for (const auto& [name, f] : doc["families"].items()) ops += f["count"].get<int64_t>();
+  EXPECT_EQ(ops, 88);
+  fs::remove(json);
+}
+
+TEST(CompareCommand, MissingModelsDirectoryIsAnInputError) {
+  const RunResult r = run("compare " + testing::dataPath("mlp.et.json.gz") +
+                          " --models /nonexistent/tracetwin-models");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/tracetwin-models: models directory not found"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CalibrateCommand, UnknownFamilyListsTheKnownOnes) {
+  const RunResult r = run("calibrate --out /tmp/tracetwin_calib_never --families gemm,gemmm");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown microbenchmark family 'gemmm'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("embedding_bag"), std::string::npos) << r.output;
+}
+
+TEST(CalibrateCommand, CudaWithoutAGpuSaysSo) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_cuda").string();
+  const RunResult r = run("calibrate --out " + dir + " --device cuda --budget-s 5");
+  fs::remove_all(dir);
+  if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device is present here";
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("CUDA"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace tracetwin

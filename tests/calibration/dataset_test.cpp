@@ -1,0 +1,77 @@
+#include "calibration/dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "calibration/microbench.h"
+#include "core/errors.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+std::string tempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tracetwin_calib_" + name)).string();
+}
+
+TEST(Dataset, RoundTripsNodesTimesAndReuse) {
+  std::vector<DatasetRow> rows;
+  for (const auto* fam : {"gemm", "embedding_bag", "copy"}) {
+    const MicrobenchCase c = microbenchFamily(fam).cases(GridOptions{}).front();
+    const core::Graph g = c.build();
+    for (core::NodeId id : core::selectTopLevelOps(g).ops) {
+      DatasetRow r;
+      r.case_label = c.label;
+      r.sample.node = g.node(id);
+      r.sample.measured_us = 12.5 + static_cast<double>(rows.size());
+      r.sample.device = "host-cpu";
+      r.sample.index_reuse = c.index_reuse;
+      rows.push_back(r);
+    }
+  }
+  const std::string path = tempPath("roundtrip.jsonl");
+  writeDataset(path, rows);
+  const std::vector<DatasetRow> back = readDataset(path);
+  ASSERT_EQ(back.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const core::Node& a = rows[i].sample.node;
+    const core::Node& b = back[i].sample.node;
+    SCOPED_TRACE(a.name);
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.op_schema_text, a.op_schema_text);
+    ASSERT_EQ(b.inputs.size(), a.inputs.size());
+    for (size_t k = 0; k < a.inputs.size(); ++k) {
+      EXPECT_EQ(b.inputs[k].type, a.inputs[k].type);
+      EXPECT_EQ(b.inputs[k].kind, a.inputs[k].kind);
+      EXPECT_EQ(b.inputs[k].tensor.shape, a.inputs[k].tensor.shape);
+      EXPECT_EQ(b.inputs[k].tensor.dtype, a.inputs[k].tensor.dtype);
+      EXPECT_EQ(b.inputs[k].int_value, a.inputs[k].int_value);
+    }
+    EXPECT_DOUBLE_EQ(back[i].sample.measured_us, rows[i].sample.measured_us);
+    EXPECT_EQ(back[i].sample.index_reuse, rows[i].sample.index_reuse);
+    EXPECT_EQ(back[i].case_label, rows[i].case_label);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Dataset, BadLineNamesFileAndLine) {
+  const std::string path = tempPath("bad.jsonl");
+  {
+    std::ofstream out(path);
+    out << "{\"measured_us\": 1, \"node\": {}}\n";
+    out << "not json\n";
+  }
+  try {
+    readDataset(path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+  EXPECT_THROW(readDataset(tempPath("missing.jsonl")), InputError);
+}
+
+}  // namespace
+}  // namespace tracetwin::calibration

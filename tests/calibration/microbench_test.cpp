@@ -1,0 +1,147 @@
+#include "calibration/microbench.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "core/errors.h"
+#include "core/op_family.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+// Families a grid's helper ops may belong to besides its own (a transpose
+// feeding contiguous is a view; pooling pairs are reductions).
+const std::map<std::string, std::set<std::string>> kAllowedExtra = {
+    {"copy", {"view"}},
+};
+
+// Up to `n` cases spread evenly over the grid (the full GEMM grid has ~10k).
+std::vector<const MicrobenchCase*> spread(const std::vector<MicrobenchCase>& cases, size_t n) {
+  std::vector<const MicrobenchCase*> out;
+  const size_t step = std::max<size_t>(1, cases.size() / n);
+  for (size_t i = 0; i < cases.size(); i += step) out.push_back(&cases[i]);
+  return out;
+}
+
+TEST(Microbench, EveryFamilyBuildsValidGraphsOfItsOwnOps) {
+  for (const MicrobenchFamily& fam : microbenchRegistry()) {
+    SCOPED_TRACE(fam.name);
+    const std::vector<MicrobenchCase> cases = fam.cases(GridOptions{});
+    ASSERT_GE(cases.size(), 20u) << "grid too small to fit and hold out 20%";
+    std::set<std::string> labels;
+    for (const MicrobenchCase* c : spread(cases, 60)) {
+      SCOPED_TRACE(c->label);
+      EXPECT_TRUE(labels.insert(c->label).second) << "duplicate grid point";
+      EXPECT_EQ(c->family, fam.name);
+      EXPECT_GT(c->est_us, 0);
+      const core::Graph g = c->build();  // finalize() throws on a bad structure
+      EXPECT_TRUE(g.warnings.empty()) << g.warnings.front();
+      const core::Selection sel = core::selectTopLevelOps(g);
+      // Every node but the process and thread nodes is a selected operator.
+      EXPECT_EQ(sel.ops.size(), g.nodes().size() - 2);
+      bool has_own = false;
+      for (core::NodeId id : sel.ops) {
+        const core::Node& n = g.node(id);
+        ASSERT_TRUE(n.schema.has_value()) << n.op_schema_text;
+        const std::string f = core::opFamily(n);
+        has_own = has_own || f == fam.name;
+        auto extra = kAllowedExtra.find(fam.name);
+        const bool allowed = f == fam.name || (extra != kAllowedExtra.end() && extra->second.count(f));
+        EXPECT_TRUE(allowed) << n.name << " is in family " << f;
+      }
+      EXPECT_TRUE(has_own);
+    }
+  }
+}
+
+const MicrobenchCase& findCase(const std::vector<MicrobenchCase>& cases, const std::string& label) {
+  for (const MicrobenchCase& c : cases) {
+    if (c.label == label) return c;
+  }
+  throw std::runtime_error("no grid point " + label);
+}
+
+TEST(Microbench, GemmShapesAreAsAsked) {
+  const auto cases = gemmCases(GridOptions{});
+  const core::Graph mm = findCase(cases, "mm m=64 n=128 k=32 float32").build();
+  const core::Node& n = mm.node(core::selectTopLevelOps(mm).ops.at(0));
+  EXPECT_EQ(n.name, "aten::mm");
+  EXPECT_EQ(n.inputs[0].tensor.shape, (std::vector<int64_t>{64, 32}));
+  EXPECT_EQ(n.inputs[1].tensor.shape, (std::vector<int64_t>{32, 128}));
+  EXPECT_EQ(n.outputs[0].tensor.shape, (std::vector<int64_t>{64, 128}));
+  const core::Graph lin = findCase(cases, "linear m=13 n=256 k=100 float32").build();
+  const core::Node& l = lin.node(core::selectTopLevelOps(lin).ops.at(0));
+  EXPECT_EQ(l.inputs[1].tensor.shape, (std::vector<int64_t>{256, 100}));  // weight [out, in]
+  const core::Graph bmm = findCase(cases, "bmm b=8 m=9 n=16 k=4 float32").build();
+  const core::Node& bn = bmm.node(core::selectTopLevelOps(bmm).ops.at(0));
+  EXPECT_EQ(bn.outputs[0].tensor.shape, (std::vector<int64_t>{8, 9, 16}));
+}
+
+TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
+  const auto cases = convCases(GridOptions{});
+  const core::Graph g = findCase(cases, "conv2d n=2 c=16 k=32 hw=32 r=3 s=2 float32").build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& fwd = g.node(ops.at(0));
+  const core::Node& bwd = g.node(ops.at(1));
+  EXPECT_EQ(fwd.name, "aten::conv2d");
+  EXPECT_EQ(fwd.outputs[0].tensor.shape, (std::vector<int64_t>{2, 32, 16, 16}));  // (32+2-3)/2+1
+  EXPECT_EQ(bwd.name, "aten::convolution_backward");
+  EXPECT_EQ(bwd.inputs[0].tensor.shape, (std::vector<int64_t>{2, 32, 16, 16}));
+  EXPECT_EQ(bwd.inputs[1].tensor.tensor_id, fwd.inputs[0].tensor.tensor_id);  // same input
+}
+
+TEST(Microbench, EmbeddingBagRestrictsIndicesToTheHotRows) {
+  const auto cases = embeddingCases(GridOptions{});
+  const MicrobenchCase& c = findCase(cases, "embedding_bag b=128 rows=10000 d=16 l=10 hot=100 float32");
+  const core::Graph g = c.build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& fwd = g.node(ops.at(0));
+  const core::Node& bwd = g.node(ops.at(1));
+  EXPECT_EQ(fwd.name, "aten::embedding_bag");
+  EXPECT_EQ(fwd.tensor_range, "{\"1\": [0, 99]}");
+  EXPECT_EQ(fwd.inputs[1].tensor.numel, 1280);
+  EXPECT_EQ(bwd.name, "aten::_embedding_bag_backward");
+  // The backward consumes the forward's own outputs (offset2bag, bag_size, max indices).
+  EXPECT_EQ(bwd.inputs[3].tensor.tensor_id, fwd.outputs[1].tensor.tensor_id);
+  EXPECT_EQ(bwd.inputs[6].int_value, 10000);
+  ASSERT_EQ(c.index_reuse.size(), 8u);
+  // 1280 lookups over 100 rows: lambda 12.8, nearly every row in (8,16].
+  EXPECT_GT(c.index_reuse[4], 0.5);
+}
+
+TEST(Microbench, UnknownFamilyListsTheKnownOnes) {
+  try {
+    microbenchFamily("gemmm");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("gemmm"), std::string::npos);
+    for (const std::string& n : microbenchFamilyNames()) EXPECT_NE(what.find(n), std::string::npos) << n;
+  }
+}
+
+TEST(Microbench, UniformReuseHistogramMatchesPoisson) {
+  // lambda = 1: P(count = 1 | touched) = e^-1 / (1 - e^-1) = 0.58198.
+  auto h = uniformReuseHistogram(1000000, 1000000);
+  ASSERT_EQ(h.size(), 8u);
+  EXPECT_NEAR(h[0], 0.58198, 1e-3);
+  EXPECT_NEAR(std::accumulate(h.begin(), h.end(), 0.0), 1.0, 1e-9);
+  // Few lookups over many rows: every touched row is touched once.
+  EXPECT_NEAR(uniformReuseHistogram(100, 1000000)[0], 1.0, 1e-3);
+  // 100k lookups on 64 rows: lambda ~1560, all in (64, inf).
+  EXPECT_NEAR(uniformReuseHistogram(100000, 64)[7], 1.0, 1e-9);
+}
+
+TEST(Microbench, RepeatsAmortiseShortOps) {
+  EXPECT_EQ(repeatsFor(5.0), 8);
+  EXPECT_EQ(repeatsFor(100.0), 5);
+  EXPECT_EQ(repeatsFor(10000.0), 1);
+  EXPECT_EQ(matrixShape(4096), (std::vector<int64_t>{4, 1024}));
+  EXPECT_EQ(matrixShape(300), (std::vector<int64_t>{75, 4}));
+}
+
+}  // namespace
+}  // namespace tracetwin::calibration

@@ -1,0 +1,86 @@
+// `tracetwin replay` end to end: the JSON report's keys and figures, the
+// original-vs-replay ratio from the meta file, and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_paths.h"
+
+namespace {
+
+struct CommandRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs the binary `make` builds beside the tests (skips when it is not built).
+CommandRun runTracetwin(const std::string& args) {
+  const std::string cmd = tracetwin::testing::tracetwinBinary() + " " + args + " 2>&1";
+  CommandRun run;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return run;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) run.output.append(buf, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+bool binaryBuilt() { return exists(tracetwin::testing::tracetwinBinary()); }
+
+TEST(ReplayCommand, WritesTheJsonReportWithTheOriginalBesideTheReplay) {
+  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
+  const std::string json_path = ::testing::TempDir() + "replay_mlp.json";
+  const std::string chrome_path = ::testing::TempDir() + "replay_mlp.trace.json";
+  CommandRun run = runTracetwin("replay " + trace + " --warmup 1 --iters 2 --json-out " + json_path +
+                         " --chrome-trace " + chrome_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("replay/original"), std::string::npos) << run.output;
+
+  std::ifstream in(json_path);
+  const auto doc = nlohmann::json::parse(in);
+  for (const char* key : {"device", "iterations_ms", "iteration_ms_median", "selected_ops", "replayed_ops",
+                          "coverage", "skipped", "failed", "substitutions", "per_op",
+                          "peak_memory_bytes", "original_iteration_ms", "ratio"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc["iterations_ms"].size(), 2u);
+  EXPECT_EQ(doc["selected_ops"], doc["per_op"].size());
+  EXPECT_NEAR(doc["ratio"].get<double>(),
+              doc["iteration_ms_median"].get<double>() / doc["original_iteration_ms"].get<double>(), 1e-9);
+  const auto& op = doc["per_op"][0];
+  for (const char* key : {"id", "name", "family", "cpu_us", "device_us"}) EXPECT_TRUE(op.contains(key)) << key;
+
+  std::ifstream chrome(chrome_path);
+  const auto events = nlohmann::json::parse(chrome)["traceEvents"];
+  const auto ops = std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; });
+  EXPECT_EQ(ops, doc["selected_ops"].get<int64_t>());
+}
+
+TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
+  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
+  CommandRun run = runTracetwin("replay " + trace + " --device cuda");
+  if (run.exit_code == 0) GTEST_SKIP() << "this host has a CUDA device";
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("no CUDA device"), std::string::npos) << run.output;
+}
+
+TEST(ReplayCommand, AMissingTraceIsAnInputError) {
+  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  CommandRun run = runTracetwin("replay /nonexistent/x.et.json.gz");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+}
+
+}  // namespace
