@@ -133,30 +133,75 @@ class CostModel {
   double ratio_ = 1;
 };
 
-// Sweeps one family within `share_s` seconds; appends rows and failures.
-FamilyRun sweepFamily(const MicrobenchFamily& fam, const CalibrationOptions& o,
-                      const std::string& device_name, double share_s, Clock::time_point t0,
-                      CostModel& cost, CalibrationResult& result) {
+// One family's sweep: its grid in sampling order and how far it got, so a
+// second pass can go on where the first stopped.
+struct FamilySweep {
+  const MicrobenchFamily* family = nullptr;
+  std::vector<MicrobenchCase> cases;
+  size_t next = 0;
   FamilyRun run;
-  run.family = fam.name;
-  std::vector<MicrobenchCase> cases = fam.cases(gridFor(o.device));
-  run.grid_points = static_cast<int64_t>(cases.size());
+  bool exhausted() const { return next >= cases.size(); }
+};
+
+// A small budget must still span the sizes: before the random order, visit
+// 12 points at cost quantiles 0, 1/16, ..., 11/16 (the costliest quarter
+// waits for the random order), so no family's share goes to one huge point.
+void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
+  constexpr size_t kFront = 12, kSteps = 16;
+  if (cases.size() < 2 * kSteps) return;
+  std::vector<size_t> by_cost(cases.size());
+  for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](size_t a, size_t b) { return cases[a].est_us < cases[b].est_us; });
+  std::vector<bool> front(cases.size(), false);
+  std::vector<MicrobenchCase> ordered;
+  ordered.reserve(cases.size());
+  for (size_t q = 0; q < kFront; ++q) {
+    const size_t i = by_cost[q * cases.size() / kSteps];
+    front[i] = true;
+    ordered.push_back(cases[i]);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!front[i]) ordered.push_back(std::move(cases[i]));
+  }
+  cases = std::move(ordered);
+}
+
+FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
+  FamilySweep s;
+  s.family = &fam;
+  s.cases = fam.cases(gridFor(o.device));
   std::mt19937_64 rng(o.seed ^ std::hash<std::string>{}(fam.name));
-  std::shuffle(cases.begin(), cases.end(), rng);
+  std::shuffle(s.cases.begin(), s.cases.end(), rng);
+  frontLoadCostQuantiles(s.cases);
+  s.run.family = fam.name;
+  s.run.grid_points = static_cast<int64_t>(s.cases.size());
+  return s;
+}
+
+// Sweeps on within `share_s` seconds; appends rows and failures. Points too
+// big for what is left are passed over (smaller ones may still fit) and stay
+// for a later pass.
+void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::string& device_name,
+                   double share_s, Clock::time_point t0, CostModel& cost, CalibrationResult& result) {
   const Clock::time_point start = Clock::now();
+  std::vector<MicrobenchCase> passed_over;
   int consecutive_skips = 0;
-  for (const MicrobenchCase& c : cases) {
+  for (; s.next < s.cases.size(); ++s.next) {
+    const MicrobenchCase& c = s.cases[s.next];
     const double used = secondsSince(start);
     if (used >= share_s || consecutive_skips > 200) break;
     const int iters = std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
     if (used + cost.predictS(c, iters) > share_s) {
-      ++consecutive_skips;  // too big for what is left; smaller points may fit
+      ++consecutive_skips;
+      passed_over.push_back(c);
       continue;
     }
     consecutive_skips = 0;
     const Clock::time_point case_start = Clock::now();
     CaseOutcome outcome = runCase(c, o, device_name);
     cost.observe(c, iters, secondsSince(case_start));
+    FamilyRun& run = s.run;
     if (!outcome.failure.empty()) {
       ++run.failed;
       if (result.failures.size() < 20) result.failures.push_back(c.label + ": " + outcome.failure);
@@ -165,19 +210,38 @@ FamilyRun sweepFamily(const MicrobenchFamily& fam, const CalibrationOptions& o,
     run.samples += static_cast<int64_t>(outcome.rows.size());
     for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
     if (o.on_progress) {
-      o.on_progress({fam.name, run.replayed + run.failed, run.grid_points, secondsSince(t0),
+      o.on_progress({s.family->name, run.replayed + run.failed, run.grid_points, secondsSince(t0),
                      o.budget_s, c.label});
     }
   }
-  run.seconds = secondsSince(start);
-  return run;
+  // Passed-over points go back in front of the unvisited ones.
+  s.cases.erase(s.cases.begin(), s.cases.begin() + static_cast<std::ptrdiff_t>(s.next));
+  s.cases.insert(s.cases.begin(), passed_over.begin(), passed_over.end());
+  s.next = 0;
+  s.run.seconds += secondsSince(start);
 }
 
-void fitAndSave(const std::string& dir, const std::string& torch_version, CalibrationResult& res) {
+// Splits what is left of the budget between the sweeps not yet exhausted, by
+// weight, in registry order; unused time flows to the later ones.
+void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
+               const std::string& device_name, Clock::time_point t0, CostModel& cost,
+               CalibrationResult& result) {
+  double weight_left = 0;
+  for (const FamilySweep& s : sweeps) weight_left += s.exhausted() ? 0 : s.family->budget_weight;
+  for (FamilySweep& s : sweeps) {
+    if (s.exhausted()) continue;
+    const double left = std::max(0.0, o.budget_s - secondsSince(t0));
+    const double share = left * s.family->budget_weight / weight_left;
+    weight_left -= s.family->budget_weight;
+    continueSweep(s, o, device_name, share, t0, cost, result);
+  }
+}
+
+void fitAndSave(const std::string& dir, const std::string& torch_version,
+                predictors::FitOptions fo, CalibrationResult& res) {
   std::vector<predictors::MeasuredOp> samples;
   samples.reserve(res.rows.size());
   for (const DatasetRow& r : res.rows) samples.push_back(r.sample);
-  predictors::FitOptions fo;
   fo.torch_version = torch_version;
   fo.replay_loop_us = res.replay_loop_us;
   predictors::ModelSet models;
@@ -227,16 +291,16 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   res.device = probe.spec;
   res.replay_loop_us = probe.replay_loop_us;
 
-  double weight_left = 0;
-  for (const MicrobenchFamily* f : families) weight_left += f->budget_weight;
+  std::vector<FamilySweep> sweeps;
+  for (const MicrobenchFamily* f : families) sweeps.push_back(startSweep(*f, o));
   CostModel cost;
-  for (const MicrobenchFamily* f : families) {
-    // Unused time of earlier families flows to the later ones.
-    const double left = std::max(0.0, o.budget_s - secondsSince(t0));
-    const double share = left * f->budget_weight / weight_left;
-    weight_left -= f->budget_weight;
-    res.families.push_back(sweepFamily(*f, o, res.device.name, share, t0, cost, res));
+  // Small grids finish early; later passes give their time to the big ones
+  // (GEMM, conv, embedding) until the budget or every grid is used up.
+  constexpr int kMaxPasses = 4;
+  for (int pass = 0; pass < kMaxPasses && secondsSince(t0) < 0.97 * o.budget_s; ++pass) {
+    sweepPass(sweeps, o, res.device.name, t0, cost, res);
   }
+  for (const FamilySweep& s : sweeps) res.families.push_back(s.run);
   res.measure_seconds = secondsSince(t0);
   if (res.rows.empty()) {
     throw RuntimeFailure(fmt::format("calibration measured nothing in {:.0f} s{}", o.budget_s,
@@ -246,11 +310,12 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   res.device_path = o.out_dir + "/device.yaml";
   writeDataset(res.dataset_path, res.rows);
   predictors::saveDeviceSpec(res.device, res.device_path);
-  fitAndSave(o.out_dir, o.torch_version, res);
+  fitAndSave(o.out_dir, o.torch_version, o.fit, res);
   return res;
 }
 
-CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version) {
+CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version,
+                                   const predictors::FitOptions& fit) {
   CalibrationResult res;
   res.dataset_path = dir + "/dataset.jsonl";
   res.device_path = dir + "/device.yaml";
@@ -273,7 +338,7 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
     ++f.samples;
   }
   for (auto& [name, run] : per_family) res.families.push_back(run);
-  fitAndSave(dir, torch_version, res);
+  fitAndSave(dir, torch_version, fit, res);
   return res;
 }
 

@@ -33,6 +33,7 @@ struct CalibrationOptions {
   int threads = 1;                       // intra-op threads of every replay
   uint64_t seed = 1234;                  // grid sampling order
   std::string torch_version;             // recorded in the ModelSet manifest
+  predictors::FitOptions fit;            // XGBoost size, hold-out (predictors' defaults)
   std::function<void(const CalibrationProgress&)> on_progress;
 };
 
@@ -68,6 +69,7 @@ CalibrationResult runCalibration(const CalibrationOptions& options);
 
 // Fits models from an existing DIR/dataset.jsonl and DIR/device.yaml and
 // saves them to DIR again (no measuring).
-CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version);
+CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version,
+                                   const predictors::FitOptions& fit = {});
 
 }  // namespace tracetwin::calibration

@@ -93,7 +93,7 @@ void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
   o.torch_version = calibration::libtorchVersion();
   if (args.refit) {
-    const calibration::CalibrationResult r = calibration::refitFromDataset(o.out_dir, o.torch_version);
+    const calibration::CalibrationResult r = calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit);
     printReport(r);
     fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
     return;
@@ -131,6 +131,13 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
+  sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
+                 "boosting rounds of the XGBoost families (fewer: smaller model files)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--xgb-max-depth", o.fit.xgb_max_depth, "tree depth of the XGBoost families")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   sub.add_flag("--refit", args->refit,
                "fit again from DIR/dataset.jsonl and DIR/device.yaml without measuring");
   return [args] { runCalibrate(*args); };

@@ -103,6 +103,18 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                    {"predicted_ms", row.predicted_ms},
                    {"error_pct", errorPct(row.predicted_ms, row.measured_ms)}};
   }
+  // Per op, for digging into a family's error: measured beside predicted.
+  std::map<core::NodeId, double> predicted_us;
+  for (const auto& o : p.per_op) predicted_us[o.id] = o.predicted_us;
+  nlohmann::json per_op = nlohmann::json::array();
+  const bool on_gpu = a.options.device != "cpu";
+  for (const auto& m : r.per_op) {
+    per_op.push_back({{"id", m.id},
+                      {"name", m.name},
+                      {"family", m.family},
+                      {"measured_us", on_gpu ? m.device_us : m.cpu_us},
+                      {"predicted_us", predicted_us.count(m.id) ? predicted_us[m.id] : 0.0}});
+  }
   nlohmann::json doc = {{"trace", a.trace},
                         {"models", a.models},
                         {"device", r.device},
@@ -114,7 +126,8 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                         {"coverage", r.coverage},
                         {"unmodelled_ops", p.unmodelled_ops.size()},
                         {"notes", p.notes},
-                        {"families", fam}};
+                        {"families", fam},
+                        {"per_op", per_op}};
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
   }

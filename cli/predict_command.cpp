@@ -67,7 +67,7 @@ void printReport(const predictors::Prediction& p, const PredictArgs& args) {
     fmt::print("\nunmodelled ops ({}; predicted from the device spec, not calibrated):\n",
                p.unmodelled_ops.size());
     for (const auto& [name, e] : by_name)
-      fmt::print("  {:<48} x{:<5} {:>10.3f} ms\n", name, e.first, e.second / 1000);
+      fmt::print("  {:<72} x{:<5} {:>10.3f} ms\n", name, e.first, e.second / 1000);
   }
   for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
 }

@@ -17,8 +17,10 @@ namespace od = simdjson::ondemand;
 // Where the reader is, for error messages: file, byte offset, node id.
 class JsonContext {
  public:
-  JsonContext(od::document& doc, std::string_view json, const std::string& source)
-      : doc_(doc), json_(json), source_(source) {}
+  // `base`: byte offset of `json` in the file (batches of a streamed file).
+  JsonContext(od::document& doc, std::string_view json, const std::string& source,
+              size_t base = 0)
+      : doc_(doc), json_(json), source_(source), base_(base) {}
 
   NodeId node = kNoNode;  // node being read, kNoNode outside nodes
 
@@ -41,6 +43,7 @@ class JsonContext {
   od::document& doc_;
   std::string_view json_;
   const std::string& source_;
+  size_t base_ = 0;
 };
 
 // Scalars read straight from the document, with `what` named on a mismatch.

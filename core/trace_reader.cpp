@@ -9,18 +9,19 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "core/errors.h"
 #include "core/gzip_file.h"
 #include "core/json_values.h"
 #include "core/node_attributes.h"
+#include "core/trace_parser.h"
 
 namespace tracetwin::core {
 namespace {
 
-using detail::JsonContext;
-using detail::od::value;
 namespace od = detail::od;
 
 // ---- schema versions -------------------------------------------------------
@@ -124,65 +125,50 @@ std::string_view keyOf(od::field& f) {
 
 // ---- nodes ------------------------------------------------------------------
 
-// The arrays of one side (inputs or outputs), kept until the node's fields are
-// all read; reused from node to node so reading allocates no scratch memory.
-struct SideBuffers {
-  detail::TokenList values, shapes, strides;
-  std::vector<std::string_view> types;
-  bool has_types = false;
-  void clear() {
-    values.clear();
-    shapes.clear();
-    strides.clear();
-    types.clear();
-    has_types = false;
-  }
-};
+}  // namespace
 
-class TraceParser {
- public:
-  // `buffer` holds the JSON with at least SIMDJSON_PADDING bytes of spare
-  // capacity; the parser owns it so it can free it before finalize().
-  TraceParser(std::string&& buffer, const std::string& source)
-      : buffer_(std::move(buffer)),
-        json_(buffer_.data(), buffer_.size(), buffer_.capacity()),
-        source_(source) {}
+namespace detail {
 
-  Graph parse();
-
- private:
-  void readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes);
-  void readNodes(value& nodes, Graph& graph);
-  void readNode(value& v, Node& node);
-  void readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent);
-  void readSideObject(value& v, SideBuffers& side);
-  void readAttrs(value& v, Node& node);
-  void finishSide(SideBuffers& side, std::vector<Value>& out, const char* what);
-
-  void releaseInput();
-
-  std::string buffer_;
-  simdjson::padded_string_view json_;
-  const std::string& source_;
-  std::optional<od::parser> own_parser_;
-  od::parser* parser_ = nullptr;
-  od::document doc_;
-  std::optional<JsonContext> cx_;
-  SideBuffers in_, out_;
-};
+void checkStartsLikeJsonObject(std::string_view data, const std::string& source) {
+  checkLooksLikeJsonObject(data, source);
+}
 
 Graph TraceParser::parse() {
-  checkLooksLikeJsonObject(std::string_view(json_.data(), json_.size()), source_);
   Graph graph;
   graph.source_path = source_;
+  parseInto(graph);
+  graph.finalize();
+  return graph;
+}
+
+void TraceParser::start() {
   parser_ = &parserFor(json_.size(), own_parser_);
   const simdjson::error_code err = parser_->iterate(json_).get(doc_);
-  cx_.emplace(doc_, std::string_view(json_.data(), json_.size()), source_);
+  cx_.emplace(doc_, std::string_view(json_.data(), json_.size()), source_, base_);
   if (err != simdjson::SUCCESS) {
     // Stage 1 (the structural index) failed: unterminated string, bad UTF-8,
     // or a file over simdjson's 4 GiB limit.
-    throw InputError(fmt::format("{}: not valid JSON: {}", source_, simdjson::error_message(err)));
+    throw InputError(fmt::format("{}: not valid JSON{}: {}", source_,
+                                 base_ > 0 ? fmt::format(" after byte {}", base_) : "",
+                                 simdjson::error_message(err)));
   }
+}
+
+void TraceParser::parseNodeBatch(Graph& graph) {
+  start();
+  od::array a;
+  cx_->check(doc_.get_array().get(a), "an array of nodes");
+  for (auto element : a) {
+    value v;
+    cx_->check(element.get(v), "a node object");
+    readNode(v, graph.emplaceNode());
+  }
+  releaseInput();
+}
+
+void TraceParser::parseInto(Graph& graph) {
+  checkLooksLikeJsonObject(std::string_view(json_.data(), json_.size()), source_);
+  start();
   od::object top;
   cx_->check(doc_.get_object().get(top), "a JSON object at the top level");
   bool have_schema = false, have_nodes = false;
@@ -199,8 +185,6 @@ Graph TraceParser::parse() {
   if (!have_schema) throw InputError(fmt::format("{}: missing key \"schema\"", source_));
   if (!have_nodes) throw InputError(fmt::format("{}: missing key \"nodes\"", source_));
   releaseInput();
-  graph.finalize();
-  return graph;
 }
 
 // The JSON text and simdjson's index (4 bytes per structural character, ~1x
@@ -362,6 +346,14 @@ void TraceParser::finishSide(SideBuffers& side, std::vector<Value>& out, const c
   if (!side.strides.empty()) builder.attachShapes(side.strides, out, true);
 }
 
+}  // namespace detail
+
+namespace {
+bool fileStartsWithGzipMagic(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  unsigned char magic[2] = {0, 0};
+  return f && std::fread(magic, 1, 2, f.get()) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
 }  // namespace
 
 const std::vector<std::string>& knownSchemas() {
@@ -393,15 +385,22 @@ Graph parseTrace(std::string_view json, const std::string& source) {
   std::string padded;
   padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);
   padded.assign(json.data(), json.size());
-  return TraceParser(std::move(padded), source).parse();
+  return detail::TraceParser(std::move(padded), source).parse();
 }
 
 Graph readTrace(const std::string& path) {
+  // Big plain files stream: holding the whole file and its structural index
+  // costs ~2x the file on top of the Graph. Gzip needs the whole buffer
+  // (libdeflate decompresses in one call).
+  constexpr uint64_t kStreamAbove = uint64_t{64} << 20;
+  std::error_code ec;
+  const uint64_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  if (!ec && size > kStreamAbove && !fileStartsWithGzipMagic(path)) return readTraceStreaming(path);
   std::string bytes = readMaybeGzipFile(path);
   if (bytes.capacity() < bytes.size() + simdjson::SIMDJSON_PADDING) {
     bytes.reserve(bytes.size() + simdjson::SIMDJSON_PADDING);
   }
-  return TraceParser(std::move(bytes), path).parse();
+  return detail::TraceParser(std::move(bytes), path).parse();
 }
 
 }  // namespace tracetwin::core

@@ -134,7 +134,7 @@ void JsonContext::failAt(const char* at, std::string_view expected,
 
 void JsonContext::failAtOffset(size_t offset, std::string_view expected,
                                std::string_view detail) const {
-  std::string where = fmt::format("{}: byte {}", source_, offset);
+  std::string where = fmt::format("{}: byte {}", source_, base_ + offset);
   if (node != kNoNode) where += fmt::format(" (node {})", node);
   if (detail.empty()) throw InputError(fmt::format("{}: expected {}", where, expected));
   throw InputError(fmt::format("{}: expected {}: {}", where, expected, detail));

@@ -80,12 +80,16 @@ class IterationRunner {
     m_.device_us.resize(n);
     m_.kernels.assign(n, 0);
     m_.start_us.assign(n, 0);
-    if (cuda) {
-      const int index = device::cudaIndexFromDevice(options.device);
-      timer_ = device::makeCudaEventTimer(index);
-      if (options.use_cupti) collector_ = device::makeCuptiCollector(index);
+    const int index = cuda ? device::cudaIndexFromDevice(options.device) : -1;
+    if (options.make_timer) {
+      timer_ = options.make_timer();
     } else {
-      timer_ = device::makeSteadyClockTimer();
+      timer_ = cuda ? device::makeCudaEventTimer(index) : device::makeSteadyClockTimer();
+    }
+    if (options.make_collector) {
+      collector_ = options.make_collector();
+    } else if (cuda && options.use_cupti) {
+      collector_ = device::makeCuptiCollector(index);
     }
   }
 

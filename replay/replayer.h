@@ -5,12 +5,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/graph.h"
 
 namespace tracetwin::replay {
+
+namespace device {
+class DeviceTimer;      // replay/device/device_timer.h
+class KernelCollector;  // replay/device/kernel_collector.h
+}  // namespace device
 
 struct ReplayOptions {
   std::string device = "cpu";   // "cpu", "cuda", "cuda:N"
@@ -28,6 +34,11 @@ struct ReplayOptions {
   // Called between ops; returning true stops the replay after the current op
   // (Ctrl-C). The partial result is still returned, with interrupted = true.
   std::function<bool()> should_stop;
+  // Seam for the device path: when set, these make the iteration timer and
+  // the kernel collector instead of the device's own (steady clock or CUDA
+  // events; CUPTI), so the CUDA wiring is tested with fakes on a CPU host.
+  std::function<std::unique_ptr<device::DeviceTimer>()> make_timer;
+  std::function<std::unique_ptr<device::KernelCollector>()> make_collector;
 };
 
 struct OpIssue {

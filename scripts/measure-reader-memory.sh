@@ -20,14 +20,18 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 /usr/bin/time -v "$build/tracetwin" inspect --json "$trace" 2>"$log" >"$log.json"
 rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")
+cpu_s=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$log")
 parse_ms=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["parse_ms"])' "$log.json")
 ops=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["nodes"], d["top_level_ops"])' "$log.json")
 rm -f "$log.json"
-python3 - "$bytes" "$rss_kb" "$parse_ms" "$trace" "$ops" <<'PY'
+python3 - "$bytes" "$rss_kb" "$parse_ms" "$trace" "$ops" "$cpu_s" <<'PY'
 import sys
 size, rss_kb, ms, trace, ops = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+cpu = float(sys.argv[6])
 rss = rss_kb * 1024
 print(f"{trace}: {size/1e6:.1f} MB uncompressed, nodes/top-level {ops}")
-print(f"read in {ms/1000:.2f} s wall ({size/1e6/(ms/1000):.0f} MB/s incl. file read), "
-      f"peak RSS {rss/1e6:.1f} MB = {rss/size:.2f}x the uncompressed trace (target <= 3x)")
+print(f"read in {ms/1000:.2f} s wall ({size/1e6/(ms/1000):.0f} MB/s incl. file read); whole "
+      f"process {cpu:.2f} s CPU ({size/1e6/cpu:.0f} MB/s of CPU time)")
+print(
+f"peak RSS {rss/1e6:.1f} MB = {rss/size:.2f}x the uncompressed trace (target <= 3x)")
 PY

@@ -1,0 +1,78 @@
+// Internal to core: the On-Demand trace parser, shared by the whole-document
+// reader (trace_reader.cpp) and the streaming one for big files
+// (trace_stream.cpp). Not for other layers (it pulls in simdjson).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/json_values.h"
+
+namespace tracetwin::core::detail {
+
+using od::value;
+
+// Refuses, with the reason, data that is not a JSON object: empty files,
+// top-level arrays, binary data and Chakra protobuf ETs in particular.
+void checkStartsLikeJsonObject(std::string_view data, const std::string& source);
+
+// The arrays of one side (inputs or outputs), kept until the node's fields are
+// all read; reused from node to node so reading allocates no scratch memory.
+struct SideBuffers {
+  detail::TokenList values, shapes, strides;
+  std::vector<std::string_view> types;
+  bool has_types = false;
+  void clear() {
+    values.clear();
+    shapes.clear();
+    strides.clear();
+    types.clear();
+    has_types = false;
+  }
+};
+
+class TraceParser {
+ public:
+  // `buffer` holds the JSON with at least SIMDJSON_PADDING bytes of spare
+  // capacity; the parser owns it so it can free it before finalize().
+  // `base`: byte offset of the buffer's text in the file, for messages.
+  TraceParser(std::string&& buffer, const std::string& source, size_t base = 0)
+      : buffer_(std::move(buffer)),
+        json_(buffer_.data(), buffer_.size(), buffer_.capacity()),
+        source_(source),
+        base_(base) {}
+
+  // A whole trace document -> finished Graph.
+  Graph parse();
+  // A whole trace document into `graph`, without finalize().
+  void parseInto(Graph& graph);
+  // A JSON array of nodes (one batch of a streamed file) appended to `graph`.
+  void parseNodeBatch(Graph& graph);
+
+ private:
+  void readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes);
+  void readNodes(value& nodes, Graph& graph);
+  void readNode(value& v, Node& node);
+  void readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent);
+  void readSideObject(value& v, SideBuffers& side);
+  void readAttrs(value& v, Node& node);
+  void finishSide(SideBuffers& side, std::vector<Value>& out, const char* what);
+
+  void start();
+  void releaseInput();
+
+  std::string buffer_;
+  simdjson::padded_string_view json_;
+  const std::string& source_;
+  size_t base_ = 0;
+  std::optional<od::parser> own_parser_;
+  od::parser* parser_ = nullptr;
+  od::document doc_;
+  std::optional<JsonContext> cx_;
+  SideBuffers in_, out_;
+};
+
+}  // namespace tracetwin::core::detail

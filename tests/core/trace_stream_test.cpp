@@ -1,0 +1,110 @@
+// The streaming reader (big plain files) must give the same Graph and refuse
+// the same bad input as the whole-file reader, whatever the chunk size.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/errors.h"
+#include "core/trace_reader.h"
+#include "tests/core/trace_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::core {
+namespace {
+
+using testing::TempDir;
+
+void expectSameGraph(const Graph& a, const Graph& b) {
+  EXPECT_EQ(a.schema, b.schema);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.start_ts, b.start_ts);
+  EXPECT_EQ(a.finish_ts, b.finish_ts);
+  ASSERT_EQ(a.nodes().size(), b.nodes().size());
+  for (size_t i = 0; i < a.nodes().size(); ++i) {
+    const Node& x = a.nodes()[i];
+    const Node& y = b.nodes()[i];
+    ASSERT_EQ(x.id, y.id);
+    ASSERT_EQ(x.name, y.name);
+    ASSERT_EQ(x.parent, y.parent);
+    ASSERT_EQ(x.inputs.size(), y.inputs.size()) << x.id;
+    ASSERT_EQ(x.outputs.size(), y.outputs.size()) << x.id;
+    ASSERT_EQ(x.op_schema_text, y.op_schema_text);
+    for (size_t k = 0; k < x.inputs.size(); ++k) {
+      ASSERT_EQ(x.inputs[k].type, y.inputs[k].type);
+      ASSERT_EQ(x.inputs[k].tensor.shape, y.inputs[k].tensor.shape);
+    }
+  }
+  EXPECT_EQ(a.tensors().size(), b.tensors().size());
+  EXPECT_EQ(selectTopLevelOps(a).ops, selectTopLevelOps(b).ops);
+}
+
+class StreamingTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StreamingTest, SameGraphAsWholeFileAtAnyChunkSize) {
+  TempDir dir;
+  const std::string plain = dir.write("plain.json", readMaybeGzipFile(testing::sharedTrace(GetParam())));
+  const Graph whole = readTrace(plain);
+  for (size_t chunk : {size_t{256}, size_t{4099}, size_t{1} << 20}) {
+    SCOPED_TRACE(chunk);
+    expectSameGraph(whole, readTraceStreaming(plain, chunk));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, StreamingTest,
+                         ::testing::Values("pt2_triton_1.1.1_et.json.gz", "allgather_1.0.2_et.json.gz",
+                                           "linear_1.0.1_et.json.gz", "dlrm_8rank/rank0.et.json.gz",
+                                           "resnet_1.1.0_et.json.gz"));
+
+std::string streamingError(const std::string& bytes, size_t chunk = 64) {
+  TempDir dir;
+  const std::string path = dir.write("bad.json", bytes);
+  try {
+    readTraceStreaming(path, chunk);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "no InputError";
+  return {};
+}
+
+const std::string kGood = testing::modernTrace(
+    testing::modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor",
+                        R"J([[5,6,0,4,4,"cpu"]])J", "[[4]]", R"J(["Tensor(float)"])J"));
+
+TEST(Streaming, TruncatedAnywhereNeverReads) {
+  for (size_t cut = 1; cut + 1 < kGood.size(); cut += 5) {
+    EXPECT_FALSE(streamingError(kGood.substr(0, cut)).empty()) << cut;
+  }
+}
+
+TEST(Streaming, BadInputsAreRefused) {
+  EXPECT_NE(streamingError("").find("empty file"), std::string::npos);
+  EXPECT_NE(streamingError("[1]").find("top-level JSON array"), std::string::npos);
+  EXPECT_NE(streamingError(testing::modernTrace("", "2.0.0")).find("unknown execution-trace schema"),
+            std::string::npos);
+  EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": ["x"]})").find("a node object"),
+            std::string::npos);
+  EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": [{"id": 1, "parent": 1},]})").find("a node object"),
+            std::string::npos);
+  EXPECT_NE(streamingError(kGood + "{}").find("end of the document"), std::string::npos);
+  // A bad value inside a node: the offset is the one in the file.
+  std::string bad_id = kGood;
+  const size_t at = bad_id.find("\"id\": 3");
+  bad_id.replace(at, 7, "\"id\": \"3\"");
+  const std::string msg = streamingError(bad_id, 1 << 20);
+  try {
+    parseTrace(bad_id, "x");
+  } catch (const InputError& e) {
+    const std::string whole = e.what();
+    EXPECT_EQ(msg.substr(msg.find(": byte")), whole.substr(whole.find(": byte")));
+  }
+  std::string missing_comma = kGood;
+  missing_comma.erase(missing_comma.find("},\n{\"id\": 2") + 1, 1);
+  EXPECT_FALSE(streamingError(missing_comma).empty());
+}
+
+}  // namespace
+}  // namespace tracetwin::core

@@ -1,0 +1,101 @@
+// The device path of the replay loop (CUDA events + CUPTI on a GPU host),
+// driven with a fake timer and a fake kernel collector on this CPU host:
+// ops are pushed/popped around each call, kernels are attributed to their op
+// by correlation id, and iteration times come from the device timer.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "replay/device/fake_device_timer.h"
+#include "replay/device/kernel_collector.h"
+#include "replay/replayer.h"
+#include "tests/replay/graph_builder.h"
+
+namespace tracetwin::replay {
+namespace {
+
+using testing::GraphBuilder;
+using testing::intValue;
+using testing::tensorValue;
+
+// One 10*(op+1) us kernel per pushed op, on stream 7, plus one launched
+// outside any op (which must not be attributed).
+class FakeCollector : public device::KernelCollector {
+ public:
+  explicit FakeCollector(int* unbalanced) : unbalanced_(unbalanced) {}
+  void beginIteration() override { pushed_.clear(); }
+  void pushOp(uint64_t op) override {
+    pushed_.push_back(op);
+    ++depth_;
+  }
+  void popOp() override { --depth_; }
+  std::vector<device::CollectedKernel> endIteration() override {
+    if (depth_ != 0) ++*unbalanced_;
+    std::vector<device::CollectedKernel> out;
+    uint64_t t = 1000;
+    for (uint64_t op : pushed_) {
+      device::CollectedKernel k;
+      k.op_correlation = op;
+      k.name = "fake_kernel";
+      k.stream = 7;
+      k.start_ns = t;
+      k.end_ns = t + 10'000 * (op + 1);
+      t = k.end_ns;
+      out.push_back(k);
+    }
+    device::CollectedKernel stray;
+    stray.name = "unattributed";
+    stray.start_ns = t;
+    stray.end_ns = t + 5'000;
+    out.push_back(stray);
+    return out;
+  }
+  const std::unordered_map<uint64_t, uint64_t>& opParents() const override { return parents_; }
+  uint64_t droppedRecords() const override { return 0; }
+
+ private:
+  int* unbalanced_;
+  int depth_ = 0;
+  std::vector<uint64_t> pushed_;
+  std::unordered_map<uint64_t, uint64_t> parents_;
+};
+
+TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTimer) {
+  GraphBuilder b;
+  const char* add = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+  b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(3, 3, {8})});
+  b.op(add, {tensorValue(3, 3, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(4, 4, {8})});
+  b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(5, 5, {8})});
+  const core::Graph graph = b.build();
+
+  int unbalanced = 0;
+  int timers = 0;
+  ReplayOptions o;
+  o.warmup_iters = 1;
+  o.measured_iters = 3;
+  o.make_timer = [&timers] {
+    ++timers;
+    return std::make_unique<device::FakeDeviceTimer>(std::vector<double>{9.0, 1.5, 2.5, 2.0});
+  };
+  o.make_collector = [&unbalanced] { return std::make_unique<FakeCollector>(&unbalanced); };
+  const ReplayResult r = replayGraph(graph, o);
+
+  EXPECT_EQ(timers, 1);
+  EXPECT_EQ(unbalanced, 0) << "every pushOp has its popOp";
+  EXPECT_EQ(r.iterations_ms, (std::vector<double>{1.5, 2.5, 2.0})) << "warm-up (9 ms) not measured";
+  EXPECT_DOUBLE_EQ(r.iteration_ms_median, 2.0);
+  ASSERT_EQ(r.per_op.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(r.per_op[i].device_us, 10.0 * double(i + 1)) << "op " << i;
+    EXPECT_EQ(r.per_op[i].kernels, 1);
+  }
+  ASSERT_EQ(r.kernels.size(), 4u) << "the last iteration's records, the stray one included";
+  EXPECT_EQ(r.kernels[0].stream, 7);
+  EXPECT_DOUBLE_EQ(r.kernels[0].start_us, 0.0);
+  EXPECT_DOUBLE_EQ(r.kernels[1].start_us, 10.0);
+  EXPECT_DOUBLE_EQ(r.kernels[2].duration_us, 30.0);
+}
+
+}  // namespace
+}  // namespace tracetwin::replay
