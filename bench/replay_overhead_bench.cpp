@@ -107,7 +107,8 @@ void BM_EagerPython(benchmark::State& state) {
   if (us <= 0) {  // no python3 with torch here: the capture's figure, from another run
     std::ifstream in(replay::metaPathForTrace(tracePath()));
     auto meta = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (meta.is_object() && meta.contains("eager_per_op_us")) us = meta["eager_per_op_us"].get<double>();
+    if (meta.is_object() && meta.contains("eager_per_op_us"))
+      us = meta["eager_per_op_us"].get<double>();
     g_figures.eager_source = "data/adds5k.meta.json, captured earlier";
   }
   state.counters["per_op_us"] = us;
@@ -128,10 +129,11 @@ int main(int argc, char** argv) {
   const Figures& f = g_figures;
   if (f.replay_us > 0 && f.direct_us > 0) {
     const double overhead = f.replay_us - f.direct_us;
-    fmt::print("\nadds5k per op: replay {:.3f} us, direct dispatcher {:.3f} us", f.replay_us, f.direct_us);
+    fmt::print("\nadds5k per op: replay {:.3f} us, direct dispatcher {:.3f} us", f.replay_us,
+               f.direct_us);
     if (f.eager_us > 0) fmt::print(", eager PyTorch {:.3f} us ({})", f.eager_us, f.eager_source);
-    fmt::print("\nreplay overhead over direct dispatch: {:.3f} us/op (target <= {:.1f}): {}\n", overhead,
-               kTargetOverheadUs, overhead <= kTargetOverheadUs ? "OK" : "ABOVE TARGET");
+    fmt::print("\nreplay overhead over direct dispatch: {:.3f} us/op (target <= {:.1f}): {}\n",
+               overhead, kTargetOverheadUs, overhead <= kTargetOverheadUs ? "OK" : "ABOVE TARGET");
     if (f.eager_us > 0) fmt::print("replay / eager = {:.2f}\n", f.replay_us / f.eager_us);
   }
   return 0;

@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 
+#include "calibration/graph_builder.h"
 #include "calibration/host_probe.h"
 #include "calibration/microbench.h"
 #include "core/errors.h"
@@ -77,7 +78,8 @@ CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
   ro.threads = o.threads;
   ro.warmup_iters = 1;
   // ~2 ms of measured work per point, between 3 and 15 iterations.
-  ro.measured_iters = std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
+  ro.measured_iters =
+      std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
   ro.seed = o.seed;
   replay::ReplayResult r;
   try {
@@ -88,7 +90,8 @@ CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
     out.failure = e.what();
     return out;
   }
-  if (!r.failed.empty()) out.failure = fmt::format("{} failed: {}", r.failed[0].name, r.failed[0].reason);
+  if (!r.failed.empty())
+    out.failure = fmt::format("{} failed: {}", r.failed[0].name, r.failed[0].reason);
   if (!r.skipped.empty() && out.failure.empty()) {
     out.failure = fmt::format("{} skipped: {}", r.skipped[0].name, r.skipped[0].reason);
   }
@@ -96,7 +99,7 @@ CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
   std::map<std::string, std::pair<core::NodeId, std::vector<double>>> groups;
   for (const replay::OpMeasurement& m : r.per_op) {
     const core::Node* node = graph.findNode(m.id);
-    if (node == nullptr) continue;
+    if (node == nullptr || node->scope == kSpacerScope) continue;
     auto& g = groups[signature(*node)];
     if (g.second.empty()) g.first = m.id;
     g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
@@ -183,7 +186,8 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
 // big for what is left are passed over (smaller ones may still fit) and stay
 // for a later pass.
 void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::string& device_name,
-                   double share_s, Clock::time_point t0, CostModel& cost, CalibrationResult& result) {
+                   double share_s, Clock::time_point t0, CostModel& cost,
+                   CalibrationResult& result) {
   const Clock::time_point start = Clock::now();
   std::vector<MicrobenchCase> passed_over;
   int consecutive_skips = 0;
@@ -191,7 +195,8 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
     const MicrobenchCase& c = s.cases[s.next];
     const double used = secondsSince(start);
     if (used >= share_s || consecutive_skips > 200) break;
-    const int iters = std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
+    const int iters =
+        std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
     if (used + cost.predictS(c, iters) > share_s) {
       ++consecutive_skips;
       passed_over.push_back(c);
@@ -237,8 +242,8 @@ void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
   }
 }
 
-void fitAndSave(const std::string& dir, const std::string& torch_version,
-                predictors::FitOptions fo, CalibrationResult& res) {
+void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,
+                CalibrationResult& res) {
   std::vector<predictors::MeasuredOp> samples;
   samples.reserve(res.rows.size());
   for (const DatasetRow& r : res.rows) samples.push_back(r.sample);
@@ -273,13 +278,15 @@ std::string libtorchVersion() {
 
 CalibrationResult runCalibration(const CalibrationOptions& o) {
   if (!(o.budget_s > 0) || !std::isfinite(o.budget_s)) {
-    throw UsageError(fmt::format("--budget-s must be a positive number of seconds, got {}", o.budget_s));
+    throw UsageError(
+        fmt::format("--budget-s must be a positive number of seconds, got {}", o.budget_s));
   }
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
   if (!replay::replayAvailable()) {
-    throw UnavailableError("calibration replays microbenchmarks, but this tracetwin was built "
-                           "without LibTorch (configure with -DTRACETWIN_WITH_TORCH=ON)");
+    throw UnavailableError(
+        "calibration replays microbenchmarks, but this tracetwin was built "
+        "without LibTorch (configure with -DTRACETWIN_WITH_TORCH=ON)");
   }
   ensureDir(o.out_dir);
   const Clock::time_point t0 = Clock::now();
@@ -303,8 +310,9 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   for (const FamilySweep& s : sweeps) res.families.push_back(s.run);
   res.measure_seconds = secondsSince(t0);
   if (res.rows.empty()) {
-    throw RuntimeFailure(fmt::format("calibration measured nothing in {:.0f} s{}", o.budget_s,
-                                     res.failures.empty() ? "" : "; first failure: " + res.failures[0]));
+    throw RuntimeFailure(
+        fmt::format("calibration measured nothing in {:.0f} s{}", o.budget_s,
+                    res.failures.empty() ? "" : "; first failure: " + res.failures[0]));
   }
   res.dataset_path = o.out_dir + "/dataset.jsonl";
   res.device_path = o.out_dir + "/device.yaml";
@@ -326,7 +334,8 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   try {
     const predictors::ModelSet old = predictors::ModelSet::load(dir);
     bool used_default = false;
-    const double us = old.overheads.us(predictors::Overhead::kT1, predictors::kAllOps, &used_default);
+    const double us =
+        old.overheads.us(predictors::Overhead::kT1, predictors::kAllOps, &used_default);
     res.replay_loop_us = used_default ? 0.0 : us;
   } catch (const InputError&) {
     res.replay_loop_us = 0;  // no earlier models: fit without it

@@ -18,30 +18,30 @@ namespace tracetwin::calibration {
 
 struct CalibrationProgress {
   std::string family;
-  int64_t done = 0;       // grid points replayed in this family
-  int64_t total = 0;      // grid points the family offers
-  double elapsed_s = 0;   // whole run so far
+  int64_t done = 0;      // grid points replayed in this family
+  int64_t total = 0;     // grid points the family offers
+  double elapsed_s = 0;  // whole run so far
   double budget_s = 0;
-  std::string label;      // grid point just finished
+  std::string label;  // grid point just finished
 };
 
 struct CalibrationOptions {
   std::string out_dir;
   std::string device = "cpu";
-  double budget_s = 180;                 // measuring time; fitting comes on top
-  std::vector<std::string> families;     // empty: every registered family
-  int threads = 1;                       // intra-op threads of every replay
-  uint64_t seed = 1234;                  // grid sampling order
-  std::string torch_version;             // recorded in the ModelSet manifest
-  predictors::FitOptions fit;            // XGBoost size, hold-out (predictors' defaults)
+  double budget_s = 180;              // measuring time; fitting comes on top
+  std::vector<std::string> families;  // empty: every registered family
+  int threads = 1;                    // intra-op threads of every replay
+  uint64_t seed = 1234;               // grid sampling order
+  std::string torch_version;          // recorded in the ModelSet manifest
+  predictors::FitOptions fit;         // XGBoost size, hold-out (predictors' defaults)
   std::function<void(const CalibrationProgress&)> on_progress;
 };
 
 struct FamilyRun {
   std::string family;
-  int64_t grid_points = 0;   // offered by the grid
-  int64_t replayed = 0;      // replayed successfully
-  int64_t failed = 0;        // replay threw or an op failed
+  int64_t grid_points = 0;  // offered by the grid
+  int64_t replayed = 0;     // replayed successfully
+  int64_t failed = 0;       // replay threw or an op failed
   int64_t samples = 0;
   double seconds = 0;
 };

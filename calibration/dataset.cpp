@@ -117,8 +117,9 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object() || !j.contains("node") || !j.contains("measured_us") ||
         !j["measured_us"].is_number()) {
-      throw InputError(fmt::format(
-          "{}:{}: expected a JSON object with \"node\" and numeric \"measured_us\"", path, line_no));
+      throw InputError(
+          fmt::format("{}:{}: expected a JSON object with \"node\" and numeric \"measured_us\"",
+                      path, line_no));
     }
     DatasetRow row;
     row.case_label = j.value("case", "");
@@ -133,20 +134,40 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     nodes.push_back(std::move(node));
     rows.push_back(std::move(row));
   }
-  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|thread]"}, {"id", 2}, {"rf_id", 0},
-                   {"parent", 1}, {"fw_parent", 0}, {"seq_id", -1}, {"scope", 0}, {"tid", 1},
-                   {"fw_tid", 0}, {"op_schema", ""}, {"inputs", json::array()},
-                   {"input_shapes", json::array()}, {"input_types", json::array()},
-                   {"outputs", json::array()}, {"output_shapes", json::array()},
+  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|thread]"},
+                   {"id", 2},
+                   {"rf_id", 0},
+                   {"parent", 1},
+                   {"fw_parent", 0},
+                   {"seq_id", -1},
+                   {"scope", 0},
+                   {"tid", 1},
+                   {"fw_tid", 0},
+                   {"op_schema", ""},
+                   {"inputs", json::array()},
+                   {"input_shapes", json::array()},
+                   {"input_types", json::array()},
+                   {"outputs", json::array()},
+                   {"output_shapes", json::array()},
                    {"output_types", json::array()}});
-  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|process]"}, {"id", 1}, {"rf_id", 0},
-                   {"parent", 1}, {"fw_parent", 0}, {"seq_id", -1}, {"scope", 0}, {"tid", 0},
-                   {"fw_tid", 0}, {"op_schema", ""}, {"inputs", json::array()},
-                   {"input_shapes", json::array()}, {"input_types", json::array()},
-                   {"outputs", json::array()}, {"output_shapes", json::array()},
+  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|process]"},
+                   {"id", 1},
+                   {"rf_id", 0},
+                   {"parent", 1},
+                   {"fw_parent", 0},
+                   {"seq_id", -1},
+                   {"scope", 0},
+                   {"tid", 0},
+                   {"fw_tid", 0},
+                   {"op_schema", ""},
+                   {"inputs", json::array()},
+                   {"input_shapes", json::array()},
+                   {"input_types", json::array()},
+                   {"outputs", json::array()},
+                   {"output_shapes", json::array()},
                    {"output_types", json::array()}});
-  json doc = {{"schema", "1.0.1"}, {"pid", 0}, {"time", ""}, {"start_ts", 0}, {"nodes", nodes},
-              {"finish_ts", 0}};
+  json doc = {{"schema", "1.0.1"}, {"pid", 0},       {"time", ""},
+              {"start_ts", 0},     {"nodes", nodes}, {"finish_ts", 0}};
   const core::Graph g = core::parseTrace(doc.dump(), path);
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].sample.node = g.node(kFirstId + static_cast<core::NodeId>(i));

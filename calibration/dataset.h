@@ -7,10 +7,9 @@
 // `calibrate --refit DIR` fits new models without measuring again.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/graph.h"
 #include "predictors/measured_op.h"

@@ -12,6 +12,9 @@
 
 namespace tracetwin::calibration {
 
+// Scope value marking spacer nodes (not measured as samples).
+inline constexpr int64_t kSpacerScope = 0x5ACE;
+
 class GraphBuilder {
  public:
   // `device` is written into every tensor ("cpu", "cuda:0").
@@ -40,6 +43,12 @@ class GraphBuilder {
   core::NodeId op(const std::string& schema_text, std::vector<core::Value> inputs,
                   std::vector<core::Value> outputs, const std::string& tensor_range = "");
 
+  // Adds a spacer between copies of the op under test: a copy_ of 64 KiB
+  // (16 Ki floats) tagged with scope kSpacerScope, whose time is not a
+  // sample. It stands for the other work between two ops of a real step, so
+  // copies of one op do not run back to back on caches only they use.
+  void spacer();
+
   // Finalizes and returns the graph; the builder is spent afterwards.
   core::Graph build(const std::string& source_name);
 
@@ -48,8 +57,9 @@ class GraphBuilder {
  private:
   std::string device_;
   std::vector<core::Node> nodes_;
-  core::NodeId next_node_ = 3;   // 1 = process root, 2 = thread
-  int64_t next_tensor_ = 100;    // ids and storage ids share one counter
+  core::NodeId next_node_ = 3;               // 1 = process root, 2 = thread
+  int64_t next_tensor_ = 100;                // ids and storage ids share one counter
+  std::vector<core::Value> spacer_buffers_;  // made on first use, reused
 };
 
 // ET type name of a dtype ("float", "long int", "c10::Half") for "Tensor(...)".

@@ -22,9 +22,9 @@ struct GridOptions {
 
 // One grid point: a graph holding `repeats` copies of the op(s) under test.
 struct MicrobenchCase {
-  std::string family;   // registry name (= core::opFamily of its main op)
-  std::string label;    // "mm m=64 n=128 k=32 float32"
-  double est_us = 0;    // rough time of one replayed iteration, for budgeting
+  std::string family;  // registry name (= core::opFamily of its main op)
+  std::string label;   // "mm m=64 n=128 k=32 float32"
+  double est_us = 0;   // rough time of one replayed iteration, for budgeting
   std::function<core::Graph()> build;
   // Embedding cases only: index-reuse histogram (predictors::kReuseBins
   // bins) of the indices replay generates for every embedding op of the case.
@@ -32,9 +32,9 @@ struct MicrobenchCase {
 };
 
 struct MicrobenchFamily {
-  std::string name;         // "gemm"
-  std::string description;  // one line for help and reports
-  double budget_weight = 1; // share of the calibration budget
+  std::string name;          // "gemm"
+  std::string description;   // one line for help and reports
+  double budget_weight = 1;  // share of the calibration budget
   std::function<std::vector<MicrobenchCase>(const GridOptions&)> cases;
 };
 

@@ -47,10 +47,10 @@ void addConvPair(B& b, const ConvPoint& p, DType dt) {
   // The first layer of a network needs no input gradient (output_mask[0]).
   const bool input_grad = p.c != 3;
   b.op(kConvBackward,
-       {b.tensor({p.n, p.k, o, o}, dt), input, weight,
-        p.bias ? B::intList({p.k}) : B::none(), B::intList({p.stride, p.stride}),
-        B::intList({pad, pad}), B::intList({1, 1}), B::boolValue(false), B::intList({0, 0}),
-        B::intValue(1), B::boolList({input_grad, true, p.bias})},
+       {b.tensor({p.n, p.k, o, o}, dt), input, weight, p.bias ? B::intList({p.k}) : B::none(),
+        B::intList({p.stride, p.stride}), B::intList({pad, pad}), B::intList({1, 1}),
+        B::boolValue(false), B::intList({0, 0}), B::intValue(1),
+        B::boolList({input_grad, true, p.bias})},
        {input_grad ? b.tensor({p.n, p.c, p.hw, p.hw}, dt) : b.undefinedTensor(),
         b.tensor({p.k, p.c, p.r, p.r}, dt), p.bias ? b.tensor({p.k}, dt) : b.undefinedTensor()});
 }
@@ -69,7 +69,10 @@ MicrobenchCase convCase(const GridOptions& grid, const ConvPoint& p, DType dt) {
   c.est_us = pair_us * reps;
   c.build = [=, device = grid.device, label = c.label] {
     B b(device);
-    for (int r = 0; r < reps; ++r) addConvPair(b, p, dt);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      addConvPair(b, p, dt);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;

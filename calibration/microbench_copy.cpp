@@ -27,18 +27,21 @@ struct CopyOp {
 
 const std::vector<CopyOp>& ops() {
   static const std::vector<CopyOp> table = {
-      {"copy_", 2, [](B& b, int64_t n, DType dt) {
+      {"copy_", 2,
+       [](B& b, int64_t n, DType dt) {
          const Shape s = matrixShape(n);
          auto dst = b.tensor(s, dt);
          b.op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
               {dst, b.tensor(s, dt), B::boolValue(false)}, {dst});
        }},
-      {"clone", 2, [](B& b, int64_t n, DType dt) {
+      {"clone", 2,
+       [](B& b, int64_t n, DType dt) {
          const Shape s = matrixShape(n);
          b.op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
               {b.tensor(s, dt), B::none()}, {b.tensor(s, dt)});
        }},
-      {"transpose+contiguous", 2, [](B& b, int64_t n, DType dt) {
+      {"transpose+contiguous", 2,
+       [](B& b, int64_t n, DType dt) {
          const Shape s = matrixShape(n);
          auto x = b.tensor(s, dt);
          auto xt = b.viewOf(x, {s[1], s[0]});
@@ -47,7 +50,8 @@ const std::vector<CopyOp>& ops() {
          b.op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
               {xt, B::intValue(0)}, {b.tensor({s[1], s[0]}, dt)});
        }},
-      {"item", 0, [](B& b, int64_t, DType dt) {
+      {"item", 0,
+       [](B& b, int64_t, DType dt) {
          b.op("aten::item(Tensor self) -> Scalar", {b.tensor({}, dt)}, {B::doubleValue(0)});
        }},
   };
@@ -81,7 +85,10 @@ MicrobenchCase copyCase(const GridOptions& grid, const std::string& label, doubl
   c.est_us = op_us * reps;
   c.build = [=, device = grid.device] {
     B b(device);
-    for (int r = 0; r < reps; ++r) add(b);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      add(b);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;
@@ -97,8 +104,7 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
       for (int64_t n : kNumel) {
         if (op.passes == 0 && n > 1) continue;  // item reads one element
         cases.push_back(copyCase(grid, fmt::format("{} numel={} {}", op.label, n, dtypeLabel(dt)),
-                                 op.passes * n * item,
-                                 [=, add = op.add](B& b) { add(b, n, dt); }));
+                                 op.passes * n * item, [=, add = op.add](B& b) { add(b, n, dt); }));
       }
     }
     for (bool stack : {false, true}) {
@@ -106,11 +112,11 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
         for (int64_t n : kNumel) {
           if (n < pieces) continue;
           for (int64_t dim : {0, 1}) {
-            cases.push_back(copyCase(
-                grid,
-                fmt::format("{} pieces={} numel={} dim={} {}", stack ? "stack" : "cat", pieces, n,
-                            dim, dtypeLabel(dt)),
-                2.0 * n * item, [=](B& b) { addConcat(b, stack, pieces, n, dim, dt); }));
+            cases.push_back(
+                copyCase(grid,
+                         fmt::format("{} pieces={} numel={} dim={} {}", stack ? "stack" : "cat",
+                                     pieces, n, dim, dtypeLabel(dt)),
+                         2.0 * n * item, [=](B& b) { addConcat(b, stack, pieces, n, dim, dt); }));
           }
         }
       }

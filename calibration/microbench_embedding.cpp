@@ -85,8 +85,9 @@ void addEmbeddingPair(B& b, const EmbPoint& p, DType dt) {
 MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType dt) {
   MicrobenchCase c;
   c.family = "embedding_bag";
-  c.label = fmt::format("{} b={} rows={} d={} l={} hot={} {}", p.bag ? "embedding_bag" : "embedding",
-                        p.batch, p.rows, p.dim, p.pooling, p.hot, dtypeLabel(dt));
+  c.label =
+      fmt::format("{} b={} rows={} d={} l={} hot={} {}", p.bag ? "embedding_bag" : "embedding",
+                  p.batch, p.rows, p.dim, p.pooling, p.hot, dtypeLabel(dt));
   const double item = static_cast<double>(core::dtypeItemsize(dt));
   const double gathered = static_cast<double>(p.lookups() * p.dim) * item;
   const double table = static_cast<double>(p.rows * p.dim) * item;
@@ -99,7 +100,10 @@ MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType d
   c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
   c.build = [=, device = grid.device, label = c.label] {
     B b(device);
-    for (int r = 0; r < reps; ++r) p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;
@@ -117,9 +121,9 @@ std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
           for (int64_t pooling : kPooling) {
             if (batch * pooling > kMaxLookups) continue;
             for (double hot_fraction : kHotFraction) {
-              const int64_t hot = hot_fraction > 0
-                                      ? std::max<int64_t>(1, static_cast<int64_t>(rows * hot_fraction))
-                                      : std::min<int64_t>(64, rows);
+              const int64_t hot =
+                  hot_fraction > 0 ? std::max<int64_t>(1, static_cast<int64_t>(rows * hot_fraction))
+                                   : std::min<int64_t>(64, rows);
               for (bool bag : {true, false}) {
                 // Plain embedding is a rarer op (token embeddings): a
                 // quarter of the grid keeps its share of the budget small.

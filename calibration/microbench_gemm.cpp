@@ -21,7 +21,8 @@ constexpr double kMaxFlops = 4e8;
 
 constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 constexpr const char* kAddmm =
-    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
+    "Tensor";
 constexpr const char* kLinear =
     "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
 constexpr const char* kBmm = "aten::bmm(Tensor self, Tensor mat2) -> Tensor";
@@ -31,8 +32,9 @@ void addGemm(B& b, const std::string& kind, int64_t m, int64_t n, int64_t k, DTy
   if (kind == "mm") {
     b.op(kMm, {b.tensor({m, k}, dt), b.tensor({k, n}, dt)}, {b.tensor({m, n}, dt)});
   } else if (kind == "addmm") {
-    b.op(kAddmm, {b.tensor({n}, dt), b.tensor({m, k}, dt), b.tensor({k, n}, dt), B::intValue(1),
-                  B::intValue(1)},
+    b.op(kAddmm,
+         {b.tensor({n}, dt), b.tensor({m, k}, dt), b.tensor({k, n}, dt), B::intValue(1),
+          B::intValue(1)},
          {b.tensor({m, n}, dt)});
   } else {  // linear: weight is [out, in] = [n, k]
     b.op(kLinear, {b.tensor({m, k}, dt), b.tensor({n, k}, dt), b.tensor({n}, dt)},
@@ -52,7 +54,10 @@ MicrobenchCase gemmCase(const GridOptions& grid, const std::string& kind, int64_
   c.est_us = op_us * reps;
   c.build = [=, device = grid.device, label = c.label] {
     B b(device);
-    for (int r = 0; r < reps; ++r) addGemm(b, kind, m, n, k, dt);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      addGemm(b, kind, m, n, k, dt);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;
@@ -72,6 +77,7 @@ MicrobenchCase bmmCase(const GridOptions& grid, int64_t batch, int64_t m, int64_
   c.build = [=, device = grid.device, label = c.label] {
     B b(device);
     for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
       b.op(kBmm, {b.tensor({batch, m, k}, dt), b.tensor({batch, k, n}, dt)},
            {b.tensor({batch, m, n}, dt)});
     }

@@ -78,7 +78,10 @@ MicrobenchCase normCase(const GridOptions& grid, const std::string& label, doubl
   c.est_us = pair_us * reps;
   c.build = [=, device = grid.device] {
     B b(device);
-    for (int r = 0; r < reps; ++r) add(b);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      add(b);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;
@@ -105,8 +108,7 @@ std::vector<MicrobenchCase> normCases(const GridOptions& grid) {
     for (int64_t t : kTokens) {
       for (int64_t h : kHidden) {
         if (t * h > kMaxNumel) continue;
-        cases.push_back(normCase(grid,
-                                 fmt::format("layer_norm [{}x{}] {}", t, h, dtypeLabel(dt)),
+        cases.push_back(normCase(grid, fmt::format("layer_norm [{}x{}] {}", t, h, dtypeLabel(dt)),
                                  static_cast<double>(t * h) * item,
                                  [=](B& b) { addLayerNormPair(b, t, h, dt); }));
       }

@@ -16,9 +16,9 @@ using B = GraphBuilder;
 using Shape = std::vector<int64_t>;
 
 // [rows, cols] matrices; dim 0 or 1 reduced (bias gradients reduce dim 0).
-const std::vector<Shape> kMatrices = {{1, 10},      {16, 10},    {32, 256},   {128, 64},
-                                      {128, 1},     {256, 256},  {1024, 128}, {64, 4096},
-                                      {4096, 64},   {1024, 1024}, {2048, 2048}};
+const std::vector<Shape> kMatrices = {{1, 10},    {16, 10},     {32, 256},   {128, 64},
+                                      {128, 1},   {256, 256},   {1024, 128}, {64, 4096},
+                                      {4096, 64}, {1024, 1024}, {2048, 2048}};
 // [N, C, H, W] feature maps for pooling.
 const std::vector<Shape> kMaps = {{2, 64, 16, 16}, {16, 16, 32, 32}, {16, 32, 16, 16},
                                   {2, 512, 1, 1},  {8, 64, 56, 56},  {32, 128, 28, 28},
@@ -65,8 +65,12 @@ void addPoolPair(B& b, const Shape& s, DType dt) {
   const int64_t oh = s[2] / 2, ow = s[3] / 2;
   auto input = b.tensor(s, dt);
   auto pool_args = [&] {
-    return std::vector<core::Value>{input, B::intList({2, 2}), B::intList({2, 2}),
-                                    B::intList({0, 0}), B::intList({1, 1}), B::boolValue(false)};
+    return std::vector<core::Value>{input,
+                                    B::intList({2, 2}),
+                                    B::intList({2, 2}),
+                                    B::intList({0, 0}),
+                                    B::intList({1, 1}),
+                                    B::boolValue(false)};
   };
   b.op(kMaxPool2d, pool_args(), {b.tensor({s[0], s[1], oh, ow}, dt)});
   auto indices = b.tensor({s[0], s[1], oh, ow}, DType::kInt64);
@@ -87,7 +91,10 @@ MicrobenchCase reductionCase(const GridOptions& grid, const std::string& label, 
   c.est_us = op_us * reps;
   c.build = [=, device = grid.device] {
     B b(device);
-    for (int r = 0; r < reps; ++r) add(b);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      add(b);
+    }
     return b.build("microbenchmark " + label);
   };
   return c;
@@ -113,15 +120,14 @@ std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
       const std::string shape = fmt::format("[{}x{}x{}x{}]", s[0], s[1], s[2], s[3]);
       if (s[2] >= 2) {
         cases.push_back(reductionCase(grid, fmt::format("max_pool2d {} {}", shape, dtypeLabel(dt)),
-                                      3.5 * numel(s) * item,
-                                      [=](B& b) { addPoolPair(b, s, dt); }));
+                                      3.5 * numel(s) * item, [=](B& b) { addPoolPair(b, s, dt); }));
       }
-      cases.push_back(reductionCase(
-          grid, fmt::format("adaptive_avg_pool2d {} {}", shape, dtypeLabel(dt)), numel(s) * item,
-          [=](B& b) {
-            b.op(kAdaptiveAvg, {b.tensor(s, dt), B::intList({1, 1})},
-                 {b.tensor({s[0], s[1], 1, 1}, dt)});
-          }));
+      cases.push_back(reductionCase(grid,
+                                    fmt::format("adaptive_avg_pool2d {} {}", shape, dtypeLabel(dt)),
+                                    numel(s) * item, [=](B& b) {
+                                      b.op(kAdaptiveAvg, {b.tensor(s, dt), B::intList({1, 1})},
+                                           {b.tensor({s[0], s[1], 1, 1}, dt)});
+                                    }));
     }
   }
   return cases;

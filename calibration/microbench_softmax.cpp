@@ -16,7 +16,8 @@ const std::vector<int64_t> kRows = {1, 4, 16, 32, 128, 512, 2048, 8192};
 const std::vector<int64_t> kCols = {2, 10, 32, 128, 1000, 4096};
 constexpr int64_t kMaxNumel = int64_t{1} << 23;
 
-constexpr const char* kSoftmax = "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
+constexpr const char* kSoftmax =
+    "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
 constexpr const char* kLogSoftmax =
     "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
 constexpr const char* kSoftmaxBackward =
@@ -32,10 +33,14 @@ constexpr const char* kCrossEntropy =
 // c10::ScalarType codes as traces record them: 6 = Float, 5 = Half, 15 = BFloat16.
 int64_t scalarTypeCode(DType dt) {
   switch (dt) {
-    case DType::kFloat16: return 5;
-    case DType::kBFloat16: return 15;
-    case DType::kFloat64: return 7;
-    default: return 6;
+    case DType::kFloat16:
+      return 5;
+    case DType::kBFloat16:
+      return 15;
+    case DType::kFloat64:
+      return 7;
+    default:
+      return 6;
   }
 }
 
@@ -72,7 +77,10 @@ std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid) {
         c.est_us = ops_us * reps;
         c.build = [=, device = grid.device, label = c.label] {
           B b(device);
-          for (int r = 0; r < reps; ++r) addSoftmaxOps(b, rows, cols, dt);
+          for (int r = 0; r < reps; ++r) {
+            if (r > 0) b.spacer();
+            addSoftmaxOps(b, rows, cols, dt);
+          }
           return b.build("microbenchmark " + label);
         };
         cases.push_back(std::move(c));

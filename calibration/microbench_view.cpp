@@ -32,58 +32,69 @@ void unaryView(B& b, const char* schema, const Shape& s, const Shape& out, DType
 
 const std::vector<ViewOp>& ops() {
   static const std::vector<ViewOp> table = {
-      {"t", [](B& b, const Shape& s, DType dt) {
+      {"t",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b, "aten::t(Tensor(a) self) -> Tensor(a)", s, {s[1], s[0]}, dt, {});
        }},
-      {"transpose", [](B& b, const Shape& s, DType dt) {
+      {"transpose",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", s,
                    {s[1], s[0]}, dt, {B::intValue(0), B::intValue(1)});
        }},
-      {"view", [](B& b, const Shape& s, DType dt) {
-         unaryView(b, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", s,
-                   {s[0] * s[1]}, dt, {B::intList({s[0] * s[1]})});
+      {"view",
+       [](B& b, const Shape& s, DType dt) {
+         unaryView(b, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", s, {s[0] * s[1]},
+                   dt, {B::intList({s[0] * s[1]})});
        }},
-      {"reshape", [](B& b, const Shape& s, DType dt) {
+      {"reshape",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", s,
                    {s[0] * s[1], 1}, dt, {B::intList({s[0] * s[1], 1})});
        }},
-      {"select", [](B& b, const Shape& s, DType dt) {
+      {"select",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b, "aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", s,
                    {s[1]}, dt, {B::intValue(0), B::intValue(0)});
        }},
-      {"narrow", [](B& b, const Shape& s, DType dt) {
+      {"narrow",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b, "aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
                    s, {s[0], 1}, dt, {B::intValue(1), B::intValue(0), B::intValue(1)});
        }},
-      {"expand", [](B& b, const Shape& s, DType dt) {
+      {"expand",
+       [](B& b, const Shape& s, DType dt) {
          auto x = b.tensor({s[1]}, dt);
          b.op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
               {x, B::intList(s), B::boolValue(false)}, {b.viewOf(x, s)});
        }},
-      {"unsqueeze", [](B& b, const Shape& s, DType dt) {
-         unaryView(b, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", s,
-                   {s[0], s[1], 1}, dt, {B::intValue(2)});
+      {"unsqueeze",
+       [](B& b, const Shape& s, DType dt) {
+         unaryView(b, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", s, {s[0], s[1], 1},
+                   dt, {B::intValue(2)});
        }},
-      {"flatten", [](B& b, const Shape& s, DType dt) {
+      {"flatten",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b,
                    "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> "
                    "Tensor(a)",
                    s, {s[0] * s[1]}, dt, {B::intValue(0), B::intValue(-1)});
        }},
-      {"slice", [](B& b, const Shape& s, DType dt) {
+      {"slice",
+       [](B& b, const Shape& s, DType dt) {
          unaryView(b,
                    "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
                    "end=None, SymInt step=1) -> Tensor(a)",
                    s, {s[0], s[1]}, dt,
                    {B::intValue(0), B::intValue(0), B::intValue(s[0]), B::intValue(1)});
        }},
-      {"empty", [](B& b, const Shape& s, DType dt) {
-         b.op("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? "
-              "layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? "
-              "memory_format=None) -> Tensor",
-              {B::intList(s), B::none(), B::none(), b.deviceValue(), B::boolValue(false),
-               B::none()},
-              {b.tensor(s, dt)});
+      {"empty",
+       [](B& b, const Shape& s, DType dt) {
+         b.op(
+             "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? "
+             "layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? "
+             "memory_format=None) -> Tensor",
+             {B::intList(s), B::none(), B::none(), b.deviceValue(), B::boolValue(false), B::none()},
+             {b.tensor(s, dt)});
        }},
   };
   return table;
@@ -103,7 +114,10 @@ std::vector<MicrobenchCase> viewCases(const GridOptions& grid) {
         c.est_us = kReps * kEstOpUs;
         c.build = [=, add = op.add, device = grid.device, label = c.label] {
           B b(device);
-          for (int r = 0; r < kReps; ++r) add(b, s, dt);
+          for (int r = 0; r < kReps; ++r) {
+            if (r > 0) b.spacer();
+            add(b, s, dt);
+          }
           return b.build("microbenchmark " + label);
         };
         cases.push_back(std::move(c));

@@ -2,11 +2,11 @@
 //  [--families a,b] [--threads N] [--refit]`: sweeps microbenchmark grids
 // through replay within the budget, measures the device, fits one model per
 // op family and saves dataset.jsonl, device.yaml and the ModelSet to DIR.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -58,7 +58,8 @@ class ProgressPrinter {
 
 void printDevice(const predictors::DeviceSpec& d, double loop_us) {
   fmt::print("device {} ({}):", d.name, predictors::deviceKindName(d.kind));
-  for (const auto& [dtype, flops] : d.peak_flops) fmt::print(" {} {:.2f} GFLOP/s,", dtype, flops / 1e9);
+  for (const auto& [dtype, flops] : d.peak_flops)
+    fmt::print(" {} {:.2f} GFLOP/s,", dtype, flops / 1e9);
   fmt::print(" memory {:.1f} GB/s, {} cores", d.memory_bandwidth / 1e9, d.compute_units);
   if (loop_us > 0) fmt::print(", replay loop {:.2f} us/op", loop_us);
   fmt::print("\n");
@@ -67,8 +68,8 @@ void printDevice(const predictors::DeviceSpec& d, double loop_us) {
 void printReport(const calibration::CalibrationResult& r) {
   printDevice(r.device, r.replay_loop_us);
   if (r.measure_seconds > 0) {
-    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>8}\n", "microbench", "grid points",
-               "replayed", "failed", "samples", "seconds");
+    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>8}\n", "microbench", "grid points", "replayed",
+               "failed", "samples", "seconds");
     for (const auto& f : r.families) {
       fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>8.1f}\n", f.family, f.grid_points, f.replayed,
                  f.failed, f.samples, f.seconds);
@@ -79,9 +80,9 @@ void printReport(const calibration::CalibrationResult& r) {
   fmt::print("{:<14} {:<16} {:>7} {:>8} {:>13} {:>13} {:>12}\n", "family", "model", "train",
              "holdout", "holdout GMAE", "analytic GMAE", "fixed us/op");
   for (const auto& f : r.fit.families) {
-    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}% {:>12.2f}\n", f.family, f.model_kind,
-               f.n_train, f.n_holdout, 100.0 * f.holdout_gmae, 100.0 * f.analytic_gmae,
-               f.intercept_us);
+    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}% {:>12.2f}\n", f.family,
+               f.model_kind, f.n_train, f.n_holdout, 100.0 * f.holdout_gmae,
+               100.0 * f.analytic_gmae, f.intercept_us);
   }
   for (const std::string& n : r.fit.notes) fmt::print("  note: {}\n", n);
   fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples\n", r.measure_seconds, r.fit_seconds,
@@ -93,14 +94,15 @@ void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
   o.torch_version = calibration::libtorchVersion();
   if (args.refit) {
-    const calibration::CalibrationResult r = calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit);
+    const calibration::CalibrationResult r =
+        calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit);
     printReport(r);
     fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
     return;
   }
   for (const std::string& f : o.families) calibration::microbenchFamily(f);  // UsageError early
-  fmt::print("calibrating {} for {:.0f} s into {} (families: {})\n", o.device, o.budget_s, o.out_dir,
-             o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")));
+  fmt::print("calibrating {} for {:.0f} s into {} (families: {})\n", o.device, o.budget_s,
+             o.out_dir, o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")));
   calibration::CalibrationResult r;
   {
     auto printer = std::make_shared<ProgressPrinter>();
@@ -115,11 +117,13 @@ void runCalibrate(CalibrateArgs& args) {
 std::function<void()> setupCalibrate(CLI::App& sub) {
   auto args = std::make_shared<CalibrateArgs>();
   calibration::CalibrationOptions& o = args->options;
-  sub.add_option("--out", o.out_dir, "directory for dataset.jsonl, device.yaml and the models")->required();
+  sub.add_option("--out", o.out_dir, "directory for dataset.jsonl, device.yaml and the models")
+      ->required();
   sub.add_option("--device", o.device, "device to calibrate: cpu or cuda")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  sub.add_option("--budget-s", o.budget_s, "measuring time budget in seconds (fitting comes on top)")
+  sub.add_option("--budget-s", o.budget_s,
+                 "measuring time budget in seconds (fitting comes on top)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--families", o.families,
@@ -145,7 +149,8 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(calibrate, "Measure microbenchmarks and fit the per-family kernel models",
+TRACETWIN_REGISTER_COMMAND(calibrate,
+                           "Measure microbenchmarks and fit the per-family kernel models",
                            setupCalibrate);
 
 }  // namespace tracetwin::cli

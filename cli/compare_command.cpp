@@ -2,9 +2,9 @@
 //  --device D] [--json-out FILE]`: replays the trace and predicts it with a
 // calibrated ModelSet, then prints both side by side per op family and in
 // total, with signed errors (predicted - measured) / measured.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -43,9 +43,10 @@ double errorPct(double predicted, double measured) {
 
 predictors::ModelSet loadModels(const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) {
-    throw InputError(fmt::format("{}: models directory not found (expected {} from `tracetwin "
-                                 "calibrate --out {}`)",
-                                 dir, predictors::ModelSet::kManifestName, dir));
+    throw InputError(
+        fmt::format("{}: models directory not found (expected {} from `tracetwin "
+                    "calibrate --out {}`)",
+                    dir, predictors::ModelSet::kManifestName, dir));
   }
   return predictors::ModelSet::load(dir);
 }
@@ -65,9 +66,10 @@ std::map<std::string, FamilyRow> familyRows(const replay::ReplayResult& r,
   return rows;
 }
 
-void printTable(const CompareArgs& a, const replay::ReplayResult& r, const predictors::Prediction& p,
-                const std::map<std::string, FamilyRow>& rows) {
-  fmt::print("compare {} on {} ({} threads) with models {}\n", a.trace, r.device, r.threads, a.models);
+void printTable(const CompareArgs& a, const replay::ReplayResult& r,
+                const predictors::Prediction& p, const std::map<std::string, FamilyRow>& rows) {
+  fmt::print("compare {} on {} ({} threads) with models {}\n", a.trace, r.device, r.threads,
+             a.models);
   fmt::print("{:<14} {:>6} {:>13} {:>14} {:>9}\n", "family", "ops", "measured ms", "predicted ms",
              "error");
   double fam_measured = 0, fam_predicted = 0;
@@ -80,15 +82,18 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r, const predi
   fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f}\n", "(between ops)", "",
              r.iteration_ms_median - fam_measured, p.iteration_ms - fam_predicted);
   fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", "iteration", r.replayed_ops,
-             r.iteration_ms_median, p.iteration_ms, errorPct(p.iteration_ms, r.iteration_ms_median));
+             r.iteration_ms_median, p.iteration_ms,
+             errorPct(p.iteration_ms, r.iteration_ms_median));
   if (r.coverage < 1.0) {
-    fmt::print("note: replay coverage {:.1f}% ({} of {} ops); failed or skipped ops are predicted "
-               "but not measured\n",
-               100.0 * r.coverage, r.replayed_ops, r.selected_ops);
+    fmt::print(
+        "note: replay coverage {:.1f}% ({} of {} ops); failed or skipped ops are predicted "
+        "but not measured\n",
+        100.0 * r.coverage, r.replayed_ops, r.selected_ops);
   }
   if (!p.unmodelled_ops.empty()) {
     fmt::print("note: {} ops had no calibrated model (device-spec fallback), e.g. {} ({})\n",
-               p.unmodelled_ops.size(), p.unmodelled_ops.front().name, p.unmodelled_ops.front().family);
+               p.unmodelled_ops.size(), p.unmodelled_ops.front().name,
+               p.unmodelled_ops.front().family);
   }
   for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
 }
@@ -158,9 +163,11 @@ std::function<void()> setupCompare(CLI::App& sub) {
   sub.add_option("--device", args->options.device, "replay device: cpu, cuda or cuda:N")
       ->capture_default_str();
   sub.add_option("--warmup", args->options.warmup_iters, "replay warm-up iterations")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--iters", args->options.measured_iters, "replay measured iterations")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub.add_option("--threads", args->options.threads,
                  "intra-op threads (default: the trace's meta file, else LibTorch's default)")
       ->check(CLI::NonNegativeNumber);

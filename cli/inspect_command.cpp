@@ -1,8 +1,8 @@
 // `tracetwin inspect TRACE [--json]`: what a trace holds and what one
 // iteration of it would replay (DESIGN.md "Operator selection").
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <map>

@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   } catch (const RuntimeFailure& e) {
     fmt::print(stderr, "tracetwin: failed: {}\n", e.what());
     return cli::kExitRuntime;
+  } catch (const InterruptedError& e) {
+    fmt::print(stderr, "tracetwin: interrupted: {}\n", e.what());
+    return cli::kExitInterrupted;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "tracetwin: failed: out of memory\n");
     return cli::kExitRuntime;

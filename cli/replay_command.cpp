@@ -2,9 +2,9 @@
 //  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO]`: re-executes
 // one iteration of the trace through LibTorch and reports its timing,
 // coverage and memory, beside the original run when its meta file exists.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -68,12 +68,14 @@ void printIssues(const char* title, const std::vector<replay::OpIssue>& issues) 
 
 void printTopOps(const replay::ReplayResult& r) {
   auto ops = r.per_op;
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.cpu_us > b.cpu_us; });
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.cpu_us > b.cpu_us; });
   fmt::print("slowest ops (median per call):\n");
   for (size_t i = 0; i < std::min<size_t>(ops.size(), 10); ++i) {
     fmt::print("  op {:>6}  {:<36} {:<12} {:>10.1f} us", ops[i].id, ops[i].name, ops[i].family,
                ops[i].cpu_us);
-    if (ops[i].kernels) fmt::print("  device {:.1f} us ({} kernels)", ops[i].device_us, ops[i].kernels);
+    if (ops[i].kernels)
+      fmt::print("  device {:.1f} us ({} kernels)", ops[i].device_us, ops[i].kernels);
     fmt::print("\n");
   }
 }
@@ -93,15 +95,16 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   }
   fmt::print("ops: {} selected, {} replayed (coverage {:.2f}%), {} skipped, {} failed\n",
              r.selected_ops, r.replayed_ops, 100.0 * r.coverage, r.skipped.size(), r.failed.size());
-  fmt::print("memory: peak {} live replay tensors vs {} implied by the trace", mib(r.peak_memory_bytes),
-             mib(r.trace_peak_bytes));
+  fmt::print("memory: peak {} live replay tensors vs {} implied by the trace",
+             mib(r.peak_memory_bytes), mib(r.trace_peak_bytes));
   if (r.trace_peak_bytes > 0) {
     fmt::print(" (ratio {:.2f})", double(r.peak_memory_bytes) / double(r.trace_peak_bytes));
   }
   fmt::print("\n");
   if (!r.substitutions.empty()) {
     fmt::print("substitutions: {} (e.g. op {}: {} -> {})\n", r.substitutions.size(),
-               r.substitutions.front().id, r.substitutions.front().from, r.substitutions.front().to);
+               r.substitutions.front().id, r.substitutions.front().from,
+               r.substitutions.front().to);
   }
   for (const auto& m : r.overload_mappings) fmt::print("overload mapped: {}\n", m);
   printIssues("skipped", r.skipped);
@@ -130,7 +133,8 @@ void runReplay(const ReplayArgs& args) {
   doc["trace"] = args.trace;
   if (meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
-    doc["ratio"] = result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
+    doc["ratio"] =
+        result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
   }
   nlohmann::json extra_events = nlohmann::json::array();
   if (original) {
@@ -149,31 +153,43 @@ void runReplay(const ReplayArgs& args) {
     out << doc.dump(2) << '\n';
     fmt::print("json report: {}\n", args.json_out);
   }
+  if (result.interrupted) {
+    throw InterruptedError(fmt::format("{}: replay stopped after {} measured iteration(s)",
+                                       args.trace, result.iterations_ms.size()));
+  }
 }
 
 std::function<void()> setupReplay(CLI::App& sub) {
   auto args = std::make_shared<ReplayArgs>();
   sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
-  sub.add_option("--device", args->options.device, "cpu, cuda or cuda:N (recorded devices are mapped)")
+  sub.add_option("--device", args->options.device,
+                 "cpu, cuda or cuda:N (recorded devices are mapped)")
       ->capture_default_str();
   sub.add_option("--warmup", args->options.warmup_iters, "warm-up iterations (not measured)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--iters", args->options.measured_iters, "measured iterations")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub.add_option("--threads", args->options.threads,
                  "intra-op threads (default: the trace's meta file, else LibTorch's default)")
       ->check(CLI::NonNegativeNumber);
   sub.add_flag("--strict", args->options.strict, "any skipped or failed op is an error (exit 4)");
-  sub.add_flag("--no-cupti{false}", args->options.use_cupti, "CUDA: time iterations only, no kernel records");
-  sub.add_option("--seed", args->options.seed, "seed for random tensor data")->capture_default_str();
+  sub.add_flag("--no-cupti{false}", args->options.use_cupti,
+               "CUDA: time iterations only, no kernel records");
+  sub.add_option("--seed", args->options.seed, "seed for random tensor data")
+      ->capture_default_str();
   sub.add_option("--json-out", args->json_out, "write the report as JSON");
-  sub.add_option("--chrome-trace", args->chrome_trace, "write one replayed iteration as a Chrome trace");
-  sub.add_option("--kineto", args->kineto, "Kineto trace of the original run: fidelity per op family");
+  sub.add_option("--chrome-trace", args->chrome_trace,
+                 "write one replayed iteration as a Chrome trace");
+  sub.add_option("--kineto", args->kineto,
+                 "Kineto trace of the original run: fidelity per op family");
   return [args] { runReplay(*args); };
 }
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(replay, "Replay a trace's ops through LibTorch and time them", setupReplay);
+TRACETWIN_REGISTER_COMMAND(replay, "Replay a trace's ops through LibTorch and time them",
+                           setupReplay);
 
 }  // namespace tracetwin::cli

@@ -15,7 +15,7 @@ namespace {
 // c10::ScalarType names, the spelling of the 1.1.0 "dtype" attribute.
 const char* scalarTypeName(DType d) {
   static constexpr std::array<const char*, 13> kNames{
-      "",      "Float", "Double", "Half", "BFloat16", "Char",         "Byte",
+      "",      "Float", "Double", "Half", "BFloat16",     "Char",         "Byte",
       "Short", "Int",   "Long",   "Bool", "ComplexFloat", "ComplexDouble"};
   return kNames[static_cast<size_t>(d)];
 }

@@ -44,4 +44,11 @@ class RuntimeFailure : public Error {
   using Error::Error;
 };
 
+// The user stopped the run (Ctrl-C) after a partial report was written.
+// Exit code 130, as shells report SIGINT.
+class InterruptedError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tracetwin

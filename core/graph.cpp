@@ -16,7 +16,8 @@ bool startsWith(const std::string& s, std::string_view prefix) {
   return s.size() >= prefix.size() && std::string_view(s).substr(0, prefix.size()) == prefix;
 }
 bool endsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && std::string_view(s).substr(s.size() - suffix.size()) == suffix;
+  return s.size() >= suffix.size() &&
+         std::string_view(s).substr(s.size() - suffix.size()) == suffix;
 }
 
 // "[pytorch|profiler|execution_trace|process]" (legacy "execution_graph").
@@ -117,16 +118,18 @@ void Graph::findRoot() {
     const bool orphan_process = isProcessNodeName(n.name) && n.parent == kNoNode;
     if (!self_parented && !orphan_process) continue;
     if (root_ != kNoNode) {
-      throw InputError(fmt::format(
-          "{}: node {} is its own parent but node {} is already the root; expected one "
-          "process node", source_path, n.id, root_));
+      throw InputError(
+          fmt::format("{}: node {} is its own parent but node {} is already the root; expected one "
+                      "process node",
+                      source_path, n.id, root_));
     }
     root_ = n.id;
   }
   if (root_ == kNoNode) {
-    throw InputError(fmt::format(
-        "{}: no root node; expected a process node that is its own parent (id 1, "
-        "\"[pytorch|profiler|execution_trace|process]\")", source_path));
+    throw InputError(
+        fmt::format("{}: no root node; expected a process node that is its own parent (id 1, "
+                    "\"[pytorch|profiler|execution_trace|process]\")",
+                    source_path));
   }
 }
 
@@ -159,9 +162,10 @@ void Graph::checkAcyclic() const {
       i = index_.at(nodes_[i].parent);
     }
     if (state[i] == kOnPath) {
-      throw InputError(fmt::format("{}: parent cycle through node {} (\"{}\"); expected every "
-                                   "parent chain to end at the root {}",
-                                   source_path, nodes_[i].id, nodes_[i].name, root_));
+      throw InputError(
+          fmt::format("{}: parent cycle through node {} (\"{}\"); expected every "
+                      "parent chain to end at the root {}",
+                      source_path, nodes_[i].id, nodes_[i].name, root_));
     }
     for (size_t p : path) state[p] = kReachesRoot;
     path.clear();
@@ -190,8 +194,8 @@ void Graph::parseSchemas() {
     n.schema = it->second;
   }
   if (bad > 0) {
-    warnings.push_back(fmt::format("{} op_schema strings could not be parsed; first: {}", bad,
-                                   first_bad));
+    warnings.push_back(
+        fmt::format("{} op_schema strings could not be parsed; first: {}", bad, first_bad));
   }
 }
 
@@ -219,8 +223,8 @@ void Graph::buildTensorTable() {
           }
           previous_with_id.push_back(it->second);
           it->second = static_cast<uint32_t>(tensors_.size());
-          tensors_.push_back(TensorRecord{t.tensor_id, t.storage_id, t.offset, t.numel,
-                                          t.itemsize, t.device, t.dtype, n.id, is_input});
+          tensors_.push_back(TensorRecord{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize,
+                                          t.device, t.dtype, n.id, is_input});
         });
       }
     }

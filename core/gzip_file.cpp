@@ -2,13 +2,12 @@
 
 #include <fmt/core.h>
 #include <libdeflate.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-
-#include <sys/stat.h>
 
 #include "core/errors.h"
 
@@ -35,8 +34,8 @@ size_t initialCapacity(std::string_view data) {
   const size_t bound = data.size() * kMaxDeflateRatio;
   if (data.size() >= 18) {
     const auto* tail = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
-    const size_t isize = size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 |
-                         size_t{tail[3]} << 24;
+    const size_t isize =
+        size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 | size_t{tail[3]} << 24;
     if (isize > 0 && isize <= bound) return isize;
   }
   return std::min(bound, data.size() * 4 + 4096);
@@ -96,24 +95,28 @@ std::string gunzip(std::string_view data, const std::string& path, size_t paddin
   // `cat a.gz b.gz` or pigz make); each decompresses after the previous.
   while (pos < data.size()) {
     if (!isGzip(data.substr(pos))) {
-      throw InputError(fmt::format("{}: byte {}: expected another gzip member (1f 8b) or the end "
-                                   "of the file, found other data", path, pos));
+      throw InputError(
+          fmt::format("{}: byte {}: expected another gzip member (1f 8b) or the end "
+                      "of the file, found other data",
+                      path, pos));
     }
     for (;;) {
       size_t in_used = 0;
       size_t out_used = 0;
       const size_t avail = out.size() - padding - produced;
-      const libdeflate_result r = libdeflate_gzip_decompress_ex(
-          dec.get(), data.data() + pos, data.size() - pos, out.data() + produced, avail,
-          &in_used, &out_used);
+      const libdeflate_result r =
+          libdeflate_gzip_decompress_ex(dec.get(), data.data() + pos, data.size() - pos,
+                                        out.data() + produced, avail, &in_used, &out_used);
       if (r == LIBDEFLATE_SUCCESS) {
         produced += out_used;
         pos += in_used;
         break;
       }
       if (r != LIBDEFLATE_INSUFFICIENT_SPACE || out.size() - padding >= bound) {
-        throw InputError(fmt::format("{}: corrupt or truncated gzip data in the member starting "
-                                     "at byte {}", path, pos));
+        throw InputError(
+            fmt::format("{}: corrupt or truncated gzip data in the member starting "
+                        "at byte {}",
+                        path, pos));
       }
       out.resize(std::min(bound, (out.size() - padding) * 2) + padding);
     }

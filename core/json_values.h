@@ -18,8 +18,7 @@ namespace od = simdjson::ondemand;
 class JsonContext {
  public:
   // `base`: byte offset of `json` in the file (batches of a streamed file).
-  JsonContext(od::document& doc, std::string_view json, const std::string& source,
-              size_t base = 0)
+  JsonContext(od::document& doc, std::string_view json, const std::string& source, size_t base = 0)
       : doc_(doc), json_(json), source_(source), base_(base) {}
 
   NodeId node = kNoNode;  // node being read, kNoNode outside nodes
@@ -66,9 +65,9 @@ struct Token {
   bool b = false;
   int64_t i = 0;
   double d = 0;
-  std::string_view s;      // kString text (unescaped), kRaw JSON text
+  std::string_view s;        // kString text (unescaped), kRaw JSON text
   const char* at = nullptr;  // where it starts in the input, for messages
-  uint32_t end = 0;        // kBegin: index of its kEnd
+  uint32_t end = 0;          // kBegin: index of its kEnd
 };
 
 class TokenList {
@@ -99,8 +98,7 @@ class ValueBuilder {
  private:
   size_t readValue(const std::vector<Token>& t, size_t i, std::string_view type, Value& out,
                    int depth) const;
-  size_t readTensor(const std::vector<Token>& t, size_t i, std::string_view type,
-                    Value& out) const;
+  size_t readTensor(const std::vector<Token>& t, size_t i, std::string_view type, Value& out) const;
   size_t readList(const std::vector<Token>& t, size_t i, std::string_view type, Value& out,
                   int depth) const;
   size_t attachShape(const std::vector<Token>& t, size_t i, Value& value, bool strides) const;

@@ -84,16 +84,25 @@ struct AttributeHandler {
   Setter set;
 };
 
-#define TT_INT_ATTR(field) \
-  {#field, [](Node& n, od::value& v, const JsonContext& cx) { n.field = readInt(v, cx, #field); }}
-#define TT_STRING_ATTR(field) \
-  {#field, [](Node& n, od::value& v, const JsonContext& cx) { assign(n.field, v, cx, #field); }}
-#define TT_COMM_INT(field)                                      \
-  {#field, [](Node& n, od::value& v, const JsonContext& cx) {   \
-     comm(n).field = readInt(v, cx, #field);                    \
-   }}
-#define TT_COMM_STRING(field) \
-  {#field, [](Node& n, od::value& v, const JsonContext& cx) { assign(comm(n).field, v, cx, #field); }}
+#define TT_INT_ATTR(field)                                                                       \
+  {                                                                                              \
+#field,                                                                                      \
+        [](Node & n, od::value & v, const JsonContext& cx) { n.field = readInt(v, cx, #field); } \
+  }
+#define TT_STRING_ATTR(field)                                                                      \
+  {                                                                                                \
+#field, [](Node & n, od::value & v, const JsonContext& cx) { assign(n.field, v, cx, #field); } \
+  }
+#define TT_COMM_INT(field)                                                        \
+  {                                                                               \
+#field, [](Node & n, od::value & v,                                           \
+               const JsonContext& cx) { comm(n).field = readInt(v, cx, #field); } \
+  }
+#define TT_COMM_STRING(field)                                                   \
+  {                                                                             \
+#field, [](Node & n, od::value & v,                                         \
+               const JsonContext& cx) { assign(comm(n).field, v, cx, #field); } \
+  }
 
 const std::array<AttributeHandler, 22> kHandlers{{
     TT_INT_ATTR(rf_id),
@@ -102,22 +111,20 @@ const std::array<AttributeHandler, 22> kHandlers{{
     TT_INT_ATTR(scope),
     TT_INT_ATTR(tid),
     TT_INT_ATTR(fw_tid),
-    {"op_schema", [](Node& n, od::value& v, const JsonContext& cx) {
-       assign(n.op_schema_text, v, cx, "op_schema");
-     }},
+    {"op_schema", [](Node& n, od::value& v,
+                     const JsonContext& cx) { assign(n.op_schema_text, v, cx, "op_schema"); }},
     TT_STRING_ATTR(kernel_backend),
     TT_STRING_ATTR(kernel_file),
-    {"tensor_range", [](Node& n, od::value& v, const JsonContext& cx) {
-       readRawText(n.tensor_range, v, cx);
-     }},
+    {"tensor_range",
+     [](Node& n, od::value& v, const JsonContext& cx) { readRawText(n.tensor_range, v, cx); }},
     TT_COMM_STRING(collective_name),
     TT_COMM_STRING(dtype),
     TT_COMM_INT(in_msg_nelems),
     TT_COMM_INT(out_msg_nelems),
-    {"in_split_size", [](Node& n, od::value& v, const JsonContext& cx) {
-       readSplitSizes(v, cx, comm(n).in_split_size);
-     }},
-    {"out_split_size", [](Node& n, od::value& v, const JsonContext& cx) {
+    {"in_split_size", [](Node& n, od::value& v,
+                         const JsonContext& cx) { readSplitSizes(v, cx, comm(n).in_split_size); }},
+    {"out_split_size",
+     [](Node& n, od::value& v, const JsonContext& cx) {
        readSplitSizes(v, cx, comm(n).out_split_size);
      }},
     TT_COMM_INT(global_rank_start),
@@ -125,7 +132,8 @@ const std::array<AttributeHandler, 22> kHandlers{{
     TT_COMM_STRING(pg_name),
     TT_COMM_STRING(pg_desc),
     TT_COMM_INT(pg_size),
-    {"is_asynchronized_op", [](Node& n, od::value& v, const JsonContext& cx) {
+    {"is_asynchronized_op",
+     [](Node& n, od::value& v, const JsonContext& cx) {
        comm(n).is_asynchronized_op = readFlag(v, cx, "is_asynchronized_op");
      }},
 }};
@@ -137,8 +145,7 @@ const std::array<AttributeHandler, 22> kHandlers{{
 
 }  // namespace
 
-bool setNodeAttribute(Node& node, std::string_view name, od::value& value,
-                      const JsonContext& cx) {
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx) {
   for (const AttributeHandler& h : kHandlers) {
     if (h.name == name) {
       h.set(node, value, cx);

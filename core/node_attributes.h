@@ -10,8 +10,7 @@ namespace tracetwin::core::detail {
 
 // Sets the attribute `name` of `node` from `value`; false when the name is not
 // one the reader keeps (the value is then left unread and skipped).
-bool setNodeAttribute(Node& node, std::string_view name, od::value& value,
-                      const JsonContext& cx);
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx);
 
 // record_param_comms before schema 1.1.0 has no comms attributes; its
 // positional inputs say what they can (collective name, process group, split

@@ -130,7 +130,8 @@ class SchemaParser {
     if (first >= text_.size()) fail(first, "a return type after '->'");
     if (text_[first] == '(') {
       const size_t close = matchingClose(first);
-      if (!trim(std::string_view(text_).substr(close + 1)).empty()) fail(close + 1, "end of schema");
+      if (!trim(std::string_view(text_).substr(close + 1)).empty())
+        fail(close + 1, "end of schema");
       for (const auto& [b, e] : splitTopLevel(first + 1, close)) {
         const std::string_view part = trim(std::string_view(text_).substr(b, e - b));
         if (part == "...") {

@@ -61,6 +61,7 @@ class TraceParser {
   void readAttrs(value& v, Node& node);
   void finishSide(SideBuffers& side, std::vector<Value>& out, const char* what);
 
+  void skipValue(value& v);
   void start();
   void releaseInput();
 
@@ -73,6 +74,7 @@ class TraceParser {
   od::document doc_;
   std::optional<JsonContext> cx_;
   SideBuffers in_, out_;
+  detail::TokenList scratch_;  // unknown values, read to validate them
 };
 
 }  // namespace tracetwin::core::detail

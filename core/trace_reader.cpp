@@ -29,7 +29,9 @@ namespace od = detail::od;
 struct Version {
   int major = 0, minor = 0, patch = 0;
   bool operator<(const Version& o) const {
-    return major != o.major ? major < o.major : minor != o.minor ? minor < o.minor : patch < o.patch;
+    return major != o.major   ? major < o.major
+           : minor != o.minor ? minor < o.minor
+                              : patch < o.patch;
   }
 };
 
@@ -58,9 +60,9 @@ void checkSchema(const std::string& schema, const std::string& source, Graph& gr
   const std::optional<Version> v = parseVersion(schema);
   const std::optional<Version> newest = parseVersion(knownSchemas().back());
   if (v && newest && v->major == newest->major && newest < *v) {
-    graph.warnings.push_back(fmt::format(
-        "schema {} is newer than the newest known ({}); read as {}", schema,
-        knownSchemas().back(), knownSchemas().back()));
+    graph.warnings.push_back(
+        fmt::format("schema {} is newer than the newest known ({}); read as {}", schema,
+                    knownSchemas().back(), knownSchemas().back()));
     return;
   }
   throw InputError(fmt::format("{}: unknown execution-trace schema \"{}\"; known: {}", source,
@@ -75,12 +77,14 @@ bool looksLikeChakraProtobuf(std::string_view data) {
   if (data.size() < 16 || data[0] == '{' || data[0] == '[') return false;
   const std::string_view head = data.substr(0, 64);
   return head.find("schema") != std::string_view::npos &&
-         (static_cast<unsigned char>(data[1]) == 0x0a || static_cast<unsigned char>(data[1]) == 0x12);
+         (static_cast<unsigned char>(data[1]) == 0x0a ||
+          static_cast<unsigned char>(data[1]) == 0x12);
 }
 
 void checkLooksLikeJsonObject(std::string_view data, const std::string& source) {
   size_t i = 0;
-  while (i < data.size() && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) {
+  while (i < data.size() &&
+         (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) {
     ++i;
   }
   if (i == data.size()) {
@@ -90,15 +94,19 @@ void checkLooksLikeJsonObject(std::string_view data, const std::string& source) 
   if (looksLikeChakraProtobuf(data)) {
     throw InputError(fmt::format(
         "{}: this is a Chakra protobuf execution trace (binary), not a PyTorch JSON execution "
-        "trace; tracetwin reads the JSON ET that PyTorch's ExecutionTraceObserver writes", source));
+        "trace; tracetwin reads the JSON ET that PyTorch's ExecutionTraceObserver writes",
+        source));
   }
   if (data[i] == '[') {
-    throw InputError(fmt::format("{}: byte {}: top-level JSON array; expected an object "
-                                 "{{\"schema\": ..., \"nodes\": [...]}}", source, i));
+    throw InputError(
+        fmt::format("{}: byte {}: top-level JSON array; expected an object "
+                    "{{\"schema\": ..., \"nodes\": [...]}}",
+                    source, i));
   }
-  throw InputError(fmt::format("{}: byte {}: expected '{{' starting a JSON execution trace, found "
-                               "byte 0x{:02x} (not JSON)", source, i,
-                               static_cast<unsigned char>(data[i])));
+  throw InputError(
+      fmt::format("{}: byte {}: expected '{{' starting a JSON execution trace, found "
+                  "byte 0x{:02x} (not JSON)",
+                  source, i, static_cast<unsigned char>(data[i])));
 }
 
 // simdjson sizes its buffers to the document and fresh pages cost page
@@ -217,7 +225,18 @@ void TraceParser::readTopField(od::field& f, Graph& graph, bool& have_schema, bo
   } else if (key == "nodes") {
     readNodes(v, graph);
     have_nodes = true;
+  } else {
+    skipValue(v);
   }
+}
+
+// On-Demand does not validate what it skips: a stray ']' as the value of an
+// unknown key would shift its depth and let malformed JSON through (the
+// differential fuzzer found one). Unknown values are read as tokens instead,
+// which validates them; real traces have few.
+void TraceParser::skipValue(value& v) {
+  scratch_.clear();
+  scratch_.read(v, *cx_);
 }
 
 void TraceParser::readNodes(value& nodes, Graph& graph) {
@@ -248,8 +267,10 @@ void TraceParser::readNode(value& v, Node& node) {
     throw InputError(fmt::format("{}: byte {}: node without key \"id\"", source_, start));
   }
   if (!have_parent) {
-    throw InputError(fmt::format("{}: byte {} (node {}): expected key \"ctrl_deps\" (or legacy "
-                                 "\"parent\") naming the parent node", source_, start, node.id));
+    throw InputError(
+        fmt::format("{}: byte {} (node {}): expected key \"ctrl_deps\" (or legacy "
+                    "\"parent\") naming the parent node",
+                    source_, start, node.id));
   }
   finishSide(in_, node.inputs, "input");
   finishSide(out_, node.outputs, "output");
@@ -286,7 +307,8 @@ void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& h
   } else if (key == "attrs") {
     readAttrs(v, node);
   } else {
-    detail::setNodeAttribute(node, key, v, *cx_);  // legacy flat attributes
+    // Legacy flat attributes; anything else is checked and dropped.
+    if (!detail::setNodeAttribute(node, key, v, *cx_)) skipValue(v);
   }
 }
 
@@ -305,6 +327,8 @@ void TraceParser::readSideObject(value& v, SideBuffers& side) {
     } else if (key == "types") {
       detail::readStringArray(f.value(), *cx_, "a type string", side.types);
       side.has_types = true;
+    } else {
+      skipValue(f.value());
     }
   }
 }
@@ -324,8 +348,12 @@ void TraceParser::readAttrs(value& v, Node& node) {
         name = detail::readString(f.value(), *cx_, "the attribute name");
       } else if (key == "value") {
         if (name.empty()) cx_->fail("\"name\" before \"value\" in an attribute");
-        detail::setNodeAttribute(node, name, f.value(), *cx_);
+        if (!detail::setNodeAttribute(node, name, f.value(), *cx_)) skipValue(f.value());
         set = true;
+      } else if (key == "type") {
+        detail::readString(f.value(), *cx_, "the attribute type");
+      } else {
+        skipValue(f.value());
       }
     }
     if (!set) cx_->fail("an attribute with \"name\" and \"value\"");
@@ -359,12 +387,12 @@ bool fileStartsWithGzipMagic(const std::string& path) {
 const std::vector<std::string>& knownSchemas() {
   // Oldest first; the last is the newest (the reference for "newer" schemas).
   static const std::vector<std::string> kKnown{
-      "1.0.1",              // PyTorch 1.13 ExecutionGraphObserver: legacy flat nodes
-      "1.0.2-chakra.0.0.4", // inputs/outputs objects, ctrl_deps, attrs
-      "1.0.3-chakra.0.0.4", // process group as a (name, desc) tuple
-      "1.0.4-chakra.0.0.4", // kernel_backend / kernel_file (PT2, Triton)
-      "1.1.0-chakra.0.0.4", // comms attributes on record_param_comms
-      "1.1.1-chakra.0.0.4", // strides, tensor_range
+      "1.0.1",               // PyTorch 1.13 ExecutionGraphObserver: legacy flat nodes
+      "1.0.2-chakra.0.0.4",  // inputs/outputs objects, ctrl_deps, attrs
+      "1.0.3-chakra.0.0.4",  // process group as a (name, desc) tuple
+      "1.0.4-chakra.0.0.4",  // kernel_backend / kernel_file (PT2, Triton)
+      "1.1.0-chakra.0.0.4",  // comms attributes on record_param_comms
+      "1.1.1-chakra.0.0.4",  // strides, tensor_range
       "1.1.1-chakra.1.0.0",
   };
   return kKnown;
@@ -394,7 +422,8 @@ Graph readTrace(const std::string& path) {
   // (libdeflate decompresses in one call).
   constexpr uint64_t kStreamAbove = uint64_t{64} << 20;
   std::error_code ec;
-  const uint64_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  const uint64_t size =
+      std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
   if (!ec && size > kStreamAbove && !fileStartsWithGzipMagic(path)) return readTraceStreaming(path);
   std::string bytes = readMaybeGzipFile(path);
   if (bytes.capacity() < bytes.size() + simdjson::SIMDJSON_PADDING) {

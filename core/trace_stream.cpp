@@ -7,10 +7,10 @@
 // parsed as a small document at the end, with "nodes": [].
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <memory>
 
 #include "core/errors.h"
@@ -53,9 +53,9 @@ class StreamingReader {
       makeRoom();
     }
     if (state_ != State::kAfterTop || in_string_) {
-      throw InputError(fmt::format("{}: byte {}: truncated: expected {}", path_, base_ + filled_,
-                                   state_ == State::kAfterTop ? "the end of a string"
-                                                              : "more of the trace"));
+      throw InputError(
+          fmt::format("{}: byte {}: truncated: expected {}", path_, base_ + filled_,
+                      state_ == State::kAfterTop ? "the end of a string" : "more of the trace"));
     }
     // The top level without its nodes: schema check, other keys, trailing data.
     std::string header = std::move(header_);
@@ -80,9 +80,49 @@ class StreamingReader {
     throw InputError(fmt::format("{}: byte {}: expected {}", path_, base_ + at, expected));
   }
 
+  // Inside a node only brackets and quotes matter (simdjson validates the
+  // rest): skip to them without the general state machine. This loop sees
+  // every byte of the file, so it is kept tight.
+  void scanInsideNode() {
+    const char* data = buf_.data();
+    while (pos_ < filled_ && state_ == State::kInNode) {
+      if (in_string_) {
+        for (; pos_ < filled_; ++pos_) {
+          const char c = data[pos_];
+          if (escape_) {
+            escape_ = false;
+          } else if (c == '\\') {
+            escape_ = true;
+          } else if (c == '"') {
+            in_string_ = false;
+            ++pos_;
+            break;
+          }
+        }
+        continue;
+      }
+      while (pos_ < filled_ && !isBracketOrQuote(data[pos_])) ++pos_;
+      if (pos_ == filled_) return;
+      if (data[pos_] == '"') {
+        in_string_ = true;
+      } else {
+        scanInNode(data[pos_]);
+      }
+      ++pos_;
+    }
+  }
+
+  static bool isBracketOrQuote(char c) {
+    return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
+  }
+
   // Advances pos_ over buf_[pos_, filled_), tracking strings and depth.
   void scan() {
     for (; pos_ < filled_; ++pos_) {
+      if (state_ == State::kInNode) {
+        scanInsideNode();
+        if (pos_ == filled_) return;
+      }
       const char c = buf_[pos_];
       const bool in_nodes = state_ == State::kElementOrEnd || state_ == State::kInNode ||
                             state_ == State::kCommaOrEnd;
@@ -94,8 +134,8 @@ class StreamingReader {
           escape_ = true;
         } else if (c == '"') {
           in_string_ = false;
-          if (!in_nodes && depth_ == 1) last_string_ = header_.substr(string_start_ + 1,
-                                                                      header_.size() - string_start_ - 2);
+          if (!in_nodes && depth_ == 1)
+            last_string_ = header_.substr(string_start_ + 1, header_.size() - string_start_ - 2);
         }
         continue;
       }
@@ -108,11 +148,20 @@ class StreamingReader {
         continue;
       }
       switch (state_) {
-        case State::kTop: scanTop(c); break;
-        case State::kElementOrEnd: scanElementOrEnd(c); break;
-        case State::kInNode: scanInNode(c); break;
-        case State::kCommaOrEnd: scanCommaOrEnd(c); break;
-        case State::kAfterTop: break;  // the header parse refuses trailing data
+        case State::kTop:
+          scanTop(c);
+          break;
+        case State::kElementOrEnd:
+          scanElementOrEnd(c);
+          break;
+        case State::kInNode:
+          scanInNode(c);
+          break;
+        case State::kCommaOrEnd:
+          scanCommaOrEnd(c);
+          break;
+        case State::kAfterTop:
+          break;  // the header parse refuses trailing data
       }
     }
   }

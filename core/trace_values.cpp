@@ -75,11 +75,16 @@ void splitElementTypes(std::string_view inner, std::vector<std::string_view>& ou
 std::string_view guessType(const Token& tok) {
   switch (tok.kind) {
     case Token::kInt:
-    case Token::kUInt: return "Int";
-    case Token::kDouble: return "Double";
-    case Token::kBool: return "Bool";
-    case Token::kString: return "String";
-    default: return "Object";
+    case Token::kUInt:
+      return "Int";
+    case Token::kDouble:
+      return "Double";
+    case Token::kBool:
+      return "Bool";
+    case Token::kString:
+      return "String";
+    default:
+      return "Object";
   }
 }
 
@@ -90,13 +95,19 @@ size_t skip(const std::vector<Token>& t, size_t i) {
 std::string rawText(const std::vector<Token>& t, size_t i) {
   const Token& tok = t[i];
   switch (tok.kind) {
-    case Token::kInt: return std::to_string(tok.i);
-    case Token::kUInt: return std::to_string(static_cast<uint64_t>(tok.i));
-    case Token::kDouble: return fmt::format("{}", tok.d);
-    case Token::kBool: return tok.b ? "true" : "false";
-    case Token::kNull: return "null";
+    case Token::kInt:
+      return std::to_string(tok.i);
+    case Token::kUInt:
+      return std::to_string(static_cast<uint64_t>(tok.i));
+    case Token::kDouble:
+      return fmt::format("{}", tok.d);
+    case Token::kBool:
+      return tok.b ? "true" : "false";
+    case Token::kNull:
+      return "null";
     case Token::kString:
-    case Token::kRaw: return std::string(tok.s);
+    case Token::kRaw:
+      return std::string(tok.s);
     case Token::kBegin: {
       std::string text = "[";
       for (size_t j = i + 1; j < tok.end; j = skip(t, j)) {
@@ -105,7 +116,8 @@ std::string rawText(const std::vector<Token>& t, size_t i) {
       }
       return text + "]";
     }
-    case Token::kEnd: break;
+    case Token::kEnd:
+      break;
   }
   return {};
 }
@@ -126,8 +138,7 @@ void JsonContext::fail(std::string_view expected, std::string_view detail) const
   failAtOffset(offset(), expected, detail);
 }
 
-void JsonContext::failAt(const char* at, std::string_view expected,
-                         std::string_view detail) const {
+void JsonContext::failAt(const char* at, std::string_view expected, std::string_view detail) const {
   const bool inside = at != nullptr && at >= json_.data() && at <= json_.data() + json_.size();
   failAtOffset(inside ? static_cast<size_t>(at - json_.data()) : offset(), expected, detail);
 }
@@ -162,7 +173,16 @@ std::string_view readString(od::value& v, const JsonContext& cx, std::string_vie
   if (token.size() < 2 || token.front() != '"' || token.back() != '"') {
     cx.fail(fmt::format("a string for {}", what));
   }
-  if (token.find('\\') == std::string_view::npos) return token.substr(1, token.size() - 2);
+  if (token.find('\\') == std::string_view::npos) {
+    // raw_json_token() only peeks: consume the string (no unescaping), or
+    // On-Demand later skips it with its depth-only logic, which lets a
+    // stray ']' after it close an object (found by the differential fuzzer).
+    od::raw_json_string raw;
+    if (v.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+      cx.fail(fmt::format("a string for {}", what));
+    }
+    return token.substr(1, token.size() - 2);
+  }
   std::string_view unescaped;
   cx.check(v.get_string().get(unescaped), fmt::format("a valid string for {}", what));
   return unescaped;
@@ -226,8 +246,17 @@ void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
       cx.check(o.raw_json().get(tok.s), "a complete object");
       break;
     }
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': {
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': {
       od::number n;
       cx.check(v.get_number().get(n), "a number");
       if (n.is_int64()) {
@@ -246,7 +275,8 @@ void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
       tok.kind = Token::kString;
       tok.s = readString(v, cx, "a string");
       break;
-    case 't': case 'f':
+    case 't':
+    case 'f':
       tok.kind = Token::kBool;
       cx.check(v.get_bool().get(tok.b), "true or false");
       break;
@@ -318,7 +348,8 @@ size_t ValueBuilder::readValue(const std::vector<Token>& t, size_t i, std::strin
         out.double_value = std::numeric_limits<double>::infinity();
       } else if (tok.kind == Token::kString && (tok.s == "-inf" || tok.s == "-Infinity")) {
         out.double_value = -std::numeric_limits<double>::infinity();
-      } else if (tok.kind == Token::kString && (tok.s == "nan" || tok.s == "-nan" || tok.s == "NaN")) {
+      } else if (tok.kind == Token::kString &&
+                 (tok.s == "nan" || tok.s == "-nan" || tok.s == "NaN")) {
         out.double_value = std::numeric_limits<double>::quiet_NaN();
       } else {
         cx_.failAt(tok.at, "a number (or \"inf\", \"-inf\", \"nan\") for Double");
@@ -422,7 +453,8 @@ void ValueBuilder::attachShapes(const TokenList& shapes, std::vector<Value>& val
                                 bool strides) const {
   const std::vector<Token>& t = shapes.tokens();
   if (t.empty() || t[0].kind != Token::kBegin) {
-    cx_.failAt(t.empty() ? nullptr : t[0].at, strides ? "an array of strides" : "an array of shapes");
+    cx_.failAt(t.empty() ? nullptr : t[0].at,
+               strides ? "an array of strides" : "an array of shapes");
   }
   // Triton nodes append a stream pointer input with no strides entry, so
   // fewer entries than values is normal; extra entries are ignored.

@@ -79,8 +79,8 @@ bool isFloatingPoint(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].f
 
 const char* valueKindName(ValueKind kind) {
   static constexpr std::array<const char*, 14> kNames{
-      "none",   "int",    "double", "bool",  "string", "device",    "scalar_type",
-      "layout", "memory_format", "tensor", "list", "tuple", "generator", "object"};
+      "none",   "int",           "double", "bool", "string", "device",    "scalar_type",
+      "layout", "memory_format", "tensor", "list", "tuple",  "generator", "object"};
   return kNames[static_cast<size_t>(kind)];
 }
 

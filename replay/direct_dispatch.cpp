@@ -1,9 +1,8 @@
 #include "replay/direct_dispatch.h"
 
-#include <fmt/core.h>
-
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <fmt/core.h>
 
 #include <chrono>
 

@@ -13,8 +13,8 @@
 namespace tracetwin::replay {
 
 struct DirectDispatchTiming {
-  int64_t ops = 0;                   // ops called per iteration
-  std::vector<double> iterations_ms; // measured iterations
+  int64_t ops = 0;                    // ops called per iteration
+  std::vector<double> iterations_ms;  // measured iterations
 };
 
 // CPU only. Throws RuntimeFailure when an op fails (the baseline must run

@@ -1,8 +1,7 @@
 #include "replay/ivalue_conversion.h"
 
-#include <fmt/core.h>
-
 #include <ATen/core/jit_type.h>
+#include <fmt/core.h>
 
 namespace tracetwin::replay {
 namespace {
@@ -11,7 +10,8 @@ using core::Value;
 using core::ValueKind;
 
 [[noreturn]] void fail(const Value& v, const c10::TypePtr& type, const char* why) {
-  throw ConversionError(fmt::format("cannot pass recorded '{}' as {}: {}", v.type, type->str(), why));
+  throw ConversionError(
+      fmt::format("cannot pass recorded '{}' as {}: {}", v.type, type->str(), why));
 }
 
 int64_t asInt(const Value& v, const c10::TypePtr& type) {
@@ -19,10 +19,14 @@ int64_t asInt(const Value& v, const c10::TypePtr& type) {
     case ValueKind::kInt:
     case ValueKind::kScalarType:
     case ValueKind::kLayout:
-    case ValueKind::kMemoryFormat: return v.int_value;
-    case ValueKind::kBool: return v.bool_value ? 1 : 0;
-    case ValueKind::kDouble: return static_cast<int64_t>(v.double_value);
-    default: fail(v, type, "not an integer");
+    case ValueKind::kMemoryFormat:
+      return v.int_value;
+    case ValueKind::kBool:
+      return v.bool_value ? 1 : 0;
+    case ValueKind::kDouble:
+      return static_cast<int64_t>(v.double_value);
+    default:
+      fail(v, type, "not an integer");
   }
 }
 
@@ -86,25 +90,34 @@ c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& d
     case K::SymIntType:
     case K::ScalarTypeType:
     case K::LayoutType:
-    case K::MemoryFormatType: return asInt(v, type);
+    case K::MemoryFormatType:
+      return asInt(v, type);
     case K::FloatType:
-    case K::SymFloatType: return asDouble(v, type);
-    case K::BoolType: return asInt(v, type) != 0;
-    case K::NumberType: return asScalar(v, type);
+    case K::SymFloatType:
+      return asDouble(v, type);
+    case K::BoolType:
+      return asInt(v, type) != 0;
+    case K::NumberType:
+      return asScalar(v, type);
     case K::StringType:
       if (v.kind != ValueKind::kString) fail(v, type, "not a string");
       return v.string_value;
     case K::DeviceObjType:
-      if (v.kind != ValueKind::kDevice && v.kind != ValueKind::kString) fail(v, type, "not a device");
+      if (v.kind != ValueKind::kDevice && v.kind != ValueKind::kString)
+        fail(v, type, "not a device");
       return devices.map(v.string_value);
-    case K::NoneType: return c10::IValue();
-    case K::GeneratorType: return c10::IValue();
-    case K::ListType: return convertList(v, type->cast<c10::ListType>(), devices, 0);
+    case K::NoneType:
+      return c10::IValue();
+    case K::GeneratorType:
+      return c10::IValue();
+    case K::ListType:
+      return convertList(v, type->cast<c10::ListType>(), devices, 0);
     case K::AnyType:
       if (v.kind == ValueKind::kString) return v.string_value;
       if (v.kind == ValueKind::kNone) return c10::IValue();
       return asScalar(v, type);
-    default: fail(v, type, "argument type not supported by replay");
+    default:
+      fail(v, type, "argument type not supported by replay");
   }
 }
 
@@ -133,7 +146,8 @@ bool planTensorArg(const Value& v, const c10::TypePtr& type, size_t pos, int32_t
     const auto& elem = type->castRaw<c10::ListType>()->getElementType();
     if (!isTensorType(elem) && !isOptionalTensor(elem)) return false;
     if (v.kind != ValueKind::kList && v.kind != ValueKind::kTuple) fail(v, type, "expected a list");
-    t.kind = isTensorType(elem) ? TensorArg::Kind::kTensorList : TensorArg::Kind::kOptionalTensorList;
+    t.kind =
+        isTensorType(elem) ? TensorArg::Kind::kTensorList : TensorArg::Kind::kOptionalTensorList;
     for (size_t e = 0; e < v.elements.size(); ++e) {
       t.slots.push_back(slotOf(v.elements[e], static_cast<int32_t>(e)));
     }
@@ -155,19 +169,32 @@ c10::Device DeviceMap::map(const std::string& recorded) const {
 at::ScalarType scalarTypeOf(core::DType dtype) {
   using D = core::DType;
   switch (dtype) {
-    case D::kFloat32: return at::kFloat;
-    case D::kFloat64: return at::kDouble;
-    case D::kFloat16: return at::kHalf;
-    case D::kBFloat16: return at::kBFloat16;
-    case D::kInt8: return at::kChar;
-    case D::kUInt8: return at::kByte;
-    case D::kInt16: return at::kShort;
-    case D::kInt32: return at::kInt;
-    case D::kInt64: return at::kLong;
-    case D::kBool: return at::kBool;
-    case D::kComplex64: return at::kComplexFloat;
-    case D::kComplex128: return at::kComplexDouble;
-    case D::kUnknown: break;
+    case D::kFloat32:
+      return at::kFloat;
+    case D::kFloat64:
+      return at::kDouble;
+    case D::kFloat16:
+      return at::kHalf;
+    case D::kBFloat16:
+      return at::kBFloat16;
+    case D::kInt8:
+      return at::kChar;
+    case D::kUInt8:
+      return at::kByte;
+    case D::kInt16:
+      return at::kShort;
+    case D::kInt32:
+      return at::kInt;
+    case D::kInt64:
+      return at::kLong;
+    case D::kBool:
+      return at::kBool;
+    case D::kComplex64:
+      return at::kComplexFloat;
+    case D::kComplex128:
+      return at::kComplexDouble;
+    case D::kUnknown:
+      break;
   }
   throw ConversionError("tensor element type not known to replay");
 }
@@ -183,7 +210,8 @@ ArgumentPlan buildArguments(const core::Node& node, const c10::FunctionSchema& s
     const int r = k < recorded_index.size() ? recorded_index[k] : -1;
     if (r < 0) {
       if (!a.default_value()) {
-        throw ConversionError(fmt::format("argument '{}' was not recorded and has no default", a.name()));
+        throw ConversionError(
+            fmt::format("argument '{}' was not recorded and has no default", a.name()));
       }
       plan.values.push_back(*a.default_value());
       continue;

@@ -30,8 +30,8 @@ struct TensorArg {
   enum class Kind : uint8_t { kTensor, kTensorList, kOptionalTensorList };
   size_t position = 0;
   Kind kind = Kind::kTensor;
-  bool optional = false;        // kTensor: an unbound slot becomes None, not an undefined tensor
-  std::vector<int32_t> slots;   // -1: undefined tensor / None element
+  bool optional = false;       // kTensor: an unbound slot becomes None, not an undefined tensor
+  std::vector<int32_t> slots;  // -1: undefined tensor / None element
 };
 
 struct ArgumentPlan {

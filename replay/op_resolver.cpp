@@ -1,8 +1,7 @@
 #include "replay/op_resolver.h"
 
-#include <fmt/core.h>
-
 #include <ATen/core/jit_type.h>
+#include <fmt/core.h>
 
 namespace tracetwin::replay {
 namespace {
@@ -48,7 +47,8 @@ std::optional<int> mapArguments(const core::Node& node, const c10::FunctionSchem
     (*recorded_index)[k] = r;
     used[static_cast<size_t>(r)] = true;
     score += 2;
-    if (named && normaliseType(rec[static_cast<size_t>(r)].type) == normaliseType(reg[k].type()->str())) {
+    if (named &&
+        normaliseType(rec[static_cast<size_t>(r)].type) == normaliseType(reg[k].type()->str())) {
       score += 1;
     }
   }
@@ -97,7 +97,9 @@ std::optional<ResolvedOp> OpResolver::resolve(const core::Node& node, std::strin
       best = ResolvedOp{*handle, index, ""};
     }
   }
-  auto full = [](const std::string& n, const std::string& o) { return o.empty() ? n : n + "." + o; };
+  auto full = [](const std::string& n, const std::string& o) {
+    return o.empty() ? n : n + "." + o;
+  };
   if (!best) {
     *reason = overloadsOf(name).empty()
                   ? fmt::format("operator {} is not registered in this LibTorch", name)

@@ -26,11 +26,11 @@ struct OutputBinding {
 };
 
 struct PreparedOp {
-  int64_t index = 0;          // position among the selected ops
+  int64_t index = 0;  // position among the selected ops
   core::NodeId id = core::kNoNode;
-  std::string name;           // as recorded
-  std::string family;         // core::opFamily
-  std::string skip_reason;    // non-empty: not replayed
+  std::string name;         // as recorded
+  std::string family;       // core::opFamily
+  std::string skip_reason;  // non-empty: not replayed
   std::optional<c10::OperatorHandle> handle;
   // Ops without a registered schema (communication): called with the tensors
   // of `args.tensors` (plain tensors and list elements, in order); results

@@ -16,8 +16,8 @@ void requireKnownDtypes(const core::Node& node) {
     for (const auto& v : values) {
       core::forEachTensor(v, [&](const core::TensorValue& t) {
         if (t.defined() && t.dtype == core::DType::kUnknown) {
-          throw ConversionError(fmt::format("tensor {} has an element type replay does not know",
-                                            t.tensor_id));
+          throw ConversionError(
+              fmt::format("tensor {} has an element type replay does not know", t.tensor_id));
         }
       });
     }

@@ -18,9 +18,9 @@
 namespace tracetwin::replay {
 
 struct ReplayPlan {
-  std::vector<PreparedOp> ops;            // one per selected op, in order
-  std::vector<const core::Node*> nodes;   // the node each op replays (a substitute's twin)
-  std::deque<core::Node> twins;           // owns rewritten nodes (stable addresses)
+  std::vector<PreparedOp> ops;           // one per selected op, in order
+  std::vector<const core::Node*> nodes;  // the node each op replays (a substitute's twin)
+  std::deque<core::Node> twins;          // owns rewritten nodes (stable addresses)
   TensorPlan tensors;
   std::vector<OpIssue> skipped;
   std::vector<Substitution> substitutions;

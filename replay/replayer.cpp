@@ -2,19 +2,18 @@
 // iterations of every selected op through the dispatcher.
 #include "replay/replayer.h"
 
-#include <fmt/core.h>
-
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>  // set_num_threads
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <chrono>
 
 #include "core/errors.h"
-#include "replay/result_json.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_collector.h"
 #include "replay/replay_plan.h"
+#include "replay/result_json.h"
 #include "replay/slot_table.h"
 #include "replay/trace_meta.h"
 
@@ -111,7 +110,8 @@ class IterationRunner {
       const auto t1 = Clock::now();
       for (int32_t s : op.release_after) slots_.release(s);
       if (measured) {
-        m_.cpu_us[size_t(op.index)].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        m_.cpu_us[size_t(op.index)].push_back(
+            std::chrono::duration<double, std::micro>(t1 - t0).count());
         m_.start_us[size_t(op.index)] =
             std::chrono::duration<double, std::micro>(t0 - iteration_start).count();
       }
@@ -152,7 +152,8 @@ class IterationRunner {
                                        op.name, bytes, message));
     }
     if (options_.strict) {
-      throw RuntimeFailure(fmt::format("op {} ({}) failed (--strict): {}", op.id, op.name, message));
+      throw RuntimeFailure(
+          fmt::format("op {} ({}) failed (--strict): {}", op.id, op.name, message));
     }
     if (!failed_[size_t(op.index)]) {
       failed_[size_t(op.index)] = true;
@@ -172,7 +173,8 @@ class IterationRunner {
         sum[k.op_correlation] += k.durationNs() / 1e3;
         ++m_.kernels[k.op_correlation];
       }
-      m_.last_kernels.push_back({k.name, k.stream, (k.start_ns - origin) / 1e3, k.durationNs() / 1e3});
+      m_.last_kernels.push_back(
+          {k.name, k.stream, (k.start_ns - origin) / 1e3, k.durationNs() / 1e3});
     }
     for (size_t i = 0; i < sum.size(); ++i) m_.device_us[i].push_back(sum[i]);
   }
@@ -213,9 +215,9 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
 
 void checkOptions(const ReplayOptions& options) {
   if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0) {
-    throw UsageError(fmt::format(
-        "replay options: need warmup >= 0, iters >= 1, threads >= 0 (got {}, {}, {})",
-        options.warmup_iters, options.measured_iters, options.threads));
+    throw UsageError(
+        fmt::format("replay options: need warmup >= 0, iters >= 1, threads >= 0 (got {}, {}, {})",
+                    options.warmup_iters, options.measured_iters, options.threads));
   }
 }
 
@@ -251,7 +253,8 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
 
   if (options.plan_only) {
     for (const PreparedOp& op : plan.ops) result.replayed_ops += op.runnable() ? 1 : 0;
-    result.coverage = result.selected_ops ? double(result.replayed_ops) / double(result.selected_ops) : 0.0;
+    result.coverage =
+        result.selected_ops ? double(result.replayed_ops) / double(result.selected_ops) : 0.0;
     return result;
   }
   SlotTable slots(plan.tensors, devices);

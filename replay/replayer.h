@@ -19,13 +19,13 @@ class KernelCollector;  // replay/device/kernel_collector.h
 }  // namespace device
 
 struct ReplayOptions {
-  std::string device = "cpu";   // "cpu", "cuda", "cuda:N"
+  std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   int warmup_iters = 2;
   int measured_iters = 5;
-  int threads = 0;              // intra-op threads; 0 = meta file's count, else LibTorch default
-  bool strict = false;          // any skip or failure is an error
-  bool use_cupti = true;        // CUDA only: kernel records via CUPTI
-  uint64_t seed = 1234;         // random data for floating-point tensors
+  int threads = 0;                // intra-op threads; 0 = meta file's count, else LibTorch default
+  bool strict = false;            // any skip or failure is an error
+  bool use_cupti = true;          // CUDA only: kernel records via CUPTI
+  uint64_t seed = 1234;           // random data for floating-point tensors
   std::string chrome_trace_path;  // write one replayed iteration when set
   // Resolve, substitute and convert every op but run none (fast checks of
   // large traces): replayed_ops then counts the ops that would be called,
@@ -56,18 +56,18 @@ struct Substitution {
 struct KernelRecord {
   std::string name;
   int64_t stream = 0;
-  double start_us = 0;     // relative to the iteration start
+  double start_us = 0;  // relative to the iteration start
   double duration_us = 0;
 };
 
 struct OpMeasurement {
   core::NodeId id = core::kNoNode;
   std::string name;
-  std::string family;      // core::opFamily()
-  double cpu_us = 0;       // median over measured iterations
-  double device_us = 0;    // median sum of kernel durations (0 on CPU)
+  std::string family;    // core::opFamily()
+  double cpu_us = 0;     // median over measured iterations
+  double device_us = 0;  // median sum of kernel durations (0 on CPU)
   int kernels = 0;
-  double start_us = 0;     // in the last measured iteration, relative to its start
+  double start_us = 0;  // in the last measured iteration, relative to its start
 };
 
 struct ReplayResult {
@@ -75,16 +75,17 @@ struct ReplayResult {
   std::vector<double> iterations_ms;
   double iteration_ms_median = 0;
   int64_t selected_ops = 0;
-  int64_t replayed_ops = 0;      // ops that ran without failure in every iteration
-  double coverage = 0;           // replayed / selected
+  int64_t replayed_ops = 0;  // ops that ran without failure in every iteration
+  double coverage = 0;       // replayed / selected
   std::vector<OpIssue> skipped;
   std::vector<OpIssue> failed;
   std::vector<Substitution> substitutions;
-  std::vector<std::string> overload_mappings;  // "aten::foo.new -> aten::foo.old (by argument names)"
+  std::vector<std::string>
+      overload_mappings;  // "aten::foo.new -> aten::foo.old (by argument names)"
   std::vector<OpMeasurement> per_op;
-  std::vector<KernelRecord> kernels;            // last measured iteration, CUDA only
-  int64_t peak_memory_bytes = 0;   // live replay tensors
-  int64_t trace_peak_bytes = 0;    // live tensors implied by the trace
+  std::vector<KernelRecord> kernels;  // last measured iteration, CUDA only
+  int64_t peak_memory_bytes = 0;      // live replay tensors
+  int64_t trace_peak_bytes = 0;       // live tensors implied by the trace
   int threads = 0;
   bool interrupted = false;
 };

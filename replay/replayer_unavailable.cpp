@@ -8,8 +8,9 @@ namespace tracetwin::replay {
 bool replayAvailable() { return false; }
 
 ReplayResult replayGraph(const core::Graph&, const ReplayOptions&) {
-  throw UnavailableError("replay: built without LibTorch (configure with TRACETWIN_WITH_TORCH=ON "
-                         "and Debian's libtorch-dev installed)");
+  throw UnavailableError(
+      "replay: built without LibTorch (configure with TRACETWIN_WITH_TORCH=ON "
+      "and Debian's libtorch-dev installed)");
 }
 
 }  // namespace tracetwin::replay

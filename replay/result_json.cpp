@@ -34,13 +34,19 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["skipped"] = issues(r.skipped);
   j["failed"] = issues(r.failed);
   auto subs = nlohmann::json::array();
-  for (const auto& s : r.substitutions) subs.push_back({{"id", s.id}, {"from", s.from}, {"to", s.to}});
+  for (const auto& s : r.substitutions)
+    subs.push_back({{"id", s.id}, {"from", s.from}, {"to", s.to}});
   j["substitutions"] = subs;
   j["overload_mappings"] = r.overload_mappings;
   auto ops = nlohmann::json::array();
   for (const auto& m : r.per_op) {
-    ops.push_back({{"id", m.id}, {"name", m.name}, {"family", m.family}, {"cpu_us", m.cpu_us},
-                   {"device_us", m.device_us}, {"kernels", m.kernels}, {"start_us", m.start_us}});
+    ops.push_back({{"id", m.id},
+                   {"name", m.name},
+                   {"family", m.family},
+                   {"cpu_us", m.cpu_us},
+                   {"device_us", m.device_us},
+                   {"kernels", m.kernels},
+                   {"start_us", m.start_us}});
   }
   j["per_op"] = ops;
   j["peak_memory_bytes"] = r.peak_memory_bytes;
@@ -54,8 +60,13 @@ nlohmann::json chromeTraceEvents(const ReplayResult& r, int pid, const std::stri
   events.push_back(metadata("process_name", pid, 0, process_name));
   events.push_back(metadata("thread_name", pid, 0, "CPU ops (" + r.device + ")"));
   for (const auto& m : r.per_op) {
-    events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", m.name}, {"pid", pid}, {"tid", 0},
-                      {"ts", m.start_us}, {"dur", m.cpu_us},
+    events.push_back({{"ph", "X"},
+                      {"cat", "cpu_op"},
+                      {"name", m.name},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"ts", m.start_us},
+                      {"dur", m.cpu_us},
                       {"args", {{"id", m.id}, {"family", m.family}}}});
   }
   std::set<int64_t> streams;
@@ -65,8 +76,13 @@ nlohmann::json chromeTraceEvents(const ReplayResult& r, int pid, const std::stri
     if (streams.insert(k.stream).second) {
       events.push_back(metadata("thread_name", pid, tid, fmt::format("stream {}", k.stream)));
     }
-    events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", k.name}, {"pid", pid}, {"tid", tid},
-                      {"ts", k.start_us}, {"dur", k.duration_us}});
+    events.push_back({{"ph", "X"},
+                      {"cat", "kernel"},
+                      {"name", k.name},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"ts", k.start_us},
+                      {"dur", k.duration_us}});
   }
   return events;
 }

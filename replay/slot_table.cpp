@@ -72,7 +72,8 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   std::map<std::pair<int64_t, std::string>, std::vector<int32_t>> groups;
   const auto& slots = plan_.slots();
   for (size_t s = 0; s < slots.size(); ++s) {
-    if (slots[s].upfront) groups[{slots[s].meta.storage_id, slots[s].meta.device}].push_back(int32_t(s));
+    if (slots[s].upfront)
+      groups[{slots[s].meta.storage_id, slots[s].meta.device}].push_back(int32_t(s));
   }
   for (const auto& [key, members] : groups) {
     int64_t nbytes = 0;
@@ -83,14 +84,16 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
     const core::TensorValue& first = slots[size_t(members.front())].meta;
     at::Storage storage;
     try {
-      storage = at::empty({nbytes}, at::TensorOptions().dtype(at::kByte).device(devices_.map(first.device)))
+      storage = at::empty({nbytes},
+                          at::TensorOptions().dtype(at::kByte).device(devices_.map(first.device)))
                     .storage();
     } catch (const c10::Error& e) {
       const std::string message = e.what_without_backtrace();
       const core::NodeId op = op_nodes[size_t(slots[size_t(members.front())].first_op)]->id;
-      throw RuntimeFailure(fmt::format("{} creating input storage {} of op {}: {} bytes asked: {}",
-                                       isOutOfMemory(message, nullptr) ? "out of memory" : "failure",
-                                       key.first, op, nbytes, message));
+      throw RuntimeFailure(
+          fmt::format("{} creating input storage {} of op {}: {} bytes asked: {}",
+                      isOutOfMemory(message, nullptr) ? "out of memory" : "failure", key.first, op,
+                      nbytes, message));
     }
     // Floats first, then integers: generator values must not be overwritten.
     std::vector<int32_t> ordered = members;
@@ -106,7 +109,8 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
       at::Tensor flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
       std::optional<IntFill> fill;
       if (info.first_op >= 0 && info.first_arg >= 0) {
-        fill = integerFillFor(*op_nodes[size_t(info.first_op)], size_t(info.first_arg), info.first_element);
+        fill = integerFillFor(*op_nodes[size_t(info.first_op)], size_t(info.first_arg),
+                              info.first_element);
       }
       fillValues(flat, view, fill);
       tensors_[size_t(s)] = view;

@@ -61,10 +61,11 @@ SpecialOpPlan planComm(const core::Node& node, SpecialOpContext& context) {
 
 SpecialOpPlan planTriton(const core::Node& node, SpecialOpContext& /*context*/) {
   SpecialOpPlan plan;
-  plan.skip_reason = node.kernel_file.empty()
-                         ? "Triton kernel: its source is not in the trace"
-                         : fmt::format("Triton kernel: source {} is not available to LibTorch replay",
-                                       node.kernel_file);
+  plan.skip_reason =
+      node.kernel_file.empty()
+          ? "Triton kernel: its source is not in the trace"
+          : fmt::format("Triton kernel: source {} is not available to LibTorch replay",
+                        node.kernel_file);
   return plan;
 }
 

@@ -120,33 +120,54 @@ std::vector<Value> convolutionTransposeInputs(const Node& n) {
 
 const std::vector<std::pair<std::string, SubstitutionRule>> kRegistry = {
     {"aten::cudnn_batch_norm",
-     {"aten::native_batch_norm", kNativeBatchNorm,
+     {"aten::native_batch_norm",
+      kNativeBatchNorm,
       "same inputs; the 4th output (cuDNN reserve space) is not produced",
-      [](const Node& n) { return pick(n, {0, 1, 2, 3, 4, 5, 6, 7}); }, {0, 1, 2}}},
+      [](const Node& n) {
+        return pick(n, {0, 1, 2, 3, 4, 5, 6, 7});
+      },
+      {0, 1, 2}}},
     {"aten::cudnn_batch_norm_backward",
-     {"aten::native_batch_norm_backward", kNativeBatchNormBackward,
+     {"aten::native_batch_norm_backward",
+      kNativeBatchNormBackward,
       "grad/input swapped, reserve space dropped, train=true and output_mask=[1,1,1] added",
-      batchNormBackwardInputs, {0, 1, 2}}},
+      batchNormBackwardInputs,
+      {0, 1, 2}}},
     {"aten::miopen_batch_norm",
-     {"aten::native_batch_norm", kNativeBatchNorm, "same inputs and outputs",
-      [](const Node& n) { return pick(n, {0, 1, 2, 3, 4, 5, 6, 7}); }, {0, 1, 2}}},
+     {"aten::native_batch_norm",
+      kNativeBatchNorm,
+      "same inputs and outputs",
+      [](const Node& n) {
+        return pick(n, {0, 1, 2, 3, 4, 5, 6, 7});
+      },
+      {0, 1, 2}}},
     {"aten::miopen_batch_norm_backward",
-     {"aten::native_batch_norm_backward", kNativeBatchNormBackward,
-      "grad/input swapped, train=true and output_mask=[1,1,1] added", batchNormBackwardInputs,
+     {"aten::native_batch_norm_backward",
+      kNativeBatchNormBackward,
+      "grad/input swapped, train=true and output_mask=[1,1,1] added",
+      batchNormBackwardInputs,
       {0, 1, 2}}},
     {"aten::cudnn_convolution",
-     {"aten::convolution", kConvolution,
+     {"aten::convolution",
+      kConvolution,
       "bias=None, stride/padding reordered, benchmark/deterministic/tf32 flags dropped",
-      convolutionInputs, {0}}},
+      convolutionInputs,
+      {0}}},
     {"aten::cudnn_convolution_transpose",
-     {"aten::convolution", kConvolution,
+     {"aten::convolution",
+      kConvolution,
       "bias=None, transposed=true, benchmark/deterministic/tf32 flags dropped",
-      convolutionTransposeInputs, {0}}},
+      convolutionTransposeInputs,
+      {0}}},
     {"aten::_cudnn_ctc_loss",
      {"aten::_ctc_loss",
-      "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "
+      "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] "
+      "target_lengths, "
       "int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
-      "deterministic flag dropped", [](const Node& n) { return pick(n, {0, 1, 2, 3, 4, 6}); },
+      "deterministic flag dropped",
+      [](const Node& n) {
+        return pick(n, {0, 1, 2, 3, 4, 6});
+      },
       {0, 1}}},
 };
 

@@ -76,7 +76,8 @@ struct StorageKey {
 };
 struct StorageKeyHash {
   size_t operator()(const StorageKey& k) const {
-    return std::hash<int64_t>()(k.id) ^ (std::hash<std::string>()(k.device) << 1) ^ size_t(k.upfront);
+    return std::hash<int64_t>()(k.id) ^ (std::hash<std::string>()(k.device) << 1) ^
+           size_t(k.upfront);
   }
 };
 

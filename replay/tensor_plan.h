@@ -19,12 +19,12 @@
 namespace tracetwin::replay {
 
 struct SlotInfo {
-  core::TensorValue meta;    // as first recorded
-  bool upfront = false;      // first seen as an input: materialised before the replay
-  int64_t def_op = -1;       // op index that produces it (-1 when upfront)
-  int64_t last_use = -1;     // last op index that reads or produces it
-  int64_t first_op = -1;     // upfront: first op index that reads it
-  int32_t first_arg = -1;    // upfront: input position at the first reading op
+  core::TensorValue meta;      // as first recorded
+  bool upfront = false;        // first seen as an input: materialised before the replay
+  int64_t def_op = -1;         // op index that produces it (-1 when upfront)
+  int64_t last_use = -1;       // last op index that reads or produces it
+  int64_t first_op = -1;       // upfront: first op index that reads it
+  int32_t first_arg = -1;      // upfront: input position at the first reading op
   int32_t first_element = -1;  // ... and element of a tensor list there (-1: plain tensor)
 };
 
@@ -47,8 +47,8 @@ class TensorPlan {
   static int64_t extentElements(const core::TensorValue& t);
 
  private:
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string,
-                         std::vector<int64_t>>;
+  using Key =
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string, std::vector<int64_t>>;
   static Key keyOf(const core::TensorValue& t);
   std::map<Key, int32_t> current_;
   std::vector<SlotInfo> slots_;

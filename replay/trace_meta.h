@@ -9,10 +9,10 @@
 namespace tracetwin::replay {
 
 struct TraceMeta {
-  std::string path;            // the meta file read
-  double iteration_ms = 0;     // median iteration time of the original run
-  int samples = 0;             // iterations behind iteration_ms
-  int threads = 0;             // intra-op threads of the original run
+  std::string path;         // the meta file read
+  double iteration_ms = 0;  // median iteration time of the original run
+  int samples = 0;          // iterations behind iteration_ms
+  int threads = 0;          // intra-op threads of the original run
   std::string torch_version;
   std::string device;
 };

@@ -22,9 +22,9 @@ struct IntFill {
   Kind kind = Kind::kUniform;
   int64_t low = 0;
   int64_t high = 0;
-  int64_t total = 0;              // kOffsets: number of indices the offsets cut
-  bool last_equals_total = false; // kOffsets with include_last_offset
-  std::string rule;               // which generator decided, for reports
+  int64_t total = 0;               // kOffsets: number of indices the offsets cut
+  bool last_equals_total = false;  // kOffsets with include_last_offset
+  std::string rule;                // which generator decided, for reports
 };
 
 // Fill for the integer tensor input `input_index` (element `element_index`

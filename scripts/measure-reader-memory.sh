@@ -18,7 +18,11 @@ else
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-/usr/bin/time -v "$build/tracetwin" inspect --json "$trace" 2>"$log" >"$log.json"
+# bench/read_trace holds nothing but the reader (the tracetwin binary also
+# maps LibTorch, ~150 MB of RSS that is not the reader's).
+reader=("$build/bench/read_trace")
+[ -x "${reader[0]}" ] || reader=("$build/tracetwin" inspect --json)
+/usr/bin/time -v "${reader[@]}" "$trace" 2>"$log" >"$log.json"
 rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")
 cpu_s=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$log")
 parse_ms=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["parse_ms"])' "$log.json")

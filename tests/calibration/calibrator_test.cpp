@@ -27,7 +27,10 @@ class TinyCalibration : public ::testing::Test {
     o.budget_s = 8;
     o.families = {"elementwise", "view"};
     o.torch_version = libtorchVersion();
-    o.on_progress = [](const CalibrationProgress& p) { ++progress_calls_; last_ = p; };
+    o.on_progress = [](const CalibrationProgress& p) {
+      ++progress_calls_;
+      last_ = p;
+    };
     result_ = new CalibrationResult(runCalibration(o));
   }
   static void TearDownTestSuite() {

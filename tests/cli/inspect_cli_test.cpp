@@ -72,7 +72,8 @@ TEST(InspectCli, JsonCountsForResnetAndDlrm) {
   EXPECT_EQ(j["top_level_ops"], 1237);
   EXPECT_EQ(j["comm_ops"], 9);
   EXPECT_EQ(j["op_histogram"]["record_param_comms"], 9);
-  const RunResult dlrm = run("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
+  const RunResult dlrm =
+      run("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
   ASSERT_EQ(dlrm.exit_code, 0) << dlrm.err;
   EXPECT_EQ(nlohmann::json::parse(dlrm.out)["top_level_ops"], 493);
 }
@@ -91,13 +92,15 @@ TEST(InspectCli, ChakraProtobufExitsTwoWithOneLine) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(lines(r.err), 1u) << r.err;
-  EXPECT_EQ(r.err.rfind("tracetwin: error: " + path + ": this is a Chakra protobuf", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("tracetwin: error: " + path + ": this is a Chakra protobuf", 0), 0u)
+      << r.err;
 }
 
 TEST(InspectCli, BadTracesExitTwoWithOneLine) {
   testing::TempDir dir;
   const std::string truncated = dir.write("cut.json", testing::modernTrace("").substr(0, 80));
-  const std::string dangling = dir.write("dangling.json", testing::modernTrace(testing::modernNode(3, 9, "x", "")));
+  const std::string dangling =
+      dir.write("dangling.json", testing::modernTrace(testing::modernNode(3, 9, "x", "")));
   for (const std::string& path : {truncated, dangling, std::string("/nonexistent.json")}) {
     const RunResult r = run("inspect --json " + path);
     EXPECT_EQ(r.exit_code, 2) << path;

@@ -47,9 +47,9 @@ bool has(const std::string& msg, const std::string& part) {
   return msg.find(part) != std::string::npos;
 }
 
-const std::string kGood = modernTrace(
-    modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])",
-               "[[4]]", R"J(["Tensor(float)"])J"));
+const std::string kGood =
+    modernTrace(modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor",
+                           R"([[5,6,0,4,4,"cpu"]])", "[[4]]", R"J(["Tensor(float)"])J"));
 
 TEST(BadInput, GoodTraceReads) {
   TempDir dir;
@@ -74,7 +74,8 @@ TEST(BadInput, TopLevelArray) {
 TEST(BadInput, TruncatedAnywhereNeverReads) {
   // Cut the good trace at many points: every prefix must be refused.
   for (size_t cut = 1; cut + 1 < kGood.size(); cut += 7) {
-    const std::string msg = errorReading(kGood.substr(0, cut), "cut" + std::to_string(cut) + ".json");
+    const std::string msg =
+        errorReading(kGood.substr(0, cut), "cut" + std::to_string(cut) + ".json");
     EXPECT_FALSE(msg.empty()) << cut;
   }
 }
@@ -102,14 +103,17 @@ TEST(BadInput, MissingOrWronglyTypedKeys) {
 }
 
 TEST(BadInput, WrongValueShapes) {
-  const std::string three_fields = modernTrace(modernNode(
-      3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor", "[[5,6,0]]", "[[4]]", R"J(["Tensor(float)"])J"));
+  const std::string three_fields =
+      modernTrace(modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor", "[[5,6,0]]",
+                             "[[4]]", R"J(["Tensor(float)"])J"));
   const std::string msg = errorReading(three_fields);
   EXPECT_TRUE(has(msg, "(node 3)")) << msg;
   EXPECT_TRUE(has(msg, "5 or 6 tensor fields")) << msg;
-  const std::string count = modernTrace(modernNode(3, 2, "aten::relu", "", "[1, 2]", "[[],[]]", R"(["Int"])"));
+  const std::string count =
+      modernTrace(modernNode(3, 2, "aten::relu", "", "[1, 2]", "[[],[]]", R"(["Int"])"));
   EXPECT_TRUE(has(errorReading(count), "at most 1 values"));
-  const std::string int_as_string = modernTrace(modernNode(3, 2, "aten::relu", "", R"(["x"])", "[[]]", R"(["Int"])"));
+  const std::string int_as_string =
+      modernTrace(modernNode(3, 2, "aten::relu", "", R"(["x"])", "[[]]", R"(["Int"])"));
   EXPECT_TRUE(has(errorReading(int_as_string), "an integer for Int"));
 }
 
@@ -126,7 +130,8 @@ TEST(BadInput, ParentCycle) {
 }
 
 TEST(BadInput, DuplicateIdsAndNoRoot) {
-  const std::string dup = modernTrace(modernNode(3, 2, "a", "") + ",\n" + modernNode(3, 2, "b", ""));
+  const std::string dup =
+      modernTrace(modernNode(3, 2, "a", "") + ",\n" + modernNode(3, 2, "b", ""));
   EXPECT_TRUE(has(errorReading(dup), "node id 3 appears twice"));
   const std::string no_root = R"({"schema": "1.0.1", "nodes": [
     {"name": "x", "id": 2, "parent": 3, "inputs": [], "input_shapes": [], "input_types": []},
@@ -144,6 +149,24 @@ TEST(BadInput, ObserverBugsMissingCommaAndUnterminatedString) {
   EXPECT_FALSE(errorReading(unterminated).empty());
 }
 
+TEST(BadInput, MalformedValuesOfUnknownKeysAreNotSkippedBlindly) {
+  // Found by the differential fuzzer: On-Demand skips unknown values without
+  // validating them, and a stray ']' there used to read as a good trace.
+  std::string node_junk = kGood;
+  node_junk.replace(node_junk.find("\"ctrl_deps\": 2"), 14, "\"ctrl_deps\": 2, \"junk [\": ]");
+  EXPECT_TRUE(has(errorReading(node_junk), "expected a JSON value"));
+  std::string top_junk = kGood;
+  top_junk.replace(top_junk.find("\"pid\": 7"), 8, "\"pid\": 7, \"junk\": ]");
+  EXPECT_FALSE(errorReading(top_junk).empty());
+  // And a ']' right after a string value (On-Demand's skip closed the node).
+  std::string bracket = kGood;
+  bracket.replace(bracket.find("\"name\": \"aten::relu\""), 20, "\"name\": \"aten::relu\"]");
+  EXPECT_FALSE(errorReading(bracket).empty());
+  std::string attr_junk = kGood;
+  attr_junk.replace(attr_junk.find("\"type\": \"uint64\""), 16, "\"type\": ]");
+  EXPECT_FALSE(errorReading(attr_junk).empty());
+}
+
 TEST(BadInput, TrailingContentAfterTheObject) {
   EXPECT_TRUE(has(errorReading(kGood + " {}"), "end of the document"));
 }
@@ -151,7 +174,8 @@ TEST(BadInput, TrailingContentAfterTheObject) {
 TEST(BadInput, CorruptAndTruncatedGzip) {
   const std::string gz = gzip(kGood);
   std::string corrupt = gz;
-  for (size_t i = 20; i < corrupt.size() - 8; i += 13) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  for (size_t i = 20; i < corrupt.size() - 8; i += 13)
+    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
   EXPECT_TRUE(has(errorReading(corrupt, "corrupt.json.gz"), "gzip"));
   EXPECT_TRUE(has(errorReading(gz.substr(0, gz.size() / 2), "half.json.gz"), "gzip"));
   EXPECT_TRUE(has(errorReading(gz + "junk", "junk.json.gz"), "another gzip member"));
@@ -186,7 +210,8 @@ TEST(BadInput, MissingFile) {
 
 TEST(BadInput, DeepNestingIsRefusedNotAStackOverflow) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string t = modernTrace(modernNode(3, 2, "a", "", "[" + deep + "]", "[[]]", R"(["Object"])"));
+  const std::string t =
+      modernTrace(modernNode(3, 2, "a", "", "[" + deep + "]", "[[]]", R"(["Object"])"));
   EXPECT_TRUE(has(errorReading(t), "nested"));
 }
 

@@ -1,10 +1,11 @@
 // Graphs built by hand: structure checks, classification and selection rules.
+#include "core/graph.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/errors.h"
-#include "core/graph.h"
 
 namespace tracetwin::core {
 namespace {
@@ -27,7 +28,8 @@ Graph baseGraph() {
   return g;
 }
 
-constexpr const char* kAdd = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+constexpr const char* kAdd =
+    "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
 
 TEST(Graph, ChildrenSortedByIdWhateverTheFileOrder) {
   Graph g = baseGraph();
@@ -39,7 +41,8 @@ TEST(Graph, ChildrenSortedByIdWhateverTheFileOrder) {
   EXPECT_EQ(g.node(3).children, (std::vector<NodeId>{4}));
   EXPECT_EQ(g.threadRoots(), (std::vector<NodeId>{2}));
   ASSERT_EQ(g.nodes().size(), 5u);
-  for (size_t i = 0; i < g.nodes().size(); ++i) EXPECT_EQ(g.nodes()[i].id, static_cast<NodeId>(i + 1));
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    EXPECT_EQ(g.nodes()[i].id, static_cast<NodeId>(i + 1));
   EXPECT_EQ(g.findNode(42), nullptr);
   EXPECT_THROW(g.node(42), InputError);
 }
@@ -64,7 +67,8 @@ TEST(Graph, DanglingParentAndCyclesAreInputErrors) {
     dangling.finalize();
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("hand.json: node 3 (\"x\") has parent 77"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("hand.json: node 3 (\"x\") has parent 77"),
+              std::string::npos)
         << e.what();
   }
   Graph cycle = baseGraph();

@@ -51,7 +51,8 @@ std::vector<Expected> expectations() {
       {"allgather_1.0.2_et.json.gz", "1.0.2-chakra.0.0.4", 263, 120, 20, 0},
   };
   for (int r = 0; r < 8; ++r) {
-    all.push_back({"dlrm_8rank/rank" + std::to_string(r) + ".et.json.gz", "1.0.1", 1675, 493, 13, 0});
+    all.push_back(
+        {"dlrm_8rank/rank" + std::to_string(r) + ".et.json.gz", "1.0.1", 1675, 493, 13, 0});
   }
   return all;
 }

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace tracetwin::testing {
 
@@ -25,7 +25,8 @@ inline std::string modernNode(long id, long parent, const std::string& name,
       id, name, parent, values, shapes, types, id, schema, extra_attrs);
 }
 
-inline std::string modernTrace(const std::string& nodes, const std::string& schema = "1.1.0-chakra.0.0.4") {
+inline std::string modernTrace(const std::string& nodes,
+                               const std::string& schema = "1.1.0-chakra.0.0.4") {
   return fmt::format(
       R"({{"schema": "{}", "pid": 7, "time": "2024-01-01 00:00:00", "start_ts": 10,
 "nodes": [{}{}

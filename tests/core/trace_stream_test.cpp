@@ -43,7 +43,8 @@ class StreamingTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StreamingTest, SameGraphAsWholeFileAtAnyChunkSize) {
   TempDir dir;
-  const std::string plain = dir.write("plain.json", readMaybeGzipFile(testing::sharedTrace(GetParam())));
+  const std::string plain =
+      dir.write("plain.json", readMaybeGzipFile(testing::sharedTrace(GetParam())));
   const Graph whole = readTrace(plain);
   for (size_t chunk : {size_t{256}, size_t{4099}, size_t{1} << 20}) {
     SCOPED_TRACE(chunk);
@@ -52,8 +53,9 @@ TEST_P(StreamingTest, SameGraphAsWholeFileAtAnyChunkSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, StreamingTest,
-                         ::testing::Values("pt2_triton_1.1.1_et.json.gz", "allgather_1.0.2_et.json.gz",
-                                           "linear_1.0.1_et.json.gz", "dlrm_8rank/rank0.et.json.gz",
+                         ::testing::Values("pt2_triton_1.1.1_et.json.gz",
+                                           "allgather_1.0.2_et.json.gz", "linear_1.0.1_et.json.gz",
+                                           "dlrm_8rank/rank0.et.json.gz",
                                            "resnet_1.1.0_et.json.gz"));
 
 std::string streamingError(const std::string& bytes, size_t chunk = 64) {
@@ -83,11 +85,13 @@ TEST(Streaming, TruncatedAnywhereNeverReads) {
 TEST(Streaming, BadInputsAreRefused) {
   EXPECT_NE(streamingError("").find("empty file"), std::string::npos);
   EXPECT_NE(streamingError("[1]").find("top-level JSON array"), std::string::npos);
-  EXPECT_NE(streamingError(testing::modernTrace("", "2.0.0")).find("unknown execution-trace schema"),
-            std::string::npos);
+  EXPECT_NE(
+      streamingError(testing::modernTrace("", "2.0.0")).find("unknown execution-trace schema"),
+      std::string::npos);
   EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": ["x"]})").find("a node object"),
             std::string::npos);
-  EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": [{"id": 1, "parent": 1},]})").find("a node object"),
+  EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": [{"id": 1, "parent": 1},]})")
+                .find("a node object"),
             std::string::npos);
   EXPECT_NE(streamingError(kGood + "{}").find("end of the document"), std::string::npos);
   // A bad value inside a node: the offset is the one in the file.

@@ -39,9 +39,9 @@ TEST(TraceValues, QuotedInfAndNanDoubles) {
 }
 
 TEST(TraceValues, NestedListsOfTensorsWithShapes) {
-  const Graph g = readOneNode(R"([[[[19,20,0,1,4,"cuda:0"],[5,23,0,6,4,"cuda:0"]]]])",
-                              "[[[[1],[2,3]]]]",
-                              R"J(["GenericList[GenericList[Tensor(float),Tensor(float)]]"])J");
+  const Graph g =
+      readOneNode(R"([[[[19,20,0,1,4,"cuda:0"],[5,23,0,6,4,"cuda:0"]]]])", "[[[[1],[2,3]]]]",
+                  R"J(["GenericList[GenericList[Tensor(float),Tensor(float)]]"])J");
   const Value& outer = onlyOp(g).inputs.at(0);
   ASSERT_EQ(outer.kind, ValueKind::kList);
   ASSERT_EQ(outer.elements.size(), 1u);
@@ -93,7 +93,8 @@ TEST(TraceValues, ScalarsNoneGeneratorDeviceTuple) {
 
 TEST(TraceValues, ListLongerThanItsTypeKeepsTheLastElementType) {
   // Lists are cut at 4096 elements in the type string; values can run on.
-  const Graph g = readOneNode("[[1,2,3],[]]", "[[],[]]", R"(["GenericList[Int,Int]","GenericList[]"])");
+  const Graph g =
+      readOneNode("[[1,2,3],[]]", "[[],[]]", R"(["GenericList[Int,Int]","GenericList[]"])");
   const Value& list = onlyOp(g).inputs[0];
   ASSERT_EQ(list.elements.size(), 3u);
   EXPECT_EQ(list.elements[2].kind, ValueKind::kInt);
@@ -145,12 +146,14 @@ TEST(TraceValues, ReusedTensorIdsAreDistinctTensors) {
   // Id 5 is freed after node 3 and reused for a new storage in node 4; node 5
   // uses the first identity again: two table entries, not one and not three.
   const std::string nodes =
-      modernNode(3, 2, "aten::a", "aten::a(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])", "[[4]]",
-                 R"J(["Tensor(float)"])J") + ",\n" +
-      modernNode(4, 2, "aten::b", "aten::b(Tensor self) -> Tensor", R"([[5,9,0,4,4,"cpu"]])", "[[4]]",
-                 R"J(["Tensor(float)"])J") + ",\n" +
-      modernNode(5, 2, "aten::c", "aten::c(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])", "[[4]]",
-                 R"J(["Tensor(float)"])J");
+      modernNode(3, 2, "aten::a", "aten::a(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])",
+                 "[[4]]", R"J(["Tensor(float)"])J") +
+      ",\n" +
+      modernNode(4, 2, "aten::b", "aten::b(Tensor self) -> Tensor", R"([[5,9,0,4,4,"cpu"]])",
+                 "[[4]]", R"J(["Tensor(float)"])J") +
+      ",\n" +
+      modernNode(5, 2, "aten::c", "aten::c(Tensor self) -> Tensor", R"([[5,6,0,4,4,"cpu"]])",
+                 "[[4]]", R"J(["Tensor(float)"])J");
   const Graph g = parseTrace(modernTrace(nodes), "mem.json");
   ASSERT_EQ(g.tensors().size(), 2u);
   EXPECT_EQ(g.tensors()[0].storage_id, 6);

@@ -64,9 +64,12 @@ class FakeCollector : public device::KernelCollector {
 TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTimer) {
   GraphBuilder b;
   const char* add = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-  b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(3, 3, {8})});
-  b.op(add, {tensorValue(3, 3, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(4, 4, {8})});
-  b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(5, 5, {8})});
+  b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(3, 3, {8})});
+  b.op(add, {tensorValue(3, 3, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(4, 4, {8})});
+  b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(5, 5, {8})});
   const core::Graph graph = b.build();
 
   int unbalanced = 0;

@@ -42,28 +42,31 @@ TEST(ReplayCommand, WritesTheJsonReportWithTheOriginalBesideTheReplay) {
   if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
   const std::string json_path = ::testing::TempDir() + "replay_mlp.json";
   const std::string chrome_path = ::testing::TempDir() + "replay_mlp.trace.json";
-  CommandRun run = runTracetwin("replay " + trace + " --warmup 1 --iters 2 --json-out " + json_path +
-                         " --chrome-trace " + chrome_path);
+  CommandRun run = runTracetwin("replay " + trace + " --warmup 1 --iters 2 --json-out " +
+                                json_path + " --chrome-trace " + chrome_path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("replay/original"), std::string::npos) << run.output;
 
   std::ifstream in(json_path);
   const auto doc = nlohmann::json::parse(in);
-  for (const char* key : {"device", "iterations_ms", "iteration_ms_median", "selected_ops", "replayed_ops",
-                          "coverage", "skipped", "failed", "substitutions", "per_op",
-                          "peak_memory_bytes", "original_iteration_ms", "ratio"}) {
+  for (const char* key : {"device", "iterations_ms", "iteration_ms_median", "selected_ops",
+                          "replayed_ops", "coverage", "skipped", "failed", "substitutions",
+                          "per_op", "peak_memory_bytes", "original_iteration_ms", "ratio"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc["iterations_ms"].size(), 2u);
   EXPECT_EQ(doc["selected_ops"], doc["per_op"].size());
   EXPECT_NEAR(doc["ratio"].get<double>(),
-              doc["iteration_ms_median"].get<double>() / doc["original_iteration_ms"].get<double>(), 1e-9);
+              doc["iteration_ms_median"].get<double>() / doc["original_iteration_ms"].get<double>(),
+              1e-9);
   const auto& op = doc["per_op"][0];
-  for (const char* key : {"id", "name", "family", "cpu_us", "device_us"}) EXPECT_TRUE(op.contains(key)) << key;
+  for (const char* key : {"id", "name", "family", "cpu_us", "device_us"})
+    EXPECT_TRUE(op.contains(key)) << key;
 
   std::ifstream chrome(chrome_path);
   const auto events = nlohmann::json::parse(chrome)["traceEvents"];
-  const auto ops = std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; });
+  const auto ops =
+      std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; });
   EXPECT_EQ(ops, doc["selected_ops"].get<int64_t>());
 }
 

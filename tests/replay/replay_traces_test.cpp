@@ -42,17 +42,24 @@ std::optional<double> eagerIterationMsNow(const std::string& name, const std::st
   const std::string scripts = tracetwin::testing::sourcePath("scripts");
   const std::string code =
       "import sys, json, time, importlib\n"
-      "sys.path[:0] = ['" + scripts + "/workloads', '" + scripts + "']\n"
+      "sys.path[:0] = ['" +
+      scripts + "/workloads', '" + scripts +
+      "']\n"
       "import torch\n"
-      "torch.set_num_threads(" + std::to_string(meta.value("threads", 1)) + ")\n"
+      "torch.set_num_threads(" +
+      std::to_string(meta.value("threads", 1)) +
+      ")\n"
       "p = json.loads(sys.argv[1]); torch.manual_seed(p.get('seed', 0))\n"
-      "step = importlib.import_module('" + name + "').build(p)\n"
+      "step = importlib.import_module('" +
+      name +
+      "').build(p)\n"
       "for _ in range(3): step()\n"
       "s = []\n"
       "for _ in range(11):\n"
       "    t = time.perf_counter(); step(); s.append((time.perf_counter() - t) * 1e3)\n"
       "print(sorted(s)[5])\n";
-  const std::string cmd = "/usr/bin/python3 -c \"" + code + "\" '" + meta["params"].dump() + "' 2>/dev/null";
+  const std::string cmd =
+      "/usr/bin/python3 -c \"" + code + "\" '" + meta["params"].dump() + "' 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   double ms = 0;
   if (pipe && std::fscanf(pipe.get(), "%lf", &ms) == 1 && ms > 0) return ms;
@@ -88,8 +95,9 @@ TEST_P(DataTrace, ReplaysWithFullCoverageCloseToTheOriginal) {
   const double original_ms = eager_now.value_or(meta->iteration_ms);
   const double ratio = replay_ms / original_ms;
   RecordProperty("fidelity_ratio", std::to_string(ratio));
-  std::printf("  %s: replay %.3f ms, original %.3f ms (%s), ratio %.3f; captured %.3f ms\n", GetParam(),
-              replay_ms, original_ms, eager_now ? "eager, now" : "meta file", ratio, meta->iteration_ms);
+  std::printf("  %s: replay %.3f ms, original %.3f ms (%s), ratio %.3f; captured %.3f ms\n",
+              GetParam(), replay_ms, original_ms, eager_now ? "eager, now" : "meta file", ratio,
+              meta->iteration_ms);
   EXPECT_GE(ratio, kFidelityLow) << "replay " << replay_ms << " ms vs original " << original_ms;
   EXPECT_LE(ratio, kFidelityHigh) << "replay " << replay_ms << " ms vs original " << original_ms;
 }
@@ -109,7 +117,8 @@ TEST_P(GpuTraceOnCpu, PlansNearlyEveryOpWithGenericTwins) {
   EXPECT_GE(r.coverage, kMinCoverageGpuOnCpu);
   // 53 cudnn_batch_norm_backward at top level, each replaced and reported.
   const auto bn = std::count_if(r.substitutions.begin(), r.substitutions.end(), [](const auto& s) {
-    return s.from == "aten::cudnn_batch_norm_backward" && s.to == "aten::native_batch_norm_backward";
+    return s.from == "aten::cudnn_batch_norm_backward" &&
+           s.to == "aten::native_batch_norm_backward";
   });
   EXPECT_EQ(bn, 53);
   // What is left is the 9 collectives, each with its reason.

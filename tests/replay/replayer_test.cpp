@@ -27,9 +27,11 @@ ReplayOptions quick() {
 
 TEST(Replayer, ReplaysAChainAndBindsOutputsByIdentity) {
   GraphBuilder b;
-  b.op(kAdd, {tensorValue(1, 1, {64}), tensorValue(2, 2, {64}), intValue(1)}, {tensorValue(3, 3, {64})});
+  b.op(kAdd, {tensorValue(1, 1, {64}), tensorValue(2, 2, {64}), intValue(1)},
+       {tensorValue(3, 3, {64})});
   b.op(kMm, {tensorValue(4, 4, {8, 8}), tensorValue(5, 5, {8, 8})}, {tensorValue(6, 6, {8, 8})});
-  b.op(kAdd, {tensorValue(3, 3, {64}), tensorValue(3, 3, {64}), intValue(2)}, {tensorValue(7, 7, {64})});
+  b.op(kAdd, {tensorValue(3, 3, {64}), tensorValue(3, 3, {64}), intValue(2)},
+       {tensorValue(7, 7, {64})});
   auto result = replayGraph(b.build(), quick());
   EXPECT_EQ(result.selected_ops, 3);
   EXPECT_EQ(result.replayed_ops, 3);
@@ -52,19 +54,21 @@ TEST(Replayer, NewerOverloadFallsBackToARegisteredOneByArgumentNames) {
   auto result = replayGraph(b.build(), quick());
   EXPECT_EQ(result.replayed_ops, 1);
   ASSERT_EQ(result.overload_mappings.size(), 1u);
-  EXPECT_NE(result.overload_mappings[0].find("aten::add.Tensor_v2 -> aten::add."), std::string::npos)
+  EXPECT_NE(result.overload_mappings[0].find("aten::add.Tensor_v2 -> aten::add."),
+            std::string::npos)
       << result.overload_mappings[0];
 }
 
 TEST(Replayer, UndefinedAndOptionalTensorsPassAsNone) {
   GraphBuilder b;
   // native_batch_norm with weight recorded undefined, bias as None.
-  b.op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-       {tensorValue(1, 1, {4, 3, 5, 5}), testing::undefinedTensor(2), testing::noneValue(),
-        tensorValue(3, 3, {3}), tensorValue(4, 4, {3}), testing::boolValue(true),
-        testing::doubleValue(0.1), testing::doubleValue(1e-5)},
-       {tensorValue(5, 5, {4, 3, 5, 5}), tensorValue(6, 6, {3}), tensorValue(7, 7, {3})});
+  b.op(
+      "aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+      "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+      {tensorValue(1, 1, {4, 3, 5, 5}), testing::undefinedTensor(2), testing::noneValue(),
+       tensorValue(3, 3, {3}), tensorValue(4, 4, {3}), testing::boolValue(true),
+       testing::doubleValue(0.1), testing::doubleValue(1e-5)},
+      {tensorValue(5, 5, {4, 3, 5, 5}), tensorValue(6, 6, {3}), tensorValue(7, 7, {3})});
   auto result = replayGraph(b.build(), quick());
   EXPECT_TRUE(result.failed.empty()) << result.failed.front().reason;
   EXPECT_EQ(result.replayed_ops, 1);
@@ -73,7 +77,8 @@ TEST(Replayer, UndefinedAndOptionalTensorsPassAsNone) {
 core::Graph graphWithABadMm() {
   GraphBuilder b;
   b.op(kMm, {tensorValue(1, 1, {4, 5}), tensorValue(2, 2, {4, 5})}, {tensorValue(3, 3, {4, 5})});
-  b.op(kAdd, {tensorValue(3, 3, {4, 5}), tensorValue(4, 4, {4, 5}), intValue(1)}, {tensorValue(5, 5, {4, 5})});
+  b.op(kAdd, {tensorValue(3, 3, {4, 5}), tensorValue(4, 4, {4, 5}), intValue(1)},
+       {tensorValue(5, 5, {4, 5})});
   return b.build();
 }
 
@@ -94,15 +99,18 @@ TEST(Replayer, StrictModeTurnsAFailureIntoAnError) {
 
 core::Graph graphWithACustomOp() {
   GraphBuilder b;
-  b.op("mylib::fused_thing(Tensor self) -> Tensor", {tensorValue(1, 1, {4})}, {tensorValue(2, 2, {4})});
-  b.op(kAdd, {tensorValue(2, 2, {4}), tensorValue(2, 2, {4}), intValue(1)}, {tensorValue(3, 3, {4})});
+  b.op("mylib::fused_thing(Tensor self) -> Tensor", {tensorValue(1, 1, {4})},
+       {tensorValue(2, 2, {4})});
+  b.op(kAdd, {tensorValue(2, 2, {4}), tensorValue(2, 2, {4}), intValue(1)},
+       {tensorValue(3, 3, {4})});
   return b.build();
 }
 
 TEST(Replayer, UnregisteredCustomOpsAreSkippedWithAReason) {
   auto result = replayGraph(graphWithACustomOp(), quick());
   ASSERT_EQ(result.skipped.size(), 1u);
-  EXPECT_NE(result.skipped[0].reason.find("not registered"), std::string::npos) << result.skipped[0].reason;
+  EXPECT_NE(result.skipped[0].reason.find("not registered"), std::string::npos)
+      << result.skipped[0].reason;
   EXPECT_EQ(result.replayed_ops, 1);
   ReplayOptions o = quick();
   o.strict = true;

@@ -8,9 +8,9 @@
 namespace tracetwin::replay {
 namespace {
 
+using testing::boolValue;
 using testing::GraphBuilder;
 using testing::intValue;
-using testing::boolValue;
 using testing::tensorValue;
 
 const char* kEmbeddingBag =
@@ -20,12 +20,12 @@ const char* kEmbeddingBag =
 
 core::Node embeddingBagNode(bool include_last_offset) {
   GraphBuilder b;
-  return b.op(kEmbeddingBag,
-              {tensorValue(10, 10, {20000, 16}), tensorValue(11, 11, {1280}, "long", 8),
-               tensorValue(12, 12, {128}, "long", 8), boolValue(false), intValue(0),
-               boolValue(false), testing::noneValue(), boolValue(include_last_offset),
-               intValue(-1)},
-              {});
+  return b.op(
+      kEmbeddingBag,
+      {tensorValue(10, 10, {20000, 16}), tensorValue(11, 11, {1280}, "long", 8),
+       tensorValue(12, 12, {128}, "long", 8), boolValue(false), intValue(0), boolValue(false),
+       testing::noneValue(), boolValue(include_last_offset), intValue(-1)},
+      {});
 }
 
 TEST(ValueGenerators, EmbeddingBagIndicesStayBelowTheTableRows) {
@@ -47,10 +47,11 @@ TEST(ValueGenerators, EmbeddingBagOffsetsRiseFromZeroToTheIndexCount) {
 
 TEST(ValueGenerators, GatherIndexFollowsTheDimension) {
   GraphBuilder b;
-  auto& n = b.op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                 {tensorValue(1, 1, {8, 33}), intValue(-1), tensorValue(2, 2, {8, 4}, "long", 8),
-                  boolValue(false)},
-                 {});
+  auto& n =
+      b.op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+           {tensorValue(1, 1, {8, 33}), intValue(-1), tensorValue(2, 2, {8, 4}, "long", 8),
+            boolValue(false)},
+           {});
   auto fill = integerFillFor(n, 2, -1);
   ASSERT_TRUE(fill);
   EXPECT_EQ(fill->high, 32);
@@ -72,10 +73,11 @@ TEST(ValueGenerators, NllLossTargetsStayBelowTheClassCount) {
 
 TEST(ValueGenerators, AdvancedIndexingBoundsEachListElementByItsDimension) {
   GraphBuilder b;
-  auto& n = b.op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-                 {tensorValue(1, 1, {5, 7}),
-                  testing::listValue({tensorValue(2, 2, {3}, "long", 8), tensorValue(3, 3, {3}, "long", 8)})},
-                 {});
+  auto& n = b.op(
+      "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+      {tensorValue(1, 1, {5, 7}),
+       testing::listValue({tensorValue(2, 2, {3}, "long", 8), tensorValue(3, 3, {3}, "long", 8)})},
+      {});
   EXPECT_EQ(integerFillFor(n, 1, 0)->high, 4);
   EXPECT_EQ(integerFillFor(n, 1, 1)->high, 6);
 }
@@ -93,10 +95,11 @@ TEST(ValueGenerators, MaxPoolIndicesStayInsideTheInputPlane) {
 
 TEST(ValueGenerators, RecordedTensorRangeWins) {
   GraphBuilder b;
-  auto& n = b.op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                 {tensorValue(1, 1, {8, 33}), intValue(1), tensorValue(2, 2, {8, 4}, "long", 8),
-                  boolValue(false)},
-                 {});
+  auto& n =
+      b.op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+           {tensorValue(1, 1, {8, 33}), intValue(1), tensorValue(2, 2, {8, 4}, "long", 8),
+            boolValue(false)},
+           {});
   n.tensor_range = R"({"2": [3, 17]})";
   auto fill = integerFillFor(n, 2, -1);
   ASSERT_TRUE(fill);
@@ -109,8 +112,9 @@ TEST(ValueGenerators, RecordedTensorRangeWins) {
 
 TEST(ValueGenerators, UnknownOpsHaveNoRule) {
   GraphBuilder b;
-  auto& n = b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                 {tensorValue(1, 1, {4}, "long", 8), tensorValue(2, 2, {4}, "long", 8), intValue(1)}, {});
+  auto& n =
+      b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+           {tensorValue(1, 1, {4}, "long", 8), tensorValue(2, 2, {4}, "long", 8), intValue(1)}, {});
   EXPECT_FALSE(integerFillFor(n, 0, -1));
   EXPECT_GE(valueGeneratorRegistry().size(), 20u);
 }

@@ -1,0 +1,57 @@
+// `tracetwin predict` end to end: a saved ModelSet, a shared trace, the JSON
+// report. Runs the built binary; skipped (with the reason) when it is absent.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "predictors/analytic_models.h"
+#include "predictors/model_set.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+namespace fs = std::filesystem;
+using tracetwin::testing::sharedTrace;
+using tracetwin::testing::sourcePath;
+using tracetwin::testing::tracetwinBinary;
+
+TEST(PredictCli, WritesJsonWithEveryOpAndReportsUnmodelledOnes) {
+  if (!fs::exists(tracetwinBinary()))
+    GTEST_SKIP() << "tracetwin binary not built: " << tracetwinBinary();
+  fs::path dir = fs::temp_directory_path() / "tracetwin_predict_cli_test";
+  fs::remove_all(dir);
+  ModelSet set;
+  set.device = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
+  set.setModel("conv", std::make_shared<RooflineModel>());  // everything else falls back
+  set.save((dir / "models").string());
+  fs::path json = dir / "pred.json";
+  std::string cmd = tracetwinBinary() + " predict " + sharedTrace("resnet_1.1.0_et.json.gz") +
+                    " --models " + (dir / "models").string() + " --device-spec " +
+                    sourcePath("configs/devices/a100.yaml") + " --json-out " + json.string() +
+                    " > " + (dir / "out.txt").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  EXPECT_EQ(j["device"], "A100-SXM4-80GB");
+  EXPECT_EQ(j["per_op"].size(), 1237u);
+  EXPECT_GT(j["iteration_ms"].get<double>(), 0.0);
+  // Only conv is calibrated: the other 1,131 ops are fallbacks, each listed.
+  EXPECT_EQ(j["unmodelled_ops"].size(), 1237u - 106u);
+  for (const auto& op : j["per_op"]) {
+    ASSERT_TRUE(op.contains("id") && op.contains("name") && op.contains("family") &&
+                op.contains("model"));
+    EXPECT_GE(op["predicted_us"].get<double>(), 0.0);
+  }
+  std::ifstream out(dir / "out.txt");
+  std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("iteration:"), std::string::npos) << text;
+  EXPECT_NE(text.find("unmodelled ops (1131;"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
