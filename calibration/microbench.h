@@ -65,6 +65,13 @@ inline constexpr double kEstBytesPerS = 8e9;
 inline constexpr double kEstOpUs = 6.0;  // dispatcher + replay loop per op
 
 double estimateOpUs(double flops, double flop_rate, double bytes);
+
+class GraphBuilder;
+// A case whose graph holds repeatsFor(copy_us) copies of what `add` builds,
+// separated by spacers so no copy reuses the previous one's cache-hot output.
+// `copy_us` is the rough time of one copy, for budgeting.
+MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::string label,
+                            double copy_us, std::function<void(GraphBuilder&)> add);
 // Copies of the op per graph: enough that one iteration lasts ~0.5 ms (so
 // the fixed per-replay cost is amortised), at most 8, at least 1.
 int repeatsFor(double op_us);

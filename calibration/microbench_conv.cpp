@@ -56,26 +56,15 @@ void addConvPair(B& b, const ConvPoint& p, DType dt) {
 }
 
 MicrobenchCase convCase(const GridOptions& grid, const ConvPoint& p, DType dt) {
-  MicrobenchCase c;
-  c.family = "conv";
-  c.label = fmt::format("conv2d n={} c={} k={} hw={} r={} s={}{} {}", p.n, p.c, p.k, p.hw, p.r,
-                        p.stride, p.bias ? " bias" : "", dtypeLabel(dt));
   const double bytes = static_cast<double>(p.n * p.c * p.hw * p.hw + p.k * p.c * p.r * p.r +
                                            p.n * p.k * p.out() * p.out()) *
                        core::dtypeItemsize(dt);
   // Backward does about twice the forward's work.
-  const double pair_us = 3.0 * estimateOpUs(p.flops(), kEstConvFlops, bytes);
-  const int reps = repeatsFor(pair_us);
-  c.est_us = pair_us * reps;
-  c.build = [=, device = grid.device, label = c.label] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      addConvPair(b, p, dt);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "conv",
+                      fmt::format("conv2d n={} c={} k={} hw={} r={} s={}{} {}", p.n, p.c, p.k, p.hw,
+                                  p.r, p.stride, p.bias ? " bias" : "", dtypeLabel(dt)),
+                      3.0 * estimateOpUs(p.flops(), kEstConvFlops, bytes),
+                      [=](B& b) { addConvPair(b, p, dt); });
 }
 
 }  // namespace

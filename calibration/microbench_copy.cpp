@@ -77,21 +77,7 @@ void addConcat(B& b, bool stack, int64_t pieces, int64_t numel, int64_t dim, DTy
 
 MicrobenchCase copyCase(const GridOptions& grid, const std::string& label, double bytes,
                         std::function<void(B&)> add) {
-  MicrobenchCase c;
-  c.family = "copy";
-  c.label = label;
-  const double op_us = estimateOpUs(0, 1, bytes);
-  const int reps = repeatsFor(op_us);
-  c.est_us = op_us * reps;
-  c.build = [=, device = grid.device] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      add(b);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "copy", label, estimateOpUs(0, 1, bytes), std::move(add));
 }
 
 }  // namespace

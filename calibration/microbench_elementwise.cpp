@@ -142,23 +142,11 @@ const std::vector<ElementwiseOp>& ops() {
 
 MicrobenchCase elementwiseCase(const GridOptions& grid, const ElementwiseOp& op, int64_t numel,
                                DType dt) {
-  MicrobenchCase c;
-  c.family = "elementwise";
-  c.label = fmt::format("{} numel={} {}", op.label, numel, dtypeLabel(dt));
   const double bytes = static_cast<double>(numel * op.tensors_touched * core::dtypeItemsize(dt));
-  const double op_us = estimateOpUs(0, 1, bytes);
-  const int reps = repeatsFor(op_us);
-  c.est_us = op_us * reps;
   const Shape shape = matrixShape(numel);
-  c.build = [=, add = op.add, device = grid.device, label = c.label] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      add(b, shape, dt);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "elementwise",
+                      fmt::format("{} numel={} {}", op.label, numel, dtypeLabel(dt)),
+                      estimateOpUs(0, 1, bytes), [=, add = op.add](B& b) { add(b, shape, dt); });
 }
 
 }  // namespace

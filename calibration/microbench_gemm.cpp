@@ -44,46 +44,24 @@ void addGemm(B& b, const std::string& kind, int64_t m, int64_t n, int64_t k, DTy
 
 MicrobenchCase gemmCase(const GridOptions& grid, const std::string& kind, int64_t m, int64_t n,
                         int64_t k, DType dt) {
-  MicrobenchCase c;
-  c.family = "gemm";
-  c.label = fmt::format("{} m={} n={} k={} {}", kind, m, n, k, dtypeLabel(dt));
   const double flops = 2.0 * m * n * k;
   const double bytes = static_cast<double>(m * k + k * n + m * n) * core::dtypeItemsize(dt);
-  const double op_us = estimateOpUs(flops, kEstGemmFlops, bytes);
-  const int reps = repeatsFor(op_us);
-  c.est_us = op_us * reps;
-  c.build = [=, device = grid.device, label = c.label] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      addGemm(b, kind, m, n, k, dt);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(
+      grid, "gemm", fmt::format("{} m={} n={} k={} {}", kind, m, n, k, dtypeLabel(dt)),
+      estimateOpUs(flops, kEstGemmFlops, bytes), [=](B& b) { addGemm(b, kind, m, n, k, dt); });
 }
 
 MicrobenchCase bmmCase(const GridOptions& grid, int64_t batch, int64_t m, int64_t n, int64_t k,
                        DType dt) {
-  MicrobenchCase c;
-  c.family = "gemm";
-  c.label = fmt::format("bmm b={} m={} n={} k={} {}", batch, m, n, k, dtypeLabel(dt));
   const double flops = 2.0 * batch * m * n * k;
   const double bytes =
       static_cast<double>(batch * (m * k + k * n + m * n)) * core::dtypeItemsize(dt);
-  const double op_us = estimateOpUs(flops, kEstGemmFlops, bytes);
-  const int reps = repeatsFor(op_us);
-  c.est_us = op_us * reps;
-  c.build = [=, device = grid.device, label = c.label] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      b.op(kBmm, {b.tensor({batch, m, k}, dt), b.tensor({batch, k, n}, dt)},
-           {b.tensor({batch, m, n}, dt)});
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "gemm",
+                      fmt::format("bmm b={} m={} n={} k={} {}", batch, m, n, k, dtypeLabel(dt)),
+                      estimateOpUs(flops, kEstGemmFlops, bytes), [=](B& b) {
+                        b.op(kBmm, {b.tensor({batch, m, k}, dt), b.tensor({batch, k, n}, dt)},
+                             {b.tensor({batch, m, n}, dt)});
+                      });
 }
 
 }  // namespace

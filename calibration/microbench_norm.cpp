@@ -69,22 +69,8 @@ void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt) {
 
 MicrobenchCase normCase(const GridOptions& grid, const std::string& label, double bytes,
                         std::function<void(B&)> add) {
-  MicrobenchCase c;
-  c.family = "norm";
-  c.label = label;
   // Forward reads twice (statistics, then normalise); backward ~3 passes.
-  const double pair_us = 2 * estimateOpUs(0, 1, 3 * bytes);
-  const int reps = repeatsFor(pair_us);
-  c.est_us = pair_us * reps;
-  c.build = [=, device = grid.device] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      add(b);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "norm", label, 2 * estimateOpUs(0, 1, 3 * bytes), std::move(add));
 }
 
 }  // namespace

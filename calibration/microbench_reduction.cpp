@@ -83,21 +83,7 @@ void addPoolPair(B& b, const Shape& s, DType dt) {
 
 MicrobenchCase reductionCase(const GridOptions& grid, const std::string& label, double bytes,
                              std::function<void(B&)> add) {
-  MicrobenchCase c;
-  c.family = "reduction";
-  c.label = label;
-  const double op_us = estimateOpUs(0, 1, bytes);
-  const int reps = repeatsFor(op_us);
-  c.est_us = op_us * reps;
-  c.build = [=, device = grid.device] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      add(b);
-    }
-    return b.build("microbenchmark " + label);
-  };
-  return c;
+  return repeatedCase(grid, "reduction", label, estimateOpUs(0, 1, bytes), std::move(add));
 }
 
 }  // namespace

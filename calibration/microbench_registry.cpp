@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
 #include "core/errors.h"
 
@@ -58,6 +60,24 @@ int repeatsFor(double op_us) {
   constexpr double kTargetUs = 500.0;
   const int r = static_cast<int>(std::ceil(kTargetUs / std::max(op_us, 1.0)));
   return std::clamp(r, 1, 8);
+}
+
+MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::string label,
+                            double copy_us, std::function<void(GraphBuilder&)> add) {
+  MicrobenchCase c;
+  c.family = std::move(family);
+  c.label = std::move(label);
+  const int reps = repeatsFor(copy_us);
+  c.est_us = copy_us * reps;
+  c.build = [reps, add = std::move(add), device = grid.device, label = c.label] {
+    GraphBuilder b(device);
+    for (int r = 0; r < reps; ++r) {
+      if (r > 0) b.spacer();
+      add(b);
+    }
+    return b.build("microbenchmark " + label);
+  };
+  return c;
 }
 
 std::string dtypeLabel(core::DType dtype) { return core::dtypeName(dtype); }
