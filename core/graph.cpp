@@ -177,7 +177,7 @@ void Graph::checkAcyclic() const {
 void Graph::parseSchemas() {
   // Keyed by views of the nodes' own text (stable during finalize): one
   // parse per distinct schema, no key copies.
-  std::unordered_map<std::string_view, std::optional<OpSchema>> cache;
+  std::unordered_map<std::string_view, std::shared_ptr<const OpSchema>> cache;
   size_t bad = 0;
   std::string first_bad;
   for (Node& n : nodes_) {
@@ -185,7 +185,8 @@ void Graph::parseSchemas() {
     auto [it, inserted] = cache.try_emplace(n.op_schema_text);
     if (inserted) {
       try {
-        it->second = parseOpSchema(n.op_schema_text, fmt::format("{}: node {}", source_path, n.id));
+        it->second = std::make_shared<const OpSchema>(
+            parseOpSchema(n.op_schema_text, fmt::format("{}: node {}", source_path, n.id)));
       } catch (const InputError& e) {
         if (bad == 0) first_bad = e.what();
         ++bad;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -42,7 +43,7 @@ struct CommAttributes {
   int64_t global_rank_stride = -1;
   std::string pg_name;
   std::string pg_desc;
-  int64_t pg_size = -1;         // -1 when not recorded
+  int64_t pg_size = -1;  // -1 when not recorded
   bool is_asynchronized_op = false;
 };
 
@@ -57,12 +58,15 @@ struct Node {
   int64_t scope = -1;
   int64_t tid = -1;
   int64_t fw_tid = -1;
-  std::string op_schema_text;           // verbatim, may be empty
-  std::optional<OpSchema> schema;       // parsed when op_schema_text is set
-  std::string kernel_backend;           // "triton" or empty
+  std::string op_schema_text;  // verbatim, may be empty
+  // Parsed when op_schema_text is set; null otherwise. Shared: a trace repeats
+  // a few hundred distinct schemas over many thousands of nodes, and one copy
+  // per node was ~0.6x the file size in memory.
+  std::shared_ptr<const OpSchema> schema;
+  std::string kernel_backend;  // "triton" or empty
   std::string kernel_file;
-  std::string tensor_range;             // raw JSON text of the attribute, may be empty
-  std::optional<CommAttributes> comm;   // set for record_param_comms
+  std::string tensor_range;            // raw JSON text of the attribute, may be empty
+  std::optional<CommAttributes> comm;  // set for record_param_comms
   std::vector<Value> inputs;
   std::vector<Value> outputs;
   NodeCategory category = NodeCategory::kLabel;
@@ -86,20 +90,20 @@ struct TensorRecord {
 
 class Graph {
  public:
-  std::string schema;          // "1.0.1", "1.1.0-chakra.0.0.4" ...
+  std::string schema;  // "1.0.1", "1.1.0-chakra.0.0.4" ...
   int64_t pid = 0;
   std::string time;
   int64_t start_ts = 0;
   int64_t finish_ts = 0;
-  std::string source_path;     // file it was read from, for messages
+  std::string source_path;            // file it was read from, for messages
   std::vector<std::string> warnings;  // e.g. newer minor schema version
 
   // Nodes sorted by id (= execution order of entry). Use node(id) for lookup.
   const std::vector<Node>& nodes() const { return nodes_; }
-  const Node& node(NodeId id) const;         // throws InputError if absent
-  const Node* findNode(NodeId id) const;     // nullptr if absent
+  const Node& node(NodeId id) const;      // throws InputError if absent
+  const Node* findNode(NodeId id) const;  // nullptr if absent
   NodeId rootId() const { return root_; }
-  std::vector<NodeId> threadRoots() const;   // children of the root
+  std::vector<NodeId> threadRoots() const;  // children of the root
   const std::vector<TensorRecord>& tensors() const { return tensors_; }
 
   // Used by the reader (and by tests that build graphs by hand): adds nodes,

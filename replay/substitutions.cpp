@@ -192,7 +192,8 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
   Node twin = node;
   twin.name = rule.to;
   twin.op_schema_text = rule.to_schema;
-  twin.schema = core::parseOpSchema(rule.to_schema, "substitution registry");
+  twin.schema = std::make_shared<const core::OpSchema>(
+      core::parseOpSchema(rule.to_schema, "substitution registry"));
   twin.inputs = rule.map_inputs(node);
   twin.outputs.clear();
   for (size_t from : rule.output_map) {

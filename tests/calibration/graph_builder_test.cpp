@@ -19,7 +19,7 @@ TEST(GraphBuilder, BuildsAFinalizedGraphLikeALegacyTrace) {
   ASSERT_EQ(g.threadRoots().size(), 1u);
   const core::Node& n = g.node(id);
   EXPECT_EQ(n.name, "aten::mm");
-  ASSERT_TRUE(n.schema.has_value());
+  ASSERT_TRUE(n.schema != nullptr);
   EXPECT_EQ(n.schema->qualifiedName(), "aten::mm");
   EXPECT_EQ(n.category, core::NodeCategory::kAtenCompute);
   EXPECT_EQ(core::opFamily(n), "gemm");

@@ -52,9 +52,9 @@ TEST(Graph, SchemasAreParsedAndBadOnesWarn) {
   g.addNode(makeNode(3, 2, "aten::add", kAdd));
   g.addNode(makeNode(4, 2, "weird::op", "weird::op(Tensor self"));
   g.finalize();
-  ASSERT_TRUE(g.node(3).schema.has_value());
+  ASSERT_TRUE(g.node(3).schema != nullptr);
   EXPECT_EQ(g.node(3).schema->overload, "Tensor");
-  EXPECT_FALSE(g.node(4).schema.has_value());
+  EXPECT_FALSE(g.node(4).schema != nullptr);
   ASSERT_EQ(g.warnings.size(), 1u);
   EXPECT_NE(g.warnings[0].find("node 4"), std::string::npos) << g.warnings[0];
   EXPECT_EQ(g.node(4).category, NodeCategory::kCustom);  // still an operator

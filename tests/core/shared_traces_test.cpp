@@ -126,7 +126,7 @@ TEST(SharedTraces, TritonStreamPointerHasNoStrides) {
   EXPECT_EQ(triton.inputs[5].int_value, 140382148398488);
   EXPECT_EQ(triton.kernel_file, "cm742fnyrs4e65orusgacb3ex55efiixw4flktezbgqlge5nvorn.py");
   const Node& mm = g.node(13);
-  ASSERT_TRUE(mm.schema.has_value());
+  ASSERT_TRUE(mm.schema != nullptr);
   EXPECT_EQ(mm.schema->overload, "out");
   EXPECT_TRUE(mm.schema->arguments[2].kwarg_only);
 }
