@@ -174,7 +174,8 @@ core::NodeId GraphBuilder::op(const std::string& schema_text, std::vector<core::
   n.tid = kThreadTid;
   n.fw_tid = 0;
   n.op_schema_text = schema_text;
-  n.schema = core::parseOpSchema(schema_text, fmt::format("microbenchmark node {}", n.id));
+  n.schema = std::make_shared<const core::OpSchema>(
+      core::parseOpSchema(schema_text, fmt::format("microbenchmark node {}", n.id)));
   n.name = n.schema->qualifiedName();
   n.tensor_range = tensor_range;
   const size_t expected = n.schema->arguments.size();

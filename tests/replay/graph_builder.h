@@ -3,6 +3,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,7 +99,7 @@ class GraphBuilder {
     n.id = next_id_++;
     n.parent = 2;
     n.op_schema_text = schema;
-    n.schema = core::parseOpSchema(schema, "test");
+    n.schema = std::make_shared<const core::OpSchema>(core::parseOpSchema(schema, "test"));
     n.name = n.schema->qualifiedName();
     n.inputs = std::move(inputs);
     n.outputs = std::move(outputs);
