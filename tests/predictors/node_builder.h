@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ inline core::Node opNode(std::string name, std::vector<core::Value> inputs,
     s.ns = "aten";
     s.name = n.name.substr(6);
     for (std::string& a : arg_names) s.arguments.push_back({a, "", std::nullopt, false, false, ""});
-    n.schema = s;
+    n.schema = std::make_shared<const core::OpSchema>(std::move(s));
   }
   return n;
 }
