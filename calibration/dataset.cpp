@@ -65,6 +65,26 @@ void putValues(json& node, const std::vector<core::Value>& values, const char* k
   node[types_key] = std::move(types);
 }
 
+// A legacy 1.0.1 label node with no arguments, under the root (id 1, its own parent).
+json legacyLabelNode(const char* name, int64_t id, int64_t tid) {
+  return {{"name", name},
+          {"id", id},
+          {"rf_id", 0},
+          {"parent", 1},
+          {"fw_parent", 0},
+          {"seq_id", -1},
+          {"scope", 0},
+          {"tid", tid},
+          {"fw_tid", 0},
+          {"op_schema", ""},
+          {"inputs", json::array()},
+          {"input_shapes", json::array()},
+          {"input_types", json::array()},
+          {"outputs", json::array()},
+          {"output_shapes", json::array()},
+          {"output_types", json::array()}};
+}
+
 }  // namespace
 
 json nodeToTraceJson(const core::Node& node) {
@@ -134,38 +154,10 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     nodes.push_back(std::move(node));
     rows.push_back(std::move(row));
   }
-  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|thread]"},
-                   {"id", 2},
-                   {"rf_id", 0},
-                   {"parent", 1},
-                   {"fw_parent", 0},
-                   {"seq_id", -1},
-                   {"scope", 0},
-                   {"tid", 1},
-                   {"fw_tid", 0},
-                   {"op_schema", ""},
-                   {"inputs", json::array()},
-                   {"input_shapes", json::array()},
-                   {"input_types", json::array()},
-                   {"outputs", json::array()},
-                   {"output_shapes", json::array()},
-                   {"output_types", json::array()}});
-  nodes.push_back({{"name", "[pytorch|profiler|execution_graph|process]"},
-                   {"id", 1},
-                   {"rf_id", 0},
-                   {"parent", 1},
-                   {"fw_parent", 0},
-                   {"seq_id", -1},
-                   {"scope", 0},
-                   {"tid", 0},
-                   {"fw_tid", 0},
-                   {"op_schema", ""},
-                   {"inputs", json::array()},
-                   {"input_shapes", json::array()},
-                   {"input_types", json::array()},
-                   {"outputs", json::array()},
-                   {"output_shapes", json::array()},
-                   {"output_types", json::array()}});
+  nodes.push_back(
+      legacyLabelNode("[pytorch|profiler|execution_graph|thread]", /*id=*/2, /*tid=*/1));
+  nodes.push_back(
+      legacyLabelNode("[pytorch|profiler|execution_graph|process]", /*id=*/1, /*tid=*/0));
   json doc = {{"schema", "1.0.1"}, {"pid", 0},       {"time", ""},
               {"start_ts", 0},     {"nodes", nodes}, {"finish_ts", 0}};
   const core::Graph g = core::parseTrace(doc.dump(), path);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "core/op_family.h"
 
@@ -129,6 +130,18 @@ nlohmann::json originalTimelineTraceEvents(const LinkedTimeline& original, int p
   events.push_back(metadata(pid, 0, "process_name", process_name));
   const double origin = original.iteration_start_us;
   std::set<int64_t> cpu_threads, streams;
+  // One complete event per kernel, on a row per stream; args say who launched it.
+  auto addKernel = [&](const auto& k, nlohmann::json args) {
+    streams.insert(k.stream);
+    events.push_back({{"ph", "X"},
+                      {"cat", core::kineto::eventCategoryName(k.category)},
+                      {"name", k.name},
+                      {"pid", pid},
+                      {"tid", k.stream},
+                      {"ts", k.start_us - origin},
+                      {"dur", k.duration_us},
+                      {"args", std::move(args)}});
+  };
   for (const LinkedOp& op : original.ops) {
     if (!op.matched) continue;
     cpu_threads.insert(op.kineto_tid);
@@ -143,28 +156,12 @@ nlohmann::json originalTimelineTraceEvents(const LinkedTimeline& original, int p
          {"args",
           {{"et_node", op.id}, {"kernels", op.kernels.size()}, {"device_us", op.device_us}}}});
     for (const auto& k : op.kernels) {
-      streams.insert(k.stream);
-      events.push_back({{"ph", "X"},
-                        {"cat", core::kineto::eventCategoryName(k.category)},
-                        {"name", k.name},
-                        {"pid", pid},
-                        {"tid", k.stream},
-                        {"ts", k.start_us - origin},
-                        {"dur", k.duration_us},
-                        {"args", {{"et_node", op.id}, {"op", op.name}}}});
+      addKernel(k, {{"et_node", op.id}, {"op", op.name}});
     }
   }
   for (const auto& label : original.labels) {
     for (const auto& k : label.kernels) {
-      streams.insert(k.stream);
-      events.push_back({{"ph", "X"},
-                        {"cat", core::kineto::eventCategoryName(k.category)},
-                        {"name", k.name},
-                        {"pid", pid},
-                        {"tid", k.stream},
-                        {"ts", k.start_us - origin},
-                        {"dur", k.duration_us},
-                        {"args", {{"et_node", label.id}, {"label", label.name}}}});
+      addKernel(k, {{"et_node", label.id}, {"label", label.name}});
     }
   }
   for (int64_t tid : cpu_threads)

@@ -54,7 +54,10 @@ TensorList reduce(RunContext& ctx) {
   return ctx.inputs;
 }
 
-TensorList allGather(RunContext& ctx) {
+// all_gather and gather: each input tensor receives one output per rank.
+// `issue` starts the collective on (per-rank outputs, the input).
+template <typename Issue>
+TensorList gatherPerRank(RunContext& ctx, Issue issue) {
   TensorList results;
   size_t slot = 0;
   for (const at::Tensor& t : ctx.inputs) {
@@ -63,10 +66,16 @@ TensorList allGather(RunContext& ctx) {
       out[0].push_back(ctx.outputs.get(ctx.node, slot++, t.sizes(), t.options()));
     }
     TensorList in{t};
-    run(ctx.group.allgather(out, in, c10d::AllgatherOptions{}));
+    run(issue(out, in));
     results.insert(results.end(), out[0].begin(), out[0].end());
   }
   return results;
+}
+
+TensorList allGather(RunContext& ctx) {
+  return gatherPerRank(ctx, [&](std::vector<TensorList>& out, TensorList& in) {
+    return ctx.group.allgather(out, in, c10d::AllgatherOptions{});
+  });
 }
 
 TensorList allGatherIntoTensor(RunContext& ctx) {
@@ -141,18 +150,9 @@ TensorList allToAll(RunContext& ctx) {
 }
 
 TensorList gather(RunContext& ctx) {
-  TensorList results;
-  size_t slot = 0;
-  for (const at::Tensor& t : ctx.inputs) {
-    std::vector<TensorList> out(1);
-    for (int64_t r = 0; r < groupSize(ctx); ++r) {
-      out[0].push_back(ctx.outputs.get(ctx.node, slot++, t.sizes(), t.options()));
-    }
-    TensorList in{t};
-    run(ctx.group.gather(out, in, c10d::GatherOptions{}));
-    results.insert(results.end(), out[0].begin(), out[0].end());
-  }
-  return results;
+  return gatherPerRank(ctx, [&](std::vector<TensorList>& out, TensorList& in) {
+    return ctx.group.gather(out, in, c10d::GatherOptions{});
+  });
 }
 
 TensorList scatter(RunContext& ctx) {
