@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "replay/op_resolver.h"
+#include "replay/stride_hints.h"
 #include "replay/substitutions.h"
 
 namespace tracetwin::replay {
@@ -140,6 +141,24 @@ class PlanBuilder {
   OpResolver resolver_;
 };
 
+// Upfront tensors with no recorded strides take those of the as_strided call
+// that made them in the original run, when the trace has one.
+void inferUpfrontStrides(const core::Graph& graph, const std::vector<core::NodeId>& selected,
+                         TensorPlan& tensors) {
+  const auto& slots = tensors.slots();
+  bool any_missing = false;
+  for (const auto& s : slots) any_missing |= s.upfront && s.meta.strides.empty() && s.meta.shape.size() > 1;
+  if (!any_missing) return;
+  const StrideHints hints = StrideHints::fromGraph(graph);
+  if (hints.size() == 0) return;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const SlotInfo& s = slots[i];
+    if (!s.upfront || !s.meta.strides.empty() || s.first_op < 0) continue;
+    if (auto strides = hints.lookup(s.meta, selected[static_cast<size_t>(s.first_op)]))
+      tensors.setUpfrontStrides(int32_t(i), std::move(*strides));
+  }
+}
+
 }  // namespace
 
 ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::NodeId>& selected,
@@ -154,6 +173,7 @@ ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::Nod
     inputs.push_back(&node.inputs);
     outputs.push_back(&node.outputs);
   }
+  inferUpfrontStrides(graph, selected, plan.tensors);
   auto releases = plan.tensors.releaseLists(int64_t(plan.ops.size()));
   for (size_t i = 0; i < plan.ops.size(); ++i) plan.ops[i].release_after = std::move(releases[i]);
   plan.trace_peak_bytes = tracePeakBytes(inputs, outputs);

@@ -31,12 +31,13 @@ void fillOffsets(at::Tensor& view, const IntFill& f) {
   view.copy_(at::tensor(offs).reshape(view.sizes()));
 }
 
-// Floats uniform in [0, 1): no NaN from log/sqrt and no denormals, which
-// would slow CPU kernels by 10-100x and distort the replay.
-void fillValues(at::Tensor& flat, at::Tensor& view, const std::optional<IntFill>& fill) {
+// Floats uniform in a range that never produces denormals (which would slow
+// CPU kernels by 10-100x); see FloatFill for why the range is symmetric.
+void fillValues(at::Tensor& flat, at::Tensor& view, const FloatFill& float_fill,
+                const std::optional<IntFill>& fill) {
   if (flat.numel() == 0) return;
   if (at::isFloatingType(flat.scalar_type())) {
-    flat.uniform_(0.0, 1.0);
+    flat.uniform_(float_fill.low, float_fill.high);
   } else if (flat.scalar_type() == at::kBool) {
     flat.random_(0, 2);
   } else if (fill && fill->kind == IntFill::Kind::kOffsets) {
@@ -108,11 +109,13 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
       const int64_t flat_len = TensorPlan::extentElements(m) - m.offset;
       at::Tensor flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
       std::optional<IntFill> fill;
+      FloatFill float_fill;
       if (info.first_op >= 0 && info.first_arg >= 0) {
-        fill = integerFillFor(*op_nodes[size_t(info.first_op)], size_t(info.first_arg),
-                              info.first_element);
+        const core::Node& first = *op_nodes[size_t(info.first_op)];
+        fill = integerFillFor(first, size_t(info.first_arg), info.first_element);
+        if (info.first_element < 0) float_fill = floatFillFor(first, size_t(info.first_arg));
       }
-      fillValues(flat, view, fill);
+      fillValues(flat, view, float_fill, fill);
       tensors_[size_t(s)] = view;
       track(view, +1);
     }

@@ -52,6 +52,11 @@ int32_t TensorPlan::defineOutput(const core::TensorValue& t, int64_t op_index) {
   return slot;
 }
 
+void TensorPlan::setUpfrontStrides(int32_t slot, std::vector<int64_t> strides) {
+  SlotInfo& info = slots_.at(static_cast<size_t>(slot));
+  if (info.upfront && strides.size() == info.meta.shape.size()) info.meta.strides = std::move(strides);
+}
+
 std::vector<std::vector<int32_t>> TensorPlan::releaseLists(int64_t op_count) const {
   std::vector<std::vector<int32_t>> lists(static_cast<size_t>(op_count));
   for (size_t s = 0; s < slots_.size(); ++s) {

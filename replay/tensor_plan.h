@@ -38,6 +38,9 @@ class TensorPlan {
   int32_t defineOutput(const core::TensorValue& t, int64_t op_index);
 
   const std::vector<SlotInfo>& slots() const { return slots_; }
+  // Gives an upfront slot the strides its view had in the original run, for
+  // traces that record none (see stride_hints.h).
+  void setUpfrontStrides(int32_t slot, std::vector<int64_t> strides);
   // For each op index < op_count, the non-upfront slots whose last use it is:
   // released right after that op, so replay memory follows the original.
   std::vector<std::vector<int32_t>> releaseLists(int64_t op_count) const;

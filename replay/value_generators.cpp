@@ -199,7 +199,45 @@ const std::unordered_map<std::string, const ValueGenerator*>& registryIndex() {
   return index;
 }
 
+// Normalisation ops, keyed by name without overload; their scale and
+// variance arguments must be positive.
+bool isNormalisation(const std::string& name) {
+  static const char* const kNames[] = {
+      "aten::batch_norm",          "aten::native_batch_norm",
+      "aten::_batch_norm_impl_index", "aten::_native_batch_norm_legit",
+      "aten::cudnn_batch_norm",    "aten::miopen_batch_norm",
+      "aten::native_batch_norm_backward", "aten::batch_norm_backward",
+      "aten::cudnn_batch_norm_backward", "aten::_batch_norm_impl_index_backward",
+      "aten::batch_norm_elemt",    "aten::instance_norm",
+      "aten::layer_norm",          "aten::native_layer_norm",
+      "aten::native_layer_norm_backward", "aten::group_norm",
+      "aten::native_group_norm",   "aten::native_group_norm_backward",
+  };
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+bool isPositiveNormArgument(const std::string& arg) {
+  return arg == "weight" || arg == "running_var" || arg == "save_invstd" || arg == "save_var" ||
+         arg == "rstd" || arg == "invstd";
+}
+
 }  // namespace
+
+FloatFill floatFillFor(const Node& node, size_t input_index) {
+  FloatFill fill;
+  if (!node.schema || input_index >= node.schema->arguments.size()) return fill;
+  if (!isNormalisation(node.schema->qualifiedName())) return fill;
+  const std::string& arg = node.schema->arguments[input_index].name;
+  if (isPositiveNormArgument(arg)) {
+    fill.low = 0.5;
+    fill.high = 1.5;
+    fill.rule = "normalisation " + arg + ": uniform [0.5, 1.5)";
+  }
+  return fill;
+}
 
 const std::vector<std::pair<std::string, ValueGenerator>>& valueGeneratorRegistry() {
   return kRegistry;

@@ -293,6 +293,8 @@ def main(argv=None):
                         % ", ".join(list_workloads()))
     parser.add_argument("--all", action="store_true", help="capture every bundled workload")
     parser.add_argument("--list", action="store_true", help="print the bundled workloads and exit")
+    parser.add_argument("--list-data", action="store_true",
+                        help="print the workloads whose traces are bundled in data/ and exit")
     parser.add_argument("--out", help="output directory (required unless --list)")
     parser.add_argument("--name", help="file stem (default: workload name; one workload only)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -306,6 +308,10 @@ def main(argv=None):
 
     if args.list:
         print("\n".join(list_workloads()))
+        return 0
+    if args.list_data:
+        # Workloads with IN_DATA = False are captured on the spot (scripts/fidelity.py) only.
+        print("\n".join(w for w in list_workloads() if getattr(load_workload(w), "IN_DATA", True)))
         return 0
     names = list_workloads() if args.all else (args.workload or [])
     try:

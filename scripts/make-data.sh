@@ -16,7 +16,7 @@ python=/usr/bin/python3   # Debian's python3-torch; the python3 first on PATH ma
   exit 1
 }
 mkdir -p "$out"
-for w in $("$python" scripts/capture.py --list); do
+for w in $("$python" scripts/capture.py --list-data); do
   # Only this script's own outputs are removed: data/ also holds files others put there.
   rm -f "$out/$w".{et.json.gz,kineto.json.gz,profiler.json.gz,meta.json}
   "$python" scripts/capture.py --workload "$w" --out "$out" \

@@ -119,5 +119,45 @@ TEST(ValueGenerators, UnknownOpsHaveNoRule) {
   EXPECT_GE(valueGeneratorRegistry().size(), 20u);
 }
 
+const char* kBatchNorm =
+    "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+    "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+
+core::Node batchNormNode() {
+  GraphBuilder b;
+  return b.op(kBatchNorm,
+              {tensorValue(1, 1, {4, 8, 3, 3}), tensorValue(2, 2, {8}), tensorValue(3, 3, {8}),
+               tensorValue(4, 4, {8}), tensorValue(5, 5, {8}), boolValue(true),
+               testing::doubleValue(0.1), testing::doubleValue(1e-5), boolValue(false)},
+              {});
+}
+
+TEST(ValueGenerators, FloatsAreSymmetricAroundZeroByDefault) {
+  const FloatFill input = floatFillFor(batchNormNode(), 0);
+  EXPECT_DOUBLE_EQ(input.low, -1.0);
+  EXPECT_DOUBLE_EQ(input.high, 1.0);
+  const FloatFill bias = floatFillFor(batchNormNode(), 2);
+  EXPECT_DOUBLE_EQ(bias.low, -1.0);
+  const FloatFill mean = floatFillFor(batchNormNode(), 3);
+  EXPECT_DOUBLE_EQ(mean.low, -1.0);
+}
+
+TEST(ValueGenerators, NormalisationScaleAndVarianceArePositiveNearOne) {
+  for (size_t arg : {size_t(1), size_t(4)}) {  // weight, running_var
+    const FloatFill f = floatFillFor(batchNormNode(), arg);
+    EXPECT_DOUBLE_EQ(f.low, 0.5) << arg;
+    EXPECT_DOUBLE_EQ(f.high, 1.5) << arg;
+    EXPECT_NE(f.rule.find("normalisation"), std::string::npos) << f.rule;
+  }
+}
+
+TEST(ValueGenerators, AWeightOutsideNormalisationKeepsTheDefault) {
+  GraphBuilder b;
+  auto node = b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                   {tensorValue(1, 1, {2, 4}), tensorValue(2, 2, {3, 4}), testing::noneValue()},
+                   {});
+  EXPECT_DOUBLE_EQ(floatFillFor(node, 1).low, -1.0);
+}
+
 }  // namespace
 }  // namespace tracetwin::replay

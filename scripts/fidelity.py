@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Replay fidelity on the CPU: replayed vs original iteration time, measured in the same session.
+
+For each workload (scripts/workloads/<name>.py) this captures a fresh trace with capture.py, then
+alternates, for --rounds rounds, an eager re-run of the original training step (a new Python
+process: warm-up, then the median of --steps timed steps) with `tracetwin replay` of the trace at
+the same thread count. Alternating puts both sides under the same host load; the per-round ratio
+replay/eager and its median over rounds are reported, since a shared host moves single runs by
+10-40%.
+
+    /usr/bin/python3 scripts/fidelity.py --build build --out /tmp/fidelity
+    /usr/bin/python3 scripts/fidelity.py --workload cnn --workload mlp --rounds 5 --out /tmp/f
+
+Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
+median ratio is outside --tolerance (default 0.10), so it can gate a run.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+
+# The bundled traces of data/ plus workloads captured only here (other models and op mixes).
+DEFAULT_WORKLOADS = ["mlp", "cnn", "embbag", "transformer", "resnet18_small", "adds5k",
+                     "mobilenet_v3", "squeezenet", "lstm"]
+
+EAGER_SNIPPET = r"""
+import json, statistics, sys, torch
+sys.path.insert(0, {here!r})
+import capture
+module = capture.load_workload({name!r})
+params = dict(module.DEFAULTS); params["seed"] = 0
+torch.set_num_threads({threads}); torch.manual_seed(0)
+step = module.build(params)
+for _ in range({warmup}): step()
+samples = capture.time_steps(step, {steps})
+print(json.dumps({{"median_ms": statistics.median(samples), "samples_ms": samples}}))
+"""
+
+
+def run(cmd, **kw):
+    res = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if res.returncode != 0:
+        raise SystemExit("fidelity.py: %s failed (exit %d):\n%s" % (" ".join(cmd), res.returncode,
+                                                                    res.stderr[-2000:]))
+    return res.stdout
+
+
+def eager_ms(name, threads, warmup, steps):
+    code = EAGER_SNIPPET.format(here=HERE, name=name, threads=threads, warmup=warmup, steps=steps)
+    return json.loads(run([PYTHON, "-c", code]).strip().splitlines()[-1])["median_ms"]
+
+
+def replay_ms(tracetwin, trace, threads, warmup, iters, json_out):
+    run([tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
+         "--iters", str(iters), "--json-out", json_out])
+    with open(json_out) as f:
+        report = json.load(f)
+    return report["iteration_ms_median"], report["coverage"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build", help="build directory with the tracetwin binary")
+    ap.add_argument("--out", required=True, help="directory for captures and fidelity.json")
+    ap.add_argument("--workload", action="append", help="workload (repeatable; default: all)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=20, help="timed eager steps / replay iterations")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--tolerance", type=float, default=0.10)
+    args = ap.parse_args()
+
+    tracetwin = os.path.join(args.build, "tracetwin")
+    if not os.access(tracetwin, os.X_OK):
+        raise SystemExit("fidelity.py: no tracetwin binary at %s (build first: make build)"
+                         % tracetwin)
+    os.makedirs(args.out, exist_ok=True)
+    results, failed = [], []
+    for name in args.workload or DEFAULT_WORKLOADS:
+        run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", name, "--out", args.out,
+             "--threads", str(args.threads), "--warmup", str(args.warmup),
+             "--steps", str(args.steps)])
+        trace = os.path.join(args.out, name + ".et.json.gz")
+        rounds = []
+        for r in range(args.rounds):
+            eager = eager_ms(name, args.threads, args.warmup, args.steps)
+            replay, coverage = replay_ms(tracetwin, trace, args.threads, args.warmup, args.steps,
+                                         os.path.join(args.out, "%s.replay%d.json" % (name, r)))
+            rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
+                           "coverage": coverage})
+        ratio = statistics.median(x["ratio"] for x in rounds)
+        ok = abs(ratio - 1.0) <= args.tolerance
+        if not ok:
+            failed.append(name)
+        results.append({"workload": name, "median_ratio": ratio, "within_tolerance": ok,
+                        "rounds": rounds})
+        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  %s" % (
+            name, " ".join("%.2f" % x["eager_ms"] for x in rounds),
+            " ".join("%.2f" % x["replay_ms"] for x in rounds),
+            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, "ok" if ok else "OUTSIDE"),
+            flush=True)
+    with open(os.path.join(args.out, "fidelity.json"), "w") as f:
+        json.dump({"threads": args.threads, "tolerance": args.tolerance,
+                   "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
+    if failed:
+        print("outside +-%d%%: %s" % (round(args.tolerance * 100), ", ".join(failed)))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
