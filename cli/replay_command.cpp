@@ -108,6 +108,14 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   }
   for (const auto& m : r.overload_mappings) fmt::print("overload mapped: {}\n", m);
   printIssues("skipped", r.skipped);
+  if (!r.placeholders.empty()) {
+    double total = 0;
+    for (const auto& p : r.placeholders) total += p.recorded_us;
+    fmt::print("placeholders: {} skipped op(s) stood in for by their recorded time, {:.1f} us "
+               "per iteration (e.g. op {} {}: {:.1f} us)\n",
+               r.placeholders.size(), total, r.placeholders.front().id,
+               r.placeholders.front().name, r.placeholders.front().recorded_us);
+  }
   printIssues("failed", r.failed);
   if (!r.per_op.empty()) printTopOps(r);
   if (r.interrupted) fmt::print("interrupted: the report covers the iterations completed so far\n");
@@ -121,6 +129,12 @@ void runReplay(const ReplayArgs& args) {
     original = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kineto));
   }
   replay::ReplayOptions options = args.options;
+  if (original) {
+    // Ops the replay cannot run keep their recorded time (DESIGN.md, Replay).
+    for (const auto& op : original->ops) {
+      if (op.matched && op.duration_us > 0) options.placeholder_us[op.id] = op.duration_us;
+    }
+  }
   options.should_stop = [] { return g_stop_requested.load(); };
   replay::ReplayResult result;
   {

@@ -75,6 +75,14 @@ class IterationRunner {
                   ReplayResult& result, bool cuda)
       : plan_(plan), slots_(slots), options_(options), result_(result), failed_(plan.ops.size()) {
     const size_t n = plan.ops.size();
+    placeholder_us_.assign(n, 0.0);
+    for (const PreparedOp& op : plan.ops) {
+      if (op.runnable()) continue;
+      auto it = options.placeholder_us.find(op.id);
+      if (it == options.placeholder_us.end() || !(it->second > 0)) continue;
+      placeholder_us_[size_t(op.index)] = it->second;
+      result.placeholders.push_back({op.id, op.name, it->second});
+    }
     m_.cpu_us.resize(n);
     m_.device_us.resize(n);
     m_.kernels.assign(n, 0);
@@ -104,7 +112,10 @@ class IterationRunner {
         complete = false;
         break;
       }
-      if (!op.runnable()) continue;
+      if (!op.runnable()) {
+        standIn(placeholder_us_[size_t(op.index)]);
+        continue;
+      }
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
@@ -128,6 +139,15 @@ class IterationRunner {
   const std::vector<bool>& failed() const { return failed_; }
 
  private:
+  // A busy wait, not a sleep: a sleeping thread gives its core away and
+  // wakes late by tens of microseconds, which would skew short stand-ins.
+  static void standIn(double us) {
+    if (us <= 0) return;
+    const auto until = Clock::now() + std::chrono::duration<double, std::micro>(us);
+    while (Clock::now() < until) {
+    }
+  }
+
   void callTimed(PreparedOp& op) {
     try {
       if (collector_) {
@@ -184,6 +204,7 @@ class IterationRunner {
   const ReplayOptions& options_;
   ReplayResult& result_;
   std::vector<bool> failed_;
+  std::vector<double> placeholder_us_;  // per op index; 0 = nothing stands in
   Measurements m_;
   std::unique_ptr<device::DeviceTimer> timer_;
   std::unique_ptr<device::KernelCollector> collector_;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/graph.h"
@@ -39,12 +40,24 @@ struct ReplayOptions {
   // events; CUPTI), so the CUDA wiring is tested with fakes on a CPU host.
   std::function<std::unique_ptr<device::DeviceTimer>()> make_timer;
   std::function<std::unique_ptr<device::KernelCollector>()> make_collector;
+  // Recorded CPU durations (us) by op id, from a linked Kineto trace. An op
+  // that cannot be replayed (unregistered custom op, Triton kernel without its
+  // source, multi-rank collective) and has an entry here is stood in for by a
+  // busy wait of that length, so the replayed iteration keeps the original's
+  // shape. It still counts as skipped: coverage stays honest.
+  std::unordered_map<core::NodeId, double> placeholder_us;
 };
 
 struct OpIssue {
   core::NodeId id = core::kNoNode;
   std::string name;
   std::string reason;
+};
+
+struct Placeholder {
+  core::NodeId id = core::kNoNode;
+  std::string name;
+  double recorded_us = 0;  // the busy wait each iteration spends for it
 };
 
 struct Substitution {
@@ -80,6 +93,7 @@ struct ReplayResult {
   std::vector<OpIssue> skipped;
   std::vector<OpIssue> failed;
   std::vector<Substitution> substitutions;
+  std::vector<Placeholder> placeholders;  // skipped ops stood in for (see ReplayOptions)
   std::vector<std::string>
       overload_mappings;  // "aten::foo.new -> aten::foo.old (by argument names)"
   std::vector<OpMeasurement> per_op;

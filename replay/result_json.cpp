@@ -32,6 +32,10 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;
   j["skipped"] = issues(r.skipped);
+  j["placeholders"] = nlohmann::json::array();
+  for (const auto& p : r.placeholders) {
+    j["placeholders"].push_back({{"id", p.id}, {"name", p.name}, {"recorded_us", p.recorded_us}});
+  }
   j["failed"] = issues(r.failed);
   auto subs = nlohmann::json::array();
   for (const auto& s : r.substitutions)

@@ -117,6 +117,27 @@ TEST(Replayer, UnregisteredCustomOpsAreSkippedWithAReason) {
   EXPECT_THROW(replayGraph(graphWithACustomOp(), o), RuntimeFailure);
 }
 
+TEST(Replayer, ASkippedOpWithARecordedTimeIsStoodInForButStillCountsAsSkipped) {
+  const core::Graph graph = graphWithACustomOp();
+  core::NodeId custom = core::kNoNode;
+  for (const auto& n : graph.nodes()) {
+    if (n.name == "mylib::fused_thing") custom = n.id;
+  }
+  ASSERT_NE(custom, core::kNoNode);
+  ReplayOptions o = quick();
+  // 30 ms: far above what the one replayable op takes, so the iteration
+  // can only be this long if the stand-in ran.
+  o.placeholder_us[custom] = 30000.0;
+  o.placeholder_us[custom + 100] = 5.0;  // no such op: ignored
+  auto result = replayGraph(graph, o);
+  ASSERT_EQ(result.skipped.size(), 1u);
+  EXPECT_LT(result.coverage, 1.0);
+  ASSERT_EQ(result.placeholders.size(), 1u);
+  EXPECT_EQ(result.placeholders[0].id, result.skipped[0].id);
+  EXPECT_DOUBLE_EQ(result.placeholders[0].recorded_us, 30000.0);
+  for (double ms : result.iterations_ms) EXPECT_GE(ms, 30.0);
+}
+
 TEST(Replayer, StopRequestEndsTheReplayWithAPartialResult) {
   int calls = 0;
   ReplayOptions o = quick();
