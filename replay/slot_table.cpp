@@ -67,7 +67,8 @@ SlotTable::SlotTable(const TensorPlan& plan, const DeviceMap& devices)
     : plan_(plan), devices_(devices), tensors_(plan.slots().size()) {}
 
 void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed) {
-  at::manual_seed(seed);
+  seed_ = seed;
+  fills_.clear();
   // One byte storage per recorded (storage_id, device), sized to the largest
   // view extent in bytes: views of different itemsize share it.
   std::map<std::pair<int64_t, std::string>, std::vector<int32_t>> groups;
@@ -115,11 +116,17 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
         fill = integerFillFor(first, size_t(info.first_arg), info.first_element);
         if (info.first_element < 0) float_fill = floatFillFor(first, size_t(info.first_arg));
       }
-      fillValues(flat, view, float_fill, fill);
+      fills_.push_back({flat, view, float_fill, fill});
       tensors_[size_t(s)] = view;
       track(view, +1);
     }
   }
+  refillUpfront();
+}
+
+void SlotTable::refillUpfront() {
+  at::manual_seed(seed_);
+  for (UpfrontFill& f : fills_) fillValues(f.flat, f.view, f.float_fill, f.int_fill);
 }
 
 void SlotTable::releaseProduced() {

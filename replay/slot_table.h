@@ -7,12 +7,14 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "core/graph.h"
 #include "replay/ivalue_conversion.h"
 #include "replay/tensor_plan.h"
+#include "replay/value_generators.h"
 
 namespace tracetwin::replay {
 
@@ -23,6 +25,15 @@ class SlotTable {
   // Builds every upfront slot. op_nodes[i] is the node of op index i (for the
   // value generators). Throws RuntimeFailure on out of memory.
   void materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed);
+
+  // Writes the upfront values of materialiseUpfront again, identically (same
+  // seed, same order). Replayed optimizer steps and normalisation layers
+  // update weights and running statistics in place, and on random data
+  // those drift within a few iterations towards degenerate values (huge,
+  // zero or NaN) on which branchy kernels run at another speed: max_pool2d
+  // went from 1.3 ms to 0.6 ms by the third iteration of the bundled CNN.
+  // Called before every iteration after the first, outside the timed region.
+  void refillUpfront();
 
   // The slot's tensor; an unbound produced slot (its op failed or was not
   // run) gets a zero-filled stand-in of the recorded shape.
@@ -51,8 +62,17 @@ class SlotTable {
   at::Tensor standIn(int32_t slot);
   void track(const at::Tensor& t, int delta);
 
+  struct UpfrontFill {
+    at::Tensor flat;  // the view's whole extent, 1-D
+    at::Tensor view;
+    FloatFill float_fill;
+    std::optional<IntFill> int_fill;
+  };
+
   const TensorPlan& plan_;
   DeviceMap devices_;
+  std::vector<UpfrontFill> fills_;  // in fill order
+  uint64_t seed_ = 0;
   std::vector<at::Tensor> tensors_;
   bool tracking_ = false;
   std::unordered_map<const void*, int> storage_refs_;
