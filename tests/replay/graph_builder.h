@@ -77,6 +77,12 @@ inline core::Value listValue(std::vector<core::Value> elements) {
   return v;
 }
 
+inline core::Value intListValue(const std::vector<int64_t>& xs) {
+  std::vector<core::Value> elements;
+  for (int64_t x : xs) elements.push_back(intValue(x));
+  return listValue(std::move(elements));
+}
+
 class GraphBuilder {
  public:
   GraphBuilder() {

@@ -10,16 +10,9 @@ namespace tracetwin::replay {
 namespace {
 
 using testing::GraphBuilder;
-using testing::intValue;
-using testing::listValue;
+using testing::intListValue;
 using testing::noneValue;
 using testing::tensorValue;
-
-core::Value ints(std::vector<int64_t> xs) {
-  std::vector<core::Value> elements;
-  for (int64_t x : xs) elements.push_back(intValue(x));
-  return listValue(std::move(elements));
-}
 
 const SlotInfo* slotOfTensor(const ReplayPlan& plan, int64_t tensor_id) {
   for (const auto& s : plan.tensors.slots()) {
@@ -37,7 +30,7 @@ core::Graph savedTransposeGraph(std::vector<int64_t> view_strides) {
   auto& view = b.op(
       "aten::as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> "
       "Tensor(a)",
-      {tensorValue(10, 11, {8, 4}), ints({4, 8}), ints(std::move(view_strides)), noneValue()},
+      {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(view_strides)), noneValue()},
       {tensorValue(12, 11, {4, 8})});  // node 4
   view.parent = 3;
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",

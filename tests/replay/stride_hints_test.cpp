@@ -10,8 +10,7 @@ namespace tracetwin::replay {
 namespace {
 
 using testing::GraphBuilder;
-using testing::intValue;
-using testing::listValue;
+using testing::intListValue;
 using testing::noneValue;
 using testing::tensorValue;
 
@@ -22,15 +21,9 @@ const char* kAsStridedInPlace =
     "aten::as_strided_(Tensor(a!) self, int[] size, int[] stride, int? storage_offset=None) -> "
     "Tensor(a!)";
 
-core::Value ints(std::vector<int64_t> xs) {
-  std::vector<core::Value> elements;
-  for (int64_t x : xs) elements.push_back(intValue(x));
-  return listValue(std::move(elements));
-}
-
 // W (id 10, storage 11, [8, 4]) viewed as W^T (id 12, same storage, [4, 8]).
 core::Node& transposeView(GraphBuilder& b, const char* schema, std::vector<int64_t> strides) {
-  return b.op(schema, {tensorValue(10, 11, {8, 4}), ints({4, 8}), ints(std::move(strides)),
+  return b.op(schema, {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(strides)),
                        noneValue()},
               {tensorValue(12, 11, {4, 8})});
 }
@@ -66,7 +59,7 @@ TEST(StrideHints, OtherIdentitiesInPlaceRestridesAndBadArgumentsGiveNoHint) {
   GraphBuilder b;
   transposeView(b, kAsStridedInPlace, {1, 4});
   // Size list that does not match the recorded output shape: ignored.
-  b.op(kAsStrided, {tensorValue(20, 21, {8, 4}), ints({8, 4}), ints({1, 8}), noneValue()},
+  b.op(kAsStrided, {tensorValue(20, 21, {8, 4}), intListValue({8, 4}), intListValue({1, 8}), noneValue()},
        {tensorValue(22, 21, {4, 8})});
   auto hints = StrideHints::fromGraph(b.build());
   EXPECT_EQ(hints.size(), 0u);
