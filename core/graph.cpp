@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
 #include "core/errors.h"
+#include "core/tensor_id_index.h"
 
 namespace tracetwin::core {
 namespace {
@@ -25,6 +27,29 @@ bool isProcessNodeName(const std::string& name) {
   return startsWith(name, "[pytorch|profiler|") && endsWith(name, "|process]");
 }
 
+// Observer ids are dense (every recorded op takes the next one), so the order
+// comes from one pass over a table indexed by id. Empty when the ids are too
+// sparse for that or repeat (the sort then handles it and finalize reports
+// the duplicate).
+std::vector<uint32_t> denseIdOrder(const std::vector<Node>& nodes) {
+  const auto [lo, hi] = std::minmax_element(
+      nodes.begin(), nodes.end(), [](const Node& a, const Node& b) { return a.id < b.id; });
+  const uint64_t range = static_cast<uint64_t>(hi->id) - static_cast<uint64_t>(lo->id) + 1;
+  if (range == 0 || range > 4 * static_cast<uint64_t>(nodes.size()) + 64) return {};
+  std::vector<uint32_t> slot(range, UINT32_MAX);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    uint32_t& s = slot[static_cast<uint64_t>(nodes[i].id) - static_cast<uint64_t>(lo->id)];
+    if (s != UINT32_MAX) return {};
+    s = static_cast<uint32_t>(i);
+  }
+  std::vector<uint32_t> order;
+  order.reserve(nodes.size());
+  for (uint32_t s : slot) {
+    if (s != UINT32_MAX) order.push_back(s);
+  }
+  return order;
+}
+
 }  // namespace
 
 const char* nodeCategoryName(NodeCategory category) {
@@ -36,10 +61,12 @@ NodeCategory classifyNode(const Node& node) {
   // Mystique/param rules: record_param_comms is the collective itself; the
   // c10d:: nodes wrap it (they carry a schema but are labels, else every
   // collective would be counted twice).
-  if (node.name == "record_param_comms") return NodeCategory::kCommunication;
-  if (node.kernel_backend == "triton") return NodeCategory::kTriton;
+  // (string_view: compares lengths first, no strlen/memcmp call per node.)
+  if (std::string_view(node.name) == "record_param_comms") return NodeCategory::kCommunication;
+  if (std::string_view(node.kernel_backend) == "triton") return NodeCategory::kTriton;
   if (node.op_schema_text.empty() || startsWith(node.name, "c10d::")) return NodeCategory::kLabel;
-  const bool aten = node.schema ? (node.schema->ns == "aten" || node.schema->ns == "prims")
+  const bool aten = node.schema ? (std::string_view(node.schema->ns) == "aten" ||
+                                   std::string_view(node.schema->ns) == "prims")
                                 : (startsWith(node.op_schema_text, "aten::") ||
                                    startsWith(node.op_schema_text, "prims::"));
   return aten ? NodeCategory::kAtenCompute : NodeCategory::kCustom;
@@ -87,13 +114,15 @@ void Graph::finalize() {
 void Graph::sortNodesById() {
   const auto by_id = [](const Node& a, const Node& b) { return a.id < b.id; };
   if (std::is_sorted(nodes_.begin(), nodes_.end(), by_id)) return;
-  // Sort (id, position) pairs: contiguous, no chasing into the Nodes.
-  std::vector<std::pair<NodeId, uint32_t>> keyed(nodes_.size());
-  for (size_t i = 0; i < keyed.size(); ++i) keyed[i] = {nodes_[i].id, static_cast<uint32_t>(i)};
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<uint32_t> order(nodes_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = keyed[i].second;
-  keyed = {};
+  std::vector<uint32_t> order = denseIdOrder(nodes_);
+  if (order.empty()) {
+    // Sort (id, position) pairs: contiguous, no chasing into the Nodes.
+    std::vector<std::pair<NodeId, uint32_t>> keyed(nodes_.size());
+    for (size_t i = 0; i < keyed.size(); ++i) keyed[i] = {nodes_[i].id, static_cast<uint32_t>(i)};
+    std::sort(keyed.begin(), keyed.end());
+    order.resize(nodes_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = keyed[i].second;
+  }
   // Position i must receive nodes_[order[i]].
   for (size_t start = 0; start < order.size(); ++start) {
     if (order[start] == start) continue;
@@ -205,25 +234,39 @@ void Graph::parseSchemas() {
 // device). Reuse is rare: index by id, chain the few records sharing one.
 void Graph::buildTensorTable() {
   tensors_.clear();
-  std::unordered_map<int64_t, uint32_t> last_with_id;  // id -> newest record
-  std::vector<uint32_t> previous_with_id;              // record -> older, or UINT32_MAX
-  last_with_id.reserve(nodes_.size());
+  // Sized for about one distinct tensor id per two nodes; grows if needed.
+  detail::TensorIdIndex last_with_id(nodes_.size() / 2);  // id -> newest record
+  std::vector<uint32_t> previous_with_id;     // record -> older, or kNone
   const auto same = [](const TensorRecord& r, const TensorValue& t) {
     return r.storage_id == t.storage_id && r.offset == t.offset && r.numel == t.numel &&
            r.itemsize == t.itemsize && r.device == t.device;
   };
-  for (const Node& n : nodes_) {
+  // The Values (248 bytes, four cache lines each) were written long before
+  // and are cold: fetching the ones of a few nodes ahead hides most misses.
+  const auto prefetch = [](const std::vector<Value>& values) {
+    for (const Value& v : values) {
+      const char* p = reinterpret_cast<const char*>(&v);
+      for (size_t at = 0; at < sizeof(Value); at += 64) __builtin_prefetch(p + at);
+    }
+  };
+  constexpr size_t kAhead = 2;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (i + kAhead < nodes_.size()) {
+      prefetch(nodes_[i + kAhead].inputs);
+      prefetch(nodes_[i + kAhead].outputs);
+    }
+    const Node& n = nodes_[i];
     for (int side = 0; side < 2; ++side) {
       const bool is_input = side == 0;
       for (const Value& v : is_input ? n.inputs : n.outputs) {
         forEachTensor(v, [&](const TensorValue& t) {
           if (!t.defined()) return;
-          auto [it, inserted] = last_with_id.try_emplace(t.tensor_id, UINT32_MAX);
-          for (uint32_t r = it->second; r != UINT32_MAX; r = previous_with_id[r]) {
+          uint32_t& newest = last_with_id.slot(t.tensor_id);
+          for (uint32_t r = newest; r != detail::TensorIdIndex::kNone; r = previous_with_id[r]) {
             if (same(tensors_[r], t)) return;
           }
-          previous_with_id.push_back(it->second);
-          it->second = static_cast<uint32_t>(tensors_.size());
+          previous_with_id.push_back(newest);
+          newest = static_cast<uint32_t>(tensors_.size());
           tensors_.push_back(TensorRecord{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize,
                                           t.device, t.dtype, n.id, is_input});
         });

@@ -145,14 +145,28 @@ const std::array<AttributeHandler, 22> kHandlers{{
 
 }  // namespace
 
-bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx) {
-  for (const AttributeHandler& h : kHandlers) {
-    if (h.name == name) {
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx,
+                      size_t& hint) {
+  // Every node lists its attributes in the same order, which is the table's:
+  // starting after the previous match finds the next one at the first probe.
+  const size_t n = kHandlers.size();
+  if (name.empty()) return false;
+  for (size_t k = 0; k < n; ++k) {
+    size_t at = hint + k;
+    if (at >= n) at -= n;
+    const AttributeHandler& h = kHandlers[at];
+    if (h.name.size() == name.size() && h.name[0] == name[0] && h.name == name) {
       h.set(node, value, cx);
+      hint = at + 1 == n ? 0 : at + 1;
       return true;
     }
   }
   return false;
+}
+
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx) {
+  size_t hint = 0;
+  return setNodeAttribute(node, name, value, cx, hint);
 }
 
 }  // namespace tracetwin::core::detail

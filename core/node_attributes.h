@@ -2,6 +2,7 @@
 // legacy flat keys), and what old traces say about collectives positionally.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "core/json_values.h"
@@ -11,6 +12,10 @@ namespace tracetwin::core::detail {
 // Sets the attribute `name` of `node` from `value`; false when the name is not
 // one the reader keeps (the value is then left unread and skipped).
 bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx);
+// The same, searching from `hint` (the entry after the previous match, kept
+// by the caller from attribute to attribute); updates it.
+bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const JsonContext& cx,
+                      size_t& hint);
 
 // record_param_comms before schema 1.1.0 has no comms attributes; its
 // positional inputs say what they can (collective name, process group, split

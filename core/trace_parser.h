@@ -3,9 +3,12 @@
 // (trace_stream.cpp). Not for other layers (it pulls in simdjson).
 #pragma once
 
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/graph.h"
@@ -34,16 +37,38 @@ struct SideBuffers {
   }
 };
 
+// Parsed op schemas by text, shared by the nodes read by one parser: the
+// lookup happens while the node's text is still in cache (finalize would
+// otherwise walk every node's text again, cold). A text that fails to parse
+// is left for Graph::finalize, which counts it in the warnings.
+class SchemaCache {
+ public:
+  std::shared_ptr<const OpSchema> find(const std::string& text);
+
+ private:
+  struct TextHash {
+    size_t operator()(std::string_view text) const;
+  };
+  std::deque<std::string> texts_;  // the keys' storage (stable addresses)
+  std::unordered_map<std::string_view, std::shared_ptr<const OpSchema>, TextHash> parsed_;
+};
+
 class TraceParser {
  public:
   // `buffer` holds the JSON with at least SIMDJSON_PADDING bytes of spare
   // capacity; the parser owns it so it can free it before finalize().
   // `base`: byte offset of the buffer's text in the file, for messages.
-  TraceParser(std::string&& buffer, const std::string& source, size_t base = 0)
+  // `schemas`: a cache shared with other parsers (the batches of one
+  // streamed file); by default the parser's own.
+  TraceParser(std::string&& buffer, const std::string& source, size_t base = 0,
+              SchemaCache* schemas = nullptr)
       : buffer_(std::move(buffer)),
         json_(buffer_.data(), buffer_.size(), buffer_.capacity()),
         source_(source),
-        base_(base) {}
+        base_(base),
+        schemas_(schemas != nullptr ? schemas : &own_schemas_) {}
+  TraceParser(const TraceParser&) = delete;  // schemas_ may point into it
+  TraceParser& operator=(const TraceParser&) = delete;
 
   // A whole trace document -> finished Graph.
   Graph parse();
@@ -75,6 +100,8 @@ class TraceParser {
   std::optional<JsonContext> cx_;
   SideBuffers in_, out_;
   detail::TokenList scratch_;  // unknown values, read to validate them
+  SchemaCache own_schemas_;
+  SchemaCache* schemas_;
 };
 
 }  // namespace tracetwin::core::detail

@@ -124,11 +124,13 @@ od::parser& parserFor(size_t json_size, std::optional<od::parser>& own) {
 }
 
 // Keys of ET objects never hold escapes; the raw text is compared as is (an
-// escaped key simply matches nothing and is skipped).
+// escaped key simply matches nothing and is skipped). Keys are a few bytes
+// long: a plain loop beats a memchr call.
 std::string_view keyOf(od::field& f) {
   const char* raw = f.key().raw();
-  const char* end = static_cast<const char*>(std::memchr(raw, '"', 256));
-  return end == nullptr ? std::string_view() : std::string_view(raw, end - raw);
+  size_t n = 0;
+  while (n < 256 && raw[n] != '"') ++n;
+  return n == 256 ? std::string_view() : std::string_view(raw, n);
 }
 
 // ---- nodes ------------------------------------------------------------------
@@ -139,6 +141,31 @@ namespace detail {
 
 void checkStartsLikeJsonObject(std::string_view data, const std::string& source) {
   checkLooksLikeJsonObject(data, source);
+}
+
+size_t SchemaCache::TextHash::operator()(std::string_view text) const {
+  // Head (namespace, name, overload, first arguments), tail and length tell
+  // the few hundred distinct texts apart at a fraction of a full hash's cost;
+  // equal hashes are still compared in full.
+  constexpr size_t kPart = 48;
+  const std::hash<std::string_view> h;
+  if (text.size() <= 2 * kPart) return h(text);
+  return h(text.substr(0, kPart)) ^ (h(text.substr(text.size() - kPart)) * 31) ^
+         (text.size() * 0x9e3779b97f4a7c15ULL);
+}
+
+std::shared_ptr<const OpSchema> SchemaCache::find(const std::string& text) {
+  auto it = parsed_.find(text);
+  if (it != parsed_.end()) return it->second;
+  std::shared_ptr<const OpSchema> schema;
+  try {
+    schema = std::make_shared<const OpSchema>(parseOpSchema(text, std::string()));
+  } catch (const InputError&) {
+    // Left null: finalize parses it again and reports it with the node id.
+  }
+  texts_.push_back(text);
+  parsed_.emplace(texts_.back(), schema);
+  return schema;
 }
 
 Graph TraceParser::parse() {
@@ -167,8 +194,8 @@ void TraceParser::parseNodeBatch(Graph& graph) {
   od::array a;
   cx_->check(doc_.get_array().get(a), "an array of nodes");
   for (auto element : a) {
-    value v;
-    cx_->check(element.get(v), "a node object");
+    cx_->check(element.error(), "a node object");
+    value&& v = std::move(element).value_unsafe();  // in place, no copy
     readNode(v, graph.emplaceNode());
   }
   releaseInput();
@@ -180,9 +207,12 @@ void TraceParser::parseInto(Graph& graph) {
   od::object top;
   cx_->check(doc_.get_object().get(top), "a JSON object at the top level");
   bool have_schema = false, have_nodes = false;
+  // Fields are used in place (value_unsafe after the error check): copying
+  // one out of its result re-reads the iterator just written field by field,
+  // which misses store-to-load forwarding and stalls on every field.
   for (auto field : top) {
-    od::field f;
-    cx_->check(std::move(field).get(f), "a \"key\": value pair in the top-level object");
+    cx_->check(field.error(), "a \"key\": value pair in the top-level object");
+    od::field&& f = std::move(field).value_unsafe();
     readTopField(f, graph, have_schema, have_nodes);
   }
   // Anything after the top-level object is an error, not ignored.
@@ -244,8 +274,8 @@ void TraceParser::readNodes(value& nodes, Graph& graph) {
   graph.reserveNodes(json_.size() / 256);
   od::array a = detail::readArray(nodes, *cx_, "\"nodes\"");
   for (auto element : a) {
-    value v;
-    cx_->check(element.get(v), "a node object");
+    cx_->check(element.error(), "a node object");
+    value&& v = std::move(element).value_unsafe();  // in place, no copy
     readNode(v, graph.emplaceNode());
   }
   cx_->node = kNoNode;
@@ -259,8 +289,8 @@ void TraceParser::readNode(value& v, Node& node) {
   out_.clear();
   bool have_id = false, have_parent = false;
   for (auto field : obj) {
-    od::field f;
-    cx_->check(std::move(field).get(f), "a \"key\": value pair in a node");
+    cx_->check(field.error(), "a \"key\": value pair in a node");
+    od::field&& f = std::move(field).value_unsafe();
     readNodeField(f, node, have_id, have_parent);
   }
   if (!have_id) {
@@ -274,7 +304,8 @@ void TraceParser::readNode(value& v, Node& node) {
   }
   finishSide(in_, node.inputs, "input");
   finishSide(out_, node.outputs, "output");
-  if (node.name == "record_param_comms") detail::fillCommFromInputs(node);
+  if (!node.op_schema_text.empty()) node.schema = schemas_->find(node.op_schema_text);
+  if (std::string_view(node.name) == "record_param_comms") detail::fillCommFromInputs(node);
 }
 
 void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent) {
@@ -315,8 +346,8 @@ void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& h
 void TraceParser::readSideObject(value& v, SideBuffers& side) {
   od::object obj = detail::readObject(v, *cx_, "inputs/outputs");
   for (auto field : obj) {
-    od::field f;
-    cx_->check(std::move(field).get(f), "a \"key\": value pair in inputs/outputs");
+    cx_->check(field.error(), "a \"key\": value pair in inputs/outputs");
+    od::field&& f = std::move(field).value_unsafe();
     const std::string_view key = keyOf(f);
     if (key == "values") {
       side.values.read(f.value(), *cx_);
@@ -334,24 +365,25 @@ void TraceParser::readSideObject(value& v, SideBuffers& side) {
 }
 
 void TraceParser::readAttrs(value& v, Node& node) {
+  size_t hint = 0;
   for (auto element : detail::readArray(v, *cx_, "\"attrs\"")) {
-    value attr;
-    cx_->check(element.get(attr), "an attribute object");
+    cx_->check(element.error(), "an attribute object");
+    value&& attr = std::move(element).value_unsafe();  // in place, no copy
     od::object obj = detail::readObject(attr, *cx_, "an attribute {\"name\", \"type\", \"value\"}");
     std::string_view name;
     bool set = false;
     for (auto field : obj) {
-      od::field f;
-      cx_->check(std::move(field).get(f), "a \"key\": value pair in an attribute");
+      cx_->check(field.error(), "a \"key\": value pair in an attribute");
+      od::field&& f = std::move(field).value_unsafe();
       const std::string_view key = keyOf(f);
       if (key == "name") {
         name = detail::readString(f.value(), *cx_, "the attribute name");
       } else if (key == "value") {
         if (name.empty()) cx_->fail("\"name\" before \"value\" in an attribute");
-        if (!detail::setNodeAttribute(node, name, f.value(), *cx_)) skipValue(f.value());
+        if (!detail::setNodeAttribute(node, name, f.value(), *cx_, hint)) skipValue(f.value());
         set = true;
       } else if (key == "type") {
-        detail::readString(f.value(), *cx_, "the attribute type");
+        detail::readString(f.value(), *cx_, "the attribute type");  // checked, not kept
       } else {
         skipValue(f.value());
       }

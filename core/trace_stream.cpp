@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -87,21 +88,10 @@ class StreamingReader {
     const char* data = buf_.data();
     while (pos_ < filled_ && state_ == State::kInNode) {
       if (in_string_) {
-        for (; pos_ < filled_; ++pos_) {
-          const char c = data[pos_];
-          if (escape_) {
-            escape_ = false;
-          } else if (c == '\\') {
-            escape_ = true;
-          } else if (c == '"') {
-            in_string_ = false;
-            ++pos_;
-            break;
-          }
-        }
+        skipStringText(data);
         continue;
       }
-      while (pos_ < filled_ && !isBracketOrQuote(data[pos_])) ++pos_;
+      while (pos_ < filled_ && !kBracketOrQuote[static_cast<unsigned char>(data[pos_])]) ++pos_;
       if (pos_ == filled_) return;
       if (data[pos_] == '"') {
         in_string_ = true;
@@ -112,9 +102,42 @@ class StreamingReader {
     }
   }
 
-  static bool isBracketOrQuote(char c) {
-    return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
+  // Moves pos_ through string text to just after its closing quote, or to
+  // filled_ (escape_ then says whether the next chunk's first byte is
+  // escaped). memchr finds the quotes; a quote after an odd run of
+  // backslashes is escaped. The state at pos_ is known (escape_), so runs are
+  // counted from pos_ on.
+  void skipStringText(const char* data) {
+    while (pos_ < filled_) {
+      if (escape_) {
+        escape_ = false;
+        ++pos_;
+        continue;
+      }
+      const char* from = data + pos_;
+      const char* quote = static_cast<const char*>(std::memchr(from, '"', filled_ - pos_));
+      const char* stop = quote != nullptr ? quote : data + filled_;
+      size_t run = 0;
+      while (stop - run > from && *(stop - run - 1) == '\\') ++run;
+      if (quote == nullptr) {
+        escape_ = run % 2 == 1;
+        pos_ = filled_;
+        return;
+      }
+      pos_ = static_cast<size_t>(quote - data) + 1;
+      if (run % 2 == 0) {
+        in_string_ = false;
+        return;
+      }
+    }
   }
+
+  // The bytes that matter inside a node: quotes and brackets.
+  static constexpr std::array<bool, 256> kBracketOrQuote = [] {
+    std::array<bool, 256> table{};
+    for (unsigned char c : {'"', '{', '}', '[', ']'}) table[c] = true;
+    return table;
+  }();
 
   // Advances pos_ over buf_[pos_, filled_), tracking strings and depth.
   void scan() {
@@ -233,7 +256,8 @@ class StreamingReader {
     batch.append(buf_.data() + batch_start_, batch_end_ - batch_start_);
     batch.push_back(']');
     // "[" stands one byte before the first node, so offsets come out right.
-    detail::TraceParser(std::move(batch), path_, base_ + batch_start_ - 1).parseNodeBatch(graph_);
+    detail::TraceParser(std::move(batch), path_, base_ + batch_start_ - 1, &schemas_)
+        .parseNodeBatch(graph_);
     batch_start_ = state_ == State::kInNode ? node_start_ : kNone;
     batch_end_ = kNone;
   }
@@ -259,6 +283,7 @@ class StreamingReader {
   const std::string& path_;
   size_t chunk_;
   Graph graph_;
+  detail::SchemaCache schemas_;  // one parse per distinct schema across batches
   std::string buf_;
   size_t filled_ = 0;  // bytes of buf_ holding file data
   size_t pos_ = 0;     // next byte to scan

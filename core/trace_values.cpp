@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/errors.h"
@@ -45,8 +46,12 @@ constexpr std::array<TypeKind, 16> kScalarTypes{{
 }};
 
 ValueKind scalarKind(std::string_view type) {
+  // The common ones first, without a loop of compares.
+  if (type == "Int") return ValueKind::kInt;
+  if (type == "None") return ValueKind::kNone;
+  if (type == "Bool") return ValueKind::kBool;
   for (const TypeKind& e : kScalarTypes) {
-    if (e.type == type) return e.kind;
+    if (e.type.size() == type.size() && e.type == type) return e.kind;
   }
   return ValueKind::kObject;
 }
@@ -86,6 +91,18 @@ std::string_view guessType(const Token& tok) {
     default:
       return "Object";
   }
+}
+
+// "Tensor(float)" -> kFloat32. A trace has a handful of tensor types: the
+// last one seen is remembered (the string_view points into a type string of
+// the current document, compared by content, so a stale pointer is harmless).
+DType dtypeOfTensorType(std::string_view type) {
+  thread_local std::string last_type;
+  thread_local DType last_dtype = DType::kUnknown;
+  if (type == last_type) return last_dtype;
+  last_type.assign(type.data(), type.size());
+  last_dtype = dtypeFromTraceName(std::string(type.substr(7, type.size() - 8)));
+  return last_dtype;
 }
 
 size_t skip(const std::vector<Token>& t, size_t i) {
@@ -165,6 +182,8 @@ int64_t readInt(od::value& v, const JsonContext& cx, std::string_view what) {
 }
 
 std::string_view readString(od::value& v, const JsonContext& cx, std::string_view what) {
+  // The token runs to the next structural character: the closing quote, then
+  // at most whitespace (stage 1 only accepts closed strings).
   std::string_view token = v.raw_json_token();
   while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
                             token.back() == '\t')) {
@@ -173,15 +192,25 @@ std::string_view readString(od::value& v, const JsonContext& cx, std::string_vie
   if (token.size() < 2 || token.front() != '"' || token.back() != '"') {
     cx.fail(fmt::format("a string for {}", what));
   }
-  if (token.find('\\') == std::string_view::npos) {
-    // raw_json_token() only peeks: consume the string (no unescaping), or
-    // On-Demand later skips it with its depth-only logic, which lets a
-    // stray ']' after it close an object (found by the differential fuzzer).
-    od::raw_json_string raw;
-    if (v.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+  const char* raw = token.data();
+  const char* end = raw + token.size() - 1;
+  // Most strings are a few bytes: a loop; long ones (op schemas): memchr.
+  bool escaped = false;
+  if (token.size() < 40) {
+    for (const char* p = raw + 1; p < end; ++p) escaped |= *p == '\\';
+  } else {
+    escaped = std::memchr(raw + 1, '\\', token.size() - 2) != nullptr;
+  }
+  if (!escaped) {
+    // No escapes: a view into the input. raw_json_token() only peeks:
+    // consume the string, or On-Demand later skips it with its depth-only
+    // logic, which lets a stray ']' after it close an object (found by the
+    // differential fuzzer).
+    od::raw_json_string consumed;
+    if (v.get_raw_json_string().get(consumed) != simdjson::SUCCESS) {
       cx.fail(fmt::format("a string for {}", what));
     }
-    return token.substr(1, token.size() - 2);
+    return std::string_view(raw + 1, static_cast<size_t>(end - raw - 1));
   }
   std::string_view unescaped;
   cx.check(v.get_string().get(unescaped), fmt::format("a valid string for {}", what));
@@ -204,8 +233,8 @@ void readStringArray(od::value& v, const JsonContext& cx, std::string_view what,
                      std::vector<std::string_view>& out) {
   od::array a = readArray(v, cx, what);
   for (auto element : a) {
-    od::value e;
-    cx.check(element.get(e), what);
+    cx.check(element.error(), what);
+    od::value&& e = std::move(element).value_unsafe();  // in place, no copy
     out.push_back(readString(e, cx, what));
   }
 }
@@ -217,28 +246,33 @@ void TokenList::read(od::value& v, const JsonContext& cx) { readValue(v, cx, 0);
 void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
   if (depth > kMaxNesting) cx.fail(fmt::format("arrays nested at most {} deep", kMaxNesting));
   const std::string_view raw = v.raw_json_token();
-  Token tok;
-  tok.at = raw.data();
+  const char* at = raw.data();
   // The first byte says the JSON type (what v.type() does, without its checks).
-  switch (raw.empty() ? '\0' : raw.front()) {
-    case '[': {
-      const size_t begin = tokens_.size();
-      tok.kind = Token::kBegin;
-      tokens_.push_back(tok);
-      od::array a;
-      cx.check(v.get_array().get(a), "an array");
-      for (auto element : a) {
-        od::value e;
-        cx.check(element.get(e), "an array element");
-        readValue(e, cx, depth + 1);
-      }
-      Token end;
-      end.kind = Token::kEnd;
-      end.at = tok.at;
-      tokens_.push_back(end);
-      tokens_[begin].end = static_cast<uint32_t>(tokens_.size() - 1);
-      return;
+  const char first = raw.empty() ? '\0' : raw.front();
+  // Tokens are filled in place, field by field: building one on the stack
+  // and copying it in reloads it whole before the stores land (a store-
+  // forwarding stall per token, ~5% of reading a trace).
+  if (first == '[') {
+    const size_t begin = tokens_.size();
+    Token& open = tokens_.emplace_back();
+    open.kind = Token::kBegin;
+    open.at = at;
+    od::array a;
+    cx.check(v.get_array().get(a), "an array");
+    for (auto element : a) {
+      cx.check(element.error(), "an array element");
+      od::value&& e = std::move(element).value_unsafe();  // in place, no copy
+      readValue(e, cx, depth + 1);
     }
+    Token& close = tokens_.emplace_back();
+    close.kind = Token::kEnd;
+    close.at = at;
+    tokens_[begin].end = static_cast<uint32_t>(tokens_.size() - 1);
+    return;
+  }
+  Token& tok = tokens_.emplace_back();
+  tok.at = at;
+  switch (first) {
     case '{': {
       od::object o;
       cx.check(v.get_object().get(o), "an object");
@@ -257,6 +291,12 @@ void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
     case '7':
     case '8':
     case '9': {
+      // Almost every number of a trace is an int64: parse it as one, and
+      // only otherwise (a failed get leaves the value unread) find its type.
+      if (v.get_int64().get(tok.i) == simdjson::SUCCESS) {
+        tok.kind = Token::kInt;
+        break;
+      }
       od::number n;
       cx.check(v.get_number().get(n), "a number");
       if (n.is_int64()) {
@@ -288,9 +328,8 @@ void TokenList::readValue(od::value& v, const JsonContext& cx, int depth) {
       break;
     }
     default:
-      cx.failAt(tok.at, "a JSON value");
+      cx.failAt(at, "a JSON value");
   }
-  tokens_.push_back(tok);
 }
 
 // ---- ValueBuilder ----------------------------------------------------------
@@ -416,7 +455,7 @@ size_t ValueBuilder::readTensor(const std::vector<Token>& t, size_t i, std::stri
   }
   // "Tensor(float)" -> "float"; "Tensor(nullptr (uninitialized))" stays unknown.
   if (type.size() > 8 && type[6] == '(' && type.back() == ')') {
-    tv.dtype = dtypeFromTraceName(std::string(type.substr(7, type.size() - 8)));
+    tv.dtype = dtypeOfTensorType(type);
   }
   return end + 1;
 }
@@ -432,7 +471,12 @@ size_t ValueBuilder::readList(const std::vector<Token>& t, size_t i, std::string
   if (t[i].kind != Token::kBegin) cx_.failAt(t[i].at, fmt::format("an array for {}", type));
   if (type.back() != ']') cx_.failAt(t[i].at, "a list type ending in ']'", type);
   const size_t open = type.find('[');
-  std::vector<std::string_view> element_types;
+  // One scratch vector per nesting level, reused: no allocation per list.
+  // Sized once for the deepest level (a resize would move the vectors that
+  // the enclosing lists are still reading).
+  thread_local std::vector<std::vector<std::string_view>> scratch(kMaxNesting + 2);
+  std::vector<std::string_view>& element_types = scratch[depth];
+  element_types.clear();
   splitElementTypes(type.substr(open + 1, type.size() - open - 2), element_types);
   out.elements.reserve(element_types.size());
   const size_t end = t[i].end;

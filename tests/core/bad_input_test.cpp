@@ -167,6 +167,13 @@ TEST(BadInput, MalformedValuesOfUnknownKeysAreNotSkippedBlindly) {
   EXPECT_FALSE(errorReading(attr_junk).empty());
 }
 
+TEST(BadInput, InvalidEscapesInStringsThatAreNotKeptAreRefused) {
+  // The attribute "type" is read only to be checked; it is still checked.
+  std::string bad_type = kGood;
+  bad_type.replace(bad_type.find("\"type\": \"uint64\""), 16, "\"type\": \"uint\\x64\"");
+  EXPECT_TRUE(has(errorReading(bad_type), "a valid string for the attribute type"));
+}
+
 TEST(BadInput, TrailingContentAfterTheObject) {
   EXPECT_TRUE(has(errorReading(kGood + " {}"), "end of the document"));
 }

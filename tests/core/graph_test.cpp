@@ -47,6 +47,70 @@ TEST(Graph, ChildrenSortedByIdWhateverTheFileOrder) {
   EXPECT_THROW(g.node(42), InputError);
 }
 
+TEST(Graph, SparseIdsAreSortedAndRepeatedIdsRefused) {
+  // Ids far apart take the general sort, not the table indexed by id.
+  Graph g = baseGraph();
+  g.addNode(makeNode(1000000, 2, "far"));
+  g.addNode(makeNode(500, 2, "mid"));
+  g.addNode(makeNode(3, 2, "near"));
+  g.finalize();
+  std::vector<NodeId> ids;
+  for (const Node& n : g.nodes()) ids.push_back(n.id);
+  EXPECT_EQ(ids, (std::vector<NodeId>{1, 2, 3, 500, 1000000}));
+  EXPECT_EQ(g.node(2).children, (std::vector<NodeId>{3, 500, 1000000}));
+  for (NodeId far : {NodeId{4}, NodeId{1000000}}) {
+    Graph dup = baseGraph();
+    dup.addNode(makeNode(far, 2, "x"));
+    dup.addNode(makeNode(3, 2, "y"));
+    dup.addNode(makeNode(far, 2, "z"));
+    try {
+      dup.finalize();
+      ADD_FAILURE() << "repeated id " << far << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("appears twice"), std::string::npos) << e.what();
+    }
+  }
+}
+
+Value tensorValue(int64_t id, int64_t storage) {
+  Value v;
+  v.kind = ValueKind::kTensor;
+  v.type = "Tensor(float)";
+  v.tensor.tensor_id = id;
+  v.tensor.storage_id = storage;
+  v.tensor.numel = 4;
+  v.tensor.itemsize = 4;
+  v.tensor.device = "cpu";
+  v.tensor.dtype = DType::kFloat32;
+  return v;
+}
+
+TEST(Graph, TensorTableKeepsEachIdentityFromItsFirstUse) {
+  // Nodes out of id order, more distinct ids than the index starts with,
+  // and one id reused for another storage (a second tensor).
+  Graph g = baseGraph();
+  Node late = makeNode(4, 2, "late", kAdd);
+  for (int64_t id = 100; id < 400; ++id) late.inputs.push_back(tensorValue(id, id));
+  late.outputs.push_back(tensorValue(100, 7));  // id 100 again, other storage
+  Node early = makeNode(3, 2, "early", kAdd);
+  early.outputs.push_back(tensorValue(250, 250));  // first seen here, as an output
+  g.addNode(std::move(late));
+  g.addNode(std::move(early));
+  g.finalize();
+  ASSERT_EQ(g.tensors().size(), 301u);
+  const TensorRecord& first = g.tensors()[0];
+  EXPECT_EQ(first.tensor_id, 250);
+  EXPECT_EQ(first.first_node, 3);
+  EXPECT_FALSE(first.first_seen_as_input);
+  EXPECT_EQ(g.tensors()[1].tensor_id, 100);
+  EXPECT_TRUE(g.tensors()[1].first_seen_as_input);
+  const TensorRecord& reused = g.tensors().back();
+  EXPECT_EQ(reused.tensor_id, 100);
+  EXPECT_EQ(reused.storage_id, 7);
+  EXPECT_EQ(reused.first_node, 4);
+  EXPECT_FALSE(reused.first_seen_as_input);
+}
+
 TEST(Graph, SchemasAreParsedAndBadOnesWarn) {
   Graph g = baseGraph();
   g.addNode(makeNode(3, 2, "aten::add", kAdd));

@@ -76,6 +76,27 @@ const std::string kGood = testing::modernTrace(
     testing::modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor",
                         R"J([[5,6,0,4,4,"cpu"]])J", "[[4]]", R"J(["Tensor(float)"])J"));
 
+TEST(Streaming, EscapesAtEveryChunkBoundary) {
+  // Escaped quotes and backslash runs inside node strings, cut at every
+  // position by the chunk edges: a quote after an odd run of backslashes
+  // does not end the string, after an even run it does.
+  const std::string trace = testing::modernTrace(
+      testing::modernNode(3, 2, R"J(a\"]}{[\\\"x\\)J", "aten::relu(Tensor self) -> Tensor",
+                          R"J([[5,6,0,4,4,"cpu"],"q\\\\\"[\\"])J", "[[4],[]]",
+                          R"J(["Tensor(float)","String"])J"));
+  TempDir dir;
+  const std::string path = dir.write("escapes.json", trace);
+  const Graph whole = readTrace(path);
+  ASSERT_EQ(whole.node(3).name, R"J(a"]}{[\"x\)J");
+  for (size_t chunk = 16; chunk < 96; ++chunk) {
+    SCOPED_TRACE(chunk);
+    const Graph streamed = readTraceStreaming(path, chunk);
+    expectSameGraph(whole, streamed);
+    EXPECT_EQ(streamed.node(3).name, whole.node(3).name);
+    EXPECT_EQ(streamed.node(3).inputs.at(1).string_value, whole.node(3).inputs.at(1).string_value);
+  }
+}
+
 TEST(Streaming, TruncatedAnywhereNeverReads) {
   for (size_t cut = 1; cut + 1 < kGood.size(); cut += 5) {
     EXPECT_FALSE(streamingError(kGood.substr(0, cut)).empty()) << cut;
