@@ -69,17 +69,67 @@ struct CaseOutcome {
   std::string failure;  // empty when every op ran
 };
 
-CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
+// Small ops run 1.5-3x slower inside a real step than back to back with
+// copies of themselves: the dispatcher and kernel code they need was evicted
+// from the instruction caches and branch predictors by the ops between. So
+// cases whose one copy is short run interleaved: kGroupCases cases of the
+// family per graph, one copy of each per round in a shuffled order, kRounds
+// rounds; each op follows a different op, as in a step.
+constexpr double kInterleaveMaxUs = 80;
+constexpr size_t kGroupCases = 12;
+constexpr int kRounds = 3;
+
+// What one replay measures: one case on its own or a group interleaved.
+struct ReplayUnit {
+  std::vector<MicrobenchCase> cases;
+  double est_us = 0;  // one iteration
+};
+
+bool interleavable(const MicrobenchCase& c) {
+  return c.add_copy && c.copy_us > 0 && c.copy_us <= kInterleaveMaxUs;
+}
+
+// The unit's graph and, per node id, the index of the case that added it.
+core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t seed,
+                      std::vector<size_t>* case_of) {
+  if (u.cases.size() == 1) {
+    core::Graph g = u.cases[0].build();
+    case_of->clear();  // every node belongs to case 0
+    return g;
+  }
+  GraphBuilder b(device == "cuda" ? "cuda:0" : device);
+  std::vector<size_t> order(u.cases.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(seed);
+  for (int r = 0; r < kRounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      const core::NodeId first = b.nextNodeId();
+      u.cases[i].add_copy(b);
+      if (case_of->size() < static_cast<size_t>(b.nextNodeId())) {
+        case_of->resize(static_cast<size_t>(b.nextNodeId()), 0);
+      }
+      for (core::NodeId id = first; id < b.nextNodeId(); ++id) (*case_of)[size_t(id)] = i;
+    }
+  }
+  return b.build(fmt::format("microbenchmark interleaved group of {}", u.cases.size()));
+}
+
+int itersFor(double est_us) {
+  // ~2 ms of measured work per point, between 3 and 15 iterations.
+  return std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(est_us, 1.0))), 3, 15);
+}
+
+CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
                     const std::string& device_name) {
   CaseOutcome out;
-  const core::Graph graph = c.build();
+  std::vector<size_t> case_of;
+  const core::Graph graph = buildUnit(u, o.device, o.seed, &case_of);
   replay::ReplayOptions ro;
   ro.device = o.device;
   ro.threads = o.threads;
   ro.warmup_iters = 1;
-  // ~2 ms of measured work per point, between 3 and 15 iterations.
-  ro.measured_iters =
-      std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
+  ro.measured_iters = itersFor(u.est_us);
   ro.seed = o.seed;
   replay::ReplayResult r;
   try {
@@ -96,19 +146,24 @@ CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
     out.failure = fmt::format("{} skipped: {}", r.skipped[0].name, r.skipped[0].reason);
   }
   const bool on_cpu = o.device == "cpu";
-  std::map<std::string, std::pair<core::NodeId, std::vector<double>>> groups;
+  auto caseOf = [&](core::NodeId id) {
+    return size_t(id) < case_of.size() ? case_of[size_t(id)] : size_t{0};
+  };
+  std::map<std::pair<size_t, std::string>, std::pair<core::NodeId, std::vector<double>>> groups;
   for (const replay::OpMeasurement& m : r.per_op) {
     const core::Node* node = graph.findNode(m.id);
     if (node == nullptr || node->scope == kSpacerScope) continue;
-    auto& g = groups[signature(*node)];
+    auto& g = groups[{caseOf(m.id), signature(*node)}];
     if (g.second.empty()) g.first = m.id;
     g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
   }
   for (auto& [key, group] : groups) {
+    const MicrobenchCase& c = u.cases[key.first];
     DatasetRow row;
     row.case_label = c.label;
     row.sample.node = graph.node(group.first);
     row.sample.measured_us = median(group.second);
+    row.sample.repeated = u.cases.size() == 1;
     row.sample.device = device_name;
     if (core::opFamily(row.sample.node) == "embedding_bag") row.sample.index_reuse = c.index_reuse;
     out.rows.push_back(std::move(row));
@@ -119,10 +174,10 @@ CaseOutcome runCase(const MicrobenchCase& c, const CalibrationOptions& o,
 // Running estimate of wall seconds per grid point from its cost estimate.
 class CostModel {
  public:
-  double predictS(const MicrobenchCase& c, int iters) const {
+  double predictS(const ReplayUnit& c, int iters) const {
     return kFixedS + ratio_ * c.est_us * 1e-6 * (iters + 1);
   }
-  void observe(const MicrobenchCase& c, int iters, double wall_s) {
+  void observe(const ReplayUnit& c, int iters, double wall_s) {
     const double base = c.est_us * 1e-6 * (iters + 1);
     if (base <= 0) return;
     const double r = std::clamp((wall_s - kFixedS) / base, 0.05, 50.0);
@@ -140,8 +195,9 @@ class CostModel {
 // second pass can go on where the first stopped.
 struct FamilySweep {
   const MicrobenchFamily* family = nullptr;
-  std::vector<MicrobenchCase> cases;
+  std::vector<ReplayUnit> cases;
   size_t next = 0;
+  int64_t case_runs = 0;  // grid points summed over units (small ones run twice)
   FamilyRun run;
   bool exhausted() const { return next >= cases.size(); }
 };
@@ -173,12 +229,26 @@ void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
   FamilySweep s;
   s.family = &fam;
-  s.cases = fam.cases(gridFor(o.device));
+  std::vector<MicrobenchCase> cases = fam.cases(gridFor(o.device));
+  const size_t grid_points = cases.size();
   std::mt19937_64 rng(o.seed ^ std::hash<std::string>{}(fam.name));
-  std::shuffle(s.cases.begin(), s.cases.end(), rng);
-  frontLoadCostQuantiles(s.cases);
+  std::shuffle(cases.begin(), cases.end(), rng);
+  frontLoadCostQuantiles(cases);
+  // Units in sampling order; a group of small cases takes the place of the
+  // case that filled it.
+  ReplayUnit pending;
+  for (MicrobenchCase& c : cases) {
+    const double est = c.est_us;
+    s.cases.push_back({{c}, est});  // on its own, among copies of itself
+    if (!interleavable(c)) continue;
+    pending.est_us += c.copy_us * kRounds;
+    pending.cases.push_back(std::move(c));
+    if (pending.cases.size() == kGroupCases) s.cases.push_back(std::move(pending)), pending = {};
+  }
+  if (pending.cases.size() > 1) s.cases.push_back(std::move(pending));
+  for (const ReplayUnit& u : s.cases) s.case_runs += static_cast<int64_t>(u.cases.size());
   s.run.family = fam.name;
-  s.run.grid_points = static_cast<int64_t>(s.cases.size());
+  s.run.grid_points = static_cast<int64_t>(grid_points);
   return s;
 }
 
@@ -189,14 +259,13 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
                    double share_s, Clock::time_point t0, CostModel& cost,
                    CalibrationResult& result) {
   const Clock::time_point start = Clock::now();
-  std::vector<MicrobenchCase> passed_over;
+  std::vector<ReplayUnit> passed_over;
   int consecutive_skips = 0;
   for (; s.next < s.cases.size(); ++s.next) {
-    const MicrobenchCase& c = s.cases[s.next];
+    const ReplayUnit& c = s.cases[s.next];
     const double used = secondsSince(start);
     if (used >= share_s || consecutive_skips > 200) break;
-    const int iters =
-        std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(c.est_us, 1.0))), 3, 15);
+    const int iters = itersFor(c.est_us);
     if (used + cost.predictS(c, iters) > share_s) {
       ++consecutive_skips;
       passed_over.push_back(c);
@@ -207,16 +276,20 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
     CaseOutcome outcome = runCase(c, o, device_name);
     cost.observe(c, iters, secondsSince(case_start));
     FamilyRun& run = s.run;
+    const int64_t points = static_cast<int64_t>(c.cases.size());
     if (!outcome.failure.empty()) {
       ++run.failed;
-      if (result.failures.size() < 20) result.failures.push_back(c.label + ": " + outcome.failure);
+      if (result.failures.size() < 20) {
+        result.failures.push_back(c.cases[0].label + (points > 1 ? " (+ group)" : "") + ": " +
+                                  outcome.failure);
+      }
     }
-    if (!outcome.rows.empty()) ++run.replayed;
+    if (!outcome.rows.empty()) run.replayed += outcome.failure.empty() ? points : points - 1;
     run.samples += static_cast<int64_t>(outcome.rows.size());
     for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
     if (o.on_progress) {
-      o.on_progress({s.family->name, run.replayed + run.failed, run.grid_points, secondsSince(t0),
-                     o.budget_s, c.label});
+      o.on_progress({s.family->name, run.replayed + run.failed, s.case_runs, secondsSince(t0),
+                     o.budget_s, c.cases.back().label});
     }
   }
   // Passed-over points go back in front of the unvisited ones.

@@ -18,8 +18,8 @@ namespace tracetwin::calibration {
 
 struct CalibrationProgress {
   std::string family;
-  int64_t done = 0;      // grid points replayed in this family
-  int64_t total = 0;     // grid points the family offers
+  int64_t done = 0;      // grid-point runs done in this family
+  int64_t total = 0;     // grid-point runs planned (small points run twice: alone, interleaved)
   double elapsed_s = 0;  // whole run so far
   double budget_s = 0;
   std::string label;  // grid point just finished
@@ -40,7 +40,7 @@ struct CalibrationOptions {
 struct FamilyRun {
   std::string family;
   int64_t grid_points = 0;  // offered by the grid
-  int64_t replayed = 0;     // replayed successfully
+  int64_t replayed = 0;     // grid-point runs that replayed (small points run twice)
   int64_t failed = 0;       // replay threw or an op failed
   int64_t samples = 0;
   double seconds = 0;

@@ -115,6 +115,7 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     line["measured_us"] = r.sample.measured_us;
     line["device"] = r.sample.device;
     line["index_reuse"] = r.sample.index_reuse;
+    line["repeated"] = r.sample.repeated;
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -145,6 +146,8 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     row.case_label = j.value("case", "");
     row.sample.measured_us = j["measured_us"].get<double>();
     row.sample.device = j.value("device", "");
+    // Datasets written before interleaving held repeated cases only.
+    row.sample.repeated = j.value("repeated", true);
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
     }

@@ -1,6 +1,6 @@
 // The measured dataset calibration writes beside the models (DIR/dataset.jsonl):
 // one JSON object per line,
-//   {"family", "case", "op", "measured_us", "device", "index_reuse", "node"}
+//   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated", "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so

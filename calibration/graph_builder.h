@@ -53,6 +53,8 @@ class GraphBuilder {
   core::Graph build(const std::string& source_name);
 
   const std::string& device() const { return device_; }
+  // Id the next op() gets: callers mark where one case's ops begin.
+  core::NodeId nextNodeId() const { return next_node_; }
 
  private:
   std::string device_;

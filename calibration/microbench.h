@@ -20,12 +20,19 @@ struct GridOptions {
   std::vector<core::DType> dtypes = {core::DType::kFloat32};
 };
 
+class GraphBuilder;
+
 // One grid point: a graph holding `repeats` copies of the op(s) under test.
 struct MicrobenchCase {
   std::string family;  // registry name (= core::opFamily of its main op)
   std::string label;   // "mm m=64 n=128 k=32 float32"
   double est_us = 0;   // rough time of one replayed iteration, for budgeting
   std::function<core::Graph()> build;
+  // One copy of the op(s) under test and its rough time: what the calibrator
+  // interleaves with other small cases (see calibrator.cpp). Set by
+  // repeatedCase; empty for cases that only run on their own.
+  std::function<void(GraphBuilder&)> add_copy;
+  double copy_us = 0;
   // Embedding cases only: index-reuse histogram (predictors::kReuseBins
   // bins) of the indices replay generates for every embedding op of the case.
   std::vector<double> index_reuse;

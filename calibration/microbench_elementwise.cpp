@@ -127,6 +127,12 @@ const std::vector<ElementwiseOp>& ops() {
          b.op("aten::dropout(Tensor input, float p, bool train) -> Tensor",
               {same(b, s, dt), B::doubleValue(0.1), B::boolValue(true)}, {same(b, s, dt)});
        }},
+      // p = 0 (a model configured without dropout): returns its input.
+      {"dropout_p0", 1,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::dropout(Tensor input, float p, bool train) -> Tensor",
+              {same(b, s, dt), B::doubleValue(0.0), B::boolValue(true)}, {same(b, s, dt)});
+       }},
       {"ones_like", 1,
        [](B& b, const Shape& s, DType dt) {
          b.op(

@@ -83,9 +83,7 @@ void addEmbeddingPair(B& b, const EmbPoint& p, DType dt) {
 }
 
 MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType dt) {
-  MicrobenchCase c;
-  c.family = "embedding_bag";
-  c.label =
+  const std::string label =
       fmt::format("{} b={} rows={} d={} l={} hot={} {}", p.bag ? "embedding_bag" : "embedding",
                   p.batch, p.rows, p.dim, p.pooling, p.hot, dtypeLabel(dt));
   const double item = static_cast<double>(core::dtypeItemsize(dt));
@@ -95,17 +93,10 @@ MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType d
   // the indices and scatters.
   const double pair_us = estimateOpUs(0, 1, gathered + p.lookups() * 8.0) +
                          estimateOpUs(0, 1, table + 3 * gathered + p.lookups() * 24.0);
-  const int reps = repeatsFor(pair_us);
-  c.est_us = pair_us * reps;
+  MicrobenchCase c = repeatedCase(grid, "embedding_bag", label, pair_us, [=](B& b) {
+    p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
+  });
   c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
-  c.build = [=, device = grid.device, label = c.label] {
-    B b(device);
-    for (int r = 0; r < reps; ++r) {
-      if (r > 0) b.spacer();
-      p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
-    }
-    return b.build("microbenchmark " + label);
-  };
   return c;
 }
 

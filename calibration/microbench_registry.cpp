@@ -69,6 +69,8 @@ MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::st
   c.label = std::move(label);
   const int reps = repeatsFor(copy_us);
   c.est_us = copy_us * reps;
+  c.copy_us = copy_us;
+  c.add_copy = add;
   c.build = [reps, add = std::move(add), device = grid.device, label = c.label] {
     GraphBuilder b(device);
     for (int r = 0; r < reps; ++r) {

@@ -67,23 +67,12 @@ std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid) {
     for (int64_t rows : kRows) {
       for (int64_t cols : kCols) {
         if (rows * cols > kMaxNumel) continue;
-        MicrobenchCase c;
-        c.family = "softmax";
-        c.label = fmt::format("softmax ops [{}x{}] {}", rows, cols, dtypeLabel(dt));
         const double bytes = static_cast<double>(rows * cols * core::dtypeItemsize(dt));
         // Five ops reading/writing 2-3 tensors each.
         const double ops_us = 5 * estimateOpUs(0, 1, 3 * bytes);
-        const int reps = repeatsFor(ops_us);
-        c.est_us = ops_us * reps;
-        c.build = [=, device = grid.device, label = c.label] {
-          B b(device);
-          for (int r = 0; r < reps; ++r) {
-            if (r > 0) b.spacer();
-            addSoftmaxOps(b, rows, cols, dt);
-          }
-          return b.build("microbenchmark " + label);
-        };
-        cases.push_back(std::move(c));
+        cases.push_back(repeatedCase(
+            grid, "softmax", fmt::format("softmax ops [{}x{}] {}", rows, cols, dtypeLabel(dt)),
+            ops_us, [=](B& b) { addSoftmaxOps(b, rows, cols, dt); }));
       }
     }
   }

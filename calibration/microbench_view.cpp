@@ -107,20 +107,10 @@ std::vector<MicrobenchCase> viewCases(const GridOptions& grid) {
   for (DType dt : grid.dtypes) {
     for (const ViewOp& op : ops()) {
       for (const Shape& s : kShapes) {
-        MicrobenchCase c;
-        c.family = "view";
-        c.label = fmt::format("{} [{}x{}] {}", op.label, s[0], s[1], dtypeLabel(dt));
-        constexpr int kReps = 8;  // ~3 us each: always the most copies
-        c.est_us = kReps * kEstOpUs;
-        c.build = [=, add = op.add, device = grid.device, label = c.label] {
-          B b(device);
-          for (int r = 0; r < kReps; ++r) {
-            if (r > 0) b.spacer();
-            add(b, s, dt);
-          }
-          return b.build("microbenchmark " + label);
-        };
-        cases.push_back(std::move(c));
+        // ~3 us each: repeatedCase gives them the most copies (8).
+        cases.push_back(repeatedCase(
+            grid, "view", fmt::format("{} [{}x{}] {}", op.label, s[0], s[1], dtypeLabel(dt)),
+            kEstOpUs, [=, add = op.add](B& b) { add(b, s, dt); }));
       }
     }
   }

@@ -104,55 +104,128 @@ std::shared_ptr<CacheModel> fitCacheModel(const std::vector<const Sample*>& s,
   return m;
 }
 
+namespace {
+
+// Fewer samples than this and an op keeps the family's (or its name's) values.
+constexpr size_t kMinOpSamples = 4;
+
+// max(compute, bytes / BW(bytes)) in microseconds under the current curve.
+double unitBodyUs(const BandwidthCurveModel& m, const OpFeatures& f, const DeviceSpec& d) {
+  return std::max(f.flops / d.peakFlops(f.dtype), f.bytes / m.achievedBandwidth(f.bytes)) *
+         kUsPerS;
+}
+
+// t = t0[context] + k * body for one op's samples by relative least squares
+// (one fixed cost after a different op, one after a copy of itself; a
+// context without samples takes the other's), each t0 kept in
+// [0, 0.95 * fastest of its context] and k refitted with the t0s fixed so it
+// stays positive.
+void fitOp(const std::vector<const Sample*>& g, const BandwidthCurveModel& m, const DeviceSpec& d,
+           double* t0_mixed, double* t0_repeated, double* k) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  double fastest[2] = {1e300, 1e300};
+  for (const Sample* p : g) {
+    const int c = p->f.repeated ? 1 : 0;
+    rows.push_back({c == 0 ? 1.0 : 0.0, c == 1 ? 1.0 : 0.0, unitBodyUs(m, p->f, d)});
+    y.push_back(p->us);
+    fastest[c] = std::min(fastest[c], p->us);
+  }
+  const bool has[2] = {fastest[0] < 1e300, fastest[1] < 1e300};
+  std::vector<std::vector<double>> cols;  // drop the column of an absent context
+  for (const auto& r : rows) {
+    std::vector<double> row;
+    for (int c = 0; c < 2; ++c) {
+      if (has[c]) row.push_back(r[size_t(c)]);
+    }
+    row.push_back(r[2]);
+    cols.push_back(std::move(row));
+  }
+  const std::vector<double> x = relativeLeastSquares(cols, y);
+  double t0[2];
+  size_t xi = 0;
+  for (int c = 0; c < 2; ++c) {
+    t0[c] = has[c] ? std::clamp(x[xi++], 0.0, 0.95 * fastest[c]) : -1.0;
+  }
+  if (!has[0]) t0[0] = t0[1];
+  if (!has[1]) t0[1] = t0[0];
+  double num = 0, den = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double w = 1.0 / (y[i] * y[i]);
+    const double t0_i = rows[i][1] > 0 ? t0[1] : t0[0];
+    num += w * rows[i][2] * (y[i] - t0_i);
+    den += w * rows[i][2] * rows[i][2];
+  }
+  *t0_mixed = t0[0];
+  *t0_repeated = t0[1];
+  *k = den > 0 ? std::max(num / den, 1e-3) : 1.0;
+}
+
+// Achieved bandwidth knots every two octaves of size from the samples of at
+// least 64 KiB whose time is mostly body (t - t0 > 30% of t): tiny ops say
+// nothing about bandwidth, only about their fixed cost, and a knot fitted
+// on them (0.03 GB/s at 40 bytes) would stretch the small end of every
+// op's factor. Below the first knot the curve is flat.
+constexpr double kMinKnotLog2Bytes = 16;
+
+void fitKnots(const std::vector<const Sample*>& s, BandwidthCurveModel* m) {
+  double lo = 1e300, hi = 0;
+  for (const Sample* p : s) {
+    double lb = std::log2(std::max(p->f.bytes, 1.0));
+    if (lb < kMinKnotLog2Bytes) continue;
+    lo = std::min(lo, lb);
+    hi = std::max(hi, lb);
+  }
+  std::vector<double> knots, bws;
+  for (double k = lo; k <= hi + 1e-9; k += 2.0) {
+    std::vector<double> bw;
+    for (const Sample* p : s) {
+      double lb = std::log2(std::max(p->f.bytes, 1.0));
+      double body = p->us - m->t0Of(p->f);
+      if (std::abs(lb - k) > 1.0 || body <= 0.3 * p->us || p->f.bytes <= 0) continue;
+      bw.push_back(p->f.bytes * m->factorOf(p->f) / (body / kUsPerS));
+    }
+    if (!bw.empty()) {
+      knots.push_back(k);
+      bws.push_back(median(bw));
+    }
+  }
+  if (knots.empty()) return;
+  m->knots_log2_bytes = knots;
+  m->knots_bandwidth = bws;
+}
+
+}  // namespace
+
 std::shared_ptr<BandwidthCurveModel> fitBandwidthCurve(const std::vector<const Sample*>& s,
                                                        const DeviceSpec& d) {
   auto m = BandwidthCurveModel::fromDevice(d);
   if (s.size() < 3) return m;
-  // Intercept from t = t0 + bytes * slope; clamped below the fastest sample.
+  // Family intercept from t = t0 + bytes * slope; clamped below the fastest sample.
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   double fastest = s[0]->us;
-  double lo = 1e300, hi = 0;
+  std::map<std::string, std::vector<const Sample*>> by_name, by_variant;
   for (const Sample* p : s) {
     rows.push_back({1.0, p->f.bytes});
     y.push_back(p->us);
     fastest = std::min(fastest, p->us);
-    double lb = std::log2(std::max(p->f.bytes, 1.0));
-    lo = std::min(lo, lb);
-    hi = std::max(hi, lb);
+    by_name[p->f.op].push_back(p);
+    if (!p->f.variant.empty()) by_variant[p->f.variant].push_back(p);
   }
   m->t0_us = std::clamp(relativeLeastSquares(rows, y)[0], 0.0, 0.9 * fastest);
   m->op_factor.clear();
-  // Alternate between the bandwidth knots (size dependence) and per-op factors
-  // (op dependence); three rounds settle both on the sample sets we use.
-  for (int round = 0; round < 3; ++round) {
-    std::vector<double> knots, bws;
-    for (double k = lo; k <= hi + 1e-9; k += 2.0) {
-      std::vector<double> bw;
-      for (const Sample* p : s) {
-        double lb = std::log2(std::max(p->f.bytes, 1.0));
-        double body = p->us - m->t0_us;
-        if (std::abs(lb - k) > 1.0 || body <= 0 || p->f.bytes <= 0) continue;
-        bw.push_back(p->f.bytes * m->factor(p->f.op) / (body / kUsPerS));
+  m->op_t0_us.clear();
+  // Alternate between the bandwidth knots (size dependence) and per-op fixed
+  // costs and factors (op dependence); four rounds settle both.
+  for (int round = 0; round < 4; ++round) {
+    fitKnots(s, m.get());
+    for (const auto* groups : {&by_name, &by_variant}) {
+      for (const auto& [key, g] : *groups) {
+        if (g.size() < kMinOpSamples) continue;
+        fitOp(g, *m, d, &m->op_t0_us[key],
+              &m->op_t0_us[key + BandwidthCurveModel::kRepeatedSuffix], &m->op_factor[key]);
       }
-      if (!bw.empty()) {
-        knots.push_back(k);
-        bws.push_back(median(bw));
-      }
-    }
-    if (knots.empty()) break;
-    m->knots_log2_bytes = knots;
-    m->knots_bandwidth = bws;
-    std::map<std::string, std::vector<double>> ratios;
-    for (const Sample* p : s) {
-      OpFeatures plain = p->f;
-      double body_pred = m->predictUs(plain, d) - m->t0_us;
-      double body = p->us - m->t0_us;
-      if (body_pred > 0 && body > 0)
-        ratios[p->f.op].push_back(body / body_pred * m->factor(p->f.op));
-    }
-    for (auto& [op, r] : ratios) {
-      if (r.size() >= 3) m->op_factor[op] = median(r);
     }
   }
   return m;
@@ -162,11 +235,16 @@ std::shared_ptr<ConstantModel> fitConstant(const std::vector<const Sample*>& s, 
   auto m = std::make_shared<ConstantModel>();
   std::map<std::string, std::vector<double>> per_op;
   std::vector<double> all;
+  std::map<std::string, std::vector<double>> per_op_repeated;
   for (const Sample* p : s) {
-    per_op[p->f.op].push_back(p->us);
+    (p->f.repeated ? per_op_repeated : per_op)[p->f.op].push_back(p->us);
     all.push_back(p->us);
   }
   m->default_us = median(all);
+  for (auto& [op, v] : per_op_repeated) {
+    m->op_us[op + BandwidthCurveModel::kRepeatedSuffix] = median(v);
+    if (!per_op.count(op)) m->op_us[op] = median(v);  // no other context measured
+  }
   for (auto& [op, v] : per_op) m->op_us[op] = median(v);
   return m;
 }

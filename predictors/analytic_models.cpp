@@ -71,22 +71,60 @@ double BandwidthCurveModel::achievedBandwidth(double bytes) const {
   return knots_bandwidth[i - 1] * (1 - w) + knots_bandwidth[i] * w;
 }
 
+double BandwidthCurveModel::cacheKneeBytes() const {
+  size_t peak = 0;
+  for (size_t i = 0; i < knots_bandwidth.size(); ++i) {
+    if (knots_bandwidth[i] > knots_bandwidth[peak]) peak = i;
+  }
+  for (size_t i = peak + 1; i < knots_bandwidth.size(); ++i) {
+    if (knots_bandwidth[i] < 0.6 * knots_bandwidth[peak]) {
+      return std::exp2(knots_log2_bytes[i] - 1.0);
+    }
+  }
+  return 0.0;
+}
+
 double BandwidthCurveModel::factor(const std::string& op) const {
   auto it = op_factor.find(op);
   return it == op_factor.end() ? 1.0 : it->second;
 }
 
+namespace {
+double lookup(const std::map<std::string, double>& m, const OpFeatures& f, double fallback) {
+  if (!f.variant.empty()) {
+    if (auto it = m.find(f.variant); it != m.end()) return it->second;
+  }
+  auto it = m.find(f.op);
+  return it == m.end() ? fallback : it->second;
+}
+}  // namespace
+
+double BandwidthCurveModel::factorOf(const OpFeatures& f) const {
+  return lookup(op_factor, f, 1.0);
+}
+double BandwidthCurveModel::t0Of(const OpFeatures& f) const {
+  if (f.repeated) {
+    auto it = op_t0_us.find(variantKey(f) + kRepeatedSuffix);
+    if (it != op_t0_us.end()) return it->second;
+  }
+  return lookup(op_t0_us, f, t0_us);
+}
+
 double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
   double compute = f.flops / d.peakFlops(f.dtype);
-  double memory = f.bytes / achievedBandwidth(f.bytes);
-  return t0_us + factor(f.op) * std::max(compute, memory) * kUsPerS;
+  const double body = factorOf(f) * std::max(compute, f.bytes / achievedBandwidth(f.bytes));
+  // Cold inputs come from DRAM whatever the op's (cache-hot) factor: the
+  // body takes at least their DRAM time.
+  const double dram = d.memory_bandwidth > 0 ? f.cold_bytes / d.memory_bandwidth : 0.0;
+  return t0Of(f) + std::max(body, dram) * kUsPerS;
 }
 
 nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&) const {
   return {{"t0_us", t0_us},
           {"knots_log2_bytes", knots_log2_bytes},
           {"knots_bandwidth", knots_bandwidth},
-          {"op_factor", op_factor}};
+          {"op_factor", op_factor},
+          {"op_t0_us", op_t0_us}};
 }
 
 std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j,
@@ -107,6 +145,7 @@ std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann:
     if (!(bw > 0)) throw InputError("bandwidth_curve model: knot bandwidths must be > 0");
   }
   m->op_factor = getMap(j, "op_factor", "bandwidth_curve");
+  m->op_t0_us = getMap(j, "op_t0_us", "bandwidth_curve");  // absent in models before per-op t0
   return m;
 }
 
@@ -157,6 +196,10 @@ std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j,
 }
 
 double ConstantModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
+  if (f.repeated) {
+    auto it = op_us.find(f.op + BandwidthCurveModel::kRepeatedSuffix);
+    if (it != op_us.end()) return it->second;
+  }
   auto it = op_us.find(f.op);
   return it == op_us.end() ? default_us : it->second;
 }

@@ -23,19 +23,35 @@ class RooflineModel : public KernelModel {
                                                      const std::string& dir);
 };
 
-// Memory-bound ops: t = t0 + factor(op) * max(flops / peak, bytes / BW(bytes)),
+// Memory-bound ops: t = t0(op) + max(factor(op) * max(flops / peak, bytes / BW(bytes)),
+//                                   cold_bytes / DRAM BW),
 // with an achieved-bandwidth curve BW over log2(bytes), linear between knots
-// and flat beyond the ends.
+// and flat beyond the ends. t0 and factor are looked up by the op's variant
+// (OpFeatures::variant), then its name, then the family-wide value: a
+// one-element add_ costs 0.6 us with a float operand and 2 us with a 0-dim
+// long one, so one intercept per family cannot fit both.
 class BandwidthCurveModel : public KernelModel {
  public:
+  // op_t0_us key suffix of the fixed cost when the op follows a copy of
+  // itself (OpFeatures::repeated).
+  static constexpr const char* kRepeatedSuffix = "@rep";
   double t0_us = 2.0;
   std::vector<double> knots_log2_bytes;     // ascending
   std::vector<double> knots_bandwidth;      // bytes/s at each knot
   std::map<std::string, double> op_factor;  // fitted per-op multipliers
+  std::map<std::string, double> op_t0_us;   // fitted per-op fixed costs
   std::string kind() const override { return "bandwidth_curve"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double achievedBandwidth(double bytes) const;
+  // Working-set size where the fitted curve falls off its cache plateau: the
+  // first knot after the peak below 60% of it, halved (the knots are two
+  // octaves apart); 0 when the curve never falls. On this host 2-8 MiB, far
+  // below the 32 MiB L3 the VM reports (shared with other tenants).
+  double cacheKneeBytes() const;
   double factor(const std::string& op) const;
+  // Lookups by variant, then op name, then the family value.
+  double factorOf(const OpFeatures& f) const;
+  double t0Of(const OpFeatures& f) const;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
   static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
                                                      const std::string& dir);

@@ -47,6 +47,15 @@ int64_t commItemsize(const std::string& dtype) {
 
 }  // namespace
 
+namespace {
+// Last two dims stored column-major: stride 1 on rows, not on columns.
+bool columnMajor(const core::TensorValue* t) {
+  if (t == nullptr || t->strides.size() < 2 || t->strides.size() != t->shape.size()) return false;
+  const size_t r = t->strides.size() - 2;
+  return t->strides[r] == 1 && t->strides[r + 1] != 1 && t->shape[r] > 1;
+}
+}  // namespace
+
 GemmShape gemmShape(const core::Node& node) {
   GemmShape s;
   std::string base = baseOpName(node.name);
@@ -81,6 +90,8 @@ GemmShape gemmShape(const core::Node& node) {
     s.n = std::max<double>(sb.back(), 1);
     s.batch = std::max(product(sa, 0, sa.size() - 2), product(sb, 0, sb.size() - 2));
   }
+  s.a_transposed = columnMajor(a);
+  s.b_transposed = b_t != columnMajor(b);
   s.itemsize = a->itemsize > 0 ? a->itemsize : 4;
   s.dtype = a->dtype;
   return s;

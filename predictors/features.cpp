@@ -58,7 +58,9 @@ void gemmFeatures(const core::Node& node, OpFeatures* f) {
           lg(s.batch),
           static_cast<float>(item),
           lg(f->flops),
-          static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3)))};
+          static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3))),
+          s.a_transposed ? 1.0f : 0.0f,
+          s.b_transposed ? 1.0f : 0.0f};
 }
 
 void convFeatures(const core::Node& node, OpFeatures* f) {
@@ -106,7 +108,48 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
   for (double h : hist) f->x.push_back(static_cast<float>(h));
 }
 
+bool contiguous(const core::TensorValue& t) {
+  if (t.strides.empty() || t.strides.size() != t.shape.size()) return true;  // not recorded
+  int64_t expect = 1;
+  for (size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != expect) return false;
+    expect *= t.shape[i];
+  }
+  return true;
+}
+
+// See OpFeatures::variant. Inputs only: outputs are allocated by the op.
+std::string memoryVariant(const core::Node& node, const std::string& op) {
+  bool zero_dim = false, mixed = false, strided = false;
+  core::DType first = core::DType::kUnknown;
+  double widest = 0;
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    widest = std::max(widest, static_cast<double>(t.numel));
+  });
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    zero_dim |= t.shape.empty() && widest > 0;
+    if (first == core::DType::kUnknown) first = t.dtype;
+    mixed |= t.dtype != first && t.dtype != core::DType::kUnknown;
+    strided |= !contiguous(t);
+  });
+  std::string v;
+  // dropout(input, p, train) with p = 0 or train = false returns its input.
+  if ((op == "aten::dropout" || op == "aten::feature_dropout") && node.inputs.size() >= 3) {
+    const core::Value& p = node.inputs[1];
+    const core::Value& train = node.inputs[2];
+    const bool p_zero = (p.kind == core::ValueKind::kDouble && p.double_value == 0.0) ||
+                        (p.kind == core::ValueKind::kInt && p.int_value == 0);
+    const bool eval = train.kind == core::ValueKind::kBool && !train.bool_value;
+    if (p_zero || eval) v += "#off";
+  }
+  if (zero_dim) v += "#0d";
+  if (mixed) v += "#mix";
+  if (strided) v += "#nc";
+  return v.empty() ? v : op + v;
+}
+
 void memoryFeatures(const core::Node& node, OpFeatures* f) {
+  f->variant = memoryVariant(node, f->op);
   f->dtype = mainDtype(node);
   addTensorBytes(node, f);
   double elems = 0;
@@ -162,7 +205,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 }  // namespace
 
 size_t featureCount(const std::string& family) {
-  if (family == "gemm") return 7;
+  if (family == "gemm") return 9;
   if (family == "conv") return 12;
   if (family == "embedding_bag") return 7 + kReuseBins;
   return 0;

@@ -17,11 +17,28 @@ inline constexpr int kReuseBins = 8;
 struct OpFeatures {
   std::string op;                             // "aten::addmm" (no overload)
   std::string family;                         // core::opFamily
+  // Memory-bound ops: op plus flags for operand patterns that take another
+  // kernel path at the same op name ("aten::add_#0d": a 0-dim tensor operand,
+  // ~2 us of type promotion vs ~0.6 us; "#mix": operands of several dtypes;
+  // "#nc": a non-contiguous operand). Empty when no flag applies (saves an
+  // allocation per op): use variantKey().
+  std::string variant;
+  // The op runs right after another op of the same variant on its thread
+  // (5,000 add_ in a row; SGD's add_ after add_): its dispatcher and kernel
+  // code is still hot, so small ops cost less than after a different op.
+  // Set by the caller (training: MeasuredOp::repeated; predictor: the
+  // previous op), not by computeFeatures.
+  bool repeated = false;
+  // Input bytes likely evicted from the last-level cache since their last
+  // touch in the iteration (predictors/cache_reuse.h); set by the predictor,
+  // 0 in training (microbenchmarks re-run one op on cache-hot inputs).
+  double cold_bytes = 0.0;
   core::DType dtype = core::DType::kUnknown;  // dtype of the main operand
   double flops = 0.0;                         // useful FLOPs of the op
   double bytes = 0.0;                         // bytes read + written (compulsory traffic)
   // Family-specific regression features (log2 of sizes, flags); fixed length
-  // per family. GEMM: log2 M,N,K,batch, itemsize, log2 flops, log2 AI.
+  // per family. GEMM: log2 M,N,K,batch, itemsize, log2 flops, log2 AI, A and
+  // B read transposed (appended last: models saved with 7 columns still load).
   std::vector<float> x;
   // Collectives.
   std::string collective;  // "all_reduce" ...
@@ -32,6 +49,11 @@ struct OpFeatures {
   double gathered_bytes = 0.0;   // B * L * D * itemsize
   double unique_fraction = 1.0;  // unique rows / lookups (from the histogram)
 };
+
+// The op's variant, or its name when it has no flags.
+inline const std::string& variantKey(const OpFeatures& f) {
+  return f.variant.empty() ? f.op : f.variant;
+}
 
 // Computes the features of `node`. `index_reuse` (may be null or empty) is a
 // measured reuse histogram for embedding ops; without one, uniformly random

@@ -16,6 +16,10 @@ struct MeasuredOp {
   // count falls in (0,1], (1,2], (2,4], ... (kReuseBins bins, see features.h).
   // Empty: features assume uniformly random indices.
   std::vector<double> index_reuse;
+  // Measured among copies of itself (a repeated microbenchmark: its code hot
+  // in the caches) rather than interleaved with other ops; see
+  // OpFeatures::repeated.
+  bool repeated = false;
 };
 
 }  // namespace tracetwin::predictors

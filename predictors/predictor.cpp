@@ -10,6 +10,8 @@
 #include <unordered_set>
 
 #include "core/op_family.h"
+#include "predictors/analytic_models.h"
+#include "predictors/cache_reuse.h"
 #include "predictors/comm_model.h"
 #include "predictors/critical_path.h"
 #include "predictors/cross_device.h"
@@ -31,7 +33,7 @@ struct OpRecord {
 // Ops of one iteration repeat a few hundred distinct shapes (every layer of
 // every micro-batch), so each family predicts its distinct feature sets only.
 uint64_t featureHash(const OpFeatures& f) {
-  uint64_t h = std::hash<std::string>{}(f.op);
+  uint64_t h = std::hash<std::string>{}(variantKey(f));
   auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
   auto bits = [](double d) {
     uint64_t u;
@@ -39,6 +41,8 @@ uint64_t featureHash(const OpFeatures& f) {
     return u;
   };
   mixIn(static_cast<uint64_t>(f.dtype));
+  mixIn(f.repeated ? 1 : 0);
+  mixIn(bits(f.cold_bytes));
   mixIn(bits(f.flops));
   mixIn(bits(f.bytes));
   mixIn(bits(f.message_bytes));
@@ -50,7 +54,8 @@ uint64_t featureHash(const OpFeatures& f) {
 }
 
 bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
-  return a.op == b.op && a.dtype == b.dtype && a.flops == b.flops && a.bytes == b.bytes &&
+  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
+         a.cold_bytes == b.cold_bytes && a.dtype == b.dtype && a.flops == b.flops && a.bytes == b.bytes &&
          a.x == b.x && a.collective == b.collective && a.world_size == b.world_size &&
          a.message_bytes == b.message_bytes && a.table_bytes == b.table_bytes &&
          a.gathered_bytes == b.gathered_bytes && a.unique_fraction == b.unique_fraction;
@@ -78,6 +83,22 @@ std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& 
   std::vector<double> us(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) us[k] = distinct_us[slot[k]];
   return us;
+}
+
+// Cold input bytes of every op against the cache the calibration measured:
+// where the elementwise bandwidth curve falls off its plateau, else the
+// device's last-level cache (the models' times are that device's;
+// cross-device scaling follows).
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
+  double cache = static_cast<double>(models.device.lastLevelCacheBytes());
+  if (const auto* curve = dynamic_cast<const BandwidthCurveModel*>(models.model("elementwise"))) {
+    if (const double knee = curve->cacheKneeBytes(); knee > 0) cache = knee;
+  }
+  std::vector<const core::Node*> nodes;
+  nodes.reserve(recs.size());
+  for (const OpRecord& r : recs) nodes.push_back(r.node);
+  const std::vector<double> cold = coldInputBytes(nodes, cache);
+  for (size_t i = 0; i < recs.size(); ++i) recs[i].f.cold_bytes = cold[i];
 }
 
 const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
@@ -161,9 +182,15 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   std::vector<OpRecord> recs;
   recs.reserve(sel.ops.size());
   int64_t unsized_comms = 0;
+  std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
   for (core::NodeId id : sel.ops) {
     const core::Node& n = graph.node(id);
     OpRecord r{&n, computeFeatures(n), {}};
+    auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
+    if (!first) {
+      r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
+      prev->second = recs.size();
+    }
     if (r.f.family == "comm" && r.f.world_size < 1) {
       r.f.world_size = opts.default_world_size;
       ++unsized_comms;
@@ -173,6 +200,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     r.out.family = r.f.family;
     recs.push_back(std::move(r));
   }
+  markColdInputs(recs, models);
   predictDeviceTimes(recs, models, opts);
 
   const OverheadTable& table = overheadTable(models, opts);

@@ -121,6 +121,7 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
     }
     all.push_back(
         {computeFeatures(m.node, m.index_reuse.empty() ? nullptr : &m.index_reuse), m.measured_us});
+    all.back().f.repeated = m.repeated;
   }
   if (dropped)
     report.notes.push_back(

@@ -59,6 +59,19 @@ TEST(Microbench, EveryFamilyBuildsValidGraphsOfItsOwnOps) {
         EXPECT_TRUE(allowed) << n.name << " is in family " << f;
       }
       EXPECT_TRUE(has_own);
+      // One copy alone, what the calibrator interleaves with other small
+      // cases: the same ops, once, in a graph of its own.
+      ASSERT_TRUE(static_cast<bool>(c->add_copy));
+      EXPECT_GT(c->copy_us, 0);
+      EXPECT_LE(c->copy_us, c->est_us);
+      GraphBuilder one("cpu");
+      c->add_copy(one);
+      const core::NodeId first = one.nextNodeId();
+      c->add_copy(one);
+      const core::NodeId end = one.nextNodeId();
+      const core::Graph twice = one.build("two copies");
+      EXPECT_EQ(end - first, first - 3) << "copies differ in op count";
+      EXPECT_EQ(core::selectTopLevelOps(twice).ops.size(), twice.nodes().size() - 2);
     }
   }
 }

@@ -114,6 +114,40 @@ TEST(BandwidthCurve, InterpolatesBetweenKnotsInLogSize) {
   EXPECT_NEAR(m.predictUs(f, d), 1 + 2 * (1 << 20) / 3e9 * 1e6, 1e-9);
 }
 
+TEST(BandwidthCurve, FixedCostByVariantAndContextAndColdInputsAtDramSpeed) {
+  BandwidthCurveModel m;
+  m.t0_us = 5;
+  m.knots_log2_bytes = {10};
+  m.knots_bandwidth = {4e9};  // cache-hot curve
+  m.op_t0_us = {{"aten::add_", 0.6}, {"aten::add_#0d#mix", 2.0}, {"aten::add_#0d#mix@rep", 1.5}};
+  DeviceSpec d = gpu(100, 1, 1, 1);  // DRAM 1 GB/s
+  OpFeatures f;
+  f.dtype = core::DType::kFloat32;
+  f.op = "aten::add_";
+  f.variant = "aten::add_";
+  EXPECT_NEAR(m.predictUs(f, d), 0.6, 1e-9);
+  f.variant = "aten::add_#0d#mix";
+  EXPECT_NEAR(m.predictUs(f, d), 2.0, 1e-9);
+  f.repeated = true;
+  EXPECT_NEAR(m.predictUs(f, d), 1.5, 1e-9);
+  f.variant = "aten::add_#nc";  // unknown variant: the op name's value
+  EXPECT_NEAR(m.predictUs(f, d), 0.6, 1e-9);
+  f.op = "aten::mul_";  // unknown op: the family's
+  f.variant = "aten::mul_";
+  EXPECT_NEAR(m.predictUs(f, d), 5.0, 1e-9);
+  f.bytes = 4000;  // 1 us hot
+  EXPECT_NEAR(m.predictUs(f, d), 6.0, 1e-9);
+  f.cold_bytes = 1000;  // 1 us from DRAM: hidden under the 1 us body
+  EXPECT_NEAR(m.predictUs(f, d), 6.0, 1e-9);
+  f.cold_bytes = 2000;  // 2 us from DRAM: the body takes at least that
+  EXPECT_NEAR(m.predictUs(f, d), 7.0, 1e-9);
+  m.knots_log2_bytes = {16, 18, 20, 22};
+  m.knots_bandwidth = {8e9, 10e9, 9e9, 4e9};  // falls below 60% of the peak at 2^22
+  EXPECT_DOUBLE_EQ(m.cacheKneeBytes(), std::exp2(21));
+  m.knots_bandwidth = {8e9, 10e9, 9e9, 7e9};
+  EXPECT_DOUBLE_EQ(m.cacheKneeBytes(), 0.0);
+}
+
 TEST(AlphaBeta, RingFormulasAndBusBandwidthFactors) {
   AlphaBetaTerms ar = alphaBetaTerms("all_reduce", 8);
   EXPECT_DOUBLE_EQ(ar.latency_steps, 14);      // 2(p-1)

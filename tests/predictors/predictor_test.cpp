@@ -195,3 +195,53 @@ TEST(Predictor, CpuDeviceRunsEverythingOnTheThread) {
 
 }  // namespace
 }  // namespace tracetwin::predictors
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+// root -> thread -> relu, add_, add_, relu: the second add_ follows an op of
+// its own variant and gets the fixed cost measured among copies of itself.
+TEST(Predictor, OpAfterItsOwnVariantUsesTheRepeatedFixedCost) {
+  core::Graph g;
+  core::Node root;
+  root.id = 1;
+  root.parent = 1;
+  root.name = "[pytorch|profiler|execution_trace|process]";
+  core::Node thread;
+  thread.id = 2;
+  thread.parent = 1;
+  thread.name = "[pytorch|profiler|execution_trace|thread]";
+  g.addNode(root);
+  g.addNode(thread);
+  const std::string add = "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1)";
+  const std::string relu = "aten::relu(Tensor self) -> Tensor";
+  core::NodeId id = 3;
+  for (const char* name : {"aten::relu", "aten::add_", "aten::add_", "aten::relu"}) {
+    const bool is_add = std::string(name) == "aten::add_";
+    core::Value x = tensor({1}, core::DType::kFloat32, 0, "cpu");
+    core::Node n = is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"),
+                                          intValue(1)},
+                                   {x})
+                          : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
+    g.addNode(withIds(n, id, 2, is_add ? add : relu));
+    ++id;
+  }
+  g.finalize();
+  DeviceSpec cpu = h100();
+  cpu.kind = DeviceKind::kCpu;
+  ModelSet set = handMadeModels(cpu);
+  auto ew = BandwidthCurveModel::fromDevice(cpu);
+  ew->op_t0_us = {{"aten::add_#0d#mix", 2.0}, {"aten::add_#0d#mix@rep", 1.0}, {"aten::relu", 0.5}};
+  set.setModel("elementwise", ew);
+  const Prediction p = predictGraph(g, set, {});
+  ASSERT_EQ(p.per_op.size(), 4u);
+  EXPECT_NEAR(p.per_op[0].predicted_us, 0.5, 0.01);
+  EXPECT_NEAR(p.per_op[1].predicted_us, 2.0, 0.01);  // after relu
+  EXPECT_NEAR(p.per_op[2].predicted_us, 1.0, 0.01);  // after add_
+  EXPECT_NEAR(p.per_op[3].predicted_us, 0.5, 0.01);  // relu has no @rep entry
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

@@ -245,3 +245,63 @@ TEST(Training, GmaeIsGeometricMeanOfRelativeErrors) {
 
 }  // namespace
 }  // namespace tracetwin::predictors
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+// Two kernels at one op name: add_ with a float operand (0.6 us fixed) and
+// with a 0-dim long operand (2.0 us, the type-promoting path), same
+// bandwidth. One family intercept cannot fit both; per-variant ones can.
+TEST(Training, BandwidthCurveFitsOneFixedCostPerOpVariant) {
+  std::vector<MeasuredOp> samples;
+  for (int64_t numel = 1; numel <= (int64_t{1} << 22); numel *= 4) {
+    for (bool promoted : {false, true}) {
+      core::Value self = tensor({numel}, core::DType::kFloat32, 0, "cpu");
+      core::Value other = promoted ? tensor({}, core::DType::kInt64, 0, "cpu")
+                                   : tensor({numel}, core::DType::kFloat32, 0, "cpu");
+      MeasuredOp m;
+      m.node = opNode("aten::add_", {self, other, intValue(1)}, {self});
+      const double bytes = static_cast<double>(computeFeatures(m.node).bytes);
+      m.measured_us = (promoted ? 2.0 : 0.6) + bytes / 10e9 * 1e6;
+      samples.push_back(m);
+    }
+  }
+  DeviceSpec cpu = testGpu();
+  cpu.kind = DeviceKind::kCpu;
+  FitOptions opts;
+  opts.holdout_fraction = 0;
+  ModelSet set;
+  fitModels(samples, cpu, opts, &set);
+  const KernelModel* m = set.model("elementwise");
+  ASSERT_NE(m, nullptr);
+  for (const MeasuredOp& s : samples) {
+    const OpFeatures f = computeFeatures(s.node);
+    EXPECT_NEAR(m->predictUs(f, cpu), s.measured_us, 0.05 * s.measured_us) << f.variant;
+  }
+}
+
+TEST(Features, VariantMarksZeroDimMixedAndStridedOperands) {
+  auto key = [](const core::Node& n) { return variantKey(computeFeatures(n)); };
+  core::Value x = tensor({4, 8}, core::DType::kFloat32, 0, "cpu");
+  EXPECT_EQ(key(opNode("aten::add_", {x, tensor({4, 8}), intValue(1)}, {x})), "aten::add_");
+  EXPECT_EQ(key(opNode("aten::add_", {x, tensor({}, core::DType::kInt64), intValue(1)}, {x})),
+            "aten::add_#0d#mix");
+  core::Value t = tensor({8, 4});
+  t.tensor.strides = {1, 8};  // a transpose
+  EXPECT_EQ(key(opNode("aten::relu", {t}, {tensor({8, 4})})), "aten::relu#nc");
+  core::Value drop_p = intValue(0);
+  drop_p.kind = core::ValueKind::kDouble;
+  drop_p.double_value = 0.0;
+  core::Value train;
+  train.kind = core::ValueKind::kBool;
+  train.bool_value = true;
+  EXPECT_EQ(key(opNode("aten::dropout", {t, drop_p, train}, {tensor({8, 4})})),
+            "aten::dropout#off#nc");
+  // Families without a memory-bound model keep the op name.
+  EXPECT_EQ(key(opNode("aten::mm", {x, tensor({8, 2})}, {tensor({4, 2})})), "aten::mm");
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

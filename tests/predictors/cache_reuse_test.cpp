@@ -1,0 +1,40 @@
+#include "predictors/cache_reuse.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/predictors/node_builder.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// Float tensor of `mib` MiB on storage `storage`.
+core::Value mib(int64_t m, int64_t storage) {
+  return tensor({m * kMiB / 4}, core::DType::kFloat32, storage, "cpu");
+}
+
+TEST(CacheReuse, InputsTouchedMoreThanACacheOfTrafficAgoAreCold) {
+  // A (16 MiB) read by op 0 and op 2 with B (40 MiB) in between; the
+  // iteration repeats, so op 0 sees A last touched by op 2 (16 MiB ago).
+  const core::Node n0 = opNode("aten::relu", {mib(16, 1)}, {mib(0, 9)});
+  const core::Node n1 = opNode("aten::relu", {mib(40, 2)}, {});
+  const core::Node n2 = opNode("aten::relu", {mib(16, 1)}, {});
+  const std::vector<double> cold = coldInputBytes({&n0, &n1, &n2}, 32.0 * kMiB);
+  ASSERT_EQ(cold.size(), 3u);
+  EXPECT_EQ(cold[0], 0.0);               // 16 MiB since op 2: still cached
+  EXPECT_EQ(cold[1], 40.0 * kMiB);       // 72 MiB since its last use
+  EXPECT_EQ(cold[2], 16.0 * kMiB);       // 56 MiB since op 0
+  EXPECT_EQ(coldInputBytes({&n0, &n1, &n2}, 0)[1], 0.0);  // no cache size: nothing marked
+}
+
+TEST(CacheReuse, SmallWorkingSetsStayHot) {
+  const core::Node a = opNode("aten::add_", {mib(1, 1), mib(1, 2)}, {mib(1, 1)});
+  const core::Node b = opNode("aten::mul_", {mib(1, 2), mib(1, 3)}, {mib(1, 2)});
+  for (double c : coldInputBytes({&a, &b, &a, &b}, 32.0 * kMiB)) EXPECT_EQ(c, 0.0);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
