@@ -6,7 +6,7 @@ alternates, for --rounds rounds, an eager re-run of the original training step (
 process: warm-up, then the median of --steps timed steps) with `tracetwin replay` of the trace at
 the same thread count. Alternating puts both sides under the same host load; the per-round ratio
 replay/eager and its median over rounds are reported, since a shared host moves single runs by
-10-40%.
+10-40%, and beside it the ratio of the fastest step of each side over all rounds.
 
     /usr/bin/python3 scripts/fidelity.py --build build --out /tmp/fidelity
     /usr/bin/python3 scripts/fidelity.py --workload cnn --workload mlp --rounds 5 --out /tmp/f
@@ -52,8 +52,10 @@ def run(cmd, **kw):
 
 
 def eager_ms(name, threads, warmup, steps):
+    """(median, fastest) step time of a fresh eager run, in ms."""
     code = EAGER_SNIPPET.format(here=HERE, name=name, threads=threads, warmup=warmup, steps=steps)
-    return json.loads(run([PYTHON, "-c", code]).strip().splitlines()[-1])["median_ms"]
+    result = json.loads(run([PYTHON, "-c", code]).strip().splitlines()[-1])
+    return result["median_ms"], min(result["samples_ms"])
 
 
 def replay_ms(tracetwin, trace, threads, warmup, iters, json_out):
@@ -61,7 +63,7 @@ def replay_ms(tracetwin, trace, threads, warmup, iters, json_out):
          "--iters", str(iters), "--json-out", json_out])
     with open(json_out) as f:
         report = json.load(f)
-    return report["iteration_ms_median"], report["coverage"]
+    return report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"]
 
 
 def main():
@@ -89,22 +91,28 @@ def main():
         trace = os.path.join(args.out, name + ".et.json.gz")
         rounds = []
         for r in range(args.rounds):
-            eager = eager_ms(name, args.threads, args.warmup, args.steps)
-            replay, coverage = replay_ms(tracetwin, trace, args.threads, args.warmup, args.steps,
-                                         os.path.join(args.out, "%s.replay%d.json" % (name, r)))
+            eager, eager_best = eager_ms(name, args.threads, args.warmup, args.steps)
+            replay, replay_best, coverage = replay_ms(
+                tracetwin, trace, args.threads, args.warmup, args.steps,
+                os.path.join(args.out, "%s.replay%d.json" % (name, r)))
             rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
+                           "eager_best_ms": eager_best, "replay_best_ms": replay_best,
                            "coverage": coverage})
         ratio = statistics.median(x["ratio"] for x in rounds)
+        # The fastest step of each side over all rounds: what a burst of load from
+        # other tenants disturbs least. Reported beside the median, not instead.
+        best_ratio = (min(x["replay_best_ms"] for x in rounds)
+                      / min(x["eager_best_ms"] for x in rounds))
         ok = abs(ratio - 1.0) <= args.tolerance
         if not ok:
             failed.append(name)
-        results.append({"workload": name, "median_ratio": ratio, "within_tolerance": ok,
-                        "rounds": rounds})
-        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  %s" % (
+        results.append({"workload": name, "median_ratio": ratio, "best_ratio": best_ratio,
+                        "within_tolerance": ok, "rounds": rounds})
+        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best %.3f  %s" % (
             name, " ".join("%.2f" % x["eager_ms"] for x in rounds),
             " ".join("%.2f" % x["replay_ms"] for x in rounds),
-            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, "ok" if ok else "OUTSIDE"),
-            flush=True)
+            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio,
+            "ok" if ok else "OUTSIDE"), flush=True)
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
         json.dump({"threads": args.threads, "tolerance": args.tolerance,
                    "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
