@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>  // getpid
 
 #include "core/errors.h"
 #include "predictors/device_spec.h"
@@ -20,7 +23,10 @@ class TinyCalibration : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!replay::replayAvailable()) return;
-    dir_ = (fs::temp_directory_path() / "tracetwin_calib_tiny").string();
+    // One directory per process: ctest runs each of these tests in its own
+    // process, in parallel, and a shared one was removed under a running test.
+    dir_ = (fs::temp_directory_path() / ("tracetwin_calib_tiny_" + std::to_string(::getpid())))
+               .string();
     fs::remove_all(dir_);
     CalibrationOptions o;
     o.out_dir = dir_;
