@@ -56,6 +56,23 @@ inline core::Value stringValue(std::string s) {
   return v;
 }
 
+// A graph holding only the process root (id 1) and one thread (id 2); tests
+// add their ops under the thread, then finalize().
+inline core::Graph graphWithOneThread() {
+  core::Graph g;
+  core::Node root;
+  root.id = 1;
+  root.parent = 1;
+  root.name = "[pytorch|profiler|execution_trace|process]";
+  core::Node thread;
+  thread.id = 2;
+  thread.parent = 1;
+  thread.name = "[pytorch|profiler|execution_trace|thread]";
+  g.addNode(root);
+  g.addNode(thread);
+  return g;
+}
+
 inline core::Node opNode(std::string name, std::vector<core::Value> inputs,
                          std::vector<core::Value> outputs,
                          std::vector<std::string> arg_names = {}) {

@@ -48,17 +48,7 @@ core::Node withIds(core::Node n, core::NodeId id, core::NodeId parent, const std
 
 // root(1) -> thread(2) -> mm(3), relu(4), view(5), item(6), my_op(7)
 core::Graph smallGraph() {
-  core::Graph g;
-  core::Node root;
-  root.id = 1;
-  root.parent = 1;
-  root.name = "[pytorch|profiler|execution_trace|process]";
-  core::Node thread;
-  thread.id = 2;
-  thread.parent = 1;
-  thread.name = "[pytorch|profiler|execution_trace|thread]";
-  g.addNode(root);
-  g.addNode(thread);
+  core::Graph g = graphWithOneThread();
   g.addNode(withIds(
       opNode("aten::mm", {tensor({1024, 1024}), tensor({1024, 1024})}, {tensor({1024, 1024})}), 3,
       2, "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
@@ -204,17 +194,7 @@ using namespace tracetwin::testing;
 // root -> thread -> relu, add_, add_, relu: the second add_ follows an op of
 // its own variant and gets the fixed cost measured among copies of itself.
 TEST(Predictor, OpAfterItsOwnVariantUsesTheRepeatedFixedCost) {
-  core::Graph g;
-  core::Node root;
-  root.id = 1;
-  root.parent = 1;
-  root.name = "[pytorch|profiler|execution_trace|process]";
-  core::Node thread;
-  thread.id = 2;
-  thread.parent = 1;
-  thread.name = "[pytorch|profiler|execution_trace|thread]";
-  g.addNode(root);
-  g.addNode(thread);
+  core::Graph g = graphWithOneThread();
   const std::string add = "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1)";
   const std::string relu = "aten::relu(Tensor self) -> Tensor";
   core::NodeId id = 3;
