@@ -111,10 +111,11 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   if (!r.placeholders.empty()) {
     double total = 0;
     for (const auto& p : r.placeholders) total += p.recorded_us;
-    fmt::print("placeholders: {} skipped op(s) stood in for by their recorded time, {:.1f} us "
-               "per iteration (e.g. op {} {}: {:.1f} us)\n",
-               r.placeholders.size(), total, r.placeholders.front().id,
-               r.placeholders.front().name, r.placeholders.front().recorded_us);
+    fmt::print(
+        "placeholders: {} skipped op(s) stood in for by their recorded time, {:.1f} us "
+        "per iteration (e.g. op {} {}: {:.1f} us)\n",
+        r.placeholders.size(), total, r.placeholders.front().id, r.placeholders.front().name,
+        r.placeholders.front().recorded_us);
   }
   printIssues("failed", r.failed);
   if (!r.per_op.empty()) printTopOps(r);

@@ -3,7 +3,6 @@
 // the file, the byte offset and what was expected.
 #include <fmt/core.h>
 
-
 #include "core/errors.h"
 #include "core/json_values.h"
 

@@ -147,7 +147,8 @@ void inferUpfrontStrides(const core::Graph& graph, const std::vector<core::NodeI
                          TensorPlan& tensors) {
   const auto& slots = tensors.slots();
   bool any_missing = false;
-  for (const auto& s : slots) any_missing |= s.upfront && s.meta.strides.empty() && s.meta.shape.size() > 1;
+  for (const auto& s : slots)
+    any_missing |= s.upfront && s.meta.strides.empty() && s.meta.shape.size() > 1;
   if (!any_missing) return;
   const StrideHints hints = StrideHints::fromGraph(graph);
   if (hints.size() == 0) return;

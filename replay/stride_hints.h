@@ -34,8 +34,7 @@ class StrideHints {
 
   // Strides of the latest view with t's identity made before node `before`,
   // if any. Ids are reused, so a hint from after the use does not apply.
-  std::optional<std::vector<int64_t>> lookup(const core::TensorValue& t,
-                                             core::NodeId before) const;
+  std::optional<std::vector<int64_t>> lookup(const core::TensorValue& t, core::NodeId before) const;
 
   size_t size() const { return count_; }
 

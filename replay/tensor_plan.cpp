@@ -54,7 +54,8 @@ int32_t TensorPlan::defineOutput(const core::TensorValue& t, int64_t op_index) {
 
 void TensorPlan::setUpfrontStrides(int32_t slot, std::vector<int64_t> strides) {
   SlotInfo& info = slots_.at(static_cast<size_t>(slot));
-  if (info.upfront && strides.size() == info.meta.shape.size()) info.meta.strides = std::move(strides);
+  if (info.upfront && strides.size() == info.meta.shape.size())
+    info.meta.strides = std::move(strides);
 }
 
 std::vector<std::vector<int32_t>> TensorPlan::releaseLists(int64_t op_count) const {

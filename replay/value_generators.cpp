@@ -203,15 +203,24 @@ const std::unordered_map<std::string, const ValueGenerator*>& registryIndex() {
 // variance arguments must be positive.
 bool isNormalisation(const std::string& name) {
   static const char* const kNames[] = {
-      "aten::batch_norm",          "aten::native_batch_norm",
-      "aten::_batch_norm_impl_index", "aten::_native_batch_norm_legit",
-      "aten::cudnn_batch_norm",    "aten::miopen_batch_norm",
-      "aten::native_batch_norm_backward", "aten::batch_norm_backward",
-      "aten::cudnn_batch_norm_backward", "aten::_batch_norm_impl_index_backward",
-      "aten::batch_norm_elemt",    "aten::instance_norm",
-      "aten::layer_norm",          "aten::native_layer_norm",
-      "aten::native_layer_norm_backward", "aten::group_norm",
-      "aten::native_group_norm",   "aten::native_group_norm_backward",
+      "aten::batch_norm",
+      "aten::native_batch_norm",
+      "aten::_batch_norm_impl_index",
+      "aten::_native_batch_norm_legit",
+      "aten::cudnn_batch_norm",
+      "aten::miopen_batch_norm",
+      "aten::native_batch_norm_backward",
+      "aten::batch_norm_backward",
+      "aten::cudnn_batch_norm_backward",
+      "aten::_batch_norm_impl_index_backward",
+      "aten::batch_norm_elemt",
+      "aten::instance_norm",
+      "aten::layer_norm",
+      "aten::native_layer_norm",
+      "aten::native_layer_norm_backward",
+      "aten::group_norm",
+      "aten::native_group_norm",
+      "aten::native_group_norm_backward",
   };
   for (const char* n : kNames) {
     if (name == n) return true;

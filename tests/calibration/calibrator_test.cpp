@@ -1,12 +1,11 @@
 #include "calibration/calibrator.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>  // getpid
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>  // getpid
 
 #include "core/errors.h"
 #include "predictors/device_spec.h"

@@ -201,10 +201,9 @@ TEST(Predictor, OpAfterItsOwnVariantUsesTheRepeatedFixedCost) {
   for (const char* name : {"aten::relu", "aten::add_", "aten::add_", "aten::relu"}) {
     const bool is_add = std::string(name) == "aten::add_";
     core::Value x = tensor({1}, core::DType::kFloat32, 0, "cpu");
-    core::Node n = is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"),
-                                          intValue(1)},
-                                   {x})
-                          : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
+    core::Node n =
+        is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"), intValue(1)}, {x})
+               : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
     g.addNode(withIds(n, id, 2, is_add ? add : relu));
     ++id;
   }

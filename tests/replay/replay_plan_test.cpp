@@ -30,7 +30,8 @@ core::Graph savedTransposeGraph(std::vector<int64_t> view_strides) {
   auto& view = b.op(
       "aten::as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> "
       "Tensor(a)",
-      {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(view_strides)), noneValue()},
+      {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(view_strides)),
+       noneValue()},
       {tensorValue(12, 11, {4, 8})});  // node 4
   view.parent = 3;
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",

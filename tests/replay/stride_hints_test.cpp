@@ -23,8 +23,9 @@ const char* kAsStridedInPlace =
 
 // W (id 10, storage 11, [8, 4]) viewed as W^T (id 12, same storage, [4, 8]).
 core::Node& transposeView(GraphBuilder& b, const char* schema, std::vector<int64_t> strides) {
-  return b.op(schema, {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(strides)),
-                       noneValue()},
+  return b.op(schema,
+              {tensorValue(10, 11, {8, 4}), intListValue({4, 8}), intListValue(std::move(strides)),
+               noneValue()},
               {tensorValue(12, 11, {4, 8})});
 }
 
@@ -59,7 +60,8 @@ TEST(StrideHints, OtherIdentitiesInPlaceRestridesAndBadArgumentsGiveNoHint) {
   GraphBuilder b;
   transposeView(b, kAsStridedInPlace, {1, 4});
   // Size list that does not match the recorded output shape: ignored.
-  b.op(kAsStrided, {tensorValue(20, 21, {8, 4}), intListValue({8, 4}), intListValue({1, 8}), noneValue()},
+  b.op(kAsStrided,
+       {tensorValue(20, 21, {8, 4}), intListValue({8, 4}), intListValue({1, 8}), noneValue()},
        {tensorValue(22, 21, {4, 8})});
   auto hints = StrideHints::fromGraph(b.build());
   EXPECT_EQ(hints.size(), 0u);

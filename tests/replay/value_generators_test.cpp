@@ -153,9 +153,9 @@ TEST(ValueGenerators, NormalisationScaleAndVarianceArePositiveNearOne) {
 
 TEST(ValueGenerators, AWeightOutsideNormalisationKeepsTheDefault) {
   GraphBuilder b;
-  auto node = b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-                   {tensorValue(1, 1, {2, 4}), tensorValue(2, 2, {3, 4}), testing::noneValue()},
-                   {});
+  auto node =
+      b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+           {tensorValue(1, 1, {2, 4}), tensorValue(2, 2, {3, 4}), testing::noneValue()}, {});
   EXPECT_DOUBLE_EQ(floatFillFor(node, 1).low, -1.0);
 }
 
