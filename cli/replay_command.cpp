@@ -101,6 +101,13 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
     fmt::print(" (ratio {:.2f})", double(r.peak_memory_bytes) / double(r.trace_peak_bytes));
   }
   fmt::print("\n");
+  if (const replay::DeviceSummary& d = r.device_summary; d.collected) {
+    fmt::print(
+        "device (CUPTI): busy {:.3f} ms = {:.1f}% of the iteration; {} records ({:.2f} per "
+        "replayed op), {:.1f}% of busy time attributed to ops, {} unattributed, {} dropped\n",
+        d.busy_ms, 100.0 * d.busy_share, d.records, d.kernels_per_op, 100.0 * d.attributed_share,
+        d.unattributed_records, d.dropped_records);
+  }
   if (!r.substitutions.empty()) {
     fmt::print("substitutions: {} (e.g. op {}: {} -> {})\n", r.substitutions.size(),
                r.substitutions.front().id, r.substitutions.front().from,

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "replay/device/device_timer.h"
+#include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
@@ -67,6 +68,10 @@ struct Measurements {
   std::vector<double> start_us;                // last iteration
   std::vector<double> iterations_ms;
   std::vector<KernelRecord> last_kernels;
+  // Per measured iteration, CUDA with a collector only.
+  std::vector<double> busy_ms, span_ms, attributed_share, records, unattributed;
+  int64_t dropped_records = 0;
+  bool collected = false;
 };
 
 class IterationRunner {
@@ -200,6 +205,14 @@ class IterationRunner {
           {k.name, k.stream, (k.start_ns - origin) / 1e3, k.durationNs() / 1e3});
     }
     for (size_t i = 0; i < sum.size(); ++i) m_.device_us[i].push_back(sum[i]);
+    const device::IterationDeviceTime summary = device::summarizeDeviceTime(kernels);
+    m_.collected = true;
+    m_.busy_ms.push_back(summary.busy_union_ns / 1e6);
+    m_.span_ms.push_back(summary.span_ns / 1e6);
+    m_.attributed_share.push_back(summary.covered_share);
+    m_.records.push_back(double(kernels.size()));
+    m_.unattributed.push_back(double(summary.unattributed_records));
+    m_.dropped_records += int64_t(collector_->droppedRecords());
   }
 
   ReplayPlan& plan_;
@@ -235,6 +248,18 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
   }
   result.replayed_ops = replayed;
   result.coverage = result.selected_ops ? double(replayed) / double(result.selected_ops) : 0.0;
+  if (m.collected) {
+    DeviceSummary& d = result.device_summary;
+    d.collected = true;
+    d.busy_ms = median(m.busy_ms);
+    d.busy_share = result.iteration_ms_median > 0 ? d.busy_ms / result.iteration_ms_median : 0.0;
+    d.span_ms = median(m.span_ms);
+    d.attributed_share = median(m.attributed_share);
+    d.records = int64_t(median(m.records));
+    d.unattributed_records = int64_t(median(m.unattributed));
+    d.dropped_records = m.dropped_records;
+    d.kernels_per_op = replayed ? double(d.records) / double(replayed) : 0.0;
+  }
 }
 
 void checkOptions(const ReplayOptions& options) {

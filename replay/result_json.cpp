@@ -53,6 +53,17 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
                    {"start_us", m.start_us}});
   }
   j["per_op"] = ops;
+  if (r.device_summary.collected) {
+    const DeviceSummary& d = r.device_summary;
+    j["device_summary"] = {{"busy_ms", d.busy_ms},
+                           {"busy_share", d.busy_share},
+                           {"span_ms", d.span_ms},
+                           {"attributed_share", d.attributed_share},
+                           {"records", d.records},
+                           {"unattributed_records", d.unattributed_records},
+                           {"dropped_records", d.dropped_records},
+                           {"kernels_per_op", d.kernels_per_op}};
+  }
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["trace_peak_bytes"] = r.trace_peak_bytes;
   j["interrupted"] = r.interrupted;

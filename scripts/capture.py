@@ -10,6 +10,7 @@ CLI (bundled workloads live in scripts/workloads/<name>.py):
 
     /usr/bin/python3 scripts/capture.py --workload mlp --out data/
     /usr/bin/python3 scripts/capture.py --workload mlp --param batch=8 --out /tmp/x
+    python3 scripts/capture.py --workload mlp --device cuda --out /tmp/gpu   (PyTorch >= 2.0)
 
 Writes NAME.et.json.gz (execution trace of exactly one step), NAME.kineto.json.gz (Kineto chrome
 trace of another step, when this PyTorch has Kineto; otherwise NAME.profiler.json.gz, the legacy
@@ -82,7 +83,7 @@ def _record_execution_trace(step_fn, path_json):
     return observer_name
 
 
-def _record_profiler_trace(step_fn, out_dir, name):
+def _record_profiler_trace(step_fn, out_dir, name, device="cpu"):
     """Run step_fn once under torch.profiler.profile (CPU, record_shapes); write its trace.
 
     Returns (file name, backend). With Kineto: its own chrome trace, NAME.kineto.json.gz. Without
@@ -91,8 +92,11 @@ def _record_profiler_trace(step_fn, out_dir, name):
     """
     kineto = bool(torch.autograd.kineto_available())
     activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.startswith("cuda"):
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
     with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
         step_fn()
+        _synchronize(device)
     if kineto:
         backend, plain = "kineto", os.path.join(out_dir, name + ".kineto.json")
         prof.export_chrome_trace(plain)
@@ -123,12 +127,23 @@ def _summarize_et(path_json):
             "thread_ids": sorted({n.get("tid") for n in nodes if "tid" in n})}
 
 
-def time_steps(step_fn, steps):
-    """Per-step wall times in milliseconds, no observer or profiler active."""
+def _synchronize(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def time_steps(step_fn, steps, device="cpu"):
+    """Per-step wall times in milliseconds, no observer or profiler active.
+
+    On a GPU each step is bracketed by device synchronisations, so a step's time includes its
+    kernels and not only their launches (what the replay's CUDA events measure too).
+    """
     samples = []
     for _ in range(steps):
+        _synchronize(device)
         t0 = time.perf_counter()
         step_fn()
+        _synchronize(device)
         samples.append((time.perf_counter() - t0) * 1e3)
     return samples
 
@@ -165,8 +180,31 @@ def _set_threads(threads):
     torch.set_num_threads(threads)
 
 
+def _device_info(device):
+    if not device.startswith("cuda"):
+        return {}
+    props = torch.cuda.get_device_properties(torch.device(device))
+    return {"gpu": {"name": props.name, "multiprocessors": props.multi_processor_count,
+                    "memory_bytes": props.total_memory, "cuda": torch.version.cuda}}
+
+
+def check_device(device):
+    """'cpu', 'cuda' or 'cuda:N' that this PyTorch can put a whole workload on."""
+    if device == "cpu":
+        return device
+    if not (device == "cuda" or device.startswith("cuda:")):
+        raise CaptureError("--device expects cpu, cuda or cuda:N, got %r" % device)
+    if not hasattr(torch, "set_default_device"):
+        raise CaptureError("--device %s needs PyTorch >= 2.0 (torch.set_default_device); this is "
+                           "torch %s" % (device, torch.__version__))
+    if not torch.cuda.is_available():
+        raise CaptureError("--device %s: this PyTorch sees no CUDA GPU (torch %s, built for CUDA "
+                           "%s)" % (device, torch.__version__, torch.version.cuda))
+    return "cuda:0" if device == "cuda" else device
+
+
 def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
-            params=None, extra_meta=None, profiler_trace=True):
+            params=None, extra_meta=None, profiler_trace=True, device="cpu"):
     """Capture one training step of step_fn into out_dir.
 
     step_fn: a callable doing one full step (forward, loss, backward, optimizer.step).
@@ -187,16 +225,17 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
 
     for _ in range(warmup):
         step_fn()
-    samples = time_steps(step_fn, measure_steps)
+    samples = time_steps(step_fn, measure_steps, device)
 
     et_plain = os.path.join(out_dir, name + ".et.json")
+    _synchronize(device)
     observer_name = _record_execution_trace(step_fn, et_plain)
     et_summary = _summarize_et(et_plain)
     _gzip_file(et_plain, et_plain + ".gz")
 
     profiler_file, profiler_backend = (None, None)
     if profiler_trace:
-        profiler_file, profiler_backend = _record_profiler_trace(step_fn, out_dir, name)
+        profiler_file, profiler_backend = _record_profiler_trace(step_fn, out_dir, name, device)
 
     meta = {
         "workload": name,
@@ -215,7 +254,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
         },
         "threads": torch.get_num_threads(),
         "interop_threads": torch.get_num_interop_threads(),
-        "device": "cpu",
+        "device": device,
         "torch_version": torch.__version__,
         "et": dict(et_summary, file=name + ".et.json.gz",
                    observer="torch.profiler." + observer_name),
@@ -224,6 +263,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
         "captured_at_utc":
             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    meta.update(_device_info(device))
     if extra_meta is not None:
         meta.update(extra_meta() if callable(extra_meta) else extra_meta)
     with open(os.path.join(out_dir, name + ".meta.json"), "w") as f:
@@ -268,7 +308,9 @@ def _parse_param(text, defaults):
         raise CaptureError("parameter %s=%r is not a %s" % (key, value, kind.__name__))
 
 
-def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name=None):
+def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name=None,
+                 device="cpu"):
+    device = check_device(device)
     module = load_workload(name)
     params = dict(module.DEFAULTS)
     for text in overrides:
@@ -278,12 +320,15 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
     # Threads first: some workloads measure per-op times while building.
     _set_threads(threads)
     torch.manual_seed(seed)
+    if device != "cpu":
+        # Parameters, inputs and targets the workload makes all land on the GPU.
+        torch.set_default_device(device)
     step_fn = module.build(params)
     extra = None
     if hasattr(module, "extra_meta"):
         extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
     return capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
-                   threads=threads, params=params, extra_meta=extra)
+                   threads=threads, params=params, extra_meta=extra, device=device)
 
 
 def main(argv=None):
@@ -304,6 +349,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=20,
                         help="timed steps, >= %d (default 20)" % MIN_MEASURE_STEPS)
     parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed (default 0)")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu (default), cuda or cuda:N: where the workload runs (a GPU "
+                        "needs PyTorch >= 2.0)")
     args = parser.parse_args(argv)
 
     if args.list:
@@ -323,7 +371,7 @@ def main(argv=None):
             raise CaptureError("--name and --param apply to exactly one --workload")
         for name in names:
             meta = run_workload(name, args.out, args.param, args.seed, args.threads,
-                                args.warmup, args.steps, args.name)
+                                args.warmup, args.steps, args.name, args.device)
             print("%-16s %8.3f ms/iter (median of %d)  ET %s, %d nodes, threads %s  %s"
                   % (meta["workload"], meta["iteration_ms"], len(meta["samples_ms"]),
                      meta["et"]["schema"], meta["et"]["nodes"], meta["et"]["thread_ids"],

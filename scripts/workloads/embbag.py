@@ -60,7 +60,8 @@ class DLRM(nn.Module):
 
 
 def build(p):
-    gen = torch.Generator().manual_seed(p["seed"] + 1)
+    # On the device new tensors go to (capture.py --device), so the inputs can be drawn there.
+    gen = torch.Generator(device=torch.empty(0).device).manual_seed(p["seed"] + 1)
     model = DLRM(p)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.BCEWithLogitsLoss()

@@ -98,6 +98,28 @@ TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTim
   EXPECT_DOUBLE_EQ(r.kernels[0].start_us, 0.0);
   EXPECT_DOUBLE_EQ(r.kernels[1].start_us, 10.0);
   EXPECT_DOUBLE_EQ(r.kernels[2].duration_us, 30.0);
+
+  // 10 + 20 + 30 us of op kernels back to back, then the 5 us stray one.
+  const DeviceSummary& d = r.device_summary;
+  ASSERT_TRUE(d.collected);
+  EXPECT_NEAR(d.busy_ms, 0.065, 1e-12);
+  EXPECT_NEAR(d.busy_share, 0.065 / 2.0, 1e-12) << "against the median event time";
+  EXPECT_NEAR(d.span_ms, 0.065, 1e-12);
+  EXPECT_NEAR(d.attributed_share, 60.0 / 65.0, 1e-12);
+  EXPECT_EQ(d.records, 4);
+  EXPECT_EQ(d.unattributed_records, 1);
+  EXPECT_NEAR(d.kernels_per_op, 4.0 / 3.0, 1e-12);
+}
+
+TEST(DevicePath, NoCollectorMeansNoDeviceSummary) {
+  GraphBuilder b;
+  b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+       {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)}, {tensorValue(3, 3, {8})});
+  ReplayOptions o;
+  o.measured_iters = 2;
+  const ReplayResult r = replayGraph(b.build(), o);
+  EXPECT_FALSE(r.device_summary.collected);
+  EXPECT_EQ(r.device_summary.records, 0);
 }
 
 }  // namespace

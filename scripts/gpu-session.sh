@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Everything tracetwin checks on a GPU host, in named stages, each logged.
+#
+#   scripts/gpu-session.sh STAGE...
+#   stages: env build test replay capture capture_big calibrate compare
+#
+# Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
+# and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
+# ../shared). Results go to $OUT (default /tmp/tt-gpu-out): summary.txt, one
+# line per stage, and results.tgz with every stage's log and JSON, re-packed
+# after each stage so a run cut short still returns what it finished. A stage
+# that needs the build builds it first when build-gpu/ is missing, so stages
+# can be split over several calls. See docs/gpu.md.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+OUT=${OUT:-/tmp/tt-gpu-out}
+work=/tmp/tt-gpu
+res=$work/res
+build=$root/build-gpu
+prefix=/tmp/tt-prefix
+traces=$root/.gpu-data/traces
+calib_budget=${TT_CALIB_BUDGET:-150}
+mkdir -p "$OUT" "$res"
+jobs=$(nproc)
+
+summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
+pack() { tar czf "$OUT/results.tgz" -C "$work" res 2>/dev/null; }
+
+# run_logged NAME CMD...: runs CMD with its output in res/NAME.log; returns its status.
+run_logged() {
+  local name=$1
+  shift
+  local t0=$SECONDS rc
+  "$@" >"$res/$name.log" 2>&1
+  rc=$?
+  summary "$(printf '%-34s rc=%-3s %4ss' "$name" "$rc" $((SECONDS - t0)))"
+  pack
+  return $rc
+}
+
+torch_prefix() { python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'; }
+
+# NCCL beside the toolkit, or from the nvidia-nccl wheel (whose library has
+# only its versioned name, which find_library does not look for).
+nccl_args() {
+  python3 - <<'PY'
+import glob, os
+try:
+    import nvidia.nccl as n
+    base = list(n.__path__)[0]
+except Exception:
+    base = None
+if base:
+    libs = sorted(glob.glob(os.path.join(base, "lib", "libnccl.so*")))
+    inc = os.path.join(base, "include")
+    if libs and os.path.exists(os.path.join(inc, "nccl.h")):
+        print(f"-DTRACETWIN_NCCL_LIBRARY={libs[0]} -DTRACETWIN_NCCL_INCLUDE={inc}")
+PY
+}
+
+stage_env() {
+  {
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    python3 -c 'import torch,sys; print("torch", torch.__version__, "cuda", torch.version.cuda,
+"cxx11abi", torch.compiled_with_cxx11_abi(), "gpu", torch.cuda.get_device_name(0)); print(torch.utils.cmake_prefix_path)'
+    nvcc --version | tail -2
+    cmake --version | head -1
+    ninja --version
+    ls /usr/local/cuda/include/cupti.h /usr/local/cuda/extras/CUPTI/include/cupti.h 2>&1
+    ls /usr/local/cuda/lib64/libcupti* /usr/local/cuda/extras/CUPTI/lib64/libcupti* 2>&1 | head
+    ls /usr/local/cuda/include/nccl.h 2>&1
+    nccl_args
+    ldd --version | head -1
+    nproc
+    free -g | head -2
+  } 2>&1
+}
+
+stage_build() {
+  scripts/gpu-prefix.sh unpack .gpu-debs "$prefix" || return 1
+  local libdir=$prefix/usr/lib/x86_64-linux-gnu
+  export PKG_CONFIG_PATH=$libdir/pkgconfig:$prefix/usr/share/pkgconfig
+  # GoogleTest discovery runs the test binaries at build time, and libxgboost
+  # needs libdmlc, which no RUNPATH names.
+  export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # shellcheck disable=SC2046  # nccl_args prints separate -D words
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix/usr;$(torch_prefix)" \
+    -DCUDAToolkit_ROOT=/usr/local/cuda -DTRACETWIN_CUDA=ON \
+    -DTRACETWIN_SHARED_TRACES="$traces" $(nccl_args) || return 1
+  cmake --build "$build" -j"$jobs" -- -k 0
+}
+
+ensure_build() {
+  [ -x "$build/tracetwin" ] && return 0
+  run_logged build stage_build && return 0
+  # The reply shows only the end of the output: put the errors there.
+  grep -E -A4 "error:|FAILED:|CMake Error" "$res/build.log" | head -200
+  return 1
+}
+
+with_prefix_libs() {
+  LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"
+}
+
+stage_test() {
+  ensure_build || return 1
+  run_logged test_device with_prefix_libs ctest --test-dir "$build" -L replay_device \
+    --output-on-failure
+  run_logged test_all with_prefix_libs ctest --test-dir "$build" -j"$jobs" --timeout 600
+}
+
+tt() { with_prefix_libs "$build/tracetwin" "$@"; }
+
+stage_replay() {
+  ensure_build || return 1
+  local t
+  for t in resnet_1.1.0 resnet_1.0.3; do
+    run_logged "replay_${t}_cuda" tt replay "$traces/${t}_et.json.gz" --device cuda:0 \
+      --warmup 5 --iters 20 --json-out "$res/replay_${t}_cuda.json" \
+      --chrome-trace "$res/replay_${t}_cuda.chrome.json"
+    run_logged "replay_${t}_cuda_nocupti" tt replay "$traces/${t}_et.json.gz" --device cuda:0 \
+      --warmup 5 --iters 20 --no-cupti --json-out "$res/replay_${t}_cuda_nocupti.json"
+  done
+  run_logged replay_resnet_1.1.0_cpu tt replay "$traces/resnet_1.1.0_et.json.gz" --device cpu \
+    --warmup 1 --iters 3 --threads 16 --json-out "$res/replay_resnet_1.1.0_cpu.json"
+  run_logged replay_dlrm_rank0_cuda tt replay "$traces/dlrm_8rank/rank0.et.json.gz" \
+    --device cuda:0 --warmup 3 --iters 10 --json-out "$res/replay_dlrm_rank0_cuda.json"
+}
+
+# Workloads captured here on the GPU with this host's PyTorch, then replayed
+# on the same GPU: replay/original of a trace whose original time is known.
+gpu_workloads=(mlp cnn transformer resnet18_small embbag lstm mobilenet_v3)
+
+stage_capture() {
+  ensure_build || return 1
+  mkdir -p "$res/cap"
+  local w
+  for w in "${gpu_workloads[@]}"; do
+    run_logged "capture_$w" python3 scripts/capture.py --workload "$w" --device cuda \
+      --out "$res/cap" --steps 30 || continue
+    run_logged "replay_cap_$w" tt replay "$res/cap/$w.et.json.gz" --device cuda:0 \
+      --warmup 5 --iters 30 --no-cupti --json-out "$res/cap/$w.replay.json"
+  done
+}
+
+# The same models at sizes that keep an H100 busy: the default sizes were
+# chosen for a slow CPU, and on a GPU they are bound by the original's Python
+# and autograd overhead per op, which a replay does not have.
+big_workloads=(
+  "mlp_big mlp batch=4096 in_features=1024 hidden=4096"
+  "cnn_big cnn batch=512 image=64 channels=64"
+  "transformer_big transformer batch=64 seq=256 d_model=512 heads=8 ffn=2048 vocab=8192"
+  "resnet18_big resnet18_small batch=128 image=96"
+  "embbag_big embbag batch=8192"
+)
+
+stage_capture_big() {
+  ensure_build || return 1
+  mkdir -p "$res/cap"
+  local spec name workload params p
+  for spec in "${big_workloads[@]}"; do
+    read -r name workload params <<<"$spec"
+    local args=()
+    for p in $params; do args+=(--param "$p"); done
+    run_logged "capture_$name" python3 scripts/capture.py --workload "$workload" --name "$name" \
+      "${args[@]}" --device cuda --out "$res/cap" --steps 20 || continue
+    run_logged "replay_cap_$name" tt replay "$res/cap/$name.et.json.gz" --device cuda:0 \
+      --warmup 3 --iters 20 --no-cupti --json-out "$res/cap/$name.replay.json"
+  done
+}
+
+stage_calibrate() {
+  ensure_build || return 1
+  run_logged calibrate_cuda tt calibrate --device cuda --budget-s "$calib_budget" \
+    --out "$res/models-cuda"
+}
+
+stage_compare() {
+  ensure_build || return 1
+  local models=$res/models-cuda
+  [ -d "$models" ] || { summary "compare: no $models (run the calibrate stage first)"; return 1; }
+  run_logged compare_resnet_1.1.0_cuda tt compare "$traces/resnet_1.1.0_et.json.gz" \
+    --models "$models" --device cuda:0 --warmup 5 --iters 20 \
+    --json-out "$res/compare_resnet_1.1.0_cuda.json"
+  local w
+  for w in "${gpu_workloads[@]}" mlp_big cnn_big transformer_big resnet18_big embbag_big; do
+    [ -f "$res/cap/$w.et.json.gz" ] || continue
+    run_logged "compare_cap_$w" tt compare "$res/cap/$w.et.json.gz" --models "$models" \
+      --device cuda:0 --warmup 5 --iters 20 --json-out "$res/cap/$w.compare.json"
+  done
+  for spec in h100 h200 a100; do
+    [ -f "configs/devices/$spec.yaml" ] || continue
+    run_logged "predict_resnet_1.1.0_from_host_as_$spec" tt predict \
+      "$traces/resnet_1.1.0_et.json.gz" --models data/models/host \
+      --device-spec "configs/devices/$spec.yaml" --json-out "$res/predict_resnet_as_$spec.json"
+  done
+}
+
+[ $# -gt 0 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+for stage in "$@"; do
+  case "$stage" in
+    env) run_logged env stage_env ;;
+    build) ensure_build ;;
+    test | replay | capture | capture_big | calibrate | compare) "stage_$stage" ;;
+    *) summary "unknown stage '$stage'"; exit 2 ;;
+  esac
+done
+pack
+cat "$OUT/summary.txt"
