@@ -67,6 +67,20 @@ std::optional<double> eagerIterationMsNow(const std::string& name, const std::st
   return std::nullopt;
 }
 
+std::string thisCpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const size_t start = line.find_first_not_of(" \t", colon + 1);
+    if (start == std::string::npos) return "";
+    return line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
+  }
+  return "";
+}
+
 class DataTrace : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DataTrace, ReplaysWithFullCoverageCloseToTheOriginal) {
@@ -90,6 +104,12 @@ TEST_P(DataTrace, ReplaysWithFullCoverageCloseToTheOriginal) {
   // (ctest -j runs other suites beside this one) disturbs least.
   const double replay_ms = *std::min_element(r.iterations_ms.begin(), r.iterations_ms.end());
   const auto eager_now = eagerIterationMsNow(GetParam(), meta->path);
+  // Without an eager re-run here, the meta file's time is the only original,
+  // and it means something only on the machine that captured it.
+  if (!eager_now && !meta->cpu_model.empty() && meta->cpu_model != thisCpuModel()) {
+    GTEST_SKIP() << "the original time was measured on '" << meta->cpu_model << "', this is '"
+                 << thisCpuModel() << "', and no eager PyTorch here can re-run it";
+  }
   const double original_ms = eager_now.value_or(meta->iteration_ms);
   const double ratio = replay_ms / original_ms;
   RecordProperty("fidelity_ratio", std::to_string(ratio));
