@@ -42,14 +42,6 @@ if(TRACETWIN_WITH_TORCH)
                         "(inspect and predict only).")
   endif()
   set(TRACETWIN_HAVE_TORCH ON)
-  # pip LibTorch >= 2.5 exports libstdc++ symbols it links statically, among
-  # them std::filesystem's (pytorch/pytorch#133437); a program that binds
-  # std::filesystem::remove_all to libtorch's copy jumps to address 0. Naming
-  # libstdc++ first among the needed libraries makes the dynamic linker bind
-  # such symbols to libstdc++ itself. Harmless where LibTorch exports none.
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
-  endif()
 endif()
 
 # --- CUDA toolkit, CUPTI, NCCL: on when found (AUTO), required when ON.
