@@ -1,6 +1,9 @@
 // Convolution microbenchmarks: conv2d (what nn.Conv2d records) and the
 // convolution_backward autograd runs for it, over N, C, K, H=W, filter size,
-// stride, with and without bias. Both ops sit in one graph per grid point.
+// stride, bias, and depthwise (groups = C). Both ops sit in one graph per
+// grid point. The grid keeps to the layers CNNs are built of (K between C/4
+// and 4C, feature maps no larger than a ResNet stem's, 7x7 only on 3-channel
+// inputs), so the points a sweep samples land where real layers are.
 #include <fmt/core.h>
 
 #include "calibration/graph_builder.h"
@@ -17,7 +20,12 @@ const std::vector<int64_t> kChannels = {3, 16, 32, 64, 128, 256, 512};
 const std::vector<int64_t> kOutChannels = {8, 16, 32, 64, 128, 256, 512};
 const std::vector<int64_t> kSpatial = {1, 2, 4, 7, 8, 14, 16, 28, 32, 56};
 const std::vector<int64_t> kFilter = {1, 3, 5, 7};
+const std::vector<int64_t> kDepthwiseFilter = {3, 5};
 constexpr double kMaxFlops = 3e9;  // forward + backward ~ 0.1 s at ~30 GFLOP/s
+// One image's input map at most 64 x 56 x 56 (ResNet's first block; deeper
+// layers trade pixels for channels), and K / C within [1/4, 4].
+constexpr int64_t kMaxImageElems = 64 * 56 * 56;
+constexpr int64_t kMaxChannelRatio = 4;
 
 constexpr const char* kConv2d =
     "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] "
@@ -30,61 +38,79 @@ constexpr const char* kConvBackward =
 struct ConvPoint {
   int64_t n, c, k, hw, r, stride;
   bool bias;
+  int64_t groups = 1;  // C for depthwise
   int64_t out() const { return (hw + 2 * (r / 2) - r) / stride + 1; }
-  double flops() const { return 2.0 * n * k * c * r * r * out() * out(); }
+  double flops() const { return 2.0 * n * k * (c / groups) * r * r * out() * out(); }
 };
 
 void addConvPair(B& b, const ConvPoint& p, DType dt) {
   const int64_t pad = p.r / 2;
   const int64_t o = p.out();
   auto input = b.tensor({p.n, p.c, p.hw, p.hw}, dt);
-  auto weight = b.tensor({p.k, p.c, p.r, p.r}, dt);
+  auto weight = b.tensor({p.k, p.c / p.groups, p.r, p.r}, dt);
   auto bias = p.bias ? b.tensor({p.k}, dt) : B::none();
   b.op(kConv2d,
        {input, weight, bias, B::intList({p.stride, p.stride}), B::intList({pad, pad}),
-        B::intList({1, 1}), B::intValue(1)},
+        B::intList({1, 1}), B::intValue(p.groups)},
        {b.tensor({p.n, p.k, o, o}, dt)});
   // The first layer of a network needs no input gradient (output_mask[0]).
   const bool input_grad = p.c != 3;
   b.op(kConvBackward,
        {b.tensor({p.n, p.k, o, o}, dt), input, weight, p.bias ? B::intList({p.k}) : B::none(),
         B::intList({p.stride, p.stride}), B::intList({pad, pad}), B::intList({1, 1}),
-        B::boolValue(false), B::intList({0, 0}), B::intValue(1),
+        B::boolValue(false), B::intList({0, 0}), B::intValue(p.groups),
         B::boolList({input_grad, true, p.bias})},
        {input_grad ? b.tensor({p.n, p.c, p.hw, p.hw}, dt) : b.undefinedTensor(),
-        b.tensor({p.k, p.c, p.r, p.r}, dt), p.bias ? b.tensor({p.k}, dt) : b.undefinedTensor()});
+        b.tensor({p.k, p.c / p.groups, p.r, p.r}, dt),
+        p.bias ? b.tensor({p.k}, dt) : b.undefinedTensor()});
 }
 
 MicrobenchCase convCase(const GridOptions& grid, const ConvPoint& p, DType dt) {
-  const double bytes = static_cast<double>(p.n * p.c * p.hw * p.hw + p.k * p.c * p.r * p.r +
-                                           p.n * p.k * p.out() * p.out()) *
-                       core::dtypeItemsize(dt);
+  const double bytes =
+      static_cast<double>(p.n * p.c * p.hw * p.hw + p.k * (p.c / p.groups) * p.r * p.r +
+                          p.n * p.k * p.out() * p.out()) *
+      core::dtypeItemsize(dt);
   // Backward does about twice the forward's work.
   return repeatedCase(grid, "conv",
-                      fmt::format("conv2d n={} c={} k={} hw={} r={} s={}{} {}", p.n, p.c, p.k, p.hw,
-                                  p.r, p.stride, p.bias ? " bias" : "", dtypeLabel(dt)),
+                      fmt::format("conv2d n={} c={} k={} hw={} r={} s={}{}{} {}", p.n, p.c, p.k,
+                                  p.hw, p.r, p.stride, p.groups > 1 ? " depthwise" : "",
+                                  p.bias ? " bias" : "", dtypeLabel(dt)),
                       3.0 * estimateOpUs(p.flops(), kEstConvFlops, bytes),
                       [=](B& b) { addConvPair(b, p, dt); });
 }
 
 }  // namespace
 
+bool realisticLayer(int64_t c, int64_t k, int64_t hw) {
+  if (c * hw * hw > kMaxImageElems) return false;
+  if (c == 3) return true;  // stems: any width
+  return k * kMaxChannelRatio >= c && k <= c * kMaxChannelRatio;
+}
+
 std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
     for (int64_t n : kBatch) {
-      for (int64_t c : kChannels) {
-        for (int64_t k : kOutChannels) {
-          for (int64_t hw : kSpatial) {
-            for (int64_t r : kFilter) {
-              if (r > hw + 2 * (r / 2) || (r == 7 && c != 3)) continue;  // 7x7: stems only
-              for (int64_t stride : {1, 2}) {
-                for (bool bias : {false, true}) {
-                  ConvPoint p{n, c, k, hw, r, stride, bias};
-                  if (p.out() < 1 || p.flops() > kMaxFlops) continue;
-                  cases.push_back(convCase(grid, p, dt));
-                }
+      for (int64_t hw : kSpatial) {
+        for (int64_t stride : {1, 2}) {
+          for (int64_t c : kChannels) {
+            for (int64_t k : kOutChannels) {
+              if (!realisticLayer(c, k, hw)) continue;
+              for (int64_t r : kFilter) {
+                if (r > hw + 2 * (r / 2) || (r == 7 && c != 3)) continue;  // 7x7: stems only
+                // Half the points carry a bias (convs before a batch norm do
+                // not); alternating keeps both kinds on every axis.
+                const bool bias = (n + c + k + hw + r + stride) % 2 == 0;
+                ConvPoint p{n, c, k, hw, r, stride, bias};
+                if (p.out() < 1 || p.flops() > kMaxFlops) continue;
+                cases.push_back(convCase(grid, p, dt));
               }
+            }
+            // Depthwise (MobileNet, EfficientNet): K = C, one filter per channel.
+            for (int64_t r : kDepthwiseFilter) {
+              if (c == 3 || r > hw + 2 * (r / 2) || c * hw * hw > kMaxImageElems) continue;
+              ConvPoint p{n, c, c, hw, r, stride, false, c};
+              if (p.out() >= 1 && p.flops() <= kMaxFlops) cases.push_back(convCase(grid, p, dt));
             }
           }
         }

@@ -1,6 +1,8 @@
 // Data-movement microbenchmarks: copy_, clone, cat and stack of several
-// tensors, transpose followed by contiguous (the copy it forces), and item
-// (a device-to-host read of one element), over sizes.
+// tensors, transpose followed by contiguous (the copy it forces), item (a
+// device-to-host read of one element), over sizes, and advanced indexing
+// (index.Tensor and the accumulating _index_put_impl_ autograd runs for it,
+// as DLRM's pairwise-interaction gather records them).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -18,6 +20,14 @@ using Shape = std::vector<int64_t>;
 
 const std::vector<int64_t> kNumel = {1, 100, 1000, 4096, 16384, 65536, 262144, 1048576, 4194304};
 const std::vector<int64_t> kPieces = {2, 4, 9};
+// Advanced indexing: x[:, li, lj] on [batch, n, n] with the n(n-1)/2 index
+// pairs of a lower triangle.
+const std::vector<int64_t> kIndexBatch = {1, 16, 128, 1024};
+const std::vector<int64_t> kIndexSide = {4, 9, 27};
+constexpr const char* kIndex = "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor";
+constexpr const char* kIndexPut =
+    "aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool "
+    "accumulate=False, bool unsafe=False) -> Tensor(a!)";
 
 struct CopyOp {
   const char* label;
@@ -75,6 +85,21 @@ void addConcat(B& b, bool stack, int64_t pieces, int64_t numel, int64_t dim, DTy
        {B::tensorList(parts), B::intValue(dim)}, {b.tensor(out, dt)});
 }
 
+// x[:, li, lj] and its backward's accumulate into the [batch, n, n] gradient.
+void addIndexPair(B& b, int64_t batch, int64_t side, DType dt) {
+  const int64_t pairs = side * (side - 1) / 2;
+  auto self = b.tensor({batch, side, side}, dt);
+  auto indices = [&] {
+    return B::tensorList(
+        {b.undefinedTensor(), b.tensor({pairs}, DType::kInt64), b.tensor({pairs}, DType::kInt64)});
+  };
+  b.op(kIndex, {self, indices()}, {b.tensor({batch, pairs}, dt)});
+  auto grad = b.tensor({batch, side, side}, dt);
+  b.op(kIndexPut,
+       {grad, indices(), b.tensor({batch, pairs}, dt), B::boolValue(true), B::boolValue(true)},
+       {grad});
+}
+
 MicrobenchCase copyCase(const GridOptions& grid, const std::string& label, double bytes,
                         std::function<void(B&)> add) {
   return repeatedCase(grid, "copy", label, estimateOpUs(0, 1, bytes), std::move(add));
@@ -105,6 +130,14 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
                          2.0 * n * item, [=](B& b) { addConcat(b, stack, pieces, n, dim, dt); }));
           }
         }
+      }
+    }
+    for (int64_t batch : kIndexBatch) {
+      for (int64_t side : kIndexSide) {
+        const double bytes = (batch * side * side + 2.0 * batch * side * (side - 1) / 2) * item;
+        cases.push_back(copyCase(
+            grid, fmt::format("index+index_put_ [{}x{}x{}] {}", batch, side, side, dtypeLabel(dt)),
+            bytes, [=](B& b) { addIndexPair(b, batch, side, dt); }));
       }
     }
   }

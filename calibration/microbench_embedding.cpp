@@ -18,7 +18,9 @@ using core::DType;
 using B = GraphBuilder;
 
 const std::vector<int64_t> kBatch = {8, 32, 128, 512, 2048};
-const std::vector<int64_t> kRows = {1000, 10000, 100000, 1000000};
+// Half-decade steps: a dense backward zero-fills and writes the whole
+// rows x dim gradient, so its time follows the table size closely.
+const std::vector<int64_t> kRows = {1000, 3000, 10000, 30000, 100000, 300000, 1000000};
 const std::vector<int64_t> kDim = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kPooling = {1, 4, 10, 20, 50};
 // Hot-row fraction of the table the indices hit: 1 = uniform over all rows.

@@ -41,6 +41,11 @@ constexpr const char* kMaxPool2d =
 constexpr const char* kMaxPoolBackward =
     "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
     "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor";
+constexpr const char* kBceWithLogits =
+    "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
+    "Tensor? pos_weight=None, int reduction=1) -> Tensor";
+// Logit vectors for binary_cross_entropy_with_logits (a click model's loss).
+const std::vector<int64_t> kLogits = {1, 16, 128, 1024, 16384, 262144};
 constexpr const char* kAdaptiveAvg =
     "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor";
 
@@ -114,6 +119,15 @@ std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
                                       b.op(kAdaptiveAvg, {b.tensor(s, dt), B::intList({1, 1})},
                                            {b.tensor({s[0], s[1], 1, 1}, dt)});
                                     }));
+    }
+    for (int64_t n : kLogits) {
+      cases.push_back(reductionCase(
+          grid, fmt::format("binary_cross_entropy_with_logits [{}] {}", n, dtypeLabel(dt)),
+          2.0 * n * item, [=](B& b) {
+            b.op(kBceWithLogits,
+                 {b.tensor({n}, dt), b.tensor({n}, dt), B::none(), B::none(), B::intValue(1)},
+                 {b.tensor({}, dt)});
+          }));
     }
   }
   return cases;

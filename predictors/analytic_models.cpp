@@ -72,12 +72,13 @@ double BandwidthCurveModel::achievedBandwidth(double bytes) const {
 }
 
 double BandwidthCurveModel::cacheKneeBytes() const {
+  constexpr double kKneeShare = 0.75;
   size_t peak = 0;
   for (size_t i = 0; i < knots_bandwidth.size(); ++i) {
     if (knots_bandwidth[i] > knots_bandwidth[peak]) peak = i;
   }
   for (size_t i = peak + 1; i < knots_bandwidth.size(); ++i) {
-    if (knots_bandwidth[i] < 0.6 * knots_bandwidth[peak]) {
+    if (knots_bandwidth[i] < kKneeShare * knots_bandwidth[peak]) {
       return std::exp2(knots_log2_bytes[i] - 1.0);
     }
   }

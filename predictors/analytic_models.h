@@ -44,9 +44,11 @@ class BandwidthCurveModel : public KernelModel {
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double achievedBandwidth(double bytes) const;
   // Working-set size where the fitted curve falls off its cache plateau: the
-  // first knot after the peak below 60% of it, halved (the knots are two
-  // octaves apart); 0 when the curve never falls. On this host 2-8 MiB, far
-  // below the 32 MiB L3 the VM reports (shared with other tenants).
+  // first knot after the peak below 75% of it, halved (the knots are two
+  // octaves apart); 0 when the curve never falls. On this host 8 MiB, far
+  // below the 32 MiB L3 the VM reports (shared with other tenants): the
+  // sweeps of 2026-11-22 fell to 62-66% of the peak at 16 MiB, which a 60%
+  // threshold missed, so tensors of 1-20 MB counted as cache-hot.
   double cacheKneeBytes() const;
   double factor(const std::string& op) const;
   // Lookups by variant, then op name, then the family value.

@@ -128,6 +128,16 @@ ConvShape convShape(const core::Node& node) {
     int64_t out = (x[d + 2] + 2 * p - dl * (w[d + 2] - 1) - 1) / st + 1;
     s.out_spatial *= static_cast<double>(std::max<int64_t>(out, 1));
   }
+  bool strided = false, dilated = false, one_by_one = true, big_filter = dims >= 1;
+  for (size_t d = 0; d < dims; ++d) {
+    strided |= intListElement(node, "stride", 99, d, 1) != 1;
+    dilated |= intListElement(node, "dilation", 99, d, 1) != 1;
+    one_by_one &= w[d + 2] == 1;
+    big_filter &= w[d + 2] > 3;
+  }
+  const bool onednn = (strided || dilated || s.n >= 16 || !one_by_one) &&
+                      (s.groups > 1 || big_filter || s.n > 1 || s.n * s.c * s.in_spatial > 20480);
+  s.cpu_native_path = !onednn;
   s.itemsize = in->itemsize > 0 ? in->itemsize : 4;
   s.dtype = in->dtype;
   return s;

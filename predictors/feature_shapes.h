@@ -27,6 +27,11 @@ struct ConvShape {
   int64_t stride = 1, dilation = 1;
   double groups = 1;
   bool backward = false;
+  // LibTorch 1.13 on a CPU with one intra-op thread runs this convolution
+  // through its native (im2col + BLAS) kernels instead of oneDNN: 1x1
+  // unstrided filters below batch 16, or batch 1 with small filters and
+  // small maps (ConvParams::use_mkldnn). The two paths differ up to 10x.
+  bool cpu_native_path = false;
   int64_t itemsize = 4;
   core::DType dtype = core::DType::kFloat32;
 };

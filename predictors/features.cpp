@@ -82,7 +82,8 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
           lg(s.groups),
           static_cast<float>(item),
           s.backward ? 1.0f : 0.0f,
-          lg(f->flops)};
+          lg(f->flops),
+          s.cpu_native_path ? 1.0f : 0.0f};
 }
 
 void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse, OpFeatures* f) {
@@ -98,6 +99,15 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
   f->flops = s.batch * s.pooling * s.dim;  // one add per gathered element (pooling)
   f->bytes = f->gathered_bytes * (s.backward ? 2.0 : 1.0) + s.batch * s.dim * item +
              s.batch * s.pooling * 8.0;  // + output + int64 indices
+  if (s.backward) {
+    // A dense weight gradient is zero-filled and written whole: rows x dim,
+    // whatever the lookups (DLRM's 20000 x 16 table: 1.28 MB per step).
+    double grad_bytes = 0;
+    eachTensor(node.outputs, [&](const core::TensorValue& t) {
+      grad_bytes = std::max(grad_bytes, static_cast<double>(t.bytes()));
+    });
+    f->bytes += grad_bytes;
+  }
   f->x = {lg(s.batch),
           lg(s.rows),
           lg(s.pooling),
@@ -206,7 +216,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
-  if (family == "conv") return 12;
+  if (family == "conv") return 13;
   if (family == "embedding_bag") return 7 + kReuseBins;
   return 0;
 }

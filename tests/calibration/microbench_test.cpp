@@ -112,6 +112,49 @@ TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
   EXPECT_EQ(bwd.inputs[1].tensor.tensor_id, fwd.inputs[0].tensor.tensor_id);  // same input
 }
 
+TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
+  const auto cases = convCases(GridOptions{});
+  const core::Graph g =
+      findCase(cases, "conv2d n=2 c=64 k=64 hw=16 r=3 s=2 depthwise float32").build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& fwd = g.node(ops.at(0));
+  EXPECT_EQ(fwd.inputs[1].tensor.shape, (std::vector<int64_t>{64, 1, 3, 3}));
+  EXPECT_EQ(fwd.inputs[6].int_value, 64);  // groups
+  EXPECT_EQ(fwd.outputs[0].tensor.shape, (std::vector<int64_t>{2, 64, 8, 8}));
+  const core::Node& bwd = g.node(ops.at(1));
+  EXPECT_EQ(bwd.inputs[9].int_value, 64);  // groups
+  EXPECT_EQ(bwd.outputs[1].tensor.shape, (std::vector<int64_t>{64, 1, 3, 3}));
+}
+
+TEST(Microbench, ConvGridKeepsToRealisticLayers) {
+  for (const MicrobenchCase& c : convCases(GridOptions{})) {
+    const core::Graph g = c.build();
+    const core::Node& fwd = g.node(core::selectTopLevelOps(g).ops.at(0));
+    const auto& x = fwd.inputs[0].tensor.shape;
+    const auto& w = fwd.inputs[1].tensor.shape;
+    EXPECT_LE(x[1] * x[2] * x[3], 64 * 56 * 56) << c.label;
+    if (x[1] != 3) {
+      EXPECT_LE(w[0], 4 * x[1]) << c.label;
+      EXPECT_LE(x[1], 4 * w[0]) << c.label;
+    }
+  }
+}
+
+TEST(Microbench, AdvancedIndexingSkipsTheFirstDimension) {
+  const auto cases = copyCases(GridOptions{});
+  const core::Graph g = findCase(cases, "index+index_put_ [128x9x9] float32").build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& index = g.node(ops.at(0));
+  EXPECT_EQ(index.name, "aten::index");
+  ASSERT_EQ(index.inputs[1].elements.size(), 3u);
+  EXPECT_FALSE(index.inputs[1].elements[0].tensor.defined());
+  EXPECT_EQ(index.inputs[1].elements[1].tensor.shape, (std::vector<int64_t>{36}));
+  EXPECT_EQ(index.outputs[0].tensor.shape, (std::vector<int64_t>{128, 36}));
+  const core::Node& put = g.node(ops.at(1));
+  EXPECT_EQ(put.name, "aten::_index_put_impl_");
+  EXPECT_TRUE(put.inputs[3].bool_value);  // accumulate, as IndexBackward0 records it
+}
+
 TEST(Microbench, EmbeddingBagRestrictsIndicesToTheHotRows) {
   const auto cases = embeddingCases(GridOptions{});
   const MicrobenchCase& c =

@@ -65,6 +65,37 @@ core::Graph smallGraph() {
   return g;
 }
 
+// root(1) -> thread(2) -> `parent`(3) -> mm(4), relu(5); or, with
+// `parent` empty, mm(3) and relu(4) straight under the thread.
+core::Graph mmThenRelu(const std::string& parent) {
+  core::Graph g = graphWithOneThread();
+  core::NodeId id = 3, under = 2;
+  if (!parent.empty()) {
+    g.addNode(withIds(opNode(parent, {tensor({512, 512})}, {tensor({512, 512})}), id, 2,
+                      parent + "(Tensor self) -> Tensor"));
+    under = id++;
+  }
+  g.addNode(
+      withIds(opNode("aten::mm", {tensor({512, 512}), tensor({512, 512})}, {tensor({512, 512})}),
+              id++, under, "aten::mm(Tensor self, Tensor mat2) -> Tensor"));
+  g.addNode(withIds(opNode("aten::relu", {tensor({512, 512})}, {tensor({512, 512})}), id, under,
+                    "aten::relu(Tensor self) -> Tensor"));
+  g.finalize();
+  return g;
+}
+
+TEST(Predictor, UnmodelledOpWithChildOpsIsTheSumOfItsChildren) {
+  ModelSet set = handMadeModels(h100());
+  const Prediction flat = predictGraph(mmThenRelu(""), set, PredictOptions{});
+  ASSERT_EQ(flat.per_op.size(), 2u);
+  const Prediction nested = predictGraph(mmThenRelu("aten::my_fused_op"), set, PredictOptions{});
+  ASSERT_EQ(nested.per_op.size(), 1u);
+  EXPECT_EQ(nested.per_op[0].model, "children:2");
+  EXPECT_NEAR(nested.per_op[0].predicted_us,
+              flat.per_op[0].predicted_us + flat.per_op[1].predicted_us, 1e-9);
+  EXPECT_TRUE(nested.unmodelled_ops.empty());
+}
+
 TEST(Predictor, SmallGraphAccountsForEveryOp) {
   DeviceSpec d = h100();
   ModelSet set = handMadeModels(d);
