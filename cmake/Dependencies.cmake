@@ -42,6 +42,16 @@ if(TRACETWIN_WITH_TORCH)
                         "(inspect and predict only).")
   endif()
   set(TRACETWIN_HAVE_TORCH ON)
+  # pip LibTorch >= 2.5 exports copies of libstdc++ symbols it links
+  # statically, std::filesystem's among them (pytorch/pytorch#133437). A
+  # program that lists libtorch before libstdc++ among its needed libraries
+  # binds calls such as std::filesystem::remove_all to those copies, which
+  # jump to address 0. Naming the shared libstdc++ first (by file name: a
+  # plain -lstdc++ there may pick the static archive, which adds no entry)
+  # makes the dynamic linker find libstdc++'s own definitions first.
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    add_link_options("LINKER:--push-state,--no-as-needed,-l:libstdc++.so.6,--pop-state")
+  endif()
 endif()
 
 # --- CUDA toolkit, CUPTI, NCCL: on when found (AUTO), required when ON.
