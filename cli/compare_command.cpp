@@ -135,6 +135,7 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                         {"per_op", per_op}};
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
+    doc["original_device"] = meta->device.empty() ? "cpu" : meta->device;
   }
   return doc;
 }

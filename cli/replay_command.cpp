@@ -56,6 +56,13 @@ struct ReplayArgs {
 
 std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
 
+// "cuda:0" and "cuda" are one kind; a meta file without a device is from a
+// CPU capture (capture.py before --device existed).
+bool sameDeviceKind(const std::string& recorded, const std::string& replayed) {
+  auto kind = [](const std::string& d) { return d.empty() ? "cpu" : d.substr(0, d.find(':')); };
+  return kind(recorded) == kind(replayed);
+}
+
 void printIssues(const char* title, const std::vector<replay::OpIssue>& issues) {
   if (issues.empty()) return;
   fmt::print("{} ({}):\n", title, issues.size());
@@ -89,9 +96,14 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                r.iteration_ms_median, r.iterations_ms.size(), *lo, *hi);
   }
   if (meta && meta->iteration_ms > 0 && r.iteration_ms_median > 0) {
-    fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",
-               meta->iteration_ms, meta->threads, meta->torch_version,
-               r.iteration_ms_median / meta->iteration_ms);
+    if (sameDeviceKind(meta->device, r.device)) {
+      fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",
+                 meta->iteration_ms, meta->threads, meta->torch_version,
+                 r.iteration_ms_median / meta->iteration_ms);
+    } else {
+      fmt::print("original:  {:.3f} ms on {} (torch {}); not compared with a replay on {}\n",
+                 meta->iteration_ms, meta->device, meta->torch_version, r.device);
+    }
   }
   fmt::print("ops: {} selected, {} replayed (coverage {:.2f}%), {} skipped, {} failed\n",
              r.selected_ops, r.replayed_ops, 100.0 * r.coverage, r.skipped.size(), r.failed.size());

@@ -123,8 +123,13 @@ def _summarize_et(path_json):
         print("capture.py: warning: %s is not valid JSON (%s)" % (path_json, e), file=sys.stderr)
         return {"schema": None, "nodes": None, "thread_ids": None, "json_error": str(e)}
     nodes = et.get("nodes", [])
-    return {"schema": et.get("schema"), "nodes": len(nodes),
-            "thread_ids": sorted({n.get("tid") for n in nodes if "tid" in n})}
+    tids = set()
+    for n in nodes:
+        if "tid" in n:  # legacy layout (1.0.x)
+            tids.add(n["tid"])
+        # chakra layouts (PyTorch 2.x) keep it among the attrs
+        tids.update(a.get("value") for a in n.get("attrs", []) if a.get("name") == "tid")
+    return {"schema": et.get("schema"), "nodes": len(nodes), "thread_ids": sorted(tids)}
 
 
 def _synchronize(device):
