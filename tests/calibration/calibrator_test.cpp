@@ -11,7 +11,6 @@
 #include "predictors/device_spec.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
-#include "tests/remove_tree.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -27,7 +26,7 @@ class TinyCalibration : public ::testing::Test {
     // process, in parallel, and a shared one was removed under a running test.
     dir_ = (fs::temp_directory_path() / ("tracetwin_calib_tiny_" + std::to_string(::getpid())))
                .string();
-    tracetwin::testing::removeTree(dir_);
+    fs::remove_all(dir_);
     CalibrationOptions o;
     o.out_dir = dir_;
     o.budget_s = 8;
@@ -42,7 +41,7 @@ class TinyCalibration : public ::testing::Test {
   static void TearDownTestSuite() {
     delete result_;
     result_ = nullptr;
-    if (!dir_.empty()) tracetwin::testing::removeTree(dir_);
+    if (!dir_.empty()) fs::remove_all(dir_);
   }
   void SetUp() override {
     if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";

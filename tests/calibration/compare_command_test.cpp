@@ -12,7 +12,6 @@
 
 #include "replay/replayer.h"
 #include "tests/test_paths.h"
-#include "tests/remove_tree.h"
 
 namespace tracetwin {
 namespace {
@@ -44,7 +43,7 @@ std::string modelsDir() {
     const std::string bundled = testing::dataPath("models/host");
     if (fs::exists(bundled + "/manifest.json")) return bundled;
     const std::string tmp = (fs::temp_directory_path() / "tracetwin_calib_cli_models").string();
-    tracetwin::testing::removeTree(tmp);
+    fs::remove_all(tmp);
     run("calibrate --out " + tmp + " --budget-s 10 --families gemm,elementwise,view");
     return tmp;
   }();
@@ -105,7 +104,7 @@ TEST(CalibrateCommand, CudaWithoutAGpuSaysSo) {
   if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
   const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_cuda").string();
   const RunResult r = run("calibrate --out " + dir + " --device cuda --budget-s 5");
-  tracetwin::testing::removeTree(dir);
+  fs::remove_all(dir);
   if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device is present here";
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("CUDA"), std::string::npos) << r.output;

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include "tests/remove_tree.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -18,7 +17,7 @@ void write(const fs::path& p, const std::string& text) {
 
 TEST(HostProbe, ReadsCachesClockAndMemoryFromSysfsAndProc) {
   const fs::path root = fs::temp_directory_path() / "tracetwin_calib_sysfs";
-  tracetwin::testing::removeTree(root);
+  fs::remove_all(root);
   const fs::path cpu = root / "cpu0";
   write(cpu / "cache/index0/level", "1");
   write(cpu / "cache/index0/type", "Data");
@@ -48,9 +47,9 @@ TEST(HostProbe, ReadsCachesClockAndMemoryFromSysfsAndProc) {
   EXPECT_GE(f.logical_cpus, 1);
 
   // Without cpufreq the clock comes from /proc/cpuinfo.
-  tracetwin::testing::removeTree(cpu / "cpufreq");
+  fs::remove_all(cpu / "cpufreq");
   EXPECT_DOUBLE_EQ(readHostFacts(cpu.string(), (root / "proc").string()).clock_hz, 2.0e9);
-  tracetwin::testing::removeTree(root);
+  fs::remove_all(root);
 }
 
 }  // namespace
