@@ -90,7 +90,7 @@ stage_build() {
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix/usr;$(torch_prefix)" \
     -DCUDAToolkit_ROOT=/usr/local/cuda -DTRACETWIN_CUDA=ON \
-    -DTRACETWIN_SHARED_TRACES="$traces" -DCMAKE_BUILD_RPATH="$libdir" $(nccl_args) || return 1
+    -DTRACETWIN_SHARED_TRACES="$traces" $(nccl_args) || return 1
   cmake --build "$build" -j"$jobs" -- -k 0
 }
 
