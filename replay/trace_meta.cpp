@@ -56,9 +56,6 @@ std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
   meta.threads = readKey<int>(doc, "threads", path, 0);
   meta.torch_version = readKey<std::string>(doc, "torch_version", path, "");
   meta.device = readKey<std::string>(doc, "device", path, "");
-  if (auto host = doc.find("host"); host != doc.end() && host->is_object()) {
-    meta.cpu_model = readKey<std::string>(*host, "cpu_model", path, "");
-  }
   if (meta.iteration_ms < 0 || meta.threads < 0) {
     throw InputError(fmt::format("{}: iteration_ms and threads must be >= 0 (got {}, {})", path,
                                  meta.iteration_ms, meta.threads));

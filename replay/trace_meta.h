@@ -15,7 +15,6 @@ struct TraceMeta {
   int threads = 0;          // intra-op threads of the original run
   std::string torch_version;
   std::string device;
-  std::string cpu_model;  // host.cpu_model of the capturing machine; "" when not recorded
 };
 
 // "dir/X.et.json.gz" -> "dir/X.meta.json" (also ".et.json", ".json.gz", ".json").
