@@ -37,20 +37,28 @@ constexpr const char* kLayerNormBackward =
     "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, "
     "Tensor, Tensor)";
 
+// Half and bfloat16 batch norm runs as mixed precision: the per-channel
+// weight, bias, running and saved statistics stay float32, as nn.BatchNorm2d
+// under autocast records them (CUDA's kernels refuse anything else).
+DType channelStatsType(DType dt) {
+  return dt == DType::kFloat16 || dt == DType::kBFloat16 ? DType::kFloat32 : dt;
+}
+
 void addBatchNormPair(B& b, const Shape& s, DType dt) {
   const Shape c = {s[1]};
+  const DType st = channelStatsType(dt);
   auto input = b.tensor(s, dt);
-  auto weight = b.tensor(c, dt);
-  auto mean = b.tensor(c, dt);
-  auto var = b.tensor(c, dt);
+  auto weight = b.tensor(c, st);
+  auto mean = b.tensor(c, st);
+  auto var = b.tensor(c, st);
   b.op(kBatchNorm,
-       {input, weight, b.tensor(c, dt), mean, var, B::boolValue(true), B::doubleValue(0.1),
+       {input, weight, b.tensor(c, st), mean, var, B::boolValue(true), B::doubleValue(0.1),
         B::doubleValue(1e-5), B::boolValue(true)},
        {b.tensor(s, dt)});
   b.op(kBatchNormBackward,
-       {b.tensor(s, dt), input, weight, mean, var, b.tensor(c, dt), b.tensor(c, dt),
+       {b.tensor(s, dt), input, weight, mean, var, b.tensor(c, st), b.tensor(c, st),
         B::boolValue(true), B::doubleValue(1e-5), B::boolList({true, true, true})},
-       {b.tensor(s, dt), b.tensor(c, dt), b.tensor(c, dt)});
+       {b.tensor(s, dt), b.tensor(c, st), b.tensor(c, st)});
 }
 
 void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt) {

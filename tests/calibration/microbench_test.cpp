@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -110,6 +111,27 @@ TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
   EXPECT_EQ(bwd.name, "aten::convolution_backward");
   EXPECT_EQ(bwd.inputs[0].tensor.shape, (std::vector<int64_t>{2, 32, 16, 16}));
   EXPECT_EQ(bwd.inputs[1].tensor.tensor_id, fwd.inputs[0].tensor.tensor_id);  // same input
+}
+
+TEST(Microbench, HalfBatchNormKeepsItsChannelStatisticsInFloat) {
+  GridOptions grid;
+  grid.device = "cuda";
+  grid.dtypes = {core::DType::kFloat16};
+  const auto cases = normCases(grid);
+  const auto bn = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
+    return c.label.rfind("batch_norm", 0) == 0;
+  });
+  ASSERT_NE(bn, cases.end());
+  const core::Graph g = bn->build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& bwd = g.node(ops.at(1));
+  ASSERT_EQ(bwd.name, "aten::native_batch_norm_backward");
+  EXPECT_EQ(bwd.inputs[1].tensor.dtype, core::DType::kFloat16) << "input";
+  for (size_t i : {2, 3, 4, 5, 6}) {  // weight, running mean/var, saved mean/invstd
+    EXPECT_EQ(bwd.inputs[i].tensor.dtype, core::DType::kFloat32) << "input " << i;
+  }
+  EXPECT_EQ(bwd.outputs[0].tensor.dtype, core::DType::kFloat16);
+  EXPECT_EQ(bwd.outputs[1].tensor.dtype, core::DType::kFloat32);
 }
 
 TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
