@@ -86,14 +86,14 @@ struct OpMeasurement {
 // What CUPTI saw, CUDA only: medians over the measured iterations.
 struct DeviceSummary {
   bool collected = false;
-  double busy_ms = 0;            // union of kernel/memcpy/memset intervals ("GPU active")
-  double busy_share = 0;         // busy_ms / iteration time from CUDA events
-  double span_ms = 0;            // first record's start to the last one's end
-  double attributed_share = 0;   // share of busy time linked to a replayed op
-  int64_t records = 0;           // kernels, memcpys and memsets per iteration
+  double busy_ms = 0;           // union of kernel/memcpy/memset intervals ("GPU active")
+  double busy_share = 0;        // busy_ms / iteration time from CUDA events
+  double span_ms = 0;           // first record's start to the last one's end
+  double attributed_share = 0;  // share of busy time linked to a replayed op
+  int64_t records = 0;          // kernels, memcpys and memsets per iteration
   int64_t unattributed_records = 0;
-  int64_t dropped_records = 0;   // lost to full CUPTI buffers, all iterations
-  double kernels_per_op = 0;     // records / replayed ops
+  int64_t dropped_records = 0;  // lost to full CUPTI buffers, all iterations
+  double kernels_per_op = 0;    // records / replayed ops
 };
 
 struct ReplayResult {
@@ -112,8 +112,8 @@ struct ReplayResult {
   std::vector<OpMeasurement> per_op;
   std::vector<KernelRecord> kernels;  // last measured iteration, CUDA only
   DeviceSummary device_summary;
-  int64_t peak_memory_bytes = 0;      // live replay tensors
-  int64_t trace_peak_bytes = 0;       // live tensors implied by the trace
+  int64_t peak_memory_bytes = 0;  // live replay tensors
+  int64_t trace_peak_bytes = 0;   // live tensors implied by the trace
   int threads = 0;
   bool interrupted = false;
 };

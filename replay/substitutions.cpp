@@ -189,7 +189,8 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
   if (it == index.end()) {
     // A cuDNN/MIOpen op the registry has no twin for would reach the CPU
     // dispatcher and fail there with a list of backends; say why instead.
-    for (const char* prefix : {"aten::cudnn_", "aten::_cudnn_", "aten::miopen_", "aten::_miopen_"}) {
+    for (const char* prefix :
+         {"aten::cudnn_", "aten::_cudnn_", "aten::miopen_", "aten::_miopen_"}) {
       if (key.rfind(prefix, 0) == 0) {
         throw InputError(fmt::format(
             "{} runs only on GPUs (cuDNN/MIOpen) and has no CPU equivalent in the substitution "

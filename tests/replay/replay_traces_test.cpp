@@ -3,14 +3,13 @@
 // H100 traces of data/h100 planned for a CPU (coverage, substitutions,
 // skips). Replayed time against the original is scripts/fidelity.py's job.
 #include <gtest/gtest.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <fstream>
 #include <ostream>
 #include <utility>
 #include <vector>
-
-#include <torch/version.h>
 
 #include "core/trace_reader.h"
 #include "replay/replayer.h"
@@ -85,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(Shared, GpuTraceOnCpu,
 // expected here.
 struct ExpectedSkip {
   std::string name;
-  std::string reason;  // part of it
+  std::string reason;               // part of it
   bool only_before_torch2 = false;  // the op exists from PyTorch 2.0 on
 };
 
@@ -125,18 +124,18 @@ const char* const kNotInThisLibTorch = "not registered in this LibTorch";
 
 INSTANTIATE_TEST_SUITE_P(
     H100Torch211, NewerTorchGpuTraceOnCpu,
-    ::testing::Values(
-        NewerGpuTrace{"mlp_big", 55, {}}, NewerGpuTrace{"cnn_big", 46, {}},
-        NewerGpuTrace{"transformer_big",
-                      175,
-                      {{"aten::scaled_dot_product_attention", kNotInThisLibTorch, true},
-                       {"aten::_scaled_dot_product_efficient_attention_backward",
-                        kNotInThisLibTorch, true},
-                       {"aten::_foreach_lerp_", kNotInThisLibTorch, true}}},
-        NewerGpuTrace{"lstm",
-                      65,
-                      {{"aten::_cudnn_rnn_backward", "--device cuda"},
-                       {"aten::_foreach_lerp_", kNotInThisLibTorch, true}}}),
+    ::testing::Values(NewerGpuTrace{"mlp_big", 55, {}}, NewerGpuTrace{"cnn_big", 46, {}},
+                      NewerGpuTrace{
+                          "transformer_big",
+                          175,
+                          {{"aten::scaled_dot_product_attention", kNotInThisLibTorch, true},
+                           {"aten::_scaled_dot_product_efficient_attention_backward",
+                            kNotInThisLibTorch, true},
+                           {"aten::_foreach_lerp_", kNotInThisLibTorch, true}}},
+                      NewerGpuTrace{"lstm",
+                                    65,
+                                    {{"aten::_cudnn_rnn_backward", "--device cuda"},
+                                     {"aten::_foreach_lerp_", kNotInThisLibTorch, true}}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

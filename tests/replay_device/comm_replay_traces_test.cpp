@@ -32,8 +32,7 @@ std::vector<at::Tensor> inputTensors(const core::Node& node, const at::Device& d
   for (const core::Value& v : node.inputs) {
     core::forEachTensor(v, [&](const core::TensorValue& t) {
       if (!t.defined()) return;
-      out.push_back(
-          at::arange(t.numel, at::TensorOptions().dtype(scalarType(t.dtype))).to(device));
+      out.push_back(at::arange(t.numel, at::TensorOptions().dtype(scalarType(t.dtype))).to(device));
     });
   }
   return out;
