@@ -36,13 +36,13 @@ core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::DType::
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = dtype == core::DType::kInt64 ? "Tensor(long)" : "Tensor(float)";
-  v.tensor.tensor_id = v.tensor.storage_id = ++next;
-  v.tensor.dtype = dtype;
-  v.tensor.itemsize = dtype == core::DType::kInt64 ? 8 : 4;
-  v.tensor.numel = 1;
-  for (int64_t d : shape) v.tensor.numel *= d;
-  v.tensor.shape = std::move(shape);
-  v.tensor.device = "cuda:0";
+  v.tensor->tensor_id = v.tensor->storage_id = ++next;
+  v.tensor->dtype = dtype;
+  v.tensor->itemsize = dtype == core::DType::kInt64 ? 8 : 4;
+  v.tensor->numel = 1;
+  for (int64_t d : shape) v.tensor->numel *= d;
+  v.tensor->shape = std::move(shape);
+  v.tensor->device = "cuda:0";
   return v;
 }
 

@@ -46,7 +46,7 @@ json valueJson(const core::Value& v) {
 }
 
 json shapeJson(const core::Value& v) {
-  if (v.kind == core::ValueKind::kTensor) return v.tensor.shape;
+  if (v.kind == core::ValueKind::kTensor) return v.tensor->shape;
   json a = json::array();
   for (const core::Value& e : v.elements) a.push_back(shapeJson(e));
   return a;

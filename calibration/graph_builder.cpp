@@ -63,7 +63,7 @@ core::Value GraphBuilder::tensor(const std::vector<int64_t>& shape, core::DType 
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = "Tensor(" + traceTypeName(dtype) + ")";
-  core::TensorValue& t = v.tensor;
+  core::TensorValue& t = *v.tensor;
   t.tensor_id = next_tensor_++;
   t.storage_id = next_tensor_++;
   t.offset = 0;
@@ -77,10 +77,10 @@ core::Value GraphBuilder::tensor(const std::vector<int64_t>& shape, core::DType 
 
 core::Value GraphBuilder::viewOf(const core::Value& base, const std::vector<int64_t>& shape) {
   core::Value v = base;
-  v.tensor.tensor_id = next_tensor_++;
-  v.tensor.numel = numelOf(shape);
-  v.tensor.shape = shape;
-  v.tensor.strides.clear();
+  v.tensor->tensor_id = next_tensor_++;
+  v.tensor->numel = numelOf(shape);
+  v.tensor->shape = shape;
+  v.tensor->strides.clear();
   return v;
 }
 
@@ -88,7 +88,7 @@ core::Value GraphBuilder::undefinedTensor() {
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = "Tensor(nullptr (uninitialized))";
-  v.tensor.tensor_id = next_tensor_++;
+  v.tensor->tensor_id = next_tensor_++;
   return v;
 }
 

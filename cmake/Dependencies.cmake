@@ -20,6 +20,12 @@ find_package(Threads REQUIRED)
 
 # libdeflate ships only a pkg-config file on Debian 12.
 find_package(PkgConfig REQUIRED)
+# zlib streams gzip traces while they are parsed (libdeflate, faster, only
+# decompresses whole buffers: Kineto traces and tests use it).
+find_package(ZLIB)
+if(NOT ZLIB_FOUND)
+  message(FATAL_ERROR "zlib was not found. Install the Debian package 'zlib1g-dev'.")
+endif()
 pkg_check_modules(LIBDEFLATE IMPORTED_TARGET libdeflate)
 if(NOT LIBDEFLATE_FOUND)
   message(FATAL_ERROR "libdeflate was not found. Install the Debian package 'libdeflate-dev'.")

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/boxed.h"
 #include "core/op_schema.h"
 #include "core/value.h"
 
@@ -65,8 +66,8 @@ struct Node {
   std::shared_ptr<const OpSchema> schema;
   std::string kernel_backend;  // "triton" or empty
   std::string kernel_file;
-  std::string tensor_range;            // raw JSON text of the attribute, may be empty
-  std::optional<CommAttributes> comm;  // set for record_param_comms
+  std::string tensor_range;    // raw JSON text of the attribute, may be empty
+  Boxed<CommAttributes> comm;  // set for record_param_comms (has_value())
   std::vector<Value> inputs;
   std::vector<Value> outputs;
   NodeCategory category = NodeCategory::kLabel;
@@ -115,6 +116,12 @@ class Graph {
   // moving ~700-byte Nodes), and a capacity hint from the file size.
   Node& emplaceNode() { return nodes_.emplace_back(); }
   void reserveNodes(size_t n) { nodes_.reserve(n); }
+  size_t nodeCount() const { return nodes_.size(); }
+  // For the streaming reader: drops the nodes added since the count was n
+  // (a batch it will read again another way).
+  void truncateNodes(size_t n) {
+    nodes_.erase(nodes_.begin() + static_cast<ptrdiff_t>(n), nodes_.end());
+  }
 
  private:
   // Steps of finalize(), in order.

@@ -67,6 +67,11 @@ class TraceParser {
         source_(source),
         base_(base),
         schemas_(schemas != nullptr ? schemas : &own_schemas_) {}
+  // Parses text it does not own (a slice of the streaming reader's buffer);
+  // `json` must stay valid and padded for the parser's lifetime.
+  TraceParser(simdjson::padded_string_view json, const std::string& source, size_t base,
+              SchemaCache* schemas)
+      : json_(json), source_(source), base_(base), schemas_(schemas) {}
   TraceParser(const TraceParser&) = delete;  // schemas_ may point into it
   TraceParser& operator=(const TraceParser&) = delete;
 
@@ -76,6 +81,12 @@ class TraceParser {
   void parseInto(Graph& graph);
   // A JSON array of nodes (one batch of a streamed file) appended to `graph`.
   void parseNodeBatch(Graph& graph);
+  // A JSON array of nodes that may be followed by more text: the streaming
+  // reader's guess that "[" + text + "]" holds whole nodes, where the text may
+  // also hold the real end of the nodes array and what follows it. Returns the
+  // offset in the buffer just after the array, or npos when the array ends at
+  // the buffer's last byte.
+  size_t parseNodeArrayPrefix(Graph& graph);
 
  private:
   void readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes);

@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -199,6 +198,23 @@ void TraceParser::parseNodeBatch(Graph& graph) {
     readNode(v, graph.emplaceNode());
   }
   releaseInput();
+}
+
+size_t TraceParser::parseNodeArrayPrefix(Graph& graph) {
+  start();
+  od::array a;
+  cx_->check(doc_.get_array().get(a), "an array of nodes");
+  for (auto element : a) {
+    cx_->check(element.error(), "a node object");
+    value&& v = std::move(element).value_unsafe();  // in place, no copy
+    readNode(v, graph.emplaceNode());
+  }
+  const char* after = nullptr;
+  const size_t end = doc_.current_location().get(after) == simdjson::SUCCESS
+                         ? static_cast<size_t>(after - json_.data())
+                         : std::string_view::npos;
+  releaseInput();
+  return end;
 }
 
 void TraceParser::parseInto(Graph& graph) {
@@ -408,14 +424,6 @@ void TraceParser::finishSide(SideBuffers& side, std::vector<Value>& out, const c
 
 }  // namespace detail
 
-namespace {
-bool fileStartsWithGzipMagic(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  unsigned char magic[2] = {0, 0};
-  return f && std::fread(magic, 1, 2, f.get()) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-}  // namespace
-
 const std::vector<std::string>& knownSchemas() {
   // Oldest first; the last is the newest (the reference for "newer" schemas).
   static const std::vector<std::string> kKnown{
@@ -449,19 +457,9 @@ Graph parseTrace(std::string_view json, const std::string& source) {
 }
 
 Graph readTrace(const std::string& path) {
-  // Big plain files stream: holding the whole file and its structural index
-  // costs ~2x the file on top of the Graph. Gzip needs the whole buffer
-  // (libdeflate decompresses in one call).
-  constexpr uint64_t kStreamAbove = uint64_t{64} << 20;
-  std::error_code ec;
-  const uint64_t size =
-      std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
-  if (!ec && size > kStreamAbove && !fileStartsWithGzipMagic(path)) return readTraceStreaming(path);
-  std::string bytes = readMaybeGzipFile(path);
-  if (bytes.capacity() < bytes.size() + simdjson::SIMDJSON_PADDING) {
-    bytes.reserve(bytes.size() + simdjson::SIMDJSON_PADDING);
-  }
-  return detail::TraceParser(std::move(bytes), path).parse();
+  // Read while parsing, plain or gzip: the whole text and its structural
+  // index would cost ~2x the file on top of the Graph.
+  return readTraceStreaming(path);
 }
 
 }  // namespace tracetwin::core

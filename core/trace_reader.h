@@ -22,14 +22,12 @@ std::string readMaybeGzipFile(const std::string& path);
 // Throws InputError with the byte offset or node id and what was expected.
 Graph parseTrace(std::string_view json, const std::string& source);
 
-// readMaybeGzipFile + parseTrace. Uncompressed files over 64 MiB are read by
-// readTraceStreaming (peak memory ~2x the file lower).
+// Reads a trace file (gzip or not, told by its first bytes) while parsing it,
+// `chunk_bytes` at a time: the text and simdjson's index of it are never held
+// whole. Same Graph and same errors as parseTrace on the file's text (offsets
+// of errors in the top-level keys after "nodes" are approximate).
 Graph readTrace(const std::string& path);
-
-// Reads an uncompressed trace file `chunk_bytes` at a time, parsing whole
-// nodes in batches: the file and simdjson's index are never held whole. Same
-// Graph and same errors as readTrace (offsets of errors in the top-level keys
-// after "nodes" are approximate). Exposed for tests with small chunks.
-Graph readTraceStreaming(const std::string& path, size_t chunk_bytes = size_t{16} << 20);
+// readTrace with another chunk size (tests cut the text at every position).
+Graph readTraceStreaming(const std::string& path, size_t chunk_bytes = size_t{1} << 20);
 
 }  // namespace tracetwin::core

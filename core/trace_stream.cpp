@@ -1,8 +1,19 @@
-// Streaming reader for big uncompressed traces. Reading the whole file and
-// indexing it at once costs the file (1x) plus simdjson's structural index
-// (4 bytes per structural character, ~1x on ETs) on top of the Graph. Here the
-// file is read in chunks; a small scanner finds where each node of the
-// "nodes" array starts and ends, and complete nodes go to simdjson in batches.
+// The trace reader: files (plain or gzip) are read a chunk at a time and
+// parsed node by node as they arrive, so that neither the text nor simdjson's
+// index of it (4 bytes per structural character, ~1x the file on ETs) is held
+// whole: peak memory is the Graph plus about three chunks.
+//
+// Cutting the nodes array into batches of whole nodes takes knowing where
+// nodes end. Two ways:
+//  - fast: a raw newline byte is never inside a JSON string, and PyTorch
+//    writes each node starting on its own line with the same indentation as
+//    the first. The cut goes before the last such line in the chunk, and the
+//    batch is parsed in place as "[" + nodes + "]" with one byte borrowed at
+//    each end. The guess is checked by the parse itself: a batch that does not
+//    end on a whole node cannot parse as an array of nodes. On any error the
+//    batch's nodes are dropped and the exact way takes over.
+//  - exact: a small scanner follows strings and brackets byte by byte (the
+//    only way for minified files, and the one that reports errors).
 // Everything outside the nodes array (schema, pid, ...) is collected and
 // parsed as a small document at the end, with "nodes": [].
 #include <fmt/core.h>
@@ -14,16 +25,13 @@
 #include <cstring>
 #include <memory>
 
+#include "core/byte_source.h"
 #include "core/errors.h"
 #include "core/trace_parser.h"
 #include "core/trace_reader.h"
 
 namespace tracetwin::core {
 namespace {
-
-struct FileCloser {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
 
 bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -32,25 +40,22 @@ class StreamingReader {
   StreamingReader(const std::string& path, size_t chunk) : path_(path), chunk_(chunk) {}
 
   Graph read() {
-    std::unique_ptr<FILE, FileCloser> file(std::fopen(path_.c_str(), "rb"));
-    if (!file) throw InputError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+    std::unique_ptr<ByteSource> source = openByteSource(path_);
     graph_.source_path = path_;
-    buf_.resize(chunk_);
+    buf_.resize(chunk_ + kSlack);
     bool first = true;
     for (;;) {
-      const size_t got = std::fread(buf_.data() + filled_, 1, buf_.size() - filled_, file.get());
-      if (std::ferror(file.get())) {
-        throw InputError(fmt::format("{}: read error: {}", path_, std::strerror(errno)));
-      }
+      const size_t got = source->read(buf_.data() + filled_, capacity() - filled_);
       if (first) {
         detail::checkStartsLikeJsonObject(std::string_view(buf_.data(), got), path_);
-        graph_.reserveNodes(fileSizeHint(file.get()) / 256);
+        // Nodes are >= ~250 bytes of JSON each; untouched capacity costs no RSS.
+        graph_.reserveNodes(static_cast<size_t>(source->sizeHint() / 256));
         first = false;
       }
       filled_ += got;
-      scan();
-      flushNodes();
-      if (got == 0) break;
+      eof_ = got == 0;
+      process();
+      if (eof_) break;
       makeRoom();
     }
     if (state_ != State::kAfterTop || in_string_) {
@@ -68,13 +73,146 @@ class StreamingReader {
 
  private:
   enum class State { kTop, kElementOrEnd, kInNode, kCommaOrEnd, kAfterTop };
+  enum class Fast { kProgress, kNeedMore, kDeclined };
 
-  static size_t fileSizeHint(FILE* f) {
-    const long here = std::ftell(f);
-    if (std::fseek(f, 0, SEEK_END) != 0) return 0;
-    const long size = std::ftell(f);
-    std::fseek(f, here, SEEK_SET);
-    return size > 0 ? static_cast<size_t>(size) : 0;
+  // Room after the data for the borrowed ']' and simdjson's padding.
+  static constexpr size_t kSlack = simdjson::SIMDJSON_PADDING + 1;
+  size_t capacity() const { return buf_.size() - kSlack; }
+
+  // Reads what the buffer holds: the fast way while it can, else the exact.
+  void process() {
+    for (;;) {
+      if (fast_ && state_ == State::kElementOrEnd) {
+        const Fast r = fastBatch();
+        if (r == Fast::kProgress) continue;
+        if (r == Fast::kNeedMore) return;
+        fast_ = false;  // the exact scanner reads the rest of the file
+      }
+      const bool entered_nodes = scan();
+      flushNodes();
+      if (!entered_nodes) return;
+    }
+  }
+
+  // One batch of whole nodes from pos_ (just after '[' or a node's ','),
+  // parsed in place. kNeedMore: no cut point yet, read on. kDeclined: not
+  // the layout this expects, or bad input; nothing was consumed.
+  Fast fastBatch() {
+    size_t start = pos_;
+    while (start < filled_ && isSpace(buf_[start])) ++start;
+    if (start == filled_) return eof_ ? Fast::kDeclined : Fast::kNeedMore;
+    // ']' ends the nodes (or is an error after a comma): the exact scanner's.
+    if (buf_[start] != '{' || start == 0) return Fast::kDeclined;
+    if (indent_.empty() && !learnIndent(start)) return Fast::kDeclined;
+    size_t end = filled_;
+    size_t next = filled_;
+    if (eof_) {
+      // The last batch ends with the last node: the tail after the nodes
+      // would leave "[" + text + "]" unbalanced, which simdjson refuses.
+      if (!findLastNodeEnd(start, end)) return Fast::kDeclined;
+    } else if (!findCut(start, end, next)) {
+      // One node longer than the chunk grows the buffer (makeRoom); a file
+      // without newlines between nodes would grow it to the whole file.
+      const size_t pending = filled_ - start;
+      const bool minified =
+          pending >= chunk_ && std::memchr(buf_.data() + start, '\n', pending) == nullptr;
+      if (minified || pending > 4 * chunk_) return Fast::kDeclined;
+      return Fast::kNeedMore;
+    }
+    const size_t nodes_before = graph_.nodeCount();
+    char* text = buf_.data() + start - 1;
+    const char saved_open = text[0], saved_close = buf_[end];
+    text[0] = '[';
+    buf_[end] = ']';
+    size_t after = 0;
+    bool parsed = true;
+    try {
+      const simdjson::padded_string_view view(text, end - start + 2, buf_.size() - (start - 1));
+      after = detail::TraceParser(view, path_, base_ + start - 1, &schemas_)
+                  .parseNodeArrayPrefix(graph_);
+    } catch (const InputError&) {
+      parsed = false;
+    }
+    text[0] = saved_open;
+    buf_[end] = saved_close;
+    if (!parsed) {
+      graph_.truncateNodes(nodes_before);
+      return Fast::kDeclined;
+    }
+    if (after == std::string_view::npos) {
+      if (eof_) {
+        // The exact scanner reads the ']' and the top-level keys after it.
+        pos_ = end;
+        state_ = State::kCommaOrEnd;
+        return Fast::kDeclined;
+      }
+      // Every node up to the cut was read; the next starts on the next line.
+      pos_ = next;
+      after_comma_ = true;
+      return Fast::kProgress;
+    }
+    // The real ']' of the nodes came first: what follows it is the header's.
+    pos_ = start - 1 + after;
+    endNodes();
+    return Fast::kProgress;
+  }
+
+  // The indentation of the first node's line: the cut candidates are lines
+  // that start with exactly it and '{'.
+  bool learnIndent(size_t start) {
+    size_t line = start;
+    while (line > 0 && (buf_[line - 1] == ' ' || buf_[line - 1] == '\t')) --line;
+    if (line == 0 || buf_[line - 1] != '\n') return false;     // '{' not first on its line
+    indent_.assign(buf_.data() + line - 1, start - line + 1);  // "\n" + indent
+    indent_ += '{';
+    return true;
+  }
+
+  // The '}' of the last node, found from the end of the file: the last ']'
+  // that follows a '}' (the tail after the nodes is a few keys long).
+  bool findLastNodeEnd(size_t start, size_t& end) const {
+    constexpr size_t kLookBack = 64 << 10;
+    const char* b = buf_.data();
+    const size_t lo = std::max(start, filled_ > kLookBack ? filled_ - kLookBack : 0);
+    size_t hi = filled_;
+    while (hi > lo) {
+      const void* close = memrchr(b + lo, ']', hi - lo);
+      if (close == nullptr) return false;
+      size_t q = static_cast<size_t>(static_cast<const char*>(close) - b);
+      hi = q;
+      while (q > start && isSpace(b[q - 1])) --q;
+      if (q > start && b[q - 1] == '}') {
+        end = q;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The last line in (start, filled_) that opens a node, found from the end:
+  // "},\n" + indent + "{". end: just after that '}'; next: its newline.
+  bool findCut(size_t start, size_t& end, size_t& next) const {
+    const char* b = buf_.data();
+    size_t hi = filled_;
+    while (hi > start + 1) {
+      const void* nl = memrchr(b + start + 1, '\n', hi - start - 1);
+      if (nl == nullptr) return false;
+      const size_t p = static_cast<size_t>(static_cast<const char*>(nl) - b);
+      hi = p;
+      if (p + indent_.size() > filled_ || std::memcmp(b + p, indent_.data(), indent_.size()) != 0) {
+        continue;
+      }
+      size_t q = p;
+      while (q > start && isSpace(b[q - 1])) --q;
+      if (q == start || b[q - 1] != ',') continue;
+      --q;
+      while (q > start && isSpace(b[q - 1])) --q;
+      if (q == start || b[q - 1] != '}') continue;
+      end = q;
+      next = p;
+      return true;
+    }
+    return false;
   }
 
   [[noreturn]] void fail(size_t at, const char* expected) const {
@@ -140,11 +278,13 @@ class StreamingReader {
   }();
 
   // Advances pos_ over buf_[pos_, filled_), tracking strings and depth.
-  void scan() {
+  // Returns true when it stopped just after the '[' of the nodes for the fast
+  // way to take over.
+  bool scan() {
     for (; pos_ < filled_; ++pos_) {
       if (state_ == State::kInNode) {
         scanInsideNode();
-        if (pos_ == filled_) return;
+        if (pos_ == filled_) return false;
       }
       const char c = buf_[pos_];
       const bool in_nodes = state_ == State::kElementOrEnd || state_ == State::kInNode ||
@@ -173,6 +313,10 @@ class StreamingReader {
       switch (state_) {
         case State::kTop:
           scanTop(c);
+          if (fast_ && state_ == State::kElementOrEnd) {
+            ++pos_;
+            return true;
+          }
           break;
         case State::kElementOrEnd:
           scanElementOrEnd(c);
@@ -187,6 +331,7 @@ class StreamingReader {
           break;  // the header parse refuses trailing data
       }
     }
+    return false;
   }
 
   void scanTop(char c) {
@@ -265,8 +410,9 @@ class StreamingReader {
   // Drops what was parsed; keeps a partial node at the front; grows the
   // buffer when one node is bigger than it.
   void makeRoom() {
-    // Every complete node was flushed: only a node still being read is kept.
-    const size_t keep = state_ == State::kInNode ? node_start_ : filled_;
+    // Every complete node was flushed: only a node still being read (or, the
+    // fast way, what is after the last cut) is kept.
+    const size_t keep = state_ == State::kInNode ? node_start_ : pos_;
     if (keep > 0) {
       std::memmove(buf_.data(), buf_.data() + keep, filled_ - keep);
       base_ += keep;
@@ -275,7 +421,7 @@ class StreamingReader {
       if (batch_start_ != kNone) batch_start_ -= keep;
       node_start_ -= std::min(node_start_, keep);
     }
-    if (filled_ == buf_.size()) buf_.resize(buf_.size() * 2);
+    if (filled_ == capacity()) buf_.resize(capacity() * 2 + kSlack);
   }
 
   static constexpr size_t kNone = static_cast<size_t>(-1);
@@ -292,6 +438,9 @@ class StreamingReader {
   int depth_ = 0;       // outside the nodes array
   int node_depth_ = 0;  // inside the current node
   bool in_string_ = false, escape_ = false, after_comma_ = false;
+  bool eof_ = false;
+  bool fast_ = true;    // the newline cut still applies
+  std::string indent_;  // "\n" + the first node's indentation + "{"
   char last_non_space_ = 0;
   size_t string_start_ = 0;
   std::string last_string_;

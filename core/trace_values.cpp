@@ -342,7 +342,7 @@ size_t ValueBuilder::readTensor(const std::vector<Token>& t, size_t i, std::stri
   if (fields != 5 && fields != 6) {
     cx_.failAt(t[i].at, fmt::format("5 or 6 tensor fields for {}, found {}", type, fields));
   }
-  TensorValue& tv = out.tensor;
+  TensorValue& tv = out.tensor.emplace();
   tv.tensor_id = intOf(t[i + 1], "the tensor id");
   tv.storage_id = intOf(t[i + 2], "the storage id");
   tv.offset = intOf(t[i + 3], "the storage offset");
@@ -414,7 +414,7 @@ size_t ValueBuilder::attachShape(const std::vector<Token>& t, size_t i, Value& v
                                  bool strides) const {
   if (value.kind == ValueKind::kTensor) {
     if (t[i].kind != Token::kBegin) cx_.failAt(t[i].at, "a tensor shape array");
-    std::vector<int64_t>& dims = strides ? value.tensor.strides : value.tensor.shape;
+    std::vector<int64_t>& dims = strides ? value.tensor->strides : value.tensor->shape;
     dims.reserve(t[i].end - i - 1);
     for (size_t j = i + 1; j < t[i].end; ++j) dims.push_back(intOf(t[j], "a dimension"));
     return t[i].end + 1;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/boxed.h"
+
 namespace tracetwin::core {
 
 // Element types of tensors. Names follow the type strings in traces:
@@ -28,8 +30,8 @@ enum class DType : uint8_t {
 
 // "float" -> kFloat32, "c10::Half" -> kFloat16, ... kUnknown when not known.
 DType dtypeFromTraceName(const std::string& name);
-const char* dtypeName(DType dtype);      // "float32", "int64", ...
-int64_t dtypeItemsize(DType dtype);      // bytes; 0 for kUnknown
+const char* dtypeName(DType dtype);  // "float32", "int64", ...
+int64_t dtypeItemsize(DType dtype);  // bytes; 0 for kUnknown
 bool isFloatingPoint(DType dtype);
 
 // One tensor as recorded at one use site: the 6-field value
@@ -40,7 +42,7 @@ bool isFloatingPoint(DType dtype);
 struct TensorValue {
   int64_t tensor_id = 0;
   int64_t storage_id = 0;
-  int64_t offset = 0;    // in elements of itemsize
+  int64_t offset = 0;  // in elements of itemsize
   int64_t numel = 0;
   int64_t itemsize = 0;  // bytes per element
   std::string device;    // "cpu", "cuda:0", or "" when not recorded
@@ -55,20 +57,20 @@ struct TensorValue {
 };
 
 enum class ValueKind : uint8_t {
-  kNone,       // "None", "<None>"
-  kInt,        // "Int" (also SymInt, uint64 attributes)
-  kDouble,     // "Double"; inf/nan arrive as quoted strings
-  kBool,       // "Bool"
-  kString,     // "String"
-  kDevice,     // "Device": string_value holds "cuda:0"
-  kScalarType, // recorded as Int code (c10::ScalarType) in int_value
-  kLayout,     // Int code in int_value
+  kNone,          // "None", "<None>"
+  kInt,           // "Int" (also SymInt, uint64 attributes)
+  kDouble,        // "Double"; inf/nan arrive as quoted strings
+  kBool,          // "Bool"
+  kString,        // "String"
+  kDevice,        // "Device": string_value holds "cuda:0"
+  kScalarType,    // recorded as Int code (c10::ScalarType) in int_value
+  kLayout,        // Int code in int_value
   kMemoryFormat,  // Int code in int_value
-  kTensor,     // "Tensor(...)": tensor holds it
-  kList,       // "GenericList[...]": elements
-  kTuple,      // "Tuple[...]": elements
-  kGenerator,  // "<Generator>"
-  kObject,     // anything else the reader keeps as raw text (string_value)
+  kTensor,        // "Tensor(...)": tensor holds it
+  kList,          // "GenericList[...]": elements
+  kTuple,         // "Tuple[...]": elements
+  kGenerator,     // "<Generator>"
+  kObject,        // anything else the reader keeps as raw text (string_value)
 };
 
 const char* valueKindName(ValueKind kind);
@@ -77,13 +79,13 @@ const char* valueKindName(ValueKind kind);
 // replay needs it to rebuild c10::IValues exactly.
 struct Value {
   ValueKind kind = ValueKind::kNone;
+  bool bool_value = false;
   std::string type;  // verbatim: "Int", "Tensor(float)", "GenericList[Int,Int]"
   int64_t int_value = 0;
   double double_value = 0.0;
-  bool bool_value = false;
   std::string string_value;
-  TensorValue tensor;          // kind == kTensor
-  std::vector<Value> elements; // kind == kList or kTuple
+  Boxed<TensorValue> tensor;    // kind == kTensor; an empty TensorValue otherwise
+  std::vector<Value> elements;  // kind == kList or kTuple
 
   bool isTensor() const { return kind == ValueKind::kTensor; }
   bool isList() const { return kind == ValueKind::kList; }
@@ -95,7 +97,7 @@ struct Value {
 template <typename Fn>
 void forEachTensor(const Value& v, Fn&& fn) {
   if (v.kind == ValueKind::kTensor) {
-    fn(v.tensor);
+    fn(*v.tensor);
     return;
   }
   for (const Value& e : v.elements) forEachTensor(e, fn);

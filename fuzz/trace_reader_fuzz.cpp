@@ -55,11 +55,16 @@ long readStreaming(std::string_view bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   if (tracetwin::core::isGzip(bytes)) {
+    // libdeflate's whole-buffer gunzip against zlib's decompression while
+    // parsing (readTrace's path): they must agree on every input.
+    long whole = -1;
     try {
       const std::string plain = tracetwin::core::gunzip(bytes, "fuzz.json.gz", 64);
-      readWhole(plain);
+      whole = readWhole(plain);
     } catch (const tracetwin::Error&) {
     }
+    const long streamed = readStreaming(bytes);
+    if (streamed != -2 && whole != streamed) std::abort();
     return 0;
   }
   const long whole = readWhole(bytes);

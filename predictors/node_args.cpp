@@ -18,8 +18,8 @@ const core::TensorValue* tensorArg(const core::Node& node, const char* name, siz
   size_t i = argIndex(node, name, fallback);
   if (i >= node.inputs.size()) return nullptr;
   const core::Value& v = node.inputs[i];
-  if (!v.isTensor() || !v.tensor.defined()) return nullptr;
-  return &v.tensor;
+  if (!v.isTensor() || !v.tensor->defined()) return nullptr;
+  return &*v.tensor;
 }
 
 int64_t intArg(const core::Node& node, const char* name, size_t fallback, int64_t dflt) {

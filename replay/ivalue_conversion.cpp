@@ -134,7 +134,7 @@ bool planTensorArg(const Value& v, const c10::TypePtr& type, size_t pos, int32_t
   auto slotOf = [&](const Value& e, int32_t element) -> int32_t {
     if (e.kind == ValueKind::kNone) return -1;
     if (e.kind != ValueKind::kTensor) fail(e, type, "not a tensor");
-    return e.tensor.defined() ? slot_of(e.tensor, arg, element) : -1;
+    return e.tensor->defined() ? slot_of(e.tensor, arg, element) : -1;
   };
   TensorArg t;
   t.position = pos;

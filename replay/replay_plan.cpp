@@ -32,13 +32,13 @@ void bindRecordedOutputs(const core::Node& node, int64_t index, TensorPlan& tens
   for (size_t r = 0; r < node.outputs.size(); ++r) {
     const core::Value& out = node.outputs[r];
     if (out.kind == core::ValueKind::kTensor) {
-      if (out.tensor.defined()) {
+      if (out.tensor->defined()) {
         op.outputs.push_back({uint32_t(r), -1, tensors.defineOutput(out.tensor, index)});
       }
     } else if (out.kind == core::ValueKind::kList) {
       for (size_t e = 0; e < out.elements.size(); ++e) {
         const core::Value& el = out.elements[e];
-        if (el.kind == core::ValueKind::kTensor && el.tensor.defined()) {
+        if (el.kind == core::ValueKind::kTensor && el.tensor->defined()) {
           op.outputs.push_back({uint32_t(r), int32_t(e), tensors.defineOutput(el.tensor, index)});
         }
       }

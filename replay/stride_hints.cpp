@@ -34,10 +34,10 @@ StrideHints StrideHints::fromGraph(const core::Graph& graph) {
   for (const core::Node& node : graph.nodes()) {
     if (!isAsStrided(node) || node.inputs.size() < 3 || node.outputs.empty()) continue;
     const core::Value& out = node.outputs.front();
-    if (!out.isTensor() || !out.tensor.defined() || !out.tensor.strides.empty()) continue;
+    if (!out.isTensor() || !out.tensor->defined() || !out.tensor->strides.empty()) continue;
     auto size = intList(node.inputs[1]);
     auto stride = intList(node.inputs[2]);
-    if (!size || !stride || size->size() != stride->size() || *size != out.tensor.shape) continue;
+    if (!size || !stride || size->size() != stride->size() || *size != out.tensor->shape) continue;
     hints.add(out.tensor, *stride, node.id);
   }
   return hints;

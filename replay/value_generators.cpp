@@ -29,7 +29,7 @@ bool isArg(const Node& node, size_t index, const std::string& name) {
 const core::TensorValue* tensorArg(const Node& node, const std::string& name) {
   auto i = argIndex(node, name);
   if (!i || node.inputs[*i].kind != ValueKind::kTensor) return nullptr;
-  return &node.inputs[*i].tensor;
+  return &*node.inputs[*i].tensor;
 }
 
 std::optional<int64_t> intArg(const Node& node, const std::string& name) {

@@ -25,6 +25,7 @@ PACKAGES=(
   libeigen3-dev
   libxgboost-dev libxgboost0 libdmlc0 xgboost
   libdeflate-dev libdeflate0
+  zlib1g-dev
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev libbenchmark1debian
 )

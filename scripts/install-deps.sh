@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev libyaml-cpp-dev libxgboost-dev
   xgboost  # its CLI /usr/bin/xgboost: XGBoostTargets.cmake fails configure without it
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libdeflate-dev
+  zlib1g-dev  # gzip traces are decompressed while they are parsed
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer and sanitizer runtimes
   time  # /usr/bin/time -v: peak RSS in scripts/measure-reader-memory.sh

@@ -45,8 +45,8 @@ TEST(Dataset, RoundTripsNodesTimesAndReuse) {
     for (size_t k = 0; k < a.inputs.size(); ++k) {
       EXPECT_EQ(b.inputs[k].type, a.inputs[k].type);
       EXPECT_EQ(b.inputs[k].kind, a.inputs[k].kind);
-      EXPECT_EQ(b.inputs[k].tensor.shape, a.inputs[k].tensor.shape);
-      EXPECT_EQ(b.inputs[k].tensor.dtype, a.inputs[k].tensor.dtype);
+      EXPECT_EQ(b.inputs[k].tensor->shape, a.inputs[k].tensor->shape);
+      EXPECT_EQ(b.inputs[k].tensor->dtype, a.inputs[k].tensor->dtype);
       EXPECT_EQ(b.inputs[k].int_value, a.inputs[k].int_value);
     }
     EXPECT_DOUBLE_EQ(back[i].sample.measured_us, rows[i].sample.measured_us);

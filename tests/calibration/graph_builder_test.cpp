@@ -24,9 +24,9 @@ TEST(GraphBuilder, BuildsAFinalizedGraphLikeALegacyTrace) {
   EXPECT_EQ(n.category, core::NodeCategory::kAtenCompute);
   EXPECT_EQ(core::opFamily(n), "gemm");
   EXPECT_EQ(n.inputs[0].type, "Tensor(float)");
-  EXPECT_EQ(n.inputs[0].tensor.numel, 32);
-  EXPECT_EQ(n.inputs[0].tensor.itemsize, 4);
-  EXPECT_NE(n.inputs[0].tensor.storage_id, n.inputs[1].tensor.storage_id);
+  EXPECT_EQ(n.inputs[0].tensor->numel, 32);
+  EXPECT_EQ(n.inputs[0].tensor->itemsize, 4);
+  EXPECT_NE(n.inputs[0].tensor->storage_id, n.inputs[1].tensor->storage_id);
   const core::Selection sel = core::selectTopLevelOps(g);
   ASSERT_EQ(sel.ops.size(), 1u);
   EXPECT_EQ(sel.ops[0], id);
@@ -36,10 +36,10 @@ TEST(GraphBuilder, ViewsShareTheStorageOfTheirBase) {
   GraphBuilder b;
   auto x = b.tensor({4, 8}, core::DType::kInt64);
   auto v = b.viewOf(x, {32});
-  EXPECT_EQ(v.tensor.storage_id, x.tensor.storage_id);
-  EXPECT_NE(v.tensor.tensor_id, x.tensor.tensor_id);
+  EXPECT_EQ(v.tensor->storage_id, x.tensor->storage_id);
+  EXPECT_NE(v.tensor->tensor_id, x.tensor->tensor_id);
   EXPECT_EQ(v.type, "Tensor(long int)");
-  EXPECT_EQ(v.tensor.numel, 32);
+  EXPECT_EQ(v.tensor->numel, 32);
 }
 
 TEST(GraphBuilder, ValuesCarryTraceTypeStrings) {
@@ -47,9 +47,9 @@ TEST(GraphBuilder, ValuesCarryTraceTypeStrings) {
   EXPECT_EQ(GraphBuilder::boolList({true, false, true}).type, "GenericList[Bool,Bool,Bool]");
   EXPECT_EQ(GraphBuilder::none().string_value, "<None>");
   GraphBuilder b("cuda:0");
-  EXPECT_EQ(b.tensor({1}).tensor.device, "cuda:0");
+  EXPECT_EQ(b.tensor({1}).tensor->device, "cuda:0");
   EXPECT_EQ(b.undefinedTensor().type, "Tensor(nullptr (uninitialized))");
-  EXPECT_FALSE(b.undefinedTensor().tensor.defined());
+  EXPECT_FALSE(b.undefinedTensor().tensor->defined());
 }
 
 TEST(GraphBuilder, WrongArgumentCountIsAUsageError) {

@@ -89,15 +89,15 @@ TEST(Microbench, GemmShapesAreAsAsked) {
   const core::Graph mm = findCase(cases, "mm m=64 n=128 k=32 float32").build();
   const core::Node& n = mm.node(core::selectTopLevelOps(mm).ops.at(0));
   EXPECT_EQ(n.name, "aten::mm");
-  EXPECT_EQ(n.inputs[0].tensor.shape, (std::vector<int64_t>{64, 32}));
-  EXPECT_EQ(n.inputs[1].tensor.shape, (std::vector<int64_t>{32, 128}));
-  EXPECT_EQ(n.outputs[0].tensor.shape, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(n.inputs[0].tensor->shape, (std::vector<int64_t>{64, 32}));
+  EXPECT_EQ(n.inputs[1].tensor->shape, (std::vector<int64_t>{32, 128}));
+  EXPECT_EQ(n.outputs[0].tensor->shape, (std::vector<int64_t>{64, 128}));
   const core::Graph lin = findCase(cases, "linear m=13 n=256 k=100 float32").build();
   const core::Node& l = lin.node(core::selectTopLevelOps(lin).ops.at(0));
-  EXPECT_EQ(l.inputs[1].tensor.shape, (std::vector<int64_t>{256, 100}));  // weight [out, in]
+  EXPECT_EQ(l.inputs[1].tensor->shape, (std::vector<int64_t>{256, 100}));  // weight [out, in]
   const core::Graph bmm = findCase(cases, "bmm b=8 m=9 n=16 k=4 float32").build();
   const core::Node& bn = bmm.node(core::selectTopLevelOps(bmm).ops.at(0));
-  EXPECT_EQ(bn.outputs[0].tensor.shape, (std::vector<int64_t>{8, 9, 16}));
+  EXPECT_EQ(bn.outputs[0].tensor->shape, (std::vector<int64_t>{8, 9, 16}));
 }
 
 TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
@@ -107,10 +107,10 @@ TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
   const core::Node& fwd = g.node(ops.at(0));
   const core::Node& bwd = g.node(ops.at(1));
   EXPECT_EQ(fwd.name, "aten::conv2d");
-  EXPECT_EQ(fwd.outputs[0].tensor.shape, (std::vector<int64_t>{2, 32, 16, 16}));  // (32+2-3)/2+1
+  EXPECT_EQ(fwd.outputs[0].tensor->shape, (std::vector<int64_t>{2, 32, 16, 16}));  // (32+2-3)/2+1
   EXPECT_EQ(bwd.name, "aten::convolution_backward");
-  EXPECT_EQ(bwd.inputs[0].tensor.shape, (std::vector<int64_t>{2, 32, 16, 16}));
-  EXPECT_EQ(bwd.inputs[1].tensor.tensor_id, fwd.inputs[0].tensor.tensor_id);  // same input
+  EXPECT_EQ(bwd.inputs[0].tensor->shape, (std::vector<int64_t>{2, 32, 16, 16}));
+  EXPECT_EQ(bwd.inputs[1].tensor->tensor_id, fwd.inputs[0].tensor->tensor_id);  // same input
 }
 
 TEST(Microbench, HalfBatchNormKeepsItsChannelStatisticsInFloat) {
@@ -126,12 +126,12 @@ TEST(Microbench, HalfBatchNormKeepsItsChannelStatisticsInFloat) {
   const auto ops = core::selectTopLevelOps(g).ops;
   const core::Node& bwd = g.node(ops.at(1));
   ASSERT_EQ(bwd.name, "aten::native_batch_norm_backward");
-  EXPECT_EQ(bwd.inputs[1].tensor.dtype, core::DType::kFloat16) << "input";
+  EXPECT_EQ(bwd.inputs[1].tensor->dtype, core::DType::kFloat16) << "input";
   for (size_t i : {2, 3, 4, 5, 6}) {  // weight, running mean/var, saved mean/invstd
-    EXPECT_EQ(bwd.inputs[i].tensor.dtype, core::DType::kFloat32) << "input " << i;
+    EXPECT_EQ(bwd.inputs[i].tensor->dtype, core::DType::kFloat32) << "input " << i;
   }
-  EXPECT_EQ(bwd.outputs[0].tensor.dtype, core::DType::kFloat16);
-  EXPECT_EQ(bwd.outputs[1].tensor.dtype, core::DType::kFloat32);
+  EXPECT_EQ(bwd.outputs[0].tensor->dtype, core::DType::kFloat16);
+  EXPECT_EQ(bwd.outputs[1].tensor->dtype, core::DType::kFloat32);
 }
 
 TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
@@ -140,20 +140,20 @@ TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
       findCase(cases, "conv2d n=2 c=64 k=64 hw=16 r=3 s=2 depthwise float32").build();
   const auto ops = core::selectTopLevelOps(g).ops;
   const core::Node& fwd = g.node(ops.at(0));
-  EXPECT_EQ(fwd.inputs[1].tensor.shape, (std::vector<int64_t>{64, 1, 3, 3}));
+  EXPECT_EQ(fwd.inputs[1].tensor->shape, (std::vector<int64_t>{64, 1, 3, 3}));
   EXPECT_EQ(fwd.inputs[6].int_value, 64);  // groups
-  EXPECT_EQ(fwd.outputs[0].tensor.shape, (std::vector<int64_t>{2, 64, 8, 8}));
+  EXPECT_EQ(fwd.outputs[0].tensor->shape, (std::vector<int64_t>{2, 64, 8, 8}));
   const core::Node& bwd = g.node(ops.at(1));
   EXPECT_EQ(bwd.inputs[9].int_value, 64);  // groups
-  EXPECT_EQ(bwd.outputs[1].tensor.shape, (std::vector<int64_t>{64, 1, 3, 3}));
+  EXPECT_EQ(bwd.outputs[1].tensor->shape, (std::vector<int64_t>{64, 1, 3, 3}));
 }
 
 TEST(Microbench, ConvGridKeepsToRealisticLayers) {
   for (const MicrobenchCase& c : convCases(GridOptions{})) {
     const core::Graph g = c.build();
     const core::Node& fwd = g.node(core::selectTopLevelOps(g).ops.at(0));
-    const auto& x = fwd.inputs[0].tensor.shape;
-    const auto& w = fwd.inputs[1].tensor.shape;
+    const auto& x = fwd.inputs[0].tensor->shape;
+    const auto& w = fwd.inputs[1].tensor->shape;
     EXPECT_LE(x[1] * x[2] * x[3], 64 * 56 * 56) << c.label;
     if (x[1] != 3) {
       EXPECT_LE(w[0], 4 * x[1]) << c.label;
@@ -169,9 +169,9 @@ TEST(Microbench, AdvancedIndexingSkipsTheFirstDimension) {
   const core::Node& index = g.node(ops.at(0));
   EXPECT_EQ(index.name, "aten::index");
   ASSERT_EQ(index.inputs[1].elements.size(), 3u);
-  EXPECT_FALSE(index.inputs[1].elements[0].tensor.defined());
-  EXPECT_EQ(index.inputs[1].elements[1].tensor.shape, (std::vector<int64_t>{36}));
-  EXPECT_EQ(index.outputs[0].tensor.shape, (std::vector<int64_t>{128, 36}));
+  EXPECT_FALSE(index.inputs[1].elements[0].tensor->defined());
+  EXPECT_EQ(index.inputs[1].elements[1].tensor->shape, (std::vector<int64_t>{36}));
+  EXPECT_EQ(index.outputs[0].tensor->shape, (std::vector<int64_t>{128, 36}));
   const core::Node& put = g.node(ops.at(1));
   EXPECT_EQ(put.name, "aten::_index_put_impl_");
   EXPECT_TRUE(put.inputs[3].bool_value);  // accumulate, as IndexBackward0 records it
@@ -187,10 +187,10 @@ TEST(Microbench, EmbeddingBagRestrictsIndicesToTheHotRows) {
   const core::Node& bwd = g.node(ops.at(1));
   EXPECT_EQ(fwd.name, "aten::embedding_bag");
   EXPECT_EQ(fwd.tensor_range, "{\"1\": [0, 99]}");
-  EXPECT_EQ(fwd.inputs[1].tensor.numel, 1280);
+  EXPECT_EQ(fwd.inputs[1].tensor->numel, 1280);
   EXPECT_EQ(bwd.name, "aten::_embedding_bag_backward");
   // The backward consumes the forward's own outputs (offset2bag, bag_size, max indices).
-  EXPECT_EQ(bwd.inputs[3].tensor.tensor_id, fwd.outputs[1].tensor.tensor_id);
+  EXPECT_EQ(bwd.inputs[3].tensor->tensor_id, fwd.outputs[1].tensor->tensor_id);
   EXPECT_EQ(bwd.inputs[6].int_value, 10000);
   ASSERT_EQ(c.index_reuse.size(), 8u);
   // 1280 lookups over 100 rows: lambda 12.8, nearly every row in (8,16].

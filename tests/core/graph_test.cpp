@@ -76,12 +76,12 @@ Value tensorValue(int64_t id, int64_t storage) {
   Value v;
   v.kind = ValueKind::kTensor;
   v.type = "Tensor(float)";
-  v.tensor.tensor_id = id;
-  v.tensor.storage_id = storage;
-  v.tensor.numel = 4;
-  v.tensor.itemsize = 4;
-  v.tensor.device = "cpu";
-  v.tensor.dtype = DType::kFloat32;
+  v.tensor->tensor_id = id;
+  v.tensor->storage_id = storage;
+  v.tensor->numel = 4;
+  v.tensor->itemsize = 4;
+  v.tensor->device = "cpu";
+  v.tensor->dtype = DType::kFloat32;
   return v;
 }
 

@@ -121,7 +121,7 @@ TEST(SharedTraces, TritonStreamPointerHasNoStrides) {
   const Node& triton = g.node(16);
   EXPECT_EQ(triton.category, NodeCategory::kTriton);
   ASSERT_EQ(triton.inputs.size(), 6u);
-  EXPECT_EQ(triton.inputs[0].tensor.strides, (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(triton.inputs[0].tensor->strides, (std::vector<int64_t>{4, 1}));
   EXPECT_EQ(triton.inputs[5].kind, ValueKind::kInt);
   EXPECT_EQ(triton.inputs[5].int_value, 140382148398488);
   EXPECT_EQ(triton.kernel_file, "cm742fnyrs4e65orusgacb3ex55efiixw4flktezbgqlge5nvorn.py");

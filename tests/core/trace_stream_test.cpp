@@ -32,7 +32,7 @@ void expectSameGraph(const Graph& a, const Graph& b) {
     ASSERT_EQ(x.op_schema_text, y.op_schema_text);
     for (size_t k = 0; k < x.inputs.size(); ++k) {
       ASSERT_EQ(x.inputs[k].type, y.inputs[k].type);
-      ASSERT_EQ(x.inputs[k].tensor.shape, y.inputs[k].tensor.shape);
+      ASSERT_EQ(x.inputs[k].tensor->shape, y.inputs[k].tensor->shape);
     }
   }
   EXPECT_EQ(a.tensors().size(), b.tensors().size());
@@ -80,10 +80,9 @@ TEST(Streaming, EscapesAtEveryChunkBoundary) {
   // Escaped quotes and backslash runs inside node strings, cut at every
   // position by the chunk edges: a quote after an odd run of backslashes
   // does not end the string, after an even run it does.
-  const std::string trace = testing::modernTrace(
-      testing::modernNode(3, 2, R"J(a\"]}{[\\\"x\\)J", "aten::relu(Tensor self) -> Tensor",
-                          R"J([[5,6,0,4,4,"cpu"],"q\\\\\"[\\"])J", "[[4],[]]",
-                          R"J(["Tensor(float)","String"])J"));
+  const std::string trace = testing::modernTrace(testing::modernNode(
+      3, 2, R"J(a\"]}{[\\\"x\\)J", "aten::relu(Tensor self) -> Tensor",
+      R"J([[5,6,0,4,4,"cpu"],"q\\\\\"[\\"])J", "[[4],[]]", R"J(["Tensor(float)","String"])J"));
   TempDir dir;
   const std::string path = dir.write("escapes.json", trace);
   const Graph whole = readTrace(path);
@@ -95,6 +94,54 @@ TEST(Streaming, EscapesAtEveryChunkBoundary) {
     EXPECT_EQ(streamed.node(3).name, whole.node(3).name);
     EXPECT_EQ(streamed.node(3).inputs.at(1).string_value, whole.node(3).inputs.at(1).string_value);
   }
+}
+
+// The fast cut guesses node boundaries from lines that open an object at the
+// first node's indentation. Lines that look the same outside the nodes array
+// (an unknown top-level key after it) or inside a node (a pretty-printed
+// attrs list) must not change the Graph, at any chunk size.
+TEST(Streaming, LinesThatLookLikeNodeStartsButAreNot) {
+  const std::string node3 =
+      "  {\"id\": 3, \"name\": \"aten::relu\", \"ctrl_deps\": 2,\n"
+      "   \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []},\n"
+      "   \"outputs\": {\"values\": [], \"shapes\": [], \"types\": []},\n"
+      "   \"attrs\": [\n"
+      "  {\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": 3},\n"
+      "  {\"name\": \"scope\", \"type\": \"uint64\", \"value\": 0}\n"
+      "   ]\n"
+      "  }";
+  const std::string trace =
+      "{\"schema\": \"1.1.0-chakra.0.0.4\", \"pid\": 7, \"nodes\": [\n" + node3 + ",\n" +
+      "  {\"id\": 2, \"name\": \"[pytorch|profiler|execution_trace|thread]\", \"ctrl_deps\": 1,"
+      " \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": "
+      "[], \"shapes\": [], \"types\": []}, \"attrs\": []},\n"
+      "  {\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|process]\", \"ctrl_deps\": 1,"
+      " \"inputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"outputs\": {\"values\": "
+      "[], \"shapes\": [], \"types\": []}, \"attrs\": []}\n"
+      "],\n"
+      "\"extra\": [\n"
+      "  {\"a\": 1},\n"
+      "  {\"b\": \"},\\n  {\"}\n"
+      "],\n"
+      "\"finish_ts\": 20}\n";
+  TempDir dir;
+  const std::string path = dir.write("lookalike.json", trace);
+  const Graph whole = parseTrace(trace, path);
+  ASSERT_EQ(whole.nodes().size(), 3u);
+  EXPECT_EQ(whole.finish_ts, 20);
+  for (size_t chunk = 16; chunk < trace.size() + 8; chunk += 7) {
+    SCOPED_TRACE(chunk);
+    const Graph streamed = readTraceStreaming(path, chunk);
+    expectSameGraph(whole, streamed);
+    EXPECT_EQ(streamed.node(3).scope, 0);
+  }
+}
+
+TEST(Streaming, GzipIsReadWhileParsed) {
+  // The shared traces are gzip: the same Graph as parsing the whole text.
+  const std::string gz = testing::sharedTrace("dlrm_8rank/rank0.et.json.gz");
+  const std::string text = readMaybeGzipFile(gz);
+  expectSameGraph(parseTrace(text, gz), readTraceStreaming(gz, 4099));
 }
 
 TEST(Streaming, TruncatedAnywhereNeverReads) {

@@ -49,9 +49,9 @@ TEST(TraceValues, NestedListsOfTensorsWithShapes) {
   ASSERT_EQ(inner.kind, ValueKind::kList);
   ASSERT_EQ(inner.elements.size(), 2u);
   EXPECT_EQ(inner.elements[0].type, "Tensor(float)");
-  EXPECT_EQ(inner.elements[1].tensor.tensor_id, 5);
-  EXPECT_EQ(inner.elements[1].tensor.shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(inner.elements[1].tensor.dtype, DType::kFloat32);
+  EXPECT_EQ(inner.elements[1].tensor->tensor_id, 5);
+  EXPECT_EQ(inner.elements[1].tensor->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(inner.elements[1].tensor->dtype, DType::kFloat32);
   EXPECT_TRUE(outer.containsTensor());
 }
 
@@ -59,13 +59,13 @@ TEST(TraceValues, UndefinedAndFiveFieldTensors) {
   const Graph g = readOneNode(R"([[507,0,0,0,0,""], [5,6,2,4,8]])", "[[],[4]]",
                               R"J(["Tensor(nullptr (uninitialized))", "Tensor(long int)"])J");
   const auto& in = onlyOp(g).inputs;
-  EXPECT_FALSE(in[0].tensor.defined());
-  EXPECT_EQ(in[0].tensor.dtype, DType::kUnknown);
-  EXPECT_TRUE(in[1].tensor.defined());
-  EXPECT_EQ(in[1].tensor.device, "");
-  EXPECT_EQ(in[1].tensor.offset, 2);
-  EXPECT_EQ(in[1].tensor.bytes(), 32);
-  EXPECT_EQ(in[1].tensor.dtype, DType::kInt64);
+  EXPECT_FALSE(in[0].tensor->defined());
+  EXPECT_EQ(in[0].tensor->dtype, DType::kUnknown);
+  EXPECT_TRUE(in[1].tensor->defined());
+  EXPECT_EQ(in[1].tensor->device, "");
+  EXPECT_EQ(in[1].tensor->offset, 2);
+  EXPECT_EQ(in[1].tensor->bytes(), 32);
+  EXPECT_EQ(in[1].tensor->dtype, DType::kInt64);
   // Undefined tensors are not entries of the tensor table.
   EXPECT_EQ(g.tensors().size(), 1u);
 }
@@ -111,8 +111,8 @@ TEST(TraceValues, StridesAndTensorRange) {
               {"name": "tid", "type": "uint64", "value": 18446744073709551615}]})J";
   const Graph g = parseTrace(modernTrace(node, "1.1.1-chakra.0.0.4"), "mem.json");
   const Node& n = g.node(3);
-  EXPECT_EQ(n.inputs[0].tensor.strides, (std::vector<int64_t>{1, 4}));
-  EXPECT_EQ(n.inputs[0].tensor.dtype, DType::kBFloat16);
+  EXPECT_EQ(n.inputs[0].tensor->strides, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(n.inputs[0].tensor->dtype, DType::kBFloat16);
   EXPECT_EQ(n.tensor_range, R"({"0": [0, 9]})");
   EXPECT_EQ(n.tid, -1);  // uint64 max keeps its bits
 }
@@ -136,9 +136,9 @@ TEST(TraceValues, LegacyFlatLayout) {
   EXPECT_EQ(add.parent, 2);
   EXPECT_EQ(add.category, NodeCategory::kAtenCompute);
   ASSERT_EQ(add.inputs.size(), 3u);
-  EXPECT_EQ(add.inputs[1].tensor.shape, (std::vector<int64_t>{2, 4}));
-  EXPECT_TRUE(add.inputs[1].tensor.strides.empty());
-  EXPECT_EQ(add.outputs[0].tensor.tensor_id, 9);
+  EXPECT_EQ(add.inputs[1].tensor->shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE(add.inputs[1].tensor->strides.empty());
+  EXPECT_EQ(add.outputs[0].tensor->tensor_id, 9);
   EXPECT_EQ(selectTopLevelOps(g).ops, (std::vector<NodeId>{3}));
 }
 

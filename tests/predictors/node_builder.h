@@ -18,17 +18,17 @@ inline core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = dtype == core::DType::kInt64 ? "Tensor(long)" : "Tensor(float)";
-  v.tensor.tensor_id = ++next_id;
-  v.tensor.storage_id = storage ? storage : next_id;
-  v.tensor.dtype = dtype;
-  v.tensor.itemsize = core::DType::kFloat16 == dtype || core::DType::kBFloat16 == dtype  ? 2
-                      : (dtype == core::DType::kInt64 || dtype == core::DType::kFloat64) ? 8
-                                                                                         : 4;
+  v.tensor->tensor_id = ++next_id;
+  v.tensor->storage_id = storage ? storage : next_id;
+  v.tensor->dtype = dtype;
+  v.tensor->itemsize = core::DType::kFloat16 == dtype || core::DType::kBFloat16 == dtype  ? 2
+                       : (dtype == core::DType::kInt64 || dtype == core::DType::kFloat64) ? 8
+                                                                                          : 4;
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  v.tensor.numel = n;
-  v.tensor.shape = std::move(shape);
-  v.tensor.device = std::move(device);
+  v.tensor->numel = n;
+  v.tensor->shape = std::move(shape);
+  v.tensor->device = std::move(device);
   return v;
 }
 

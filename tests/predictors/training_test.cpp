@@ -289,7 +289,7 @@ TEST(Features, VariantMarksZeroDimMixedAndStridedOperands) {
   EXPECT_EQ(key(opNode("aten::add_", {x, tensor({}, core::DType::kInt64), intValue(1)}, {x})),
             "aten::add_#0d#mix");
   core::Value t = tensor({8, 4});
-  t.tensor.strides = {1, 8};  // a transpose
+  t.tensor->strides = {1, 8};  // a transpose
   EXPECT_EQ(key(opNode("aten::relu", {t}, {tensor({8, 4})})), "aten::relu#nc");
   core::Value drop_p = intValue(0);
   drop_p.kind = core::ValueKind::kDouble;

@@ -19,14 +19,14 @@ inline core::Value tensorValue(int64_t id, int64_t storage, std::vector<int64_t>
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = "Tensor(" + dtype + ")";
-  v.tensor.tensor_id = id;
-  v.tensor.storage_id = storage;
-  v.tensor.numel = 1;
-  for (int64_t d : shape) v.tensor.numel *= d;
-  v.tensor.itemsize = itemsize;
-  v.tensor.device = device;
-  v.tensor.dtype = core::dtypeFromTraceName(dtype);
-  v.tensor.shape = std::move(shape);
+  v.tensor->tensor_id = id;
+  v.tensor->storage_id = storage;
+  v.tensor->numel = 1;
+  for (int64_t d : shape) v.tensor->numel *= d;
+  v.tensor->itemsize = itemsize;
+  v.tensor->device = device;
+  v.tensor->dtype = core::dtypeFromTraceName(dtype);
+  v.tensor->shape = std::move(shape);
   return v;
 }
 
@@ -34,7 +34,7 @@ inline core::Value undefinedTensor(int64_t id) {
   core::Value v;
   v.kind = core::ValueKind::kTensor;
   v.type = "Tensor(nullptr (uninitialized))";
-  v.tensor.tensor_id = id;
+  v.tensor->tensor_id = id;
   return v;
 }
 

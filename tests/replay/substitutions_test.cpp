@@ -37,9 +37,9 @@ TEST_F(ResnetSubstitutions, BatchNormBackwardSwapsGradAndInputAndAddsTheMask) {
   ASSERT_TRUE(twin);
   EXPECT_EQ(twin->name, "aten::native_batch_norm_backward");
   ASSERT_EQ(twin->inputs.size(), 10u);
-  EXPECT_EQ(twin->inputs[0].tensor.tensor_id, bw->inputs[1].tensor.tensor_id) << "grad_out";
-  EXPECT_EQ(twin->inputs[1].tensor.tensor_id, bw->inputs[0].tensor.tensor_id) << "input";
-  EXPECT_EQ(twin->inputs[6].tensor.tensor_id, bw->inputs[6].tensor.tensor_id) << "save_invstd";
+  EXPECT_EQ(twin->inputs[0].tensor->tensor_id, bw->inputs[1].tensor->tensor_id) << "grad_out";
+  EXPECT_EQ(twin->inputs[1].tensor->tensor_id, bw->inputs[0].tensor->tensor_id) << "input";
+  EXPECT_EQ(twin->inputs[6].tensor->tensor_id, bw->inputs[6].tensor->tensor_id) << "save_invstd";
   EXPECT_TRUE(twin->inputs[7].bool_value) << "train";
   EXPECT_DOUBLE_EQ(twin->inputs[8].double_value, bw->inputs[7].double_value) << "eps";
   EXPECT_EQ(twin->inputs[9].elements.size(), 3u) << "output_mask";

@@ -31,12 +31,12 @@ TEST(TensorPlan, ReusedIdsAfterRedefinitionSeeTheNewTensor) {
 
 TEST(TensorPlan, ExtentCoversStridedViews) {
   auto t = tensorValue(1, 1, {4, 3});
-  t.tensor.strides = {1, 4};  // a transpose of a 3x4 tensor: same 12 elements
+  t.tensor->strides = {1, 4};  // a transpose of a 3x4 tensor: same 12 elements
   EXPECT_EQ(TensorPlan::extentElements(t.tensor), 12);
-  t.tensor.offset = 5;
+  t.tensor->offset = 5;
   EXPECT_EQ(TensorPlan::extentElements(t.tensor), 17);
   auto expanded = tensorValue(2, 2, {8, 16});
-  expanded.tensor.strides = {0, 1};  // expand of a 16-element row
+  expanded.tensor->strides = {0, 1};  // expand of a 16-element row
   EXPECT_EQ(TensorPlan::extentElements(expanded.tensor), 128) << "numel bounds it from above";
 }
 

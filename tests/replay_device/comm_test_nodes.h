@@ -38,13 +38,13 @@ inline core::Value tensorValue(int64_t id, int64_t numel) {
   core::Value out;
   out.kind = core::ValueKind::kTensor;
   out.type = "Tensor(float)";
-  out.tensor.tensor_id = id;
-  out.tensor.storage_id = id + 1;
-  out.tensor.numel = numel;
-  out.tensor.itemsize = 4;
-  out.tensor.device = "cuda:0";
-  out.tensor.dtype = core::DType::kFloat32;
-  out.tensor.shape = {numel};
+  out.tensor->tensor_id = id;
+  out.tensor->storage_id = id + 1;
+  out.tensor->numel = numel;
+  out.tensor->itemsize = 4;
+  out.tensor->device = "cuda:0";
+  out.tensor->dtype = core::DType::kFloat32;
+  out.tensor->shape = {numel};
   return out;
 }
 
