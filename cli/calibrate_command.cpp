@@ -15,6 +15,7 @@
 #include "calibration/calibrator.h"
 #include "calibration/microbench.h"
 #include "cli/command_registry.h"
+#include "cli/host_malloc.h"
 #include "core/errors.h"
 
 namespace tracetwin::cli {
@@ -23,6 +24,7 @@ namespace {
 struct CalibrateArgs {
   calibration::CalibrationOptions options;
   bool refit = false;
+  HostMalloc malloc_mode = HostMalloc::kPinned;
 };
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
@@ -92,6 +94,8 @@ void printReport(const calibration::CalibrationResult& r) {
 
 void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
+  // The models predict replays, which run pinned by default: measure alike.
+  fmt::print("host allocator: {}\n", applyHostMalloc(args.malloc_mode));
   o.torch_version = calibration::libtorchVersion();
   if (args.refit) {
     const calibration::CalibrationResult r =
@@ -142,6 +146,7 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--xgb-max-depth", o.fit.xgb_max_depth, "tree depth of the XGBoost families")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
+  addHostMallocOption(sub, args->malloc_mode);
   sub.add_flag("--refit", args->refit,
                "fit again from DIR/dataset.jsonl and DIR/device.yaml without measuring");
   return [args] { runCalibrate(*args); };

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/host_malloc.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/model_set.h"
@@ -29,6 +30,7 @@ struct CompareArgs {
   std::string models;
   replay::ReplayOptions options;
   std::string json_out;
+  HostMalloc malloc_mode = HostMalloc::kPinned;
 };
 
 struct FamilyRow {
@@ -141,6 +143,7 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
 }
 
 void runCompare(const CompareArgs& a) {
+  const std::string host_malloc = applyHostMalloc(a.malloc_mode);
   const predictors::ModelSet models = loadModels(a.models);
   const core::Graph graph = core::readTrace(a.trace);
   const predictors::Prediction prediction = predictors::predictGraph(graph, models, {});
@@ -151,7 +154,9 @@ void runCompare(const CompareArgs& a) {
   if (!a.json_out.empty()) {
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
-    out << compareJson(a, result, prediction, rows).dump(2) << '\n';
+    nlohmann::json doc = compareJson(a, result, prediction, rows);
+    doc["host_malloc"] = host_malloc;
+    out << doc.dump(2) << '\n';
     fmt::print("json report: {}\n", a.json_out);
   }
 }
@@ -174,6 +179,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
       ->check(CLI::NonNegativeNumber);
   sub.add_option("--json-out", args->json_out,
                  "write measured_ms, predicted_ms, error_pct and per-family rows as JSON");
+  addHostMallocOption(sub, args->malloc_mode);
   return [args] { runCompare(*args); };
 }
 

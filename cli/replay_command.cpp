@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/host_malloc.h"
 #include "cli/fidelity_report.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -50,6 +51,7 @@ struct ReplayArgs {
   std::string trace;
   replay::ReplayOptions options;
   std::string json_out;
+  HostMalloc malloc_mode = HostMalloc::kPinned;
   std::string chrome_trace;
   std::string kineto;
 };
@@ -142,6 +144,7 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
 }
 
 void runReplay(const ReplayArgs& args) {
+  const std::string host_malloc = applyHostMalloc(args.malloc_mode);
   const core::Graph graph = core::readTrace(args.trace);
   const auto meta = replay::readTraceMeta(args.trace);
   std::optional<core::kineto::LinkedTimeline> original;
@@ -165,6 +168,7 @@ void runReplay(const ReplayArgs& args) {
 
   nlohmann::json doc = replay::replayResultToJson(result);
   doc["trace"] = args.trace;
+  doc["host_malloc"] = host_malloc;
   if (meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["ratio"] =
@@ -214,6 +218,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--seed", args->options.seed, "seed for random tensor data")
       ->capture_default_str();
   sub.add_option("--json-out", args->json_out, "write the report as JSON");
+  addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--chrome-trace", args->chrome_trace,
                  "write one replayed iteration as a Chrome trace");
   sub.add_option("--kineto", args->kineto,

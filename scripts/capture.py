@@ -208,6 +208,29 @@ def check_device(device):
     return "cuda:0" if device == "cuda" else device
 
 
+# glibc's mmap and trim thresholds, pinned as tracetwin's measuring commands pin them
+# (cli/host_malloc.h): with glibc's sliding defaults the same step pays for page faults in one
+# process and not the next. The values are glibc's own ceilings for the mmap threshold and a trim
+# threshold no step reaches. MALLOC_*_ environment variables, when set, pin the same settings.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+PINNED_MMAP_THRESHOLD, PINNED_TRIM_THRESHOLD = 32 << 20, 1 << 30
+HOST_MALLOC = "default"
+
+
+def pin_host_malloc():
+    """Pins glibc's thresholds in this process; returns "pinned", or "default" off glibc."""
+    global HOST_MALLOC
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        if (libc.mallopt(M_MMAP_THRESHOLD, PINNED_MMAP_THRESHOLD) == 1
+                and libc.mallopt(M_TRIM_THRESHOLD, PINNED_TRIM_THRESHOLD) == 1):
+            HOST_MALLOC = "pinned"
+    except (OSError, AttributeError):
+        pass
+    return HOST_MALLOC
+
+
 def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
             params=None, extra_meta=None, profiler_trace=True, device="cpu"):
     """Capture one training step of step_fn into out_dir.
@@ -258,6 +281,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
             "measure_steps": measure_steps,
         },
         "threads": torch.get_num_threads(),
+        "host_malloc": HOST_MALLOC,
         "interop_threads": torch.get_num_interop_threads(),
         "device": device,
         "torch_version": torch.__version__,
@@ -357,7 +381,12 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu",
                         help="cpu (default), cuda or cuda:N: where the workload runs (a GPU "
                         "needs PyTorch >= 2.0)")
+    parser.add_argument("--malloc", choices=["pinned", "default"], default="pinned",
+                        help="host allocator of the captured run: pinned (default; glibc's mmap "
+                        "and trim thresholds fixed, as `tracetwin replay` runs) or default")
     args = parser.parse_args(argv)
+    if args.malloc == "pinned":
+        pin_host_malloc()
 
     if args.list:
         print("\n".join(list_workloads()))

@@ -14,12 +14,13 @@ replay/eager and its median over rounds are reported, since a shared host moves 
 Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
 median ratio is outside --tolerance (default 0.10), so it can gate a run.
 
---malloc pinned runs both sides (capture, eager re-runs, replays) with glibc's trim and mmap
-thresholds fixed (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_). With glibc's defaults a
-process hands freed memory back to the OS and faults it in again on the next step; how often
-depends on the order of allocations, which differs between an eager Python step and a replay, so
-on allocation-heavy traces (the CNNs) both sides pay a different, host-made cost that is not the
-ops'. Pinned, that cost is gone from both. The default (--malloc default) measures as users run.
+--malloc (default pinned) sets glibc's allocator for both sides (capture, eager re-runs, replays)
+the way tracetwin's measuring commands and capture.py do by default: trim and mmap thresholds
+fixed (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_). With glibc's defaults a process hands
+freed memory back to the OS and faults it in again on the next step; how often depends on the
+process's history and the order of allocations, which differs between an eager Python step and a
+replay, so on allocation-heavy traces (the CNNs) both sides pay a different, host-made cost that
+is not the ops'. --malloc default measures with glibc's defaults on both sides.
 """
 
 import argparse
@@ -69,9 +70,9 @@ def eager_ms(name, threads, warmup, steps):
     return result["median_ms"], min(result["samples_ms"])
 
 
-def replay_ms(tracetwin, trace, threads, warmup, iters, json_out):
+def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc):
     run([tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
-         "--iters", str(iters), "--json-out", json_out])
+         "--iters", str(iters), "--json-out", json_out, "--malloc", malloc])
     with open(json_out) as f:
         report = json.load(f)
     return report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"]
@@ -87,11 +88,14 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="timed eager steps / replay iterations")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--tolerance", type=float, default=0.10)
-    ap.add_argument("--malloc", choices=["default", "pinned"], default="default",
+    ap.add_argument("--malloc", choices=["default", "pinned"], default="pinned",
                     help="glibc allocator settings for both sides (see above)")
     args = ap.parse_args()
     if args.malloc == "pinned":
         os.environ.update(PINNED_MALLOC_ENV)  # inherited by every process started below
+    else:
+        for key in PINNED_MALLOC_ENV:
+            os.environ.pop(key, None)
 
     tracetwin = os.path.join(args.build, "tracetwin")
     if not os.access(tracetwin, os.X_OK):
@@ -102,14 +106,14 @@ def main():
     for name in args.workload or DEFAULT_WORKLOADS:
         run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", name, "--out", args.out,
              "--threads", str(args.threads), "--warmup", str(args.warmup),
-             "--steps", str(args.steps)])
+             "--steps", str(args.steps), "--malloc", args.malloc])
         trace = os.path.join(args.out, name + ".et.json.gz")
         rounds = []
         for r in range(args.rounds):
             eager, eager_best = eager_ms(name, args.threads, args.warmup, args.steps)
             replay, replay_best, coverage = replay_ms(
                 tracetwin, trace, args.threads, args.warmup, args.steps,
-                os.path.join(args.out, "%s.replay%d.json" % (name, r)))
+                os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc)
             rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
                            "eager_best_ms": eager_best, "replay_best_ms": replay_best,
                            "coverage": coverage})
