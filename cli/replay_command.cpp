@@ -15,8 +15,8 @@
 #include <string>
 
 #include "cli/command_registry.h"
-#include "cli/host_malloc.h"
 #include "cli/fidelity_report.h"
+#include "cli/host_malloc.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
