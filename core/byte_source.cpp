@@ -135,7 +135,7 @@ class GzipSource : public ByteSource {
 
   // Moves the unread input to the front and reads more; false at the end.
   bool topUp() {
-    std::memmove(in_.data(), z_.next_in, z_.avail_in);
+    if (z_.avail_in > 0) std::memmove(in_.data(), z_.next_in, z_.avail_in);
     const size_t got = file_.read(in_.data() + z_.avail_in, in_.size() - z_.avail_in);
     file_offset_ += got;
     z_.next_in = reinterpret_cast<Bytef*>(in_.data());

@@ -80,13 +80,10 @@ class TraceParser {
   // A whole trace document into `graph`, without finalize().
   void parseInto(Graph& graph);
   // A JSON array of nodes (one batch of a streamed file) appended to `graph`.
-  void parseNodeBatch(Graph& graph);
-  // A JSON array of nodes that may be followed by more text: the streaming
-  // reader's guess that "[" + text + "]" holds whole nodes, where the text may
-  // also hold the real end of the nodes array and what follows it. Returns the
-  // offset in the buffer just after the array, or npos when the array ends at
-  // the buffer's last byte.
-  size_t parseNodeArrayPrefix(Graph& graph);
+  // The fast cut's batches may also hold the real end of the nodes array and
+  // what follows it: returns the offset in the buffer just after the array,
+  // or npos when the array ends at the buffer's last token.
+  size_t parseNodeArray(Graph& graph);
 
  private:
   void readTopField(od::field& f, Graph& graph, bool& have_schema, bool& have_nodes);

@@ -188,19 +188,7 @@ void TraceParser::start() {
   }
 }
 
-void TraceParser::parseNodeBatch(Graph& graph) {
-  start();
-  od::array a;
-  cx_->check(doc_.get_array().get(a), "an array of nodes");
-  for (auto element : a) {
-    cx_->check(element.error(), "a node object");
-    value&& v = std::move(element).value_unsafe();  // in place, no copy
-    readNode(v, graph.emplaceNode());
-  }
-  releaseInput();
-}
-
-size_t TraceParser::parseNodeArrayPrefix(Graph& graph) {
+size_t TraceParser::parseNodeArray(Graph& graph) {
   start();
   od::array a;
   cx_->check(doc_.get_array().get(a), "an array of nodes");

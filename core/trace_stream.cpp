@@ -128,8 +128,7 @@ class StreamingReader {
     bool parsed = true;
     try {
       const simdjson::padded_string_view view(text, end - start + 2, buf_.size() - (start - 1));
-      after = detail::TraceParser(view, path_, base_ + start - 1, &schemas_)
-                  .parseNodeArrayPrefix(graph_);
+      after = detail::TraceParser(view, path_, base_ + start - 1, &schemas_).parseNodeArray(graph_);
     } catch (const InputError&) {
       parsed = false;
     }
@@ -401,8 +400,9 @@ class StreamingReader {
     batch.append(buf_.data() + batch_start_, batch_end_ - batch_start_);
     batch.push_back(']');
     // "[" stands one byte before the first node, so offsets come out right.
+    // The scanner cut the batch at a node's end: the array is all of it.
     detail::TraceParser(std::move(batch), path_, base_ + batch_start_ - 1, &schemas_)
-        .parseNodeBatch(graph_);
+        .parseNodeArray(graph_);
     batch_start_ = state_ == State::kInNode ? node_start_ : kNone;
     batch_end_ = kNone;
   }
