@@ -100,7 +100,7 @@ const std::vector<FamilyEntry>& familyRegistry() {
        {"aten::sum", "aten::mean", "aten::max_pool2d"},
        memoryBound},
       {"norm",
-       "normalisations; bandwidth curve",
+       "normalisations; bandwidth curve, XGBoost residual over rows and row length",
        {"aten::batch_norm", "aten::layer_norm"},
        memoryBound},
       {"softmax",

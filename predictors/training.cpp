@@ -30,7 +30,7 @@ const std::unordered_map<std::string, FamilyFitter>& fitters() {
       {"embedding_bag", {fitCacheModel, true}},
       {"elementwise", {fitBandwidthCurve, false}},
       {"reduction", {fitBandwidthCurve, false}},
-      {"norm", {fitBandwidthCurve, false}},
+      {"norm", {fitBandwidthCurve, true}},  // + XGBoost over rows and row length
       {"softmax", {fitBandwidthCurve, false}},
       {"copy", {fitBandwidthCurve, false}},
       {"triton", {fitBandwidthCurve, false}},

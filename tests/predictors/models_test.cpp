@@ -36,6 +36,34 @@ TEST(GemmFeatures, AddmmUsesMat1AndMat2) {
   EXPECT_FLOAT_EQ(f.x[0], 7.0f);  // log2 M
 }
 
+// Batch-norm backward of [4, 576, 2, 2] and [4, 576, 4, 4] were 250 and 35 us
+// on the build host: the rows (N x C planes), their length and whether that is
+// a multiple of 8 must reach the booster; bytes alone cannot tell them apart.
+TEST(NormFeatures, RowsRowLengthAndAlignment) {
+  const std::vector<std::string> bn_args = {"grad_out", "input", "weight"};
+  core::Node small = opNode("aten::native_batch_norm_backward",
+                            {tensor({4, 576, 2, 2}), tensor({4, 576, 2, 2}), tensor({576})},
+                            {tensor({4, 576, 2, 2})}, bn_args);
+  OpFeatures f = computeFeatures(small);
+  EXPECT_EQ(f.family, "norm");
+  ASSERT_EQ(f.x.size(), featureCount("norm"));
+  EXPECT_FLOAT_EQ(f.x[2], std::log2(4.0f * 576));  // rows
+  EXPECT_FLOAT_EQ(f.x[3], 2.0f);                   // log2 of a 4-element row
+  EXPECT_FLOAT_EQ(f.x[4], 0.0f);                   // not a multiple of 8
+  EXPECT_FLOAT_EQ(f.x[5], 1.0f);                   // batch norm, backward
+  core::Node wide = opNode("aten::native_batch_norm_backward",
+                           {tensor({4, 576, 4, 4}), tensor({4, 576, 4, 4}), tensor({576})},
+                           {tensor({4, 576, 4, 4})}, bn_args);
+  EXPECT_FLOAT_EQ(computeFeatures(wide).x[4], 1.0f);
+  // Layer norm: the rows are the tokens, the row the normalized shape.
+  core::Node ln = opNode("aten::layer_norm", {tensor({8, 128, 768}), intList({768})},
+                         {tensor({8, 128, 768})}, {"input", "normalized_shape"});
+  OpFeatures g = computeFeatures(ln);
+  EXPECT_FLOAT_EQ(g.x[2], std::log2(8.0f * 128));
+  EXPECT_FLOAT_EQ(g.x[3], std::log2(768.0f));
+  EXPECT_FLOAT_EQ(g.x[5], 2.0f);  // layer norm, forward
+}
+
 TEST(GemmFeatures, LinearFoldsLeadingDimsAndBmmHasBatch) {
   core::Node lin =
       opNode("aten::linear", {tensor({4, 32, 512}), tensor({1024, 512})}, {tensor({4, 32, 1024})});
