@@ -1,7 +1,6 @@
 #include "core/byte_source.h"
 
 #include <fmt/core.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -17,26 +16,11 @@
 namespace tracetwin::core {
 namespace {
 
-struct FileCloser {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
-
 // The opened file, with the few bytes already read to sniff its format handed
 // back first (pipes cannot seek back to them).
 class RawFile {
  public:
-  explicit RawFile(const std::string& path) : path_(path) {
-    file_.reset(std::fopen(path.c_str(), "rb"));
-    if (!file_) throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-    struct stat st {};
-    if (::fstat(::fileno(file_.get()), &st) != 0) {
-      throw InputError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
-    }
-    if (S_ISDIR(st.st_mode)) {
-      throw InputError(fmt::format("{}: is a directory, not a trace", path));
-    }
-    size_ = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
-  }
+  explicit RawFile(const std::string& path) : path_(path), file_(openInputFile(path, &size_)) {}
 
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }  // 0 for pipes
@@ -75,8 +59,8 @@ class RawFile {
   }
 
   std::string path_;
-  std::unique_ptr<FILE, FileCloser> file_;
-  uint64_t size_ = 0;
+  uint64_t size_ = 0;  // 0 for pipes
+  FilePtr file_;
   std::string sniffed_;
   size_t sniffed_pos_ = 0;
 };
@@ -176,18 +160,12 @@ class GzipSource : public ByteSource {
 
 std::unique_ptr<ByteSource> openByteSource(const std::string& path) {
   RawFile file(path);
-  // gzip's ISIZE (the last member's length mod 2^32): right for the usual
-  // one-member file under 4 GiB, a guess otherwise, and bounded by deflate's
-  // largest ratio (1032:1) so that a forged field cannot ask for much.
+  // ISIZE is right for the usual one-member file under 4 GiB and only a
+  // capacity hint here.
   unsigned char tail[4] = {0, 0, 0, 0};
   const bool have_tail = file.readTail(tail);
   if (!isGzip(file.peek(2))) return std::make_unique<PlainSource>(std::move(file));
-  uint64_t hint = 0;
-  if (have_tail) {
-    const uint64_t isize = uint64_t{tail[0]} | uint64_t{tail[1]} << 8 | uint64_t{tail[2]} << 16 |
-                           uint64_t{tail[3]} << 24;
-    hint = std::min(isize, file.size() * 1032);
-  }
+  const uint64_t hint = have_tail ? std::min(gzipIsize(tail), file.size() * kMaxDeflateRatio) : 0;
   return std::make_unique<GzipSource>(std::move(file), hint);
 }
 

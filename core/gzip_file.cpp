@@ -14,28 +14,15 @@
 namespace tracetwin::core {
 namespace {
 
-// Deflate cannot expand data by more than 1032:1 (a 258-byte match per two
-// bits); anything that claims more is corrupt, not just very compressible.
-constexpr size_t kMaxDeflateRatio = 1032;
-
-struct FileCloser {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<FILE, FileCloser>;
-
 struct DecompressorDeleter {
   void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
 };
 
-// ISIZE (the member's length mod 2^32) of the last member, used only as a
-// first guess: it is wrong for multi-member files and for data over 4 GiB,
-// and a forged one could ask for any size, so it is bounded by the ratio.
 size_t initialCapacity(std::string_view data) {
   const size_t bound = data.size() * kMaxDeflateRatio;
   if (data.size() >= 18) {
-    const auto* tail = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
-    const size_t isize =
-        size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 | size_t{tail[3]} << 24;
+    const auto& tail = *reinterpret_cast<const unsigned char(*)[4]>(data.data() + data.size() - 4);
+    const size_t isize = gzipIsize(tail);
     if (isize > 0 && isize <= bound) return isize;
   }
   return std::min(bound, data.size() * 4 + 4096);
@@ -48,7 +35,7 @@ bool isGzip(std::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-std::string readFileBytes(const std::string& path, size_t padding) {
+FilePtr openInputFile(const std::string& path, uint64_t* regular_size) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -58,11 +45,21 @@ std::string readFileBytes(const std::string& path, size_t padding) {
     throw InputError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
   }
   if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not a trace", path));
+  *regular_size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  return file;
+}
+
+uint64_t gzipIsize(const unsigned char (&tail)[4]) {
+  return uint64_t{tail[0]} | uint64_t{tail[1]} << 8 | uint64_t{tail[2]} << 16 |
+         uint64_t{tail[3]} << 24;
+}
+
+std::string readFileBytes(const std::string& path, size_t padding) {
+  uint64_t size = 0;
+  FilePtr file = openInputFile(path, &size);
   std::string bytes;
   // Regular files are read in one allocation; pipes and /proc files grow.
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    bytes.reserve(static_cast<size_t>(st.st_size) + padding);
-  }
+  if (size > 0) bytes.reserve(static_cast<size_t>(size) + padding);
   constexpr size_t kChunk = size_t{1} << 20;
   size_t used = 0;
   for (;;) {

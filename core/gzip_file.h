@@ -2,10 +2,32 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace tracetwin::core {
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<FILE, FileCloser>;
+
+// Opens `path` for reading. Throws InputError naming the file when it cannot
+// be opened or stat'ed, or is a directory. `regular_size`: the size of a
+// regular file, 0 for pipes and the like.
+FilePtr openInputFile(const std::string& path, uint64_t* regular_size);
+
+// Deflate cannot expand data by more than 1032:1 (a 258-byte match per two
+// bits); anything that claims more is corrupt, not just very compressible.
+inline constexpr uint64_t kMaxDeflateRatio = 1032;
+
+// ISIZE, from a gzip file's last 4 bytes: the last member's length mod 2^32.
+// Only a first guess: wrong for multi-member files and for data over 4 GiB,
+// and a forged one could claim any size (bound it by kMaxDeflateRatio).
+uint64_t gzipIsize(const unsigned char (&tail)[4]);
 
 // True when `data` starts with the gzip magic bytes 1f 8b.
 bool isGzip(std::string_view data);
