@@ -160,7 +160,8 @@ core::Graph makeGraph() {
 }
 
 // Models fitted on 2,000 ops of the same mix with times from a roofline plus
-// noise: XGBoost for GEMM, conv and embedding, bandwidth curves elsewhere.
+// noise: XGBoost for GEMM, conv and embedding, bandwidth curves elsewhere,
+// with XGBoost residuals where the inner split keeps them (as calibrate does).
 // Owned by main(): XGBoost boosters must be freed before the library's own
 // statics are destroyed at exit, so no static ModelSet.
 predictors::ModelSet makeModels() {

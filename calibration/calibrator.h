@@ -31,18 +31,29 @@ struct CalibrationOptions {
   double budget_s = 180;              // measuring time; fitting comes on top
   std::vector<std::string> families;  // empty: every registered family
   int threads = 1;                    // intra-op threads of every replay
-  uint64_t seed = 1234;               // grid sampling order
-  std::string torch_version;          // recorded in the ModelSet manifest
-  predictors::FitOptions fit;         // XGBoost size, hold-out (predictors' defaults)
+  // Each grid point that fits is measured this many times, in passes spread
+  // over the run, and the per-op median kept. A shared host slows down by up
+  // to 1.5x for seconds at a time (two back-to-back 20 s sweeps of the
+  // reduction grid differed by 29% GMAE, a third one matched the first within
+  // 9%): points measured once inherit whatever phase they fell in. The first
+  // pass gets budget / repeats, so more repeats mean fewer points.
+  int repeats = 1;
+  uint64_t seed = 1234;        // grid sampling order
+  std::string torch_version;   // recorded in the ModelSet manifest
+  predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)
   std::function<void(const CalibrationProgress&)> on_progress;
 };
 
 struct FamilyRun {
   std::string family;
-  int64_t grid_points = 0;  // offered by the grid
-  int64_t replayed = 0;     // grid-point runs that replayed (small points run twice)
-  int64_t failed = 0;       // replay threw or an op failed
-  int64_t samples = 0;
+  int64_t grid_points = 0;    // offered by the grid
+  int64_t replayed = 0;       // grid-point runs that replayed (small points run twice)
+  int64_t failed = 0;         // replay threw or an op failed
+  int64_t samples = 0;        // after pooling the repeats
+  int64_t repeated_runs = 0;  // extra measurements of points already measured
+  // The noise floor: geometric mean of |a - b| / b over the first two
+  // measurements of each repeated point (0 when nothing was repeated).
+  double repeat_gmae = 0;
   double seconds = 0;
 };
 

@@ -70,11 +70,12 @@ void printDevice(const predictors::DeviceSpec& d, double loop_us) {
 void printReport(const calibration::CalibrationResult& r) {
   printDevice(r.device, r.replay_loop_us);
   if (r.measure_seconds > 0) {
-    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>8}\n", "microbench", "grid points", "replayed",
-               "failed", "samples", "seconds");
+    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>13} {:>8} {:>8}\n", "microbench",
+               "grid points", "replayed", "failed", "repeats", "repeat GMAE", "samples", "seconds");
     for (const auto& f : r.families) {
-      fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>8.1f}\n", f.family, f.grid_points, f.replayed,
-                 f.failed, f.samples, f.seconds);
+      fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>12.1f}% {:>8} {:>8.1f}\n", f.family,
+                 f.grid_points, f.replayed, f.failed, f.repeated_runs, 100.0 * f.repeat_gmae,
+                 f.samples, f.seconds);
     }
   }
   for (const std::string& f : r.failures) fmt::print("  failed: {}\n", f);
@@ -105,8 +106,9 @@ void runCalibrate(CalibrateArgs& args) {
     return;
   }
   for (const std::string& f : o.families) calibration::microbenchFamily(f);  // UsageError early
-  fmt::print("calibrating {} for {:.0f} s into {} (families: {})\n", o.device, o.budget_s,
-             o.out_dir, o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")));
+  fmt::print("calibrating {} for {:.0f} s into {} (families: {}; each point {} times)\n", o.device,
+             o.budget_s, o.out_dir,
+             o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")), o.repeats);
   calibration::CalibrationResult r;
   {
     auto printer = std::make_shared<ProgressPrinter>();
@@ -138,6 +140,12 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "intra-op threads of every replay (the bundled traces were captured with 1)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  o.repeats = 3;
+  sub.add_option("--repeats", o.repeats,
+                 "measure each point this many times, a pass apart, and keep the median (the "
+                 "first pass gets budget / repeats)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")

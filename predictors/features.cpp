@@ -203,6 +203,75 @@ void normFeatures(const core::Node& node, OpFeatures* f) {
   f->x.push_back((layer_norm ? 2.0F : 0.0F) + (backward ? 1.0F : 0.0F));
 }
 
+// A stable number in [0, 1) for an op name, so that the trees of a residual
+// can single out an op (max_pool2d's backward is not bandwidth bound) without
+// a one-hot column per op.
+float opCode(const std::string& op) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (char c : op) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return static_cast<float>(static_cast<double>(h >> 40) * 0x1.0p-24);
+}
+
+// What a bytes-only curve cannot see in reductions, softmax and copies: how
+// many outputs the op writes against how many elements it reads (sum over a
+// dim of 2048 vs over a dim of 2; a pooling window), the length and position
+// of the dim it works along (softmax over 10 classes vs 4096 tokens), the
+// innermost extent (short rows vectorise badly), operand count (cat of 2 vs
+// 20), strided operands and the item size. Appended after memoryFeatures' two columns.
+void shapeFeatures(const core::Node& node, OpFeatures* f) {
+  const core::TensorValue* in = nullptr;
+  const core::TensorValue* out = nullptr;
+  double inputs = 0;
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    inputs += 1;
+    if (in == nullptr || t.numel > in->numel) in = &t;
+  });
+  eachTensor(node.outputs, [&](const core::TensorValue& t) {
+    if (out == nullptr || t.numel > out->numel) out = &t;
+  });
+  const double in_numel = in ? static_cast<double>(std::max<int64_t>(in->numel, 1)) : 1.0;
+  const double out_numel = out ? static_cast<double>(std::max<int64_t>(out->numel, 1)) : 1.0;
+  const double inner = in && !in->shape.empty() ? static_cast<double>(in->shape.back()) : 1.0;
+  const size_t rank = in ? in->shape.size() : 0;
+  // The dim an op works along (softmax, sum.dim_IntList, cat): its length
+  // and whether it is the innermost one.
+  double dim_len = 0;
+  float dim_last = 0;
+  int64_t dim = intArg(node, "dim", SIZE_MAX, INT64_MIN);
+  if (in != nullptr && rank > 0 && dim != INT64_MIN) {
+    if (dim < 0) dim += static_cast<int64_t>(rank);
+    if (dim >= 0 && dim < static_cast<int64_t>(rank)) {
+      dim_len = static_cast<double>(in->shape[static_cast<size_t>(dim)]);
+      dim_last = dim == static_cast<int64_t>(rank) - 1 ? 1.0F : 0.0F;
+    }
+  }
+  // Pooling window over the spatial dims (a bare int applies to each).
+  double window = 1;
+  if (f->op.find("pool") != std::string::npos) {
+    const size_t arg = argIndex(node, "kernel_size", SIZE_MAX);
+    for (size_t d = 0; d + 2 < std::max<size_t>(rank, 3); ++d) {
+      window *=
+          static_cast<double>(std::max<int64_t>(intListElement(node, "kernel_size", arg, d, 1), 1));
+    }
+  }
+  f->x.push_back(static_cast<float>(std::log2(in_numel / out_numel)));
+  f->x.push_back(lg(out_numel));
+  f->x.push_back(lg(inner));
+  f->x.push_back(lg(dim_len));
+  f->x.push_back(dim_last);
+  f->x.push_back(static_cast<float>(rank));
+  f->x.push_back(lg(window));
+  f->x.push_back(lg(inputs));
+  f->x.push_back(f->variant.find("#nc") != std::string::npos ? 1.0F : 0.0F);
+  f->x.push_back(static_cast<float>(core::dtypeItemsize(f->dtype)));
+  f->x.push_back(opCode(f->op));
+}
+
+void shapedMemoryFeatures(const core::Node& node, OpFeatures* f) {
+  memoryFeatures(node, f);
+  shapeFeatures(node, f);
+}
+
 void commFeatures(const core::Node& node, OpFeatures* f) {
   CommShape s = commShape(node);
   f->collective = s.collective;
@@ -230,13 +299,15 @@ const std::unordered_map<std::string, Extractor>& extractors() {
       {"elementwise", [](const core::Node& n, const std::vector<double>*,
                          OpFeatures* f) { memoryFeatures(n, f); }},
       {"reduction", [](const core::Node& n, const std::vector<double>*,
-                       OpFeatures* f) { memoryFeatures(n, f); }},
+                       OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"norm",
        [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { normFeatures(n, f); }},
       {"softmax", [](const core::Node& n, const std::vector<double>*,
-                     OpFeatures* f) { memoryFeatures(n, f); }},
+                     OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"copy", [](const core::Node& n, const std::vector<double>*,
-                  OpFeatures* f) { memoryFeatures(n, f); }},
+                  OpFeatures* f) { shapedMemoryFeatures(n, f); }},
+      {"view", [](const core::Node& n, const std::vector<double>*,
+                  OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"comm",
        [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { commFeatures(n, f); }},
   };
@@ -250,6 +321,8 @@ size_t featureCount(const std::string& family) {
   if (family == "conv") return 13;
   if (family == "embedding_bag") return 7 + kReuseBins;
   if (family == "norm") return 6;  // memoryFeatures' 2 + normFeatures' 4
+  if (family == "reduction" || family == "softmax" || family == "copy" || family == "view")
+    return 13;  // memoryFeatures' 2 + shapeFeatures' 11
   return 0;
 }
 

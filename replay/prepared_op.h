@@ -38,8 +38,9 @@ struct PreparedOp {
   std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> special;
   ArgumentPlan args;
   std::vector<OutputBinding> outputs;
-  std::vector<int32_t> release_after;  // slots whose last use this op is
-  c10::Stack stack;                    // reused between calls: no allocation per call
+  std::vector<int32_t> transient_inputs;  // created right before the call (SlotInfo::transient)
+  std::vector<int32_t> release_after;     // slots whose last use this op is
+  c10::Stack stack;                       // reused between calls: no allocation per call
 
   bool runnable() const { return skip_reason.empty(); }
 };

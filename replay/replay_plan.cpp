@@ -175,6 +175,12 @@ ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::Nod
     outputs.push_back(&node.outputs);
   }
   inferUpfrontStrides(graph, selected, plan.tensors);
+  plan.tensors.markTransients();
+  const auto& slots = plan.tensors.slots();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (slots[s].transient)
+      plan.ops[size_t(slots[s].first_op)].transient_inputs.push_back(int32_t(s));
+  }
   auto releases = plan.tensors.releaseLists(int64_t(plan.ops.size()));
   for (size_t i = 0; i < plan.ops.size(); ++i) plan.ops[i].release_after = std::move(releases[i]);
   plan.trace_peak_bytes = tracePeakBytes(inputs, outputs);

@@ -73,9 +73,14 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   // view extent in bytes: views of different itemsize share it.
   std::map<std::pair<int64_t, std::string>, std::vector<int32_t>> groups;
   const auto& slots = plan_.slots();
+  transient_values_.assign(slots.size(), {});
   for (size_t s = 0; s < slots.size(); ++s) {
-    if (slots[s].upfront)
+    if (slots[s].upfront && !slots[s].transient)
       groups[{slots[s].meta.storage_id, slots[s].meta.device}].push_back(int32_t(s));
+  }
+  at::manual_seed(seed_);
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (slots[s].transient) transient_values_[s] = transientValue(op_nodes, slots[s]);
   }
   for (const auto& [key, members] : groups) {
     int64_t nbytes = 0;
@@ -122,6 +127,27 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
     }
   }
   refillUpfront();
+}
+
+// The value a transient slot gets in every iteration: one draw of the same
+// generators an upfront tensor would use, kept as a scalar.
+SlotTable::TransientValue SlotTable::transientValue(const std::vector<const core::Node*>& op_nodes,
+                                                    const SlotInfo& info) const {
+  TransientValue v;
+  v.options = optionsFor(info.meta, devices_);
+  v.on_cpu = v.options.device().is_cpu();
+  at::Tensor scratch = at::empty({}, v.options.device(at::kCPU));
+  at::Tensor flat = scratch.view({1});
+  std::optional<IntFill> fill;
+  FloatFill float_fill;
+  if (info.first_arg >= 0) {
+    const core::Node& first = *op_nodes[size_t(info.first_op)];
+    fill = integerFillFor(first, size_t(info.first_arg), info.first_element);
+    if (info.first_element < 0) float_fill = floatFillFor(first, size_t(info.first_arg));
+  }
+  fillValues(flat, scratch, float_fill, fill);
+  v.value = scratch.item();
+  return v;
 }
 
 void SlotTable::refillUpfront() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
 
 #include <cstdint>
 #include <optional>
@@ -51,6 +52,15 @@ class SlotTable {
     if (tracking_ && t.defined()) track(t, -1);
     t.reset();
   }
+  // Creates a transient slot's tensor (SlotInfo::transient) with its value
+  // from materialiseUpfront, the way the framework wraps a Python number: on
+  // the CPU without the dispatcher.
+  void createTransient(int32_t slot) {
+    const TransientValue& v = transient_values_[static_cast<size_t>(slot)];
+    bind(slot, v.on_cpu ? at::detail::scalar_tensor_static(
+                              v.value, v.options.dtype().toScalarType(), at::kCPU)
+                        : at::scalar_tensor(v.value, v.options));
+  }
   // Drops every produced slot (end of an iteration).
   void releaseProduced();
 
@@ -60,6 +70,9 @@ class SlotTable {
 
  private:
   at::Tensor standIn(int32_t slot);
+  struct TransientValue;
+  TransientValue transientValue(const std::vector<const core::Node*>& op_nodes,
+                                const SlotInfo& info) const;
   void track(const at::Tensor& t, int delta);
 
   struct UpfrontFill {
@@ -69,7 +82,14 @@ class SlotTable {
     std::optional<IntFill> int_fill;
   };
 
+  struct TransientValue {
+    c10::Scalar value;
+    at::TensorOptions options;
+    bool on_cpu = true;
+  };
+
   const TensorPlan& plan_;
+  std::vector<TransientValue> transient_values_;  // by slot; set for transient slots only
   DeviceMap devices_;
   std::vector<UpfrontFill> fills_;  // in fill order
   uint64_t seed_ = 0;

@@ -58,11 +58,25 @@ void TensorPlan::setUpfrontStrides(int32_t slot, std::vector<int64_t> strides) {
     info.meta.strides = std::move(strides);
 }
 
+void TensorPlan::markTransients() {
+  std::map<std::pair<int64_t, std::string>, int> upfront_views;
+  for (const SlotInfo& info : slots_) {
+    if (info.upfront) ++upfront_views[{info.meta.storage_id, info.meta.device}];
+  }
+  for (SlotInfo& info : slots_) {
+    const core::TensorValue& m = info.meta;
+    info.transient = info.upfront && m.shape.empty() && m.numel == 1 && m.offset == 0 &&
+                     m.device.rfind("cpu", 0) == 0 && info.first_op >= 0 &&
+                     info.first_op == info.last_use && upfront_views[{m.storage_id, m.device}] == 1;
+  }
+}
+
 std::vector<std::vector<int32_t>> TensorPlan::releaseLists(int64_t op_count) const {
   std::vector<std::vector<int32_t>> lists(static_cast<size_t>(op_count));
   for (size_t s = 0; s < slots_.size(); ++s) {
     const SlotInfo& info = slots_[s];
-    if (info.upfront || info.last_use < 0 || info.last_use >= op_count) continue;
+    if ((info.upfront && !info.transient) || info.last_use < 0 || info.last_use >= op_count)
+      continue;
     lists[static_cast<size_t>(info.last_use)].push_back(static_cast<int32_t>(s));
   }
   return lists;

@@ -26,6 +26,12 @@ struct SlotInfo {
   int64_t first_op = -1;       // upfront: first op index that reads it
   int32_t first_arg = -1;      // upfront: input position at the first reading op
   int32_t first_element = -1;  // ... and element of a tensor list there (-1: plain tensor)
+  // An upfront 0-dim CPU tensor on a storage of its own that one op reads:
+  // a Python number the framework wrapped into a tensor just before the
+  // call (`x.add_(1)` records a fresh 0-dim long tensor per call). Created
+  // right before that op in every iteration and released after it, as in
+  // the original run, instead of once before the replay.
+  bool transient = false;
 };
 
 class TensorPlan {
@@ -41,8 +47,12 @@ class TensorPlan {
   // Gives an upfront slot the strides its view had in the original run, for
   // traces that record none (see stride_hints.h).
   void setUpfrontStrides(int32_t slot, std::vector<int64_t> strides);
-  // For each op index < op_count, the non-upfront slots whose last use it is:
-  // released right after that op, so replay memory follows the original.
+  // Marks the transient slots (see SlotInfo::transient); call once every op
+  // has been added.
+  void markTransients();
+  // For each op index < op_count, the produced and transient slots whose last
+  // use it is: released right after that op, so replay memory follows the
+  // original.
   std::vector<std::vector<int32_t>> releaseLists(int64_t op_count) const;
 
   // Bytes per recorded storage (storage_id, device): the largest extent of any

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "core/errors.h"
 #include "predictors/device_spec.h"
@@ -31,6 +33,7 @@ class TinyCalibration : public ::testing::Test {
     o.out_dir = dir_;
     o.budget_s = 8;
     o.families = {"elementwise", "view"};
+    o.repeats = 2;  // the first pass gets 4 s, the repeat the rest
     o.torch_version = libtorchVersion();
     o.on_progress = [](const CalibrationProgress& p) {
       ++progress_calls_;
@@ -95,6 +98,25 @@ TEST_F(TinyCalibration, StaysNearItsBudgetAndReportsProgress) {
   }
 }
 
+TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
+  ASSERT_NE(result_, nullptr);
+  int64_t repeated = 0;
+  for (const auto& f : result_->families) {
+    repeated += f.repeated_runs;
+    if (f.repeated_runs > 0) {
+      // Two timings of one op a pass apart never agree to the nanosecond.
+      EXPECT_GT(f.repeat_gmae, 0) << f.family;
+      EXPECT_LT(f.repeat_gmae, 10) << f.family;
+    }
+  }
+  EXPECT_GT(repeated, 0);
+  std::set<std::tuple<std::string, bool, core::NodeId>> keys;
+  for (const auto& r : result_->rows) {
+    EXPECT_TRUE(keys.emplace(r.case_label, r.sample.repeated, r.sample.node.id).second)
+        << "two rows for one op of " << r.case_label;
+  }
+}
+
 TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
   ASSERT_NE(result_, nullptr);
   const CalibrationResult r = refitFromDataset(dir_, libtorchVersion());
@@ -109,6 +131,9 @@ TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
   o.budget_s = 0;
   EXPECT_THROW(runCalibration(o), UsageError);
   o.budget_s = 5;
+  o.repeats = 0;
+  EXPECT_THROW(runCalibration(o), UsageError);
+  o.repeats = 1;
   o.families = {"gemm", "nonsense"};
   try {
     runCalibration(o);

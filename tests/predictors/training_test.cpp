@@ -209,6 +209,34 @@ TEST(Training, LearnedCorrectionBeatsPlainRooflineOnGemm) {
   EXPECT_LT(fit.holdout_gmae, 0.7 * fit.analytic_gmae);
 }
 
+// Softmax whose cost per byte depends on the length of the reduced dim
+// (short rows vectorise badly: 3x at 8 classes, 1x from 256 on), which the
+// bytes-only curve cannot see; the shape residual can.
+std::vector<MeasuredOp> softmaxSamples(int n, Synth& s) {
+  std::vector<MeasuredOp> out;
+  for (int i = 0; i < n; ++i) {
+    const int64_t len = s.pow2(3, 12), rows = s.pow2(0, 14);
+    const double bytes = 2.0 * rows * len * 4;
+    const double slow = 1 + 2 * std::max(0.0, 1 - std::log2(len / 8.0) / 5);
+    const double t = 2 + slow * bytes / 20e9 * 1e6;
+    out.push_back({opNode("aten::_softmax", {tensor({rows, len}), intValue(-1), intValue(0)},
+                          {tensor({rows, len})}, {"self", "dim", "half_to_float"}),
+                   s.noisy(t),
+                   "synthetic-gpu",
+                   {}});
+  }
+  return out;
+}
+
+TEST(Training, ShapeResidualLearnsTheReducedDimOfSoftmax) {
+  Synth s(5);
+  ModelSet set;
+  const FitReport r = fitModels(softmaxSamples(500, s), testGpu(), FitOptions{}, &set);
+  const FamilyFit& fit = familyOf(r, "softmax");
+  EXPECT_EQ(fit.model_kind, "xgboost");
+  EXPECT_LT(fit.holdout_gmae, 0.5 * fit.analytic_gmae) << fit.holdout_gmae;
+}
+
 TEST(Training, AlphaBetaRecoversParameters) {
   Synth s(3);
   ModelSet set;

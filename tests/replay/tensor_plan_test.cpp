@@ -29,6 +29,36 @@ TEST(TensorPlan, ReusedIdsAfterRedefinitionSeeTheNewTensor) {
   EXPECT_TRUE(releases[1].empty()) << "upfront tensors live through the iteration";
 }
 
+// x.add_(1) in Python records a fresh 0-dim long tensor per call: those are
+// created right before their op; 0-dim tensors read twice, sharing a storage
+// or produced by an op stay as they were.
+TEST(TensorPlan, WrappedNumbersReadOnceAreTransient) {
+  TensorPlan plan;
+  const int32_t wrapped0 = plan.useInput(tensorValue(5, 6, {}).tensor, 0);
+  const int32_t wrapped1 = plan.useInput(tensorValue(5, 14, {}).tensor, 1);
+  const int32_t reused = plan.useInput(tensorValue(8, 9, {}).tensor, 1);
+  plan.useInput(tensorValue(8, 9, {}).tensor, 2);
+  auto shared = tensorValue(10, 11, {}), sibling = tensorValue(12, 11, {});
+  sibling.tensor->offset = 1;
+  const int32_t shares_storage = plan.useInput(shared.tensor, 2);
+  plan.useInput(sibling.tensor, 3);
+  const int32_t vector = plan.useInput(tensorValue(20, 21, {1}).tensor, 3);
+  const int32_t produced = plan.defineOutput(tensorValue(30, 31, {}).tensor, 3);
+  plan.useInput(tensorValue(30, 31, {}).tensor, 4);
+  auto on_gpu = tensorValue(40, 41, {});
+  on_gpu.tensor->device = "cuda:0";
+  const int32_t gpu = plan.useInput(on_gpu.tensor, 4);
+  plan.markTransients();
+  const auto& slots = plan.slots();
+  EXPECT_TRUE(slots[size_t(wrapped0)].transient);
+  EXPECT_TRUE(slots[size_t(wrapped1)].transient);
+  for (int32_t s : {reused, shares_storage, vector, produced, gpu})
+    EXPECT_FALSE(slots[size_t(s)].transient) << "slot " << s;
+  const auto releases = plan.releaseLists(5);
+  EXPECT_EQ(releases[0], std::vector<int32_t>{wrapped0}) << "released after its one op";
+  EXPECT_EQ(releases[1], std::vector<int32_t>{wrapped1});
+}
+
 TEST(TensorPlan, ExtentCoversStridedViews) {
   auto t = tensorValue(1, 1, {4, 3});
   t.tensor->strides = {1, 4};  // a transpose of a 3x4 tensor: same 12 elements
