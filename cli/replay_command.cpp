@@ -3,6 +3,7 @@
 // one iteration of the trace through LibTorch and reports its timing,
 // coverage and memory, beside the original run when its meta file exists.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -54,6 +55,7 @@ struct ReplayArgs {
   HostMalloc malloc_mode = HostMalloc::kPinned;
   std::string chrome_trace;
   std::string kineto;
+  std::string streams = "recorded";  // with --kineto: "recorded" or "one"
 };
 
 std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
@@ -128,6 +130,13 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                r.substitutions.front().to);
   }
   for (const auto& m : r.overload_mappings) fmt::print("overload mapped: {}\n", m);
+  if (!r.streams.recorded.empty()) {
+    fmt::print("streams: recorded {} -> {} replay streams, {} cross-stream waits{}\n",
+               fmt::join(r.streams.recorded, ", "),
+               r.streams.applied ? r.streams.recorded.size() : size_t{1},
+               r.streams.cross_stream_waits,
+               r.streams.applied ? "" : fmt::format(" (not applied: {})", r.streams.note));
+  }
   printIssues("skipped", r.skipped);
   if (!r.placeholders.empty()) {
     double total = 0;
@@ -156,6 +165,9 @@ void runReplay(const ReplayArgs& args) {
     // Ops the replay cannot run keep their recorded time (DESIGN.md, Replay).
     for (const auto& op : original->ops) {
       if (op.matched && op.duration_us > 0) options.placeholder_us[op.id] = op.duration_us;
+      // The stream the op's first kernel ran on (replay/stream_plan.h).
+      if (args.streams == "recorded" && !op.kernels.empty() && op.kernels.front().stream >= 0)
+        options.recorded_streams[op.id] = op.kernels.front().stream;
     }
   }
   options.should_stop = [] { return g_stop_requested.load(); };
@@ -222,7 +234,13 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--chrome-trace", args->chrome_trace,
                  "write one replayed iteration as a Chrome trace");
   sub.add_option("--kineto", args->kineto,
-                 "Kineto trace of the original run: fidelity per op family");
+                 "Kineto trace of the original run: fidelity per op family, recorded streams, "
+                 "placeholders for ops that cannot run");
+  sub.add_option("--streams", args->streams,
+                 "with --kineto on CUDA: run ops on the streams their kernels ran on (recorded) "
+                 "or all on one")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"recorded", "one"}));
   return [args] { runReplay(*args); };
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/errors.h"
 #include "replay/device/device_timer.h"
@@ -16,6 +17,8 @@
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
 #include "replay/slot_table.h"
+#include "replay/stream_plan.h"
+#include "replay/stream_switcher.h"
 #include "replay/trace_meta.h"
 
 namespace tracetwin::replay {
@@ -77,8 +80,13 @@ struct Measurements {
 class IterationRunner {
  public:
   IterationRunner(ReplayPlan& plan, SlotTable& slots, const ReplayOptions& options,
-                  ReplayResult& result, bool cuda)
-      : plan_(plan), slots_(slots), options_(options), result_(result), failed_(plan.ops.size()) {
+                  ReplayResult& result, bool cuda, StreamSwitcher* streams)
+      : plan_(plan),
+        slots_(slots),
+        options_(options),
+        result_(result),
+        failed_(plan.ops.size()),
+        streams_(streams) {
     const size_t n = plan.ops.size();
     placeholder_us_.assign(n, 0.0);
     for (const PreparedOp& op : plan.ops) {
@@ -113,6 +121,7 @@ class IterationRunner {
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
     timer_->start();
+    if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
     bool complete = true;
     for (PreparedOp& op : plan_.ops) {
@@ -127,9 +136,11 @@ class IterationRunner {
       // Python numbers the original wrapped into tensors before the call
       // (outside the op's own span there too).
       for (int32_t s : op.transient_inputs) slots_.createTransient(s);
+      if (streams_) streams_->beforeOp(op.index, slots_);
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
+      if (streams_) streams_->afterOp(op.index);
       for (int32_t s : op.release_after) slots_.release(s);
       if (measured) {
         m_.cpu_us[size_t(op.index)].push_back(
@@ -138,6 +149,7 @@ class IterationRunner {
             std::chrono::duration<double, std::micro>(t0 - iteration_start).count();
       }
     }
+    if (streams_) streams_->endIteration();
     const double ms = timer_->stopMs();
     if (collector_) collectKernels(measured);
     slots_.releaseProduced();
@@ -223,6 +235,7 @@ class IterationRunner {
   const ReplayOptions& options_;
   ReplayResult& result_;
   std::vector<bool> failed_;
+  StreamSwitcher* streams_;             // null: every op on the current stream
   std::vector<double> placeholder_us_;  // per op index; 0 = nothing stands in
   Measurements m_;
   std::unique_ptr<device::DeviceTimer> timer_;
@@ -263,6 +276,23 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
     d.dropped_records = m.dropped_records;
     d.kernels_per_op = replayed ? double(d.records) / double(replayed) : 0.0;
   }
+}
+
+// The recorded streams as a plan over this replay's ops and slots.
+StreamPlan streamPlanFor(const ReplayPlan& plan, const ReplayOptions& options) {
+  if (options.recorded_streams.empty()) return {};
+  std::vector<int64_t> recorded(plan.ops.size(), kNoRecordedStream);
+  std::vector<std::vector<int32_t>> inputs(plan.ops.size());
+  for (const PreparedOp& op : plan.ops) {
+    const auto i = size_t(op.index);
+    if (auto it = options.recorded_streams.find(op.id); it != options.recorded_streams.end())
+      recorded[i] = it->second;
+    for (const TensorArg& arg : op.args.tensors)
+      inputs[i].insert(inputs[i].end(), arg.slots.begin(), arg.slots.end());
+  }
+  std::vector<int64_t> def_op;
+  for (const SlotInfo& slot : plan.tensors.slots()) def_op.push_back(slot.def_op);
+  return planStreams(recorded, inputs, def_op);
 }
 
 void checkOptions(const ReplayOptions& options) {
@@ -311,7 +341,20 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   }
   SlotTable slots(plan.tensors, devices);
   slots.materialiseUpfront(plan.nodes, options.seed);
-  IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu());
+  const StreamPlan stream_plan = streamPlanFor(plan, options);
+  std::optional<StreamSwitcher> switcher;
+  if (stream_plan.multiStream()) {
+    result.streams.recorded = stream_plan.recorded;
+    result.streams.cross_stream_waits = stream_plan.cross_stream_waits;
+    if (devices.target.is_cpu()) {
+      result.streams.note = "a CPU replay runs every op on the calling thread: one stream";
+    } else {
+      switcher.emplace(stream_plan, devices.target);
+      result.streams.applied = true;
+    }
+  }
+  IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu(),
+                         switcher ? &*switcher : nullptr);
   const int total = options.warmup_iters + options.measured_iters;
   for (int it = 0; it < total; ++it) {
     if (!runner.run(it, it >= options.warmup_iters)) {

@@ -46,6 +46,11 @@ struct ReplayOptions {
   // busy wait of that length, so the replayed iteration keeps the original's
   // shape. It still counts as skipped: coverage stays honest.
   std::unordered_map<core::NodeId, double> placeholder_us;
+  // Recorded stream of each op's first kernel by op id, from a linked Kineto
+  // trace. When ops ran on more than one stream, a CUDA replay runs them on
+  // as many streams, joined by events where one reads another's results
+  // (replay/stream_plan.h). Empty: every op on the current stream.
+  std::unordered_map<core::NodeId, int64_t> recorded_streams;
 };
 
 struct OpIssue {
@@ -96,6 +101,14 @@ struct DeviceSummary {
   double kernels_per_op = 0;    // records / replayed ops
 };
 
+// How the recorded streams were used.
+struct StreamUse {
+  std::vector<int64_t> recorded;  // recorded stream of each replay stream; empty: one stream
+  int64_t cross_stream_waits = 0;
+  bool applied = false;  // false on a CPU replay, which has no streams
+  std::string note;      // why not applied
+};
+
 struct ReplayResult {
   std::string device;
   std::vector<double> iterations_ms;
@@ -116,6 +129,7 @@ struct ReplayResult {
   int64_t trace_peak_bytes = 0;   // live tensors implied by the trace
   int threads = 0;
   bool interrupted = false;
+  StreamUse streams;
 };
 
 // True when this build can replay (built with LibTorch).

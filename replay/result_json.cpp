@@ -42,6 +42,10 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
     subs.push_back({{"id", s.id}, {"from", s.from}, {"to", s.to}});
   j["substitutions"] = subs;
   j["overload_mappings"] = r.overload_mappings;
+  j["streams"] = {{"recorded", r.streams.recorded},
+                  {"applied", r.streams.applied},
+                  {"cross_stream_waits", r.streams.cross_stream_waits}};
+  if (!r.streams.note.empty()) j["streams"]["note"] = r.streams.note;
   auto ops = nlohmann::json::array();
   for (const auto& m : r.per_op) {
     ops.push_back({{"id", m.id},

@@ -129,6 +129,13 @@ stage_replay() {
     --warmup 1 --iters 3 --threads 16 --json-out "$res/replay_resnet_1.1.0_cpu.json"
   run_logged replay_dlrm_rank0_cuda tt replay "$traces/dlrm_8rank/rank0.et.json.gz" \
     --device cuda:0 --warmup 3 --iters 10 --json-out "$res/replay_dlrm_rank0_cuda.json"
+  # The same on the streams its kernels ran on (compute 7, batch copies 22
+  # and 24), and on one stream, for the difference.
+  for s in recorded one; do
+    run_logged "replay_dlrm_rank0_cuda_streams_$s" tt replay "$traces/dlrm_8rank/rank0.et.json.gz" \
+      --kineto "$traces/dlrm_8rank/rank0.kineto.json.gz" --streams "$s" --device cuda:0 \
+      --warmup 3 --iters 10 --json-out "$res/replay_dlrm_rank0_cuda_streams_$s.json"
+  done
 }
 
 # Workloads captured here on the GPU with this host's PyTorch, then replayed

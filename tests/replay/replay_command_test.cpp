@@ -70,6 +70,32 @@ TEST(ReplayCommand, WritesTheJsonReportWithTheOriginalBesideTheReplay) {
   EXPECT_EQ(ops, doc["selected_ops"].get<int64_t>());
 }
 
+// DLRM rank 0 with its Kineto trace: the streams its kernels ran on (compute
+// on 7, batch copies on 22 and 24, collectives on 84) are planned and
+// reported; on the CPU they are not applied, and `--streams one` plans none.
+TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
+  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  const std::string dir = tracetwin::testing::sharedTrace("dlrm_8rank/");
+  if (!exists(dir + "rank0.kineto.json.gz")) GTEST_SKIP() << dir << " missing";
+  const std::string json_path = ::testing::TempDir() + "replay_dlrm_streams.json";
+  const std::string base = "replay " + dir + "rank0.et.json.gz --kineto " + dir +
+                           "rank0.kineto.json.gz --warmup 0 --iters 1 --json-out " + json_path;
+  CommandRun run = runTracetwin(base);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("streams: recorded 7, 22, 24, 84"), std::string::npos) << run.output;
+  std::ifstream in(json_path);
+  auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["streams"]["recorded"], (std::vector<int64_t>{7, 22, 24, 84}));
+  EXPECT_FALSE(doc["streams"]["applied"].get<bool>());
+  EXPECT_GT(doc["streams"]["cross_stream_waits"].get<int64_t>(), 0);
+
+  run = runTracetwin(base + " --streams one");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream again(json_path);
+  doc = nlohmann::json::parse(again);
+  EXPECT_TRUE(doc["streams"]["recorded"].empty());
+}
+
 TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
   if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");

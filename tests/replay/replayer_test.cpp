@@ -138,6 +138,28 @@ TEST(Replayer, ASkippedOpWithARecordedTimeIsStoodInForButStillCountsAsSkipped) {
   for (double ms : result.iterations_ms) EXPECT_GE(ms, 30.0);
 }
 
+// Recorded streams on a CPU replay: planned and reported, not applied (the
+// CPU has no streams), and the replay itself is unchanged.
+TEST(Replayer, RecordedStreamsOnTheCpuAreReportedNotApplied) {
+  GraphBuilder b;
+  const core::NodeId copy =
+      b.op(kAdd, {tensorValue(1, 1, {64}), tensorValue(2, 2, {64}), intValue(1)},
+           {tensorValue(3, 3, {64})})
+          .id;
+  const core::NodeId compute =
+      b.op(kAdd, {tensorValue(3, 3, {64}), tensorValue(4, 4, {64}), intValue(1)},
+           {tensorValue(5, 5, {64})})
+          .id;
+  ReplayOptions o = quick();
+  o.recorded_streams = {{copy, 22}, {compute, 7}};
+  const auto result = replayGraph(b.build(), o);
+  EXPECT_EQ(result.replayed_ops, 2);
+  EXPECT_FALSE(result.streams.applied);
+  EXPECT_EQ(result.streams.recorded.size(), 2u);
+  EXPECT_EQ(result.streams.cross_stream_waits, 1);
+  EXPECT_NE(result.streams.note.find("one stream"), std::string::npos) << result.streams.note;
+}
+
 TEST(Replayer, StopRequestEndsTheReplayWithAPartialResult) {
   int calls = 0;
   ReplayOptions o = quick();
