@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -15,6 +16,7 @@
 #include "calibration/microbench.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "predictors/between_ops.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
 
@@ -67,7 +69,8 @@ double median(std::vector<double> v) {
 
 struct CaseOutcome {
   std::vector<DatasetRow> rows;
-  std::string failure;  // empty when every op ran
+  std::string failure;                                  // empty when every op ran
+  std::optional<predictors::BetweenOpsSample> between;  // CPU replays that ran whole
 };
 
 // Small ops run 1.5-3x slower inside a real step than back to back with
@@ -157,6 +160,19 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     auto& g = groups[{caseOf(m.id), signature(*node)}];
     if (g.second.empty()) g.first = m.id;
     g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
+  }
+  if (on_cpu && out.failure.empty() && r.iteration_ms_median > 0) {
+    predictors::BetweenOpsSample b;
+    b.iteration_us = r.iteration_ms_median * 1e3;
+    b.between_us = b.iteration_us;
+    for (const replay::OpMeasurement& m : r.per_op) {
+      b.between_us -= m.cpu_us;
+      b.op_us += m.cpu_us;
+      b.ops += 1;
+      if (const core::Node* node = graph.findNode(m.id))
+        b.produced += predictors::producedTensors(*node);
+    }
+    out.between = b;
   }
   for (auto& [key, group] : groups) {
     const MicrobenchCase& c = u.cases[key.first];
@@ -288,6 +304,7 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
     }
     if (!outcome.rows.empty()) run.replayed += outcome.failure.empty() ? points : points - 1;
     if (outcome.failure.empty() && !outcome.rows.empty()) s.measured.push_back(c);
+    if (outcome.between) result.between_ops.push_back(*outcome.between);
     run.samples += static_cast<int64_t>(outcome.rows.size());
     for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
     if (o.on_progress) {
@@ -331,6 +348,7 @@ void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
         CaseOutcome outcome = runCase(u, o, device_name);
         if (!outcome.failure.empty()) continue;  // the first pass's figures stand
         s.run.repeated_runs += static_cast<int64_t>(u.cases.size());
+        if (outcome.between) result.between_ops.push_back(*outcome.between);
         for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
         if (o.on_progress) {
           o.on_progress({s.family->name, s.run.replayed + s.run.failed, s.case_runs,
@@ -387,6 +405,17 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   predictors::ModelSet models;
   const Clock::time_point t0 = Clock::now();
   res.fit = predictors::fitModels(samples, res.device, fo, &models);
+  // The between-op cost replaces the probe's loop-only figure when there are
+  // enough graphs to fit it (a refit has none: the models keep theirs).
+  res.between_fit = predictors::fitBetweenOps(res.between_ops);
+  if (res.between_fit.ok) {
+    auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
+    t1.erase(predictors::kAllOps);
+    models.overheads.sources.clear();
+    predictors::applyBetweenOps(res.between_fit, &models.overheads);
+  } else if (!res.kept_overheads.empty()) {
+    models.overheads = res.kept_overheads;
+  }
   res.fit_seconds = secondsSince(t0);
   models.device = res.device;
   models.torch_version = torch_version;
@@ -479,15 +508,11 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   res.rows = readDataset(res.dataset_path);
   res.device = predictors::loadDeviceSpec(res.device_path);
   if (res.rows.empty()) throw InputError(fmt::format("{}: the dataset is empty", res.dataset_path));
-  // The replay-loop cost is not in the dataset; keep the one the models had.
+  // The between-op costs are not in the dataset; keep the ones the models had.
   try {
-    const predictors::ModelSet old = predictors::ModelSet::load(dir);
-    bool used_default = false;
-    const double us =
-        old.overheads.us(predictors::Overhead::kT1, predictors::kAllOps, &used_default);
-    res.replay_loop_us = used_default ? 0.0 : us;
+    res.kept_overheads = predictors::ModelSet::load(dir).overheads;
   } catch (const InputError&) {
-    res.replay_loop_us = 0;  // no earlier models: fit without it
+    res.kept_overheads = {};  // no earlier models: fit without them
   }
   std::map<std::string, FamilyRun> per_family;
   for (const DatasetRow& r : res.rows) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "calibration/dataset.h"
+#include "predictors/between_ops.h"
 #include "predictors/training.h"
 
 namespace tracetwin::calibration {
@@ -61,6 +62,11 @@ struct CalibrationResult {
   std::vector<FamilyRun> families;
   std::vector<std::string> failures;  // "<case>: <reason>" (first 20)
   std::vector<DatasetRow> rows;
+  // CPU: iteration minus the ops' own times of every replayed graph, and the
+  // fit of it (predictors/between_ops.h).
+  std::vector<predictors::BetweenOpsSample> between_ops;
+  predictors::BetweenOpsFit between_fit;
+  predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
   predictors::DeviceSpec device;
   double replay_loop_us = 0;
   predictors::FitReport fit;

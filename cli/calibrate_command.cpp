@@ -88,6 +88,13 @@ void printReport(const calibration::CalibrationResult& r) {
                100.0 * f.analytic_gmae, f.intercept_us);
   }
   for (const std::string& n : r.fit.notes) fmt::print("  note: {}\n", n);
+  if (r.between_fit.ok) {
+    fmt::print(
+        "between ops (replay loop, frees, timing skew): {:.3f} us per op + {:.3f} us per "
+        "produced tensor + {:.2f}% of op time, fitted over {} replayed graphs\n",
+        r.between_fit.per_op_us, r.between_fit.per_output_us, 100 * r.between_fit.share_of_op_time,
+        r.between_fit.samples);
+  }
   fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples\n", r.measure_seconds, r.fit_seconds,
              r.rows.size());
   fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);

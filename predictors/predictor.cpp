@@ -11,6 +11,7 @@
 
 #include "core/op_family.h"
 #include "predictors/analytic_models.h"
+#include "predictors/between_ops.h"
 #include "predictors/cache_reuse.h"
 #include "predictors/comm_model.h"
 #include "predictors/critical_path.h"
@@ -119,6 +120,12 @@ SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, i
     s.cpu_only = true;
     double t1 = table.us(Overhead::kT1, op, &used);
     s.t1 = used ? 0.0 : t1;
+    // Freeing what the op produced, later in the iteration (between_ops.h).
+    const auto& t1_table = table.t[static_cast<int>(Overhead::kT1)];
+    if (auto it = t1_table.find(kPerOutputTensor); it != t1_table.end())
+      s.t1 += it->second.median_us * producedTensors(*r.node);
+    if (auto it = t1_table.find(kShareOfOpTime); it != t1_table.end())
+      s.t1 += it->second.median_us * r.out.predicted_us;
     return s;
   }
   auto get = [&](Overhead which) {

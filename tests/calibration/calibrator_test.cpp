@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/errors.h"
+#include "predictors/between_ops.h"
 #include "predictors/device_spec.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
@@ -117,12 +118,30 @@ TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
   }
 }
 
+TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {
+  ASSERT_NE(result_, nullptr);
+  EXPECT_GE(result_->between_ops.size(), 8u);
+  ASSERT_TRUE(result_->between_fit.ok);
+  // A replay loop spends well under 20 us between two ops, and under a
+  // third of the ops' own time.
+  EXPECT_LT(result_->between_fit.per_op_us, 20);
+  EXPECT_LT(result_->between_fit.per_output_us, 20);
+  EXPECT_LT(result_->between_fit.share_of_op_time, 0.33);
+  const auto models = predictors::ModelSet::load(dir_);
+  const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
+  EXPECT_EQ(t1.count(predictors::kAllOps), 1u);
+  EXPECT_EQ(t1.count(predictors::kShareOfOpTime), 1u);
+}
+
 TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
   ASSERT_NE(result_, nullptr);
   const CalibrationResult r = refitFromDataset(dir_, libtorchVersion());
   EXPECT_EQ(r.rows.size(), result_->rows.size());
   EXPECT_EQ(r.fit.families.size(), result_->fit.families.size());
-  EXPECT_NO_THROW(predictors::ModelSet::load(dir_));
+  const auto models = predictors::ModelSet::load(dir_);
+  // The between-op costs are not in the dataset: the refit keeps them.
+  const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
+  EXPECT_EQ(t1.count(predictors::kPerOutputTensor), 1u);
 }
 
 TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
