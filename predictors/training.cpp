@@ -158,8 +158,13 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
     const FamilyFitter& fitter = fitters().at(family);
     std::shared_ptr<const KernelModel> analytic = fitter.analytic(train, device);
     std::shared_ptr<const KernelModel> chosen = analytic;
-    bool learn = fitter.learned && opts.use_xgboost &&
-                 static_cast<int>(train.size()) >= opts.min_samples_for_xgboost;
+    const bool enough = static_cast<int>(train.size()) >= opts.min_samples_for_xgboost;
+    bool learn = fitter.learned && opts.use_xgboost && enough;
+    if (fitter.learned && opts.use_xgboost && !enough) {
+      report.notes.push_back(
+          fmt::format("{}: {} training samples, kept the analytic model (XGBoost needs {})", family,
+                      train.size(), opts.min_samples_for_xgboost));
+    }
     double analytic_score = 0, learned_score = 0;
     if (learn &&
         !residualHelps(family, fitter, train, device, opts, &analytic_score, &learned_score)) {
@@ -170,11 +175,6 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
           family, 100 * analytic_score, 100 * learned_score));
     }
     if (learn) chosen = fitLearned(analytic, family, train, device, opts);
-    if (fitter.learned && !learn && learned_score == 0) {
-      report.notes.push_back(
-          fmt::format("{}: {} training samples, kept the analytic model (XGBoost needs {})", family,
-                      train.size(), opts.min_samples_for_xgboost));
-    }
     FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()),
                   static_cast<int64_t>(hold.size())};
     if (!hold.empty()) {

@@ -69,8 +69,13 @@ class SlotTable {
   int64_t standIns() const { return stand_ins_; }
 
  private:
+  struct TransientValue {
+    c10::Scalar value;
+    at::TensorOptions options;
+    bool on_cpu = true;
+  };
+
   at::Tensor standIn(int32_t slot);
-  struct TransientValue;
   TransientValue transientValue(const std::vector<const core::Node*>& op_nodes,
                                 const SlotInfo& info) const;
   void track(const at::Tensor& t, int delta);
@@ -80,12 +85,6 @@ class SlotTable {
     at::Tensor view;
     FloatFill float_fill;
     std::optional<IntFill> int_fill;
-  };
-
-  struct TransientValue {
-    c10::Scalar value;
-    at::TensorOptions options;
-    bool on_cpu = true;
   };
 
   const TensorPlan& plan_;

@@ -7,7 +7,7 @@
 namespace tracetwin::replay {
 
 StreamSwitcher::StreamSwitcher(const StreamPlan& plan, c10::Device device)
-    : plan_(plan), device_(device), impl_(nullptr) {
+    : plan_(plan), impl_(nullptr) {
   if (device.is_cpu() || !c10::impl::hasDeviceGuardImpl(device.type())) {
     throw RuntimeFailure(fmt::format("streams: device {} has no streams", device.str()));
   }

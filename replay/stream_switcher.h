@@ -40,7 +40,6 @@ class StreamSwitcher {
 
  private:
   const StreamPlan& plan_;
-  c10::Device device_;
   const c10::impl::DeviceGuardImplInterface* impl_;
   std::vector<c10::Stream> streams_;                  // [0] the current stream at construction
   std::vector<std::optional<c10::Event>> op_events_;  // per op with record_event
