@@ -179,6 +179,7 @@ void memoryFeatures(const core::Node& node, OpFeatures* f) {
 // [4, 576, 4, 4], which a bytes-only curve cannot tell apart. The row count,
 // row length and that alignment go to the XGBoost residual.
 void normFeatures(const core::Node& node, OpFeatures* f) {
+  f->x.reserve(6);
   memoryFeatures(node, f);
   const core::TensorValue* x = tensorArg(node, "input", 0);
   if (x == nullptr) x = tensorArg(node, "grad_out", 0);
@@ -212,9 +213,11 @@ float opCode(const std::string& op) {
   return static_cast<float>(static_cast<double>(h >> 40) * 0x1.0p-24);
 }
 
-// What a bytes-only curve cannot see in reductions, softmax and copies: how
+// What a bytes-only curve cannot see in memory-bound ops (elementwise,
+// reductions, softmax, copies, views): how
 // many outputs the op writes against how many elements it reads (sum over a
-// dim of 2048 vs over a dim of 2; a pooling window), the length and position
+// dim of 2048 vs over a dim of 2; a pooling window), a broadcast operand
+// (an SE block's [N, C, 1, 1] scale), the length and position
 // of the dim it works along (softmax over 10 classes vs 4096 tokens), the
 // innermost extent (short rows vectorise badly), operand count (cat of 2 vs
 // 20), strided operands and the item size. Appended after memoryFeatures' two columns.
@@ -228,6 +231,13 @@ void shapeFeatures(const core::Node& node, OpFeatures* f) {
   });
   eachTensor(node.outputs, [&](const core::TensorValue& t) {
     if (out == nullptr || t.numel > out->numel) out = &t;
+  });
+  // The smallest operand that is not a scalar: below the output's size it is
+  // broadcast (a zero stride, no contiguous inner loop).
+  double smallest = 0;
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    if (!t.shape.empty() && (smallest == 0 || static_cast<double>(t.numel) < smallest))
+      smallest = static_cast<double>(std::max<int64_t>(t.numel, 1));
   });
   const double in_numel = in ? static_cast<double>(std::max<int64_t>(in->numel, 1)) : 1.0;
   const double out_numel = out ? static_cast<double>(std::max<int64_t>(out->numel, 1)) : 1.0;
@@ -256,6 +266,7 @@ void shapeFeatures(const core::Node& node, OpFeatures* f) {
   }
   f->x.push_back(static_cast<float>(std::log2(in_numel / out_numel)));
   f->x.push_back(lg(out_numel));
+  f->x.push_back(smallest > 0 ? lg(out_numel / smallest) : 0.0F);
   f->x.push_back(lg(inner));
   f->x.push_back(lg(dim_len));
   f->x.push_back(dim_last);
@@ -268,6 +279,7 @@ void shapeFeatures(const core::Node& node, OpFeatures* f) {
 }
 
 void shapedMemoryFeatures(const core::Node& node, OpFeatures* f) {
+  f->x.reserve(14);  // one allocation, not four growing steps, for every op of a graph
   memoryFeatures(node, f);
   shapeFeatures(node, f);
 }
@@ -297,7 +309,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
        [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { convFeatures(n, f); }},
       {"embedding_bag", embeddingFeatures},
       {"elementwise", [](const core::Node& n, const std::vector<double>*,
-                         OpFeatures* f) { memoryFeatures(n, f); }},
+                         OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"reduction", [](const core::Node& n, const std::vector<double>*,
                        OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"norm",
@@ -321,8 +333,9 @@ size_t featureCount(const std::string& family) {
   if (family == "conv") return 13;
   if (family == "embedding_bag") return 7 + kReuseBins;
   if (family == "norm") return 6;  // memoryFeatures' 2 + normFeatures' 4
-  if (family == "reduction" || family == "softmax" || family == "copy" || family == "view")
-    return 13;  // memoryFeatures' 2 + shapeFeatures' 11
+  if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||
+      family == "view")
+    return 14;  // memoryFeatures' 2 + shapeFeatures' 12
   return 0;
 }
 

@@ -92,7 +92,8 @@ const std::vector<FamilyEntry>& familyRegistry() {
        {"aten::embedding_bag", "aten::embedding", "fbgemm::split_embedding_codegen_lookup_*"},
        cacheModel},
       {"elementwise",
-       "pointwise ops; roofline with a fitted achieved-bandwidth curve",
+       "pointwise ops; roofline with a fitted achieved-bandwidth curve, XGBoost residual over "
+       "shapes",
        {"aten::add", "aten::mul", "aten::relu", "aten::fill_"},
        memoryBound},
       {"reduction",

@@ -28,7 +28,7 @@ const std::unordered_map<std::string, FamilyFitter>& fitters() {
       {"gemm", {fitRoofline, true}},
       {"conv", {fitRoofline, true}},
       {"embedding_bag", {fitCacheModel, true}},
-      {"elementwise", {fitBandwidthCurve, false}},
+      {"elementwise", {fitBandwidthCurve, true}},  // + XGBoost over shapes
       {"reduction", {fitBandwidthCurve, true}},  // + XGBoost over shapes
       {"norm", {fitBandwidthCurve, true}},       // + XGBoost over rows and row length
       {"softmax", {fitBandwidthCurve, true}},    // + XGBoost over shapes
