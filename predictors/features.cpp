@@ -214,30 +214,28 @@ float opCode(const std::string& op) {
 }
 
 // What a bytes-only curve cannot see in memory-bound ops (elementwise,
-// reductions, softmax, copies, views): how
-// many outputs the op writes against how many elements it reads (sum over a
-// dim of 2048 vs over a dim of 2; a pooling window), a broadcast operand
-// (an SE block's [N, C, 1, 1] scale), the length and position
-// of the dim it works along (softmax over 10 classes vs 4096 tokens), the
-// innermost extent (short rows vectorise badly), operand count (cat of 2 vs
-// 20), strided operands and the item size. Appended after memoryFeatures' two columns.
+// reductions, softmax, copies, views): how many outputs the op writes against
+// how many elements it reads (sum over a dim of 2048 vs over a dim of 2; a
+// pooling window), a broadcast operand (an SE block's [N, C, 1, 1] scale),
+// the length and position of the dim it works along (softmax over 10 classes
+// vs 4096 tokens), the innermost extent (short rows vectorise badly), operand
+// count (cat of 2 vs 20), strided operands and the item size. Appended after
+// memoryFeatures' two columns.
 void shapeFeatures(const core::Node& node, OpFeatures* f) {
-  const core::TensorValue* in = nullptr;
+  const core::TensorValue* in = nullptr;  // the largest input
   const core::TensorValue* out = nullptr;
   double inputs = 0;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
-    inputs += 1;
-    if (in == nullptr || t.numel > in->numel) in = &t;
-  });
-  eachTensor(node.outputs, [&](const core::TensorValue& t) {
-    if (out == nullptr || t.numel > out->numel) out = &t;
-  });
-  // The smallest operand that is not a scalar: below the output's size it is
+  // The smallest input that is not a scalar: below the output's size it is
   // broadcast (a zero stride, no contiguous inner loop).
   double smallest = 0;
   eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    inputs += 1;
+    if (in == nullptr || t.numel > in->numel) in = &t;
     if (!t.shape.empty() && (smallest == 0 || static_cast<double>(t.numel) < smallest))
       smallest = static_cast<double>(std::max<int64_t>(t.numel, 1));
+  });
+  eachTensor(node.outputs, [&](const core::TensorValue& t) {
+    if (out == nullptr || t.numel > out->numel) out = &t;
   });
   const double in_numel = in ? static_cast<double>(std::max<int64_t>(in->numel, 1)) : 1.0;
   const double out_numel = out ? static_cast<double>(std::max<int64_t>(out->numel, 1)) : 1.0;
