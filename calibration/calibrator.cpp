@@ -7,13 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <random>
 #include <tuple>
 
-#include "calibration/graph_builder.h"
 #include "calibration/host_probe.h"
 #include "calibration/microbench.h"
+#include "calibration/replay_unit.h"
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
@@ -46,146 +45,6 @@ GridOptions gridFor(const std::string& device) {
     g.dtypes = {core::DType::kFloat32, core::DType::kFloat16, core::DType::kBFloat16};
   }
   return g;
-}
-
-// Ops with the same name, schema and argument shapes are copies of one grid
-// point's op: their medians are pooled into one sample.
-std::string signature(const core::Node& n) {
-  std::string key = n.op_schema_text;
-  for (const core::Value& v : n.inputs) {
-    key += '|' + v.type;
-    core::forEachTensor(v, [&](const core::TensorValue& t) {
-      for (int64_t d : t.shape) key += fmt::format(",{}", d);
-    });
-  }
-  return key;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-struct CaseOutcome {
-  std::vector<DatasetRow> rows;
-  std::string failure;                                  // empty when every op ran
-  std::optional<predictors::BetweenOpsSample> between;  // CPU replays that ran whole
-};
-
-// Small ops run 1.5-3x slower inside a real step than back to back with
-// copies of themselves: the dispatcher and kernel code they need was evicted
-// from the instruction caches and branch predictors by the ops between. So
-// cases whose one copy is short run interleaved: kGroupCases cases of the
-// family per graph, one copy of each per round in a shuffled order, kRounds
-// rounds; each op follows a different op, as in a step.
-constexpr double kInterleaveMaxUs = 80;
-constexpr size_t kGroupCases = 12;
-constexpr int kRounds = 3;
-
-// What one replay measures: one case on its own or a group interleaved.
-struct ReplayUnit {
-  std::vector<MicrobenchCase> cases;
-  double est_us = 0;  // one iteration
-};
-
-bool interleavable(const MicrobenchCase& c) {
-  return c.add_copy && c.copy_us > 0 && c.copy_us <= kInterleaveMaxUs;
-}
-
-// The unit's graph and, per node id, the index of the case that added it.
-core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t seed,
-                      std::vector<size_t>* case_of) {
-  if (u.cases.size() == 1) {
-    core::Graph g = u.cases[0].build();
-    case_of->clear();  // every node belongs to case 0
-    return g;
-  }
-  GraphBuilder b(device == "cuda" ? "cuda:0" : device);
-  std::vector<size_t> order(u.cases.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::mt19937_64 rng(seed);
-  for (int r = 0; r < kRounds; ++r) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t i : order) {
-      const core::NodeId first = b.nextNodeId();
-      u.cases[i].add_copy(b);
-      if (case_of->size() < static_cast<size_t>(b.nextNodeId())) {
-        case_of->resize(static_cast<size_t>(b.nextNodeId()), 0);
-      }
-      for (core::NodeId id = first; id < b.nextNodeId(); ++id) (*case_of)[size_t(id)] = i;
-    }
-  }
-  return b.build(fmt::format("microbenchmark interleaved group of {}", u.cases.size()));
-}
-
-int itersFor(double est_us) {
-  // ~2 ms of measured work per point, between 3 and 15 iterations.
-  return std::clamp(static_cast<int>(std::ceil(2000.0 / std::max(est_us, 1.0))), 3, 15);
-}
-
-CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
-                    const std::string& device_name) {
-  CaseOutcome out;
-  std::vector<size_t> case_of;
-  const core::Graph graph = buildUnit(u, o.device, o.seed, &case_of);
-  replay::ReplayOptions ro;
-  ro.device = o.device;
-  ro.threads = o.threads;
-  ro.warmup_iters = 1;
-  ro.measured_iters = itersFor(u.est_us);
-  ro.seed = o.seed;
-  replay::ReplayResult r;
-  try {
-    r = replay::replayGraph(graph, ro);
-  } catch (const UnavailableError&) {
-    throw;  // no device / no LibTorch: nothing else can run either
-  } catch (const Error& e) {
-    out.failure = e.what();
-    return out;
-  }
-  if (!r.failed.empty())
-    out.failure = fmt::format("{} failed: {}", r.failed[0].name, r.failed[0].reason);
-  if (!r.skipped.empty() && out.failure.empty()) {
-    out.failure = fmt::format("{} skipped: {}", r.skipped[0].name, r.skipped[0].reason);
-  }
-  const bool on_cpu = o.device == "cpu";
-  auto caseOf = [&](core::NodeId id) {
-    return size_t(id) < case_of.size() ? case_of[size_t(id)] : size_t{0};
-  };
-  std::map<std::pair<size_t, std::string>, std::pair<core::NodeId, std::vector<double>>> groups;
-  for (const replay::OpMeasurement& m : r.per_op) {
-    const core::Node* node = graph.findNode(m.id);
-    if (node == nullptr || node->scope == kSpacerScope) continue;
-    auto& g = groups[{caseOf(m.id), signature(*node)}];
-    if (g.second.empty()) g.first = m.id;
-    g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
-  }
-  if (on_cpu && out.failure.empty() && r.iteration_ms_median > 0) {
-    predictors::BetweenOpsSample b;
-    b.iteration_us = r.iteration_ms_median * 1e3;
-    b.between_us = b.iteration_us;
-    for (const replay::OpMeasurement& m : r.per_op) {
-      b.between_us -= m.cpu_us;
-      b.op_us += m.cpu_us;
-      b.ops += 1;
-      if (const core::Node* node = graph.findNode(m.id))
-        b.produced += predictors::producedTensors(*node);
-    }
-    out.between = b;
-  }
-  for (auto& [key, group] : groups) {
-    const MicrobenchCase& c = u.cases[key.first];
-    DatasetRow row;
-    row.case_label = c.label;
-    row.sample.node = graph.node(group.first);
-    row.sample.measured_us = median(group.second);
-    row.sample.repeated = u.cases.size() == 1;
-    row.sample.device = device_name;
-    if (core::opFamily(row.sample.node) == "embedding_bag") row.sample.index_reuse = c.index_reuse;
-    out.rows.push_back(std::move(row));
-  }
-  return out;
 }
 
 // Running estimate of wall seconds per grid point from its cost estimate.

@@ -1,0 +1,51 @@
+// Replaying one unit of a calibration sweep (one grid point on its own, or
+// a group of small ones interleaved) and turning its per-op medians into
+// dataset rows and a between-op sample. Calibration-private.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/calibrator.h"
+#include "calibration/dataset.h"
+#include "calibration/microbench.h"
+#include "predictors/between_ops.h"
+
+namespace tracetwin::calibration {
+
+double median(std::vector<double> v);
+
+struct CaseOutcome {
+  std::vector<DatasetRow> rows;
+  std::string failure;                                  // empty when every op ran
+  std::optional<predictors::BetweenOpsSample> between;  // CPU replays that ran whole
+};
+
+// Small ops run 1.5-3x slower inside a real step than back to back with
+// copies of themselves: the dispatcher and kernel code they need was evicted
+// from the instruction caches and branch predictors by the ops between. So
+// cases whose one copy is short run interleaved: kGroupCases cases of the
+// family per graph, one copy of each per round in a shuffled order, kRounds
+// rounds; each op follows a different op, as in a step.
+inline constexpr double kInterleaveMaxUs = 80;
+inline constexpr size_t kGroupCases = 12;
+inline constexpr int kRounds = 3;
+
+// What one replay measures: one case on its own or a group interleaved.
+struct ReplayUnit {
+  std::vector<MicrobenchCase> cases;
+  double est_us = 0;  // one iteration
+};
+
+bool interleavable(const MicrobenchCase& c);
+
+// Measured iterations for a unit whose one iteration is estimated at est_us.
+int itersFor(double est_us);
+
+// Replays the unit (replay::replayGraph) and pools identical copies' medians.
+CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
+                    const std::string& device_name);
+
+}  // namespace tracetwin::calibration
