@@ -164,7 +164,6 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
     if (!outcome.rows.empty()) run.replayed += outcome.failure.empty() ? points : points - 1;
     if (outcome.failure.empty() && !outcome.rows.empty()) s.measured.push_back(c);
     if (outcome.between) result.between_ops.push_back(*outcome.between);
-    run.samples += static_cast<int64_t>(outcome.rows.size());
     for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
     if (o.on_progress) {
       o.on_progress({s.family->name, run.replayed + run.failed, s.case_runs, secondsSince(t0),
@@ -260,17 +259,14 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   samples.reserve(res.rows.size());
   for (const DatasetRow& r : res.rows) samples.push_back(r.sample);
   fo.torch_version = torch_version;
-  fo.replay_loop_us = res.replay_loop_us;
+  // The between-op cost fitted over the sweep's graphs supersedes the probe's
+  // loop-only figure; a refit has no graphs and keeps the earlier models'.
+  res.between_fit = predictors::fitBetweenOps(res.between_ops);
+  fo.replay_loop_us = res.between_fit.ok ? 0.0 : res.replay_loop_us;
   predictors::ModelSet models;
   const Clock::time_point t0 = Clock::now();
   res.fit = predictors::fitModels(samples, res.device, fo, &models);
-  // The between-op cost replaces the probe's loop-only figure when there are
-  // enough graphs to fit it (a refit has none: the models keep theirs).
-  res.between_fit = predictors::fitBetweenOps(res.between_ops);
   if (res.between_fit.ok) {
-    auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
-    t1.erase(predictors::kAllOps);
-    models.overheads.sources.clear();
     predictors::applyBetweenOps(res.between_fit, &models.overheads);
   } else if (!res.kept_overheads.empty()) {
     models.overheads = res.kept_overheads;

@@ -37,7 +37,8 @@ struct CalibrationOptions {
   // to 1.5x for seconds at a time (two back-to-back 20 s sweeps of the
   // reduction grid differed by 29% GMAE, a third one matched the first within
   // 9%): points measured once inherit whatever phase they fell in. The first
-  // pass gets budget / repeats, so more repeats mean fewer points.
+  // pass gets budget / repeats, so more repeats mean fewer points. The
+  // `calibrate` command's default is 3.
   int repeats = 1;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest

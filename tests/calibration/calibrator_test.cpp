@@ -105,8 +105,9 @@ TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
   for (const auto& f : result_->families) {
     repeated += f.repeated_runs;
     if (f.repeated_runs > 0) {
-      // Two timings of one op a pass apart never agree to the nanosecond.
-      EXPECT_GT(f.repeat_gmae, 0) << f.family;
+      // Two timings of one op a pass apart do not agree to 0.1% on average;
+      // comparing a timing with itself would give the 1e-6 floor.
+      EXPECT_GT(f.repeat_gmae, 1e-3) << f.family;
       EXPECT_LT(f.repeat_gmae, 10) << f.family;
     }
   }
