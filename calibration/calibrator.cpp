@@ -7,12 +7,15 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
 #include "calibration/host_probe.h"
+#include "calibration/host_speed_gauge.h"
 #include "calibration/microbench.h"
 #include "calibration/replay_unit.h"
+#include "calibration/steady_host_gate.h"
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
@@ -65,6 +68,47 @@ class CostModel {
   static constexpr double kFixedS = 0.003;  // graph build + tensor materialisation
   double log_ratio_ = 0;
   double ratio_ = 1;
+};
+
+// Replays a unit, through the steady-host gate when there is one.
+class UnitMeasurer {
+ public:
+  UnitMeasurer(const CalibrationOptions& o, std::string device_name)
+      : options_(o), device_name_(std::move(device_name)) {
+    if (o.device == "cpu" && o.host_tolerance > 1) {
+      gauge_.emplace();
+      SteadyHostOptions so;
+      so.tolerance = o.host_tolerance;
+      gate_.emplace(*gauge_, so);
+    }
+  }
+  // `o` may differ from the constructor's in budget only.
+  CaseOutcome operator()(const ReplayUnit& u, const CalibrationOptions& o, int64_t* reruns) {
+    if (!gate_) return runCase(u, o, device_name_);
+    const int64_t before = gate_->stats().reruns;
+    CaseOutcome out = gate_->run([&] { return runCase(u, o, device_name_); });
+    *reruns += gate_->stats().reruns - before;
+    return out;
+  }
+  HostGateSummary summary() const {
+    HostGateSummary h;
+    if (!gate_) return h;
+    const SteadyHostStats& s = gate_->stats();
+    h.on = true;
+    h.baseline_us = gauge_->baselineUs();
+    h.units = s.units;
+    h.steady = s.steady;
+    h.reruns = s.reruns;
+    h.waited_s = s.waited_s;
+    return h;
+  }
+  double tolerance() const { return gate_ ? options_.host_tolerance : 0; }
+
+ private:
+  const CalibrationOptions& options_;
+  std::string device_name_;
+  std::optional<HostSpeedGauge> gauge_;
+  std::optional<SteadyHostGate> gate_;
 };
 
 // One family's sweep: its grid in sampling order and how far it got, so a
@@ -132,7 +176,7 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
 // Sweeps on within `share_s` seconds; appends rows and failures. Points too
 // big for what is left are passed over (smaller ones may still fit) and stay
 // for a later pass.
-void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::string& device_name,
+void continueSweep(FamilySweep& s, const CalibrationOptions& o, UnitMeasurer& measure,
                    double share_s, Clock::time_point t0, CostModel& cost,
                    CalibrationResult& result) {
   const Clock::time_point start = Clock::now();
@@ -150,7 +194,7 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
     }
     consecutive_skips = 0;
     const Clock::time_point case_start = Clock::now();
-    CaseOutcome outcome = runCase(c, o, device_name);
+    CaseOutcome outcome = measure(c, o, &s.run.host_reruns);
     cost.observe(c, iters, secondsSince(case_start));
     FamilyRun& run = s.run;
     const int64_t points = static_cast<int64_t>(c.cases.size());
@@ -179,9 +223,8 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, const std::strin
 
 // Splits what is left of the budget between the sweeps not yet exhausted, by
 // weight, in registry order; unused time flows to the later ones.
-void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
-               const std::string& device_name, Clock::time_point t0, CostModel& cost,
-               CalibrationResult& result) {
+void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o, UnitMeasurer& measure,
+               Clock::time_point t0, CostModel& cost, CalibrationResult& result) {
   double weight_left = 0;
   for (const FamilySweep& s : sweeps) weight_left += s.exhausted() ? 0 : s.family->budget_weight;
   for (FamilySweep& s : sweeps) {
@@ -189,7 +232,7 @@ void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
     const double left = std::max(0.0, o.budget_s - secondsSince(t0));
     const double share = left * s.family->budget_weight / weight_left;
     weight_left -= s.family->budget_weight;
-    continueSweep(s, o, device_name, share, t0, cost, result);
+    continueSweep(s, o, measure, share, t0, cost, result);
   }
 }
 
@@ -197,13 +240,13 @@ void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
 // the budget lasts. Each repeat walks every family once, so the measurements
 // of one point lie a whole pass apart.
 void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
-                  const std::string& device_name, Clock::time_point t0, CalibrationResult& result) {
+                  UnitMeasurer& measure, Clock::time_point t0, CalibrationResult& result) {
   for (int r = 1; r < o.repeats; ++r) {
     for (FamilySweep& s : sweeps) {
       const Clock::time_point start = Clock::now();
       for (const ReplayUnit& u : s.measured) {
         if (secondsSince(t0) >= o.budget_s) return;
-        CaseOutcome outcome = runCase(u, o, device_name);
+        CaseOutcome outcome = measure(u, o, &s.run.host_reruns);
         if (!outcome.failure.empty()) continue;  // the first pass's figures stand
         s.run.repeated_runs += static_cast<int64_t>(u.cases.size());
         if (outcome.between) result.between_ops.push_back(*outcome.between);
@@ -221,32 +264,44 @@ void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
 
 // One row per (case, op, alone or interleaved): the median of its repeats.
 // Node ids are the same in every repeat (the unit graphs are deterministic).
-// `repeat_gmae` gets, per family, the GMAE between the first two
-// measurements of each repeated row.
-std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows,
+// With the steady-host gate on (tolerance > 1), a row measured on a steady
+// host at least once keeps only those measurements. `repeat_gmae` gets, per
+// family, the GMAE between the first two measurements kept of each row.
+std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double tolerance,
                                     std::map<std::string, double>* repeat_gmae) {
   std::map<std::tuple<std::string, bool, core::NodeId>, size_t> first;
-  std::vector<std::vector<double>> times;
+  std::vector<std::vector<std::pair<double, double>>> runs;  // (measured us, slowdown)
   std::vector<DatasetRow> pooled;
   for (DatasetRow& r : rows) {
     auto key = std::make_tuple(r.case_label, r.sample.repeated, r.sample.node.id);
     auto [it, inserted] = first.emplace(key, pooled.size());
     if (inserted) {
-      times.push_back({r.sample.measured_us});
+      runs.push_back({{r.sample.measured_us, r.host_slowdown}});
       pooled.push_back(std::move(r));
     } else {
-      times[it->second].push_back(r.sample.measured_us);
+      runs[it->second].emplace_back(r.sample.measured_us, r.host_slowdown);
     }
   }
+  auto steady = [&](const std::pair<double, double>& m) {
+    return tolerance <= 1 || m.second <= tolerance;
+  };
   std::map<std::string, std::pair<double, int64_t>> log_sums;
   for (size_t i = 0; i < pooled.size(); ++i) {
-    const std::vector<double>& t = times[i];
+    const bool any_steady = std::any_of(runs[i].begin(), runs[i].end(), steady);
+    std::vector<double> t;
+    double slowdown = 0;
+    for (const auto& m : runs[i]) {
+      if (any_steady && !steady(m)) continue;
+      t.push_back(m.first);
+      slowdown = std::max(slowdown, m.second);
+    }
     if (t.size() >= 2 && t[1] > 0) {
       auto& [sum, n] = log_sums[core::opFamily(pooled[i].sample.node)];
       sum += std::log(std::max(std::abs(t[0] - t[1]) / t[1], 1e-6));
       ++n;
     }
     pooled[i].sample.measured_us = median(t);
+    pooled[i].host_slowdown = slowdown;
   }
   for (const auto& [family, s] : log_sums)
     (*repeat_gmae)[family] = std::exp(s.first / static_cast<double>(s.second));
@@ -303,6 +358,11 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   if (o.repeats < 1 || o.repeats > 20) {
     throw UsageError(fmt::format("--repeats must be between 1 and 20, got {}", o.repeats));
   }
+  if (!(o.host_tolerance == 0 || (o.host_tolerance > 1 && o.host_tolerance <= 10))) {
+    throw UsageError(
+        fmt::format("--host-tolerance must be 0 (off) or a factor above 1 and at most 10, got {}",
+                    o.host_tolerance));
+  }
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
   if (!replay::replayAvailable()) {
@@ -323,17 +383,20 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   std::vector<FamilySweep> sweeps;
   for (const MicrobenchFamily* f : families) sweeps.push_back(startSweep(*f, o));
   CostModel cost;
+  UnitMeasurer measure(o, res.device.name);
   // Small grids finish early; later passes give their time to the big ones
   // (GEMM, conv, embedding) until the budget or every grid is used up.
   constexpr int kMaxPasses = 4;
   CalibrationOptions first_pass = o;
   first_pass.budget_s = o.budget_s / std::max(o.repeats, 1);
   for (int pass = 0; pass < kMaxPasses && secondsSince(t0) < 0.97 * first_pass.budget_s; ++pass) {
-    sweepPass(sweeps, first_pass, res.device.name, t0, cost, res);
+    sweepPass(sweeps, first_pass, measure, t0, cost, res);
   }
-  repeatPasses(sweeps, o, res.device.name, t0, res);
+  repeatPasses(sweeps, o, measure, t0, res);
+  res.host_gate = measure.summary();
+  res.host_tolerance = measure.tolerance();
   std::map<std::string, double> repeat_gmae;
-  res.rows = poolRepeats(std::move(res.rows), &repeat_gmae);
+  res.rows = poolRepeats(std::move(res.rows), measure.tolerance(), &repeat_gmae);
   std::map<std::string, int64_t> samples;
   for (const DatasetRow& r : res.rows) ++samples[core::opFamily(r.sample.node)];
   for (FamilySweep& s : sweeps) {

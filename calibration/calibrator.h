@@ -40,6 +40,12 @@ struct CalibrationOptions {
   // pass gets budget / repeats, so more repeats mean fewer points. The
   // `calibrate` command's default is 3.
   int repeats = 1;
+  // CPU only: when > 1, each replay runs while a HostSpeedGauge reading is
+  // within this factor of the host's fast
+  // phase, and runs again when the host
+  // slowed during it (steady_host_gate.h). 0: measure whatever the host does.
+  // The `calibrate` command's default is 1.25.
+  double host_tolerance = 0;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest
   predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)
@@ -56,7 +62,18 @@ struct FamilyRun {
   // The noise floor: geometric mean of |a - b| / b over the first two
   // measurements of each repeated point (0 when nothing was repeated).
   double repeat_gmae = 0;
+  int64_t host_reruns = 0;  // replays run again because the host slowed
   double seconds = 0;
+};
+
+// What the steady-host gate did over the whole run (zero when off).
+struct HostGateSummary {
+  bool on = false;
+  double baseline_us = 0;  // the gauge's fast-phase reading
+  int64_t units = 0;       // replays kept
+  int64_t steady = 0;      // of them, measured with the host steady
+  int64_t reruns = 0;
+  double waited_s = 0;
 };
 
 struct CalibrationResult {
@@ -69,6 +86,8 @@ struct CalibrationResult {
   predictors::BetweenOpsFit between_fit;
   predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
   predictors::DeviceSpec device;
+  HostGateSummary host_gate;
+  double host_tolerance = 0;  // the gate's, when on
   double replay_loop_us = 0;
   predictors::FitReport fit;
   double measure_seconds = 0;

@@ -116,6 +116,7 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     line["device"] = r.sample.device;
     line["index_reuse"] = r.sample.index_reuse;
     line["repeated"] = r.sample.repeated;
+    if (r.host_slowdown > 0) line["host_slowdown"] = r.host_slowdown;
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -148,6 +149,8 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     row.sample.device = j.value("device", "");
     // Datasets written before interleaving held repeated cases only.
     row.sample.repeated = j.value("repeated", true);
+    if (j.contains("host_slowdown") && j["host_slowdown"].is_number())
+      row.host_slowdown = j["host_slowdown"].get<double>();
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
     }

@@ -1,6 +1,7 @@
 // The measured dataset calibration writes beside the models (DIR/dataset.jsonl):
 // one JSON object per line,
-//   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated", "node"}
+//   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated",
+//    "host_slowdown" (when gauged), "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so
@@ -19,6 +20,10 @@ namespace tracetwin::calibration {
 struct DatasetRow {
   std::string case_label;  // microbenchmark grid point it came from
   predictors::MeasuredOp sample;
+  // How slow the host ran while this was measured, relative to the fastest
+  // it ran (HostSpeedGauge; 0 = not gauged). A pooled row keeps the largest
+  // of the measurements it kept.
+  double host_slowdown = 0;
 };
 
 // The node as an ET 1.0.1 node object (ids kept).

@@ -70,13 +70,21 @@ void printDevice(const predictors::DeviceSpec& d, double loop_us) {
 void printReport(const calibration::CalibrationResult& r) {
   printDevice(r.device, r.replay_loop_us);
   if (r.measure_seconds > 0) {
-    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>13} {:>8} {:>8}\n", "microbench",
-               "grid points", "replayed", "failed", "repeats", "repeat GMAE", "samples", "seconds");
+    fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>13} {:>12} {:>8} {:>8}\n", "microbench",
+               "grid points", "replayed", "failed", "repeats", "repeat GMAE", "slow reruns",
+               "samples", "seconds");
     for (const auto& f : r.families) {
-      fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>12.1f}% {:>8} {:>8.1f}\n", f.family,
+      fmt::print("{:<14} {:>11} {:>9} {:>7} {:>8} {:>12.1f}% {:>12} {:>8} {:>8.1f}\n", f.family,
                  f.grid_points, f.replayed, f.failed, f.repeated_runs, 100.0 * f.repeat_gmae,
-                 f.samples, f.seconds);
+                 f.host_reruns, f.samples, f.seconds);
     }
+  }
+  if (r.host_gate.on) {
+    const calibration::HostGateSummary& g = r.host_gate;
+    fmt::print(
+        "steady host: {} of {} replays measured within {:.2f}x of the host's fast phase (gauge "
+        "{:.1f} us); {} replays run again after the host slowed; {:.1f} s spent waiting\n",
+        g.steady, g.units, r.host_tolerance, g.baseline_us, g.reruns, g.waited_s);
   }
   for (const std::string& f : r.failures) fmt::print("  failed: {}\n", f);
   fmt::print("\nhold-out accuracy per op family (GMAE = geometric mean |pred - meas| / meas):\n");
@@ -153,6 +161,12 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "first pass gets budget / repeats)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  o.host_tolerance = 1.25;
+  sub.add_option("--host-tolerance", o.host_tolerance,
+                 "CPU: measure only while a reference loop runs within this factor of its "
+                 "fast-phase time, and re-measure what a slowdown of a shared host hit (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")

@@ -35,6 +35,7 @@ class TinyCalibration : public ::testing::Test {
     o.budget_s = 8;
     o.families = {"elementwise", "view"};
     o.repeats = 2;  // the first pass gets 4 s, the repeat the rest
+    o.host_tolerance = 1.25;
     o.torch_version = libtorchVersion();
     o.on_progress = [](const CalibrationProgress& p) {
       ++progress_calls_;
@@ -119,6 +120,23 @@ TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
   }
 }
 
+TEST_F(TinyCalibration, MeasuresThroughTheSteadyHostGate) {
+  ASSERT_NE(result_, nullptr);
+  const HostGateSummary& g = result_->host_gate;
+  ASSERT_TRUE(g.on);
+  EXPECT_GT(g.baseline_us, 0);
+  EXPECT_GT(g.units, 0);
+  EXPECT_LE(g.steady, g.units);
+  int64_t reruns = 0;
+  for (const auto& f : result_->families) reruns += f.host_reruns;
+  EXPECT_EQ(reruns, g.reruns);
+  // Every row says how slow the host was (1 = its fast phase), also once read back.
+  for (const auto& r : result_->rows) EXPECT_GT(r.host_slowdown, 0.5) << r.case_label;
+  const std::vector<DatasetRow> back = readDataset(dir_ + "/dataset.jsonl");
+  ASSERT_FALSE(back.empty());
+  EXPECT_DOUBLE_EQ(back[0].host_slowdown, result_->rows[0].host_slowdown);
+}
+
 TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {
   ASSERT_NE(result_, nullptr);
   EXPECT_GE(result_->between_ops.size(), 8u);
@@ -154,6 +172,11 @@ TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
   o.repeats = 0;
   EXPECT_THROW(runCalibration(o), UsageError);
   o.repeats = 1;
+  for (double tolerance : {-1.0, 0.5, 1.0, 11.0}) {
+    o.host_tolerance = tolerance;
+    EXPECT_THROW(runCalibration(o), UsageError) << tolerance;
+  }
+  o.host_tolerance = 0;
   o.families = {"gemm", "nonsense"};
   try {
     runCalibration(o);

@@ -1,0 +1,86 @@
+#include "calibration/host_speed_gauge.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+namespace tracetwin::calibration {
+namespace {
+
+// 2 x 32 KiB of floats: resident in L1/L2, so the work measures the core
+// (and what shares it), not DRAM, which a neighbour slows differently.
+constexpr size_t kFloats = 8192;
+constexpr int kPasses = 24;  // ~30 us on the development VM's fast phase
+
+}  // namespace
+
+double referenceWorkUs() {
+  static std::array<float, kFloats> a{}, b{};
+  static bool filled = false;
+  if (!filled) {
+    for (size_t i = 0; i < kFloats; ++i) a[i] = 1.0f, b[i] = 1e-3f * static_cast<float>(i % 97);
+    filled = true;
+  }
+  // The minimum of three timings: a single interrupt should not read as a
+  // slow host.
+  double best = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int p = 0; p < kPasses; ++p) {
+      for (size_t i = 0; i < kFloats; ++i) a[i] = a[i] * 0.999f + b[i];
+    }
+    // Keep the result observable so the loop is not optimised away.
+    volatile float sink = a[static_cast<size_t>(k) % kFloats];
+    (void)sink;
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return best;
+}
+
+HostSpeedGauge::HostSpeedGauge(Reading reading, Sleep sleep, int warmup_readings)
+    : reading_(std::move(reading)), sleep_(std::move(sleep)) {
+  if (!sleep_) {
+    sleep_ = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+  }
+  for (int i = 0; i < warmup_readings; ++i) read();
+}
+
+double HostSpeedGauge::read() {
+  const double us = reading_();
+  if (!(us > 0) || !std::isfinite(us)) return 1.0;  // a clock that did not move says nothing
+  if (window_.size() < kWindow) {
+    window_.push_back(us);
+  } else {
+    window_[next_] = us;
+    next_ = (next_ + 1) % kWindow;
+  }
+  // A sort of 4096 values per reading would cost more than the work it
+  // times; every 32 readings is enough to follow a drifting host. Early on,
+  // and whenever a reading beats the baseline, update at once.
+  if (++since_update_ >= 32 || window_.size() < 64 || us < baseline_us_) updateBaseline();
+  return us / baseline_us_;
+}
+
+void HostSpeedGauge::updateBaseline() {
+  since_update_ = 0;
+  std::vector<double> sorted = window_;
+  const size_t k = sorted.size() * 2 / 100;  // the 2nd percentile; the minimum below 50
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(k), sorted.end());
+  baseline_us_ = sorted[k];
+}
+
+double HostSpeedGauge::waitForSteady(double tolerance, double max_wait_s, double poll_s) {
+  const int max_polls = poll_s > 0 ? static_cast<int>(std::ceil(max_wait_s / poll_s - 1e-9)) : 0;
+  double slowdown = read();
+  for (int poll = 0; slowdown > tolerance && poll < max_polls; ++poll) {
+    sleep_(poll_s);
+    slowdown = read();
+  }
+  return slowdown;
+}
+
+}  // namespace tracetwin::calibration
