@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -73,14 +74,17 @@ class CostModel {
 // Replays a unit, through the steady-host gate when there is one.
 class UnitMeasurer {
  public:
+  // On a CPU the gauge is always read around each replay (the dataset
+  // records the slowdown); it gates only with a tolerance above 1.
   UnitMeasurer(const CalibrationOptions& o, std::string device_name)
-      : options_(o), device_name_(std::move(device_name)) {
-    if (o.device == "cpu" && o.host_tolerance > 1) {
-      gauge_.emplace();
-      SteadyHostOptions so;
-      so.tolerance = o.host_tolerance;
-      gate_.emplace(*gauge_, so);
-    }
+      : device_name_(std::move(device_name)) {
+    if (o.device != "cpu") return;
+    gauge_.emplace();
+    SteadyHostOptions so;
+    gating_ = o.host_tolerance > 1;
+    so.tolerance = gating_ ? o.host_tolerance : std::numeric_limits<double>::infinity();
+    gate_.emplace(*gauge_, so);
+    tolerance_ = gating_ ? o.host_tolerance : 0;
   }
   // `o` may differ from the constructor's in budget only.
   CaseOutcome operator()(const ReplayUnit& u, const CalibrationOptions& o, int64_t* reruns) {
@@ -94,19 +98,27 @@ class UnitMeasurer {
     HostGateSummary h;
     if (!gate_) return h;
     const SteadyHostStats& s = gate_->stats();
-    h.on = true;
+    h.gauged = true;
+    h.gating = gating_;
     h.baseline_us = gauge_->baselineUs();
     h.units = s.units;
     h.steady = s.steady;
     h.reruns = s.reruns;
     h.waited_s = s.waited_s;
+    if (!s.slowdowns.empty()) {
+      std::vector<double> v = s.slowdowns;
+      std::sort(v.begin(), v.end());
+      h.median_slowdown = v[v.size() / 2];
+      h.p90_slowdown = v[v.size() * 9 / 10];
+    }
     return h;
   }
-  double tolerance() const { return gate_ ? options_.host_tolerance : 0; }
+  double tolerance() const { return tolerance_; }
 
  private:
-  const CalibrationOptions& options_;
   std::string device_name_;
+  bool gating_ = false;
+  double tolerance_ = 0;
   std::optional<HostSpeedGauge> gauge_;
   std::optional<SteadyHostGate> gate_;
 };

@@ -26,6 +26,7 @@ CaseOutcome SteadyHostGate::run(const std::function<CaseOutcome()>& replay) {
   }
   ++stats_.units;
   if (best_slowdown <= options_.tolerance) ++stats_.steady;
+  stats_.slowdowns.push_back(best_slowdown);
   for (DatasetRow& row : best->rows) row.host_slowdown = best_slowdown;
   return std::move(*best);
 }

@@ -2,11 +2,12 @@
 // host_speed_gauge.h): waits for a steady reading before the replay, reads
 // again after it, and runs the replay again when the host slowed down in
 // between. Keeps the run with the lowest slowdown when none was steady.
+// With an infinite tolerance it only reads the gauge around each replay.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-
+#include <vector>
 #include "calibration/host_speed_gauge.h"
 #include "calibration/replay_unit.h"
 
@@ -19,10 +20,11 @@ struct SteadyHostOptions {
 };
 
 struct SteadyHostStats {
-  int64_t units = 0;    // replays kept
-  int64_t steady = 0;   // of them, measured on a steady host
-  int64_t reruns = 0;   // replays thrown away because the host slowed
-  double waited_s = 0;  // spent polling the gauge
+  int64_t units = 0;              // replays kept
+  int64_t steady = 0;             // of them, measured on a steady host
+  int64_t reruns = 0;             // replays thrown away because the host slowed
+  double waited_s = 0;            // spent polling the gauge
+  std::vector<double> slowdowns;  // of each replay kept
 };
 
 class SteadyHostGate {

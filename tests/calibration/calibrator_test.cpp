@@ -123,7 +123,10 @@ TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
 TEST_F(TinyCalibration, MeasuresThroughTheSteadyHostGate) {
   ASSERT_NE(result_, nullptr);
   const HostGateSummary& g = result_->host_gate;
-  ASSERT_TRUE(g.on);
+  ASSERT_TRUE(g.gauged);
+  ASSERT_TRUE(g.gating);
+  EXPECT_GE(g.p90_slowdown, g.median_slowdown);
+  EXPECT_GT(g.median_slowdown, 0);
   EXPECT_GT(g.baseline_us, 0);
   EXPECT_GT(g.units, 0);
   EXPECT_LE(g.steady, g.units);
