@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
+#include "predictors/features.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
 
@@ -159,6 +160,20 @@ void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
   cases = std::move(ordered);
 }
 
+// Cold copies of an interleaved group (see kBusySpacerSizes): same cases,
+// one round, an mm spacer before each copy.
+ReplayUnit coldUnit(const ReplayUnit& group, int64_t spacer_n, bool rewarm) {
+  ReplayUnit u;
+  u.cases = group.cases;
+  u.busy_spacer = spacer_n;
+  u.rewarm = rewarm;
+  // The mm at ~4 GFLOP/s (a conservative CPU figure) plus one copy each.
+  const double n = static_cast<double>(spacer_n);
+  const double spacer_us = 2.0 * n * n * n / 4e3;
+  u.est_us = group.est_us / kRounds + spacer_us * static_cast<double>(group.cases.size());
+  return u;
+}
+
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
   FamilySweep s;
   s.family = &fam;
@@ -169,6 +184,10 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
   frontLoadCostQuantiles(cases);
   // Units in sampling order; a group of small cases takes the place of the
   // case that filled it.
+  // CPU: the first kColdGroups full groups are followed by their cold
+  // copies, so both sides of each pair are measured moments apart.
+  const int cold_groups = o.device == "cpu" ? kColdGroups : 0;
+  int cold_made = 0;
   ReplayUnit pending;
   for (MicrobenchCase& c : cases) {
     const double est = c.est_us;
@@ -176,7 +195,17 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
     if (!interleavable(c)) continue;
     pending.est_us += c.copy_us * kRounds;
     pending.cases.push_back(std::move(c));
-    if (pending.cases.size() == kGroupCases) s.cases.push_back(std::move(pending)), pending = {};
+    if (pending.cases.size() == kGroupCases) {
+      s.cases.push_back(std::move(pending));
+      pending = {};
+      if (cold_made < cold_groups) {
+        const ReplayUnit group = s.cases.back();
+        for (int64_t n : kBusySpacerSizes) {
+          for (bool rewarm : {false, true}) s.cases.push_back(coldUnit(group, n, rewarm));
+        }
+        ++cold_made;
+      }
+    }
   }
   if (pending.cases.size() > 1) s.cases.push_back(std::move(pending));
   for (const ReplayUnit& u : s.cases) s.case_runs += static_cast<int64_t>(u.cases.size());
@@ -320,11 +349,41 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
   return pooled;
 }
 
+bool isColdRow(const DatasetRow& r) { return r.case_label.find(kColdSuffix) != std::string::npos; }
+
+// Each cold row with the interleaved row of its grid point and op.
+std::vector<predictors::CodeColdPair> coldPairs(const std::vector<DatasetRow>& rows) {
+  std::map<std::pair<std::string, std::string>, const DatasetRow*> warm;
+  for (const DatasetRow& r : rows) {
+    if (!isColdRow(r) && !r.sample.repeated) warm[{r.case_label, r.sample.node.name}] = &r;
+  }
+  std::vector<predictors::CodeColdPair> pairs;
+  for (const DatasetRow& r : rows) {
+    if (!isColdRow(r)) continue;
+    const std::string base = r.case_label.substr(0, r.case_label.find(kColdSuffix));
+    auto it = warm.find({base, r.sample.node.name});
+    if (it == warm.end()) continue;
+    predictors::CodeColdPair p;
+    p.op = predictors::computeFeatures(r.sample.node).op;
+    p.family = core::opFamily(r.sample.node);
+    p.warm_us = it->second->sample.measured_us;
+    p.cold_us = r.sample.measured_us;
+    p.idle_us = r.idle_us;
+    p.previous_us = r.previous_us;
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
 void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,
                 CalibrationResult& res) {
+  // Cold rows only measure the code-cold penalty; the kernel models learn
+  // from the rest.
   std::vector<predictors::MeasuredOp> samples;
   samples.reserve(res.rows.size());
-  for (const DatasetRow& r : res.rows) samples.push_back(r.sample);
+  for (const DatasetRow& r : res.rows) {
+    if (!isColdRow(r)) samples.push_back(r.sample);
+  }
   fo.torch_version = torch_version;
   // The between-op cost fitted over the sweep's graphs supersedes the probe's
   // loop-only figure; a refit has no graphs and keeps the earlier models'.
@@ -338,6 +397,9 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   } else if (!res.kept_overheads.empty()) {
     models.overheads = res.kept_overheads;
   }
+  res.code_cold = predictors::fitCodeCold(coldPairs(res.rows));
+  if (res.code_cold.empty()) res.code_cold = res.kept_code_cold;  // a dataset without cold rows
+  models.code_cold = res.code_cold;
   res.fit_seconds = secondsSince(t0);
   models.device = res.device;
   models.torch_version = torch_version;
@@ -440,7 +502,9 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   if (res.rows.empty()) throw InputError(fmt::format("{}: the dataset is empty", res.dataset_path));
   // The between-op costs are not in the dataset; keep the ones the models had.
   try {
-    res.kept_overheads = predictors::ModelSet::load(dir).overheads;
+    const predictors::ModelSet earlier = predictors::ModelSet::load(dir);
+    res.kept_overheads = earlier.overheads;
+    res.kept_code_cold = earlier.code_cold;
   } catch (const InputError&) {
     res.kept_overheads = {};  // no earlier models: fit without them
   }

@@ -13,6 +13,7 @@
 
 #include "calibration/dataset.h"
 #include "predictors/between_ops.h"
+#include "predictors/code_cold.h"
 #include "predictors/training.h"
 
 namespace tracetwin::calibration {
@@ -91,6 +92,10 @@ struct CalibrationResult {
   std::vector<predictors::BetweenOpsSample> between_ops;
   predictors::BetweenOpsFit between_fit;
   predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
+  // CPU: what small ops cost more when time passed since their previous call,
+  // from the cold units (empty when none paired); a refit of a dataset
+  // without cold rows keeps the earlier models' (kept_code_cold).
+  predictors::CodeColdModel code_cold, kept_code_cold;
   predictors::DeviceSpec device;
   HostGateSummary host_gate;
   double host_tolerance = 0;  // the gate's, when gating

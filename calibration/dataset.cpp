@@ -117,6 +117,8 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     line["index_reuse"] = r.sample.index_reuse;
     line["repeated"] = r.sample.repeated;
     if (r.host_slowdown > 0) line["host_slowdown"] = r.host_slowdown;
+    if (r.idle_us > 0) line["idle_us"] = r.idle_us;
+    if (r.previous_us > 0) line["previous_us"] = r.previous_us;
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -151,6 +153,9 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     row.sample.repeated = j.value("repeated", true);
     if (j.contains("host_slowdown") && j["host_slowdown"].is_number())
       row.host_slowdown = j["host_slowdown"].get<double>();
+    if (j.contains("idle_us") && j["idle_us"].is_number()) row.idle_us = j["idle_us"].get<double>();
+    if (j.contains("previous_us") && j["previous_us"].is_number())
+      row.previous_us = j["previous_us"].get<double>();
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
     }

@@ -1,7 +1,7 @@
 // The measured dataset calibration writes beside the models (DIR/dataset.jsonl):
 // one JSON object per line,
 //   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated",
-//    "host_slowdown" (when gauged), "node"}
+//    "host_slowdown" (when gauged), "idle_us", "previous_us", "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so
@@ -24,6 +24,10 @@ struct DatasetRow {
   // it ran (HostSpeedGauge; 0 = not gauged). A pooled row keeps the largest
   // of the measurements it kept.
   double host_slowdown = 0;
+  // CPU: measured time since the previous call of the same op in its unit
+  // graph (predictors/code_cold.h); 0 in datasets written before it.
+  double idle_us = 0;
+  double previous_us = 0;  // measured time of the op right before it
 };
 
 // The node as an ET 1.0.1 node object (ids kept).

@@ -202,6 +202,13 @@ void GraphBuilder::spacer() {
   (void)id;
 }
 
+void GraphBuilder::busySpacer(int64_t n) {
+  if (busy_buffers_.empty()) busy_buffers_ = {tensor({n, n}), tensor({n, n})};
+  op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {busy_buffers_[0], busy_buffers_[1]},
+     {tensor({n, n})});
+  nodes_.back().scope = kSpacerScope;
+}
+
 core::Graph GraphBuilder::build(const std::string& source_name) {
   core::Graph g;
   g.schema = "1.0.1";

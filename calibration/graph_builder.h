@@ -49,6 +49,12 @@ class GraphBuilder {
   // copies of one op do not run back to back on caches only they use.
   void spacer();
 
+  // A spacer that keeps the core busy for a while without touching much
+  // memory: an mm of two n x n float matrices (made on first use, reused),
+  // tagged like spacer(). The op after it runs as after a long op of a real
+  // step (predictors/code_cold.h).
+  void busySpacer(int64_t n);
+
   // Finalizes and returns the graph; the builder is spent afterwards.
   core::Graph build(const std::string& source_name);
 
@@ -62,6 +68,7 @@ class GraphBuilder {
   core::NodeId next_node_ = 3;               // 1 = process root, 2 = thread
   int64_t next_tensor_ = 100;                // ids and storage ids share one counter
   std::vector<core::Value> spacer_buffers_;  // made on first use, reused
+  std::vector<core::Value> busy_buffers_;
 };
 
 // ET type name of a dtype ("float", "long int", "c10::Half") for "Tensor(...)".

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <unordered_map>
 
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "predictors/code_cold.h"
 #include "replay/replayer.h"
 
 namespace tracetwin::calibration {
@@ -31,7 +33,7 @@ std::string signature(const core::Node& n) {
 // The unit's graph and, per node id, the index of the case that added it.
 core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t seed,
                       std::vector<size_t>* case_of) {
-  if (u.cases.size() == 1) {
+  if (u.cases.size() == 1 && u.busy_spacer == 0) {
     core::Graph g = u.cases[0].build();
     case_of->clear();  // every node belongs to case 0
     return g;
@@ -40,9 +42,12 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
   std::vector<size_t> order(u.cases.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(seed);
-  for (int r = 0; r < kRounds; ++r) {
+  const bool cold = u.busy_spacer > 0;
+  for (int r = 0; r < (cold ? 1 : kRounds); ++r) {
     std::shuffle(order.begin(), order.end(), rng);
     for (size_t i : order) {
+      if (cold) b.busySpacer(u.busy_spacer);
+      if (cold && u.rewarm) b.spacer();
       const core::NodeId first = b.nextNodeId();
       u.cases[i].add_copy(b);
       if (case_of->size() < static_cast<size_t>(b.nextNodeId())) {
@@ -51,7 +56,8 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
       for (core::NodeId id = first; id < b.nextNodeId(); ++id) (*case_of)[size_t(id)] = i;
     }
   }
-  return b.build(fmt::format("microbenchmark interleaved group of {}", u.cases.size()));
+  return b.build(
+      fmt::format("microbenchmark {} group of {}", cold ? "cold" : "interleaved", u.cases.size()));
 }
 
 }  // namespace
@@ -97,6 +103,27 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     out.failure = fmt::format("{} skipped: {}", r.skipped[0].name, r.skipped[0].reason);
   }
   const bool on_cpu = o.device == "cpu";
+  // Measured time since each op's previous call (code_cold.h), from the
+  // per-op medians in graph order.
+  std::unordered_map<core::NodeId, double> idle_us, previous_us;
+  if (on_cpu) {
+    std::unordered_map<core::NodeId, double> med;
+    for (const replay::OpMeasurement& m : r.per_op) med[m.id] = m.cpu_us;
+    std::vector<const std::string*> names;
+    std::vector<double> us;
+    std::vector<core::NodeId> ids;
+    for (const core::Node& n : graph.nodes()) {
+      if (!core::isOperator(n.category)) continue;
+      names.push_back(&n.name);
+      us.push_back(med.count(n.id) ? med[n.id] : 0.0);
+      ids.push_back(n.id);
+    }
+    const std::vector<double> idle = predictors::idleSinceLastCall(names, us);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      idle_us[ids[i]] = idle[i];
+      previous_us[ids[i]] = us[i > 0 ? i - 1 : us.size() - 1];
+    }
+  }
   auto caseOf = [&](core::NodeId id) {
     return size_t(id) < case_of.size() ? case_of[size_t(id)] : size_t{0};
   };
@@ -124,7 +151,11 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   for (auto& [key, group] : groups) {
     const MicrobenchCase& c = u.cases[key.first];
     DatasetRow row;
-    row.case_label = c.label;
+    row.case_label = u.busy_spacer > 0 ? fmt::format("{}{} mm{}{}", c.label, kColdSuffix,
+                                                     u.busy_spacer, u.rewarm ? " rewarmed" : "")
+                                       : c.label;
+    row.idle_us = idle_us[group.first];
+    row.previous_us = previous_us[group.first];
     row.sample.node = graph.node(group.first);
     row.sample.measured_us = median(group.second);
     row.sample.repeated = u.cases.size() == 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,10 +34,22 @@ inline constexpr double kInterleaveMaxUs = 80;
 inline constexpr size_t kGroupCases = 12;
 inline constexpr int kRounds = 3;
 
+// Cold units (CPU): the first kColdGroups groups of each family run once
+// more per spacer size in kBusySpacerSizes, one round, each copy after an
+// mm of that size (~1 ms and ~12 ms on the development host), right after
+// the same group interleaved; the difference is the code-cold penalty
+// (predictors/code_cold.h). Each size runs twice: the copy right after the
+// mm, and after a tiny copy_ that re-warms what every op shares.
+inline constexpr int kColdGroups = 1;
+inline constexpr int64_t kBusySpacerSizes[] = {128, 320};
+inline constexpr const char* kColdSuffix = " [cold]";
+
 // What one replay measures: one case on its own or a group interleaved.
 struct ReplayUnit {
   std::vector<MicrobenchCase> cases;
-  double est_us = 0;  // one iteration
+  double est_us = 0;        // one iteration
+  int64_t busy_spacer = 0;  // > 0: a cold unit, an mm of this size before every copy
+  bool rewarm = false;      // cold unit: a tiny copy_ between the mm and each copy
 };
 
 bool interleavable(const MicrobenchCase& c);

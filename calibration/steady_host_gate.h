@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <vector>
+
 #include "calibration/host_speed_gauge.h"
 #include "calibration/replay_unit.h"
 

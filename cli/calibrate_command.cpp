@@ -110,6 +110,15 @@ void printReport(const calibration::CalibrationResult& r) {
         r.between_fit.per_op_us, r.between_fit.per_output_us, 100 * r.between_fit.share_of_op_time,
         r.between_fit.samples);
   }
+  if (!r.code_cold.empty()) {
+    const predictors::CodeColdModel& c = r.code_cold;
+    fmt::print(
+        "code cold (an op idle for t since its previous call pays P * (1 - exp(-t / {:.1f} ms)), "
+        "the first after a long op S more): S = {:.1f} us, P = {:.1f} us over {} pairs",
+        c.tau_us / 1e3, c.shared_us, c.all_us, c.pairs);
+    for (const auto& [family, us] : c.per_family_us) fmt::print("; {} {:.1f}", family, us);
+    fmt::print("\n");
+  }
   fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples\n", r.measure_seconds, r.fit_seconds,
              r.rows.size());
   fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);

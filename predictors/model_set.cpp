@@ -74,6 +74,7 @@ void ModelSet::save(const std::string& dir) const {
   manifest["torch_version"] = torch_version;
   manifest["created"] = created.empty() ? todayUtc() : created;
   manifest["overheads"] = overheads.toJson();
+  if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
   nlohmann::json models = nlohmann::json::object();
   for (const auto& [family, model] : models_) {
     nlohmann::json params = model->save(dir, family);
@@ -120,6 +121,8 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   set.created = field<std::string>(manifest, "created", path);
   if (manifest.contains("overheads"))
     set.overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
+  if (manifest.contains("code_cold"))
+    set.code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
   if (!manifest.contains("models") || !manifest["models"].is_object()) {
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "predictors/code_cold.h"
 #include "predictors/device_spec.h"
 #include "predictors/kernel_model.h"
 #include "predictors/overheads.h"
@@ -25,6 +26,9 @@ class ModelSet {
   // CPU overheads (T1-T5) fitted or imported; on a CPU ModelSet the per-family
   // framework cost (dispatcher + replay loop) lives in t1/t2.
   OverheadTable overheads;
+  // CPU: what small ops cost on top of their kernel model when time passed
+  // since their previous call (code_cold.h). Empty in older model sets.
+  CodeColdModel code_cold;
 
   void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
   const KernelModel* model(const std::string& family) const;  // nullptr if none

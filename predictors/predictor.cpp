@@ -13,6 +13,7 @@
 #include "predictors/analytic_models.h"
 #include "predictors/between_ops.h"
 #include "predictors/cache_reuse.h"
+#include "predictors/code_cold.h"
 #include "predictors/comm_model.h"
 #include "predictors/critical_path.h"
 #include "predictors/cross_device.h"
@@ -101,6 +102,34 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   for (const OpRecord& r : recs) nodes.push_back(r.node);
   const std::vector<double> cold = coldInputBytes(nodes, cache);
   for (size_t i = 0; i < recs.size(); ++i) recs[i].f.cold_bytes = cold[i];
+}
+
+// CPU models with a code-cold term: a small op pays more the longer it has
+// been since its previous call (code_cold.h). The idle time comes from the
+// predicted times themselves. Not across devices: the penalty is this
+// host's.
+void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                          const PredictOptions& opts) {
+  if (models.code_cold.empty() || opts.target || models.device.kind != DeviceKind::kCpu) return;
+  std::vector<const std::string*> names;
+  std::vector<double> us;
+  names.reserve(recs.size());
+  us.reserve(recs.size());
+  for (const OpRecord& r : recs) {
+    names.push_back(&r.f.op);
+    us.push_back(r.out.predicted_us);
+  }
+  const std::vector<double> idle = idleSinceLastCall(names, us);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    OpRecord& r = recs[i];
+    // Measured on grid points of <= 80 us only (the interleaved ones).
+    if (r.fallback || us[i] > 80) continue;
+    const double previous = i > 0 ? us[i - 1] : us.back();
+    const double extra = models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
+    if (extra <= 0) continue;
+    r.out.predicted_us += extra;
+    r.out.model += "+code_cold";
+  }
 }
 
 const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
@@ -260,6 +289,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   }
   markColdInputs(recs, models);
   predictDeviceTimes(recs, graph, models, opts);
+  addCodeColdPenalties(recs, models, opts);
 
   const OverheadTable& table = overheadTable(models, opts);
   bool cpu_device = dest.kind == DeviceKind::kCpu;

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/errors.h"
+#include "core/op_family.h"
 #include "predictors/between_ops.h"
 #include "predictors/device_spec.h"
 #include "predictors/model_set.h"
@@ -138,6 +139,35 @@ TEST_F(TinyCalibration, MeasuresThroughTheSteadyHostGate) {
   const std::vector<DatasetRow> back = readDataset(dir_ + "/dataset.jsonl");
   ASSERT_FALSE(back.empty());
   EXPECT_DOUBLE_EQ(back[0].host_slowdown, result_->rows[0].host_slowdown);
+}
+
+TEST_F(TinyCalibration, ColdUnitsFitTheCodeColdPenalty) {
+  ASSERT_NE(result_, nullptr);
+  int64_t cold_rows = 0;
+  for (const auto& r : result_->rows) {
+    if (r.case_label.find(" [cold]") == std::string::npos) continue;
+    ++cold_rows;
+    // Right after an mm spacer (or the tiny copy_ after it), long after its
+    // own previous call.
+    EXPECT_GT(r.previous_us, 0) << r.case_label;
+    EXPECT_GT(r.idle_us, r.previous_us) << r.case_label;
+  }
+  ASSERT_GT(cold_rows, 0);
+  const predictors::CodeColdModel& c = result_->code_cold;
+  ASSERT_FALSE(c.empty());
+  EXPECT_GT(c.pairs, 0);
+  EXPECT_GT(c.tau_us, 0);
+  EXPECT_EQ(predictors::ModelSet::load(dir_).code_cold.toJson(), c.toJson());
+  // The kernel models never see the cold rows.
+  for (const auto& f : result_->fit.families) {
+    int64_t warm = 0;
+    for (const auto& r : result_->rows) {
+      if (core::opFamily(r.sample.node) == f.family &&
+          r.case_label.find(" [cold]") == std::string::npos)
+        ++warm;
+    }
+    EXPECT_EQ(f.n_train + f.n_holdout, warm) << f.family;
+  }
 }
 
 TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {

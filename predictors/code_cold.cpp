@@ -1,0 +1,163 @@
+#include "predictors/code_cold.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double share(double idle_us, double tau_us) { return 1.0 - std::exp(-idle_us / tau_us); }
+
+double number(const nlohmann::json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number())
+    throw InputError(fmt::format("{}: code_cold.{}: expected a number", where, key));
+  return it->get<double>();
+}
+
+std::map<std::string, double> table(const nlohmann::json& j, const char* key,
+                                    const std::string& where) {
+  std::map<std::string, double> out;
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  if (!it->is_object())
+    throw InputError(fmt::format("{}: code_cold.{}: expected an object", where, key));
+  for (const auto& [name, v] : it->items()) {
+    if (!v.is_number() || v.get<double>() < 0) {
+      throw InputError(
+          fmt::format("{}: code_cold.{}[\"{}\"]: expected a number >= 0", where, key, name));
+    }
+    out[name] = v.get<double>();
+  }
+  return out;
+}
+
+// Penalties for one tau: P from the pairs with a short previous op, medians
+// of (cold - warm) / share per op, family and overall; then S, the median
+// over the other pairs of what P leaves. Clamped at 0: a cold cache does not
+// make code faster.
+CodeColdModel penaltiesFor(const std::vector<CodeColdPair>& pairs, double tau_us) {
+  CodeColdModel m;
+  m.tau_us = tau_us;
+  std::map<std::string, std::vector<double>> by_op, by_family;
+  std::vector<double> all;
+  auto rewarmed = [&](const CodeColdPair& p) { return p.previous_us < tau_us / 20; };
+  // A pair whose idle time is short for this tau says little about the full
+  // penalty and divides its noise by a small share (an op named like the
+  // spacer, aten::mm, is idle for microseconds): skipped.
+  constexpr double kMinShare = 0.25;
+  for (const CodeColdPair& p : pairs) {
+    if (!rewarmed(p) || share(p.idle_us, tau_us) < kMinShare) continue;
+    const double full = (p.cold_us - p.warm_us) / share(p.idle_us, tau_us);
+    by_op[p.op].push_back(full);
+    by_family[p.family].push_back(full);
+    all.push_back(full);
+  }
+  m.pairs = static_cast<int64_t>(pairs.size());
+  m.all_us = all.empty() ? 0.0 : std::max(0.0, medianOf(all));
+  for (auto& [op, v] : by_op) {
+    if (static_cast<int64_t>(v.size()) >= CodeColdModel::kMinPairs)
+      m.per_op_us[op] = std::max(0.0, medianOf(v));
+  }
+  for (auto& [family, v] : by_family) {
+    if (static_cast<int64_t>(v.size()) >= CodeColdModel::kMinPairs)
+      m.per_family_us[family] = std::max(0.0, medianOf(v));
+  }
+  std::vector<double> shared;
+  for (const CodeColdPair& p : pairs) {
+    if (rewarmed(p) || share(p.previous_us, tau_us) < kMinShare) continue;
+    const double own = m.fullPenaltyUs(p.op, p.family) * share(p.idle_us, tau_us);
+    shared.push_back((p.cold_us - p.warm_us - own) / share(p.previous_us, tau_us));
+  }
+  m.shared_us = shared.empty() ? 0.0 : std::max(0.0, medianOf(shared));
+  return m;
+}
+
+}  // namespace
+
+double CodeColdModel::fullPenaltyUs(const std::string& op, const std::string& family) const {
+  if (auto it = per_op_us.find(op); it != per_op_us.end()) return it->second;
+  if (auto it = per_family_us.find(family); it != per_family_us.end()) return it->second;
+  return all_us;
+}
+
+double CodeColdModel::penaltyUs(const std::string& op, const std::string& family, double idle_us,
+                                double previous_us) const {
+  if (empty()) return 0;
+  double us = 0;
+  if (idle_us > 0) us += fullPenaltyUs(op, family) * share(idle_us, tau_us);
+  if (previous_us > 0) us += shared_us * share(previous_us, tau_us);
+  return us;
+}
+
+nlohmann::json CodeColdModel::toJson() const {
+  return {{"tau_us", tau_us}, {"shared_us", shared_us},         {"pairs", pairs},
+          {"all_us", all_us}, {"per_family_us", per_family_us}, {"per_op_us", per_op_us}};
+}
+
+CodeColdModel CodeColdModel::fromJson(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object()) throw InputError(fmt::format("{}: code_cold: expected an object", source));
+  CodeColdModel m;
+  m.tau_us = number(j, "tau_us", source);
+  m.shared_us = number(j, "shared_us", source);
+  m.pairs = static_cast<int64_t>(number(j, "pairs", source));
+  m.all_us = number(j, "all_us", source);
+  m.per_family_us = table(j, "per_family_us", source);
+  m.per_op_us = table(j, "per_op_us", source);
+  if (!(m.tau_us > 0) || m.pairs < 0 || m.all_us < 0 || m.shared_us < 0) {
+    throw InputError(fmt::format(
+        "{}: code_cold: expected tau_us > 0 and pairs, all_us, shared_us >= 0", source));
+  }
+  return m;
+}
+
+CodeColdModel fitCodeCold(const std::vector<CodeColdPair>& pairs) {
+  std::vector<CodeColdPair> usable;
+  for (const CodeColdPair& p : pairs) {
+    if (p.warm_us > 0 && p.cold_us > 0 && p.idle_us > 0 && p.previous_us > 0) usable.push_back(p);
+  }
+  if (usable.empty()) return {};
+  CodeColdModel best;
+  double best_loss = 0;
+  for (double tau_ms = 0.25; tau_ms <= 200; tau_ms *= 1.25) {
+    CodeColdModel m = penaltiesFor(usable, tau_ms * 1e3);
+    double loss = 0;
+    for (const CodeColdPair& p : usable) {
+      loss +=
+          std::abs(p.warm_us + m.penaltyUs(p.op, p.family, p.idle_us, p.previous_us) - p.cold_us);
+    }
+    if (best.pairs == 0 || loss < best_loss) best = std::move(m), best_loss = loss;
+  }
+  return best;
+}
+
+std::vector<double> idleSinceLastCall(const std::vector<const std::string*>& names,
+                                      const std::vector<double>& us) {
+  std::vector<double> idle(names.size(), 0.0);
+  std::unordered_map<std::string_view, double> last_end;  // op name -> clock at its last end
+  double clock = 0;
+  // Pass 0 runs the iteration once so pass 1 sees the previous one.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto [it, first] = last_end.try_emplace(*names[i], clock);
+      if (pass == 1) idle[i] = clock - it->second;
+      clock += std::max(us[i], 0.0);
+      it->second = clock;
+    }
+  }
+  return idle;
+}
+
+}  // namespace tracetwin::predictors
