@@ -12,6 +12,7 @@
 #include <random>
 #include <tuple>
 
+#include "calibration/cold_units.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
 #include "calibration/microbench.h"
@@ -20,7 +21,6 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
-#include "predictors/features.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
 
@@ -158,20 +158,6 @@ void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
     if (!front[i]) ordered.push_back(std::move(cases[i]));
   }
   cases = std::move(ordered);
-}
-
-// Cold copies of an interleaved group (see kBusySpacerSizes): same cases,
-// one round, an mm spacer before each copy.
-ReplayUnit coldUnit(const ReplayUnit& group, int64_t spacer_n, bool rewarm) {
-  ReplayUnit u;
-  u.cases = group.cases;
-  u.busy_spacer = spacer_n;
-  u.rewarm = rewarm;
-  // The mm at ~4 GFLOP/s (a conservative CPU figure) plus one copy each.
-  const double n = static_cast<double>(spacer_n);
-  const double spacer_us = 2.0 * n * n * n / 4e3;
-  u.est_us = group.est_us / kRounds + spacer_us * static_cast<double>(group.cases.size());
-  return u;
 }
 
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
@@ -347,32 +333,6 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
   for (const auto& [family, s] : log_sums)
     (*repeat_gmae)[family] = std::exp(s.first / static_cast<double>(s.second));
   return pooled;
-}
-
-bool isColdRow(const DatasetRow& r) { return r.case_label.find(kColdSuffix) != std::string::npos; }
-
-// Each cold row with the interleaved row of its grid point and op.
-std::vector<predictors::CodeColdPair> coldPairs(const std::vector<DatasetRow>& rows) {
-  std::map<std::pair<std::string, std::string>, const DatasetRow*> warm;
-  for (const DatasetRow& r : rows) {
-    if (!isColdRow(r) && !r.sample.repeated) warm[{r.case_label, r.sample.node.name}] = &r;
-  }
-  std::vector<predictors::CodeColdPair> pairs;
-  for (const DatasetRow& r : rows) {
-    if (!isColdRow(r)) continue;
-    const std::string base = r.case_label.substr(0, r.case_label.find(kColdSuffix));
-    auto it = warm.find({base, r.sample.node.name});
-    if (it == warm.end()) continue;
-    predictors::CodeColdPair p;
-    p.op = predictors::computeFeatures(r.sample.node).op;
-    p.family = core::opFamily(r.sample.node);
-    p.warm_us = it->second->sample.measured_us;
-    p.cold_us = r.sample.measured_us;
-    p.idle_us = r.idle_us;
-    p.previous_us = r.previous_us;
-    pairs.push_back(std::move(p));
-  }
-  return pairs;
 }
 
 void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,

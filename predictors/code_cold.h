@@ -49,6 +49,9 @@ class CodeColdModel {
   int64_t pairs = 0;
 
   static constexpr int64_t kMinPairs = 3;
+  // The term applies to ops predicted at no more than this: calibration
+  // measures it on the grid points it interleaves (kInterleaveMaxUs there).
+  static constexpr double kMaxOpUs = 80;
 
   bool empty() const { return pairs == 0 || tau_us <= 0; }
   // The full penalty of an op (P), before the idle-time factor.

@@ -122,8 +122,7 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
   const std::vector<double> idle = idleSinceLastCall(names, us);
   for (size_t i = 0; i < recs.size(); ++i) {
     OpRecord& r = recs[i];
-    // Measured on grid points of <= 80 us only (the interleaved ones).
-    if (r.fallback || us[i] > 80) continue;
+    if (r.fallback || us[i] > CodeColdModel::kMaxOpUs) continue;
     const double previous = i > 0 ? us[i - 1] : us.back();
     const double extra = models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
     if (extra <= 0) continue;

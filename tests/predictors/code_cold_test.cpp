@@ -159,6 +159,15 @@ TEST(CodeCold, PredictorAddsTheOwnAndSharedParts) {
     EXPECT_NEAR(cold.per_op[i].predicted_us - plain.per_op[i].predicted_us, expected[i], 1e-3) << i;
     EXPECT_THAT(cold.per_op[i].model, ::testing::EndsWith("+code_cold"));
   }
+  // Ops predicted above what the cold units measured get nothing.
+  SmallOps slow = smallOps();
+  slow.models.code_cold = s.models.code_cold;
+  auto ew = BandwidthCurveModel::fromDevice(slow.models.device);
+  ew->op_t0_us = {{"aten::add_#0d#mix", 2.0}, {"aten::add_#0d#mix@rep", 1.0}, {"aten::relu", 90}};
+  slow.models.setModel("elementwise", ew);
+  const Prediction with_slow_relu = predictGraph(slow.graph, slow.models, {});
+  EXPECT_THAT(with_slow_relu.per_op[0].model, ::testing::Not(::testing::HasSubstr("code_cold")));
+  EXPECT_THAT(with_slow_relu.per_op[1].model, ::testing::EndsWith("+code_cold"));
   // Another device: the penalty is this host's caches, not scaled across.
   DeviceSpec other = s.models.device;
   other.name = "other host";
