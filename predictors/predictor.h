@@ -33,6 +33,7 @@ struct OpPrediction {
   double predicted_us = 0.0;  // device time (CPU device: op time)
   double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
   std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
+  double code_cold_us = 0.0;  // of predicted_us, the code-cold term (CPU models; code_cold.h)
 };
 
 struct Breakdown {
