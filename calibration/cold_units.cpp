@@ -1,5 +1,6 @@
 #include "calibration/cold_units.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -14,13 +15,15 @@ static_assert(kInterleaveMaxUs == predictors::CodeColdModel::kMaxOpUs,
 
 ReplayUnit coldUnit(const ReplayUnit& group, int64_t spacer_n, bool rewarm) {
   ReplayUnit u;
-  u.cases = group.cases;
+  const size_t n_cases = std::min(group.cases.size(), kColdCases);
+  u.cases.assign(group.cases.begin(), group.cases.begin() + static_cast<std::ptrdiff_t>(n_cases));
   u.busy_spacer = spacer_n;
   u.rewarm = rewarm;
   // The mm at ~4 GFLOP/s (a conservative CPU figure) plus one copy each.
   const double n = static_cast<double>(spacer_n);
   const double spacer_us = 2.0 * n * n * n / 4e3;
-  u.est_us = group.est_us / kRounds + spacer_us * static_cast<double>(group.cases.size());
+  const double share = static_cast<double>(n_cases) / static_cast<double>(group.cases.size());
+  u.est_us = group.est_us * share / kRounds + spacer_us * static_cast<double>(n_cases);
   return u;
 }
 
