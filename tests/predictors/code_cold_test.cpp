@@ -102,16 +102,8 @@ TEST(CodeCold, JsonRoundTripsAndBadObjectsAreNamed) {
   }
 }
 
-core::Node withIds(core::Node n, core::NodeId id, const std::string& schema) {
-  n.id = id;
-  n.parent = 2;
-  n.tid = 1;
-  n.op_schema_text = schema;
-  return n;
-}
-
-// relu, add_, add_, relu on one-element tensors, whose elementwise times
-// are pinned (0.5, 2, 1, 0.5 us) by per-op fixed costs.
+// relu, add_, add_, relu whose elementwise times are pinned (0.5, 2, 1,
+// 0.5 us) by per-op fixed costs.
 struct SmallOps {
   core::Graph graph;
   ModelSet models;
@@ -119,19 +111,7 @@ struct SmallOps {
 
 SmallOps smallOps() {
   SmallOps s;
-  s.graph = graphWithOneThread();
-  const std::string add = "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1)";
-  const std::string relu = "aten::relu(Tensor self) -> Tensor";
-  core::NodeId id = 3;
-  for (const char* name : {"aten::relu", "aten::add_", "aten::add_", "aten::relu"}) {
-    const bool is_add = std::string(name) == "aten::add_";
-    core::Value x = tensor({1}, core::DType::kFloat32, 0, "cpu");
-    core::Node n =
-        is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"), intValue(1)}, {x})
-               : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
-    s.graph.addNode(withIds(n, id++, is_add ? add : relu));
-  }
-  s.graph.finalize();
+  s.graph = reluAddAddRelu();
   DeviceSpec cpu = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
   cpu.kind = DeviceKind::kCpu;
   cpu.name = "host";

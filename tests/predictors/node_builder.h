@@ -92,4 +92,28 @@ inline core::Node opNode(std::string name, std::vector<core::Value> inputs,
   return n;
 }
 
+// root -> thread -> relu, add_, add_, relu on one-element CPU tensors (the
+// add_ with a 0-dim long operand, as `x.add_(1)` records it): an op after its
+// own variant, and small ops whose times tests can pin.
+inline core::Graph reluAddAddRelu() {
+  core::Graph g = graphWithOneThread();
+  const std::string add = "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1)";
+  const std::string relu = "aten::relu(Tensor self) -> Tensor";
+  core::NodeId id = 3;
+  for (const char* name : {"aten::relu", "aten::add_", "aten::add_", "aten::relu"}) {
+    const bool is_add = std::string(name) == "aten::add_";
+    core::Value x = tensor({1}, core::DType::kFloat32, 0, "cpu");
+    core::Node n =
+        is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"), intValue(1)}, {x})
+               : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
+    n.id = id++;
+    n.parent = 2;
+    n.tid = 1;
+    n.op_schema_text = is_add ? add : relu;
+    g.addNode(std::move(n));
+  }
+  g.finalize();
+  return g;
+}
+
 }  // namespace tracetwin::testing

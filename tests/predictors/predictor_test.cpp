@@ -225,20 +225,7 @@ using namespace tracetwin::testing;
 // root -> thread -> relu, add_, add_, relu: the second add_ follows an op of
 // its own variant and gets the fixed cost measured among copies of itself.
 TEST(Predictor, OpAfterItsOwnVariantUsesTheRepeatedFixedCost) {
-  core::Graph g = graphWithOneThread();
-  const std::string add = "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1)";
-  const std::string relu = "aten::relu(Tensor self) -> Tensor";
-  core::NodeId id = 3;
-  for (const char* name : {"aten::relu", "aten::add_", "aten::add_", "aten::relu"}) {
-    const bool is_add = std::string(name) == "aten::add_";
-    core::Value x = tensor({1}, core::DType::kFloat32, 0, "cpu");
-    core::Node n =
-        is_add ? opNode(name, {x, tensor({}, core::DType::kInt64, 0, "cpu"), intValue(1)}, {x})
-               : opNode(name, {x}, {tensor({1}, core::DType::kFloat32, 0, "cpu")});
-    g.addNode(withIds(n, id, 2, is_add ? add : relu));
-    ++id;
-  }
-  g.finalize();
+  const core::Graph g = reluAddAddRelu();
   DeviceSpec cpu = h100();
   cpu.kind = DeviceKind::kCpu;
   ModelSet set = handMadeModels(cpu);
