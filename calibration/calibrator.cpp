@@ -82,10 +82,9 @@ class UnitMeasurer {
     if (o.device != "cpu") return;
     gauge_.emplace();
     SteadyHostOptions so;
-    gating_ = o.host_tolerance > 1;
-    so.tolerance = gating_ ? o.host_tolerance : std::numeric_limits<double>::infinity();
+    if (o.host_tolerance > 1) tolerance_ = o.host_tolerance;
+    so.tolerance = tolerance_ > 0 ? tolerance_ : std::numeric_limits<double>::infinity();
     gate_.emplace(*gauge_, so);
-    tolerance_ = gating_ ? o.host_tolerance : 0;
   }
   // `o` may differ from the constructor's in budget only.
   CaseOutcome operator()(const ReplayUnit& u, const CalibrationOptions& o, int64_t* reruns) {
@@ -100,7 +99,8 @@ class UnitMeasurer {
     if (!gate_) return h;
     const SteadyHostStats& s = gate_->stats();
     h.gauged = true;
-    h.gating = gating_;
+    h.gating = tolerance_ > 0;
+    h.tolerance = tolerance_;
     h.baseline_us = gauge_->baselineUs();
     h.units = s.units;
     h.steady = s.steady;
@@ -114,12 +114,10 @@ class UnitMeasurer {
     }
     return h;
   }
-  double tolerance() const { return tolerance_; }
 
  private:
   std::string device_name_;
-  bool gating_ = false;
-  double tolerance_ = 0;
+  double tolerance_ = 0;  // gating; 0 when only gauging (or not on a CPU)
   std::optional<HostSpeedGauge> gauge_;
   std::optional<SteadyHostGate> gate_;
 };
@@ -428,9 +426,8 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   }
   repeatPasses(sweeps, o, measure, t0, res);
   res.host_gate = measure.summary();
-  res.host_tolerance = measure.tolerance();
   std::map<std::string, double> repeat_gmae;
-  res.rows = poolRepeats(std::move(res.rows), measure.tolerance(), &repeat_gmae);
+  res.rows = poolRepeats(std::move(res.rows), res.host_gate.tolerance, &repeat_gmae);
   std::map<std::string, int64_t> samples;
   for (const DatasetRow& r : res.rows) ++samples[core::opFamily(r.sample.node)];
   for (FamilySweep& s : sweeps) {

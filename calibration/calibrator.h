@@ -42,13 +42,12 @@ struct CalibrationOptions {
   // `calibrate` command's default is 3.
   int repeats = 1;
   // CPU only: when > 1, each replay runs while a HostSpeedGauge reading is
-  // within this factor of the host's fast
-  // phase, and runs again when the host
+  // within this factor of the host's fast phase, and runs again when the host
   // slowed during it (steady_host_gate.h). 0: measure whatever the host does.
-  // Off by default: on the development host the gauge's
-  // reference loop slowed 1.5-3x with a neighbour while ops slowed 5-10%, so
-  // gating at 1.25 spent 45 of 60 s waiting and did not lower the repeat
-  // GMAE (docs/calibration.md).
+  // Off by default: on the development host the gauge's reference loop
+  // slowed 1.5-3x with a neighbour while ops slowed 5-10%, so gating at 1.25
+  // spent 45 of 60 s waiting and did not lower the repeat GMAE
+  // (docs/calibration.md).
   double host_tolerance = 0;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest
@@ -75,6 +74,7 @@ struct FamilyRun {
 struct HostGateSummary {
   bool gauged = false;                           // the gauge was read around every replay
   bool gating = false;                           // and replays waited for / re-ran on a steady host
+  double tolerance = 0;                          // gating: CalibrationOptions::host_tolerance
   double baseline_us = 0;                        // the gauge's fast-phase reading
   double median_slowdown = 0, p90_slowdown = 0;  // over the replays kept
   int64_t units = 0;                             // replays kept
@@ -98,7 +98,6 @@ struct CalibrationResult {
   predictors::CodeColdModel code_cold, kept_code_cold;
   predictors::DeviceSpec device;
   HostGateSummary host_gate;
-  double host_tolerance = 0;  // the gate's, when gating
   double replay_loop_us = 0;
   predictors::FitReport fit;
   double measure_seconds = 0;

@@ -84,7 +84,7 @@ void printReport(const calibration::CalibrationResult& r) {
     fmt::print(
         "steady host: {} of {} replays measured within {:.2f}x of the host's fast phase (gauge "
         "{:.1f} us); {} replays run again after the host slowed; {:.1f} s spent waiting\n",
-        g.steady, g.units, r.host_tolerance, g.baseline_us, g.reruns, g.waited_s);
+        g.steady, g.units, g.tolerance, g.baseline_us, g.reruns, g.waited_s);
   }
   if (g.gauged) {
     fmt::print(

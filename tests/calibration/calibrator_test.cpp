@@ -126,6 +126,7 @@ TEST_F(TinyCalibration, MeasuresThroughTheSteadyHostGate) {
   const HostGateSummary& g = result_->host_gate;
   ASSERT_TRUE(g.gauged);
   ASSERT_TRUE(g.gating);
+  EXPECT_EQ(g.tolerance, 1.25);
   EXPECT_GE(g.p90_slowdown, g.median_slowdown);
   EXPECT_GT(g.median_slowdown, 0);
   EXPECT_GT(g.baseline_us, 0);
