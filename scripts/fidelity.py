@@ -12,7 +12,9 @@ replay/eager and its median over rounds are reported, since a shared host moves 
     /usr/bin/python3 scripts/fidelity.py --workload cnn --workload mlp --rounds 5 --out /tmp/f
 
 Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
-median ratio is outside --tolerance (default 0.10), so it can gate a run.
+ratio is outside --tolerance (default 0.10), so it can gate a run: the median ratio by default,
+or with --gate best the fastest-step ratio, which a burst of load from other tenants moves least
+(the ctest `replay_fidelity` gates that way, with a loose tolerance, on a few bundled workloads).
 
 --malloc (default pinned) sets glibc's allocator for both sides (capture, eager re-runs, replays)
 the way tracetwin's measuring commands and capture.py do by default: trim and mmap thresholds
@@ -31,7 +33,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON = "/usr/bin/python3"
+# The interpreter running this script (Debian's /usr/bin/python3 here, a pip PyTorch's python3 on a
+# GPU host) runs the captures and eager re-runs too.
+PYTHON = sys.executable
 
 # The bundled traces of data/ plus workloads captured only here (other models and op mixes).
 DEFAULT_WORKLOADS = ["mlp", "cnn", "embbag", "transformer", "resnet18_small", "adds5k",
@@ -88,6 +92,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="timed eager steps / replay iterations")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--tolerance", type=float, default=0.10)
+    ap.add_argument("--gate", choices=["median", "best"], default="median",
+                    help="which ratio --tolerance bounds: the median over rounds, or best/best")
     ap.add_argument("--malloc", choices=["default", "pinned"], default="pinned",
                     help="glibc allocator settings for both sides (see above)")
     args = ap.parse_args()
@@ -122,7 +128,8 @@ def main():
         # other tenants disturbs least. Reported beside the median, not instead.
         best_ratio = (min(x["replay_best_ms"] for x in rounds)
                       / min(x["eager_best_ms"] for x in rounds))
-        ok = abs(ratio - 1.0) <= args.tolerance
+        gated = ratio if args.gate == "median" else best_ratio
+        ok = abs(gated - 1.0) <= args.tolerance
         if not ok:
             failed.append(name)
         results.append({"workload": name, "median_ratio": ratio, "best_ratio": best_ratio,
@@ -133,10 +140,12 @@ def main():
             " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio,
             "ok" if ok else "OUTSIDE"), flush=True)
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
-        json.dump({"threads": args.threads, "tolerance": args.tolerance, "malloc": args.malloc,
+        json.dump({"threads": args.threads, "tolerance": args.tolerance, "gate": args.gate,
+                   "malloc": args.malloc,
                    "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
     if failed:
-        print("outside +-%d%%: %s" % (round(args.tolerance * 100), ", ".join(failed)))
+        print("%s ratio outside +-%d%%: %s" % (args.gate, round(args.tolerance * 100),
+                                               ", ".join(failed)))
         return 1
     return 0
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Replay fidelity, measured in the same session: scripts/fidelity.py captures a few bundled
+# workloads afresh and alternates eager re-runs of the original step with `tracetwin replay` of the
+# trace. Gate: the fastest replayed iteration within ±TOLERANCE of the fastest eager step. The
+# bound is loose because the shared 2-core host moves single runs by 10-40%; a broken replay (ops
+# dropped or run on wrong shapes, the wrong thread count, tensors copied instead of viewed) moves
+# the ratio further. The ±10% target itself is scripts/fidelity.py's default, run by hand.
+# Usage: fidelity.sh TRACETWIN_BINARY SOURCE_DIR [TOLERANCE]
+set -euo pipefail
+tracetwin=${1:?usage: fidelity.sh TRACETWIN_BINARY SOURCE_DIR [TOLERANCE]}
+src=${2:?usage: fidelity.sh TRACETWIN_BINARY SOURCE_DIR [TOLERANCE]}
+tolerance=${3:-0.35}
+# The first python3 that imports torch captures and re-runs (see tests/capture/roundtrip.sh).
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c 'import torch' >/dev/null 2>&1; then python=$candidate; break; fi
+done
+[ -n "$python" ] || { echo "fidelity: no python3 with torch here: skipped"; exit 77; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-fidelity.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# mlp: GEMMs and their backward; cnn: convolutions, pooling, batch norm; adds5k: 5,000 tiny ops,
+# where the replay loop's own cost shows (it replays ~20% fast: no Python per call).
+"$python" "$src/scripts/fidelity.py" --build "$(dirname "$tracetwin")" --out "$work" \
+  --workload mlp --workload cnn --workload adds5k \
+  --rounds 3 --steps 10 --warmup 3 --gate best --tolerance "$tolerance"
