@@ -287,12 +287,13 @@ void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
   }
 }
 
-// One row per (case, op, alone or interleaved): the median of its repeats.
+// One row per (case, op, alone or interleaved): its repeats pooled.
 // Node ids are the same in every repeat (the unit graphs are deterministic).
 // With the steady-host gate on (tolerance > 1), a row measured on a steady
 // host at least once keeps only those measurements. `repeat_gmae` gets, per
 // family, the GMAE between the first two measurements kept of each row.
 std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double tolerance,
+                                    RepeatPooling pooling,
                                     std::map<std::string, double>* repeat_gmae) {
   std::map<std::tuple<std::string, bool, core::NodeId>, size_t> first;
   std::vector<std::vector<std::pair<double, double>>> runs;  // (measured us, slowdown)
@@ -325,7 +326,8 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
       sum += std::log(std::max(std::abs(t[0] - t[1]) / t[1], 1e-6));
       ++n;
     }
-    pooled[i].sample.measured_us = median(t);
+    pooled[i].sample.measured_us = pooledUs(t, pooling);
+    if (t.size() >= 2) pooled[i].repeats_us = t;
     pooled[i].host_slowdown = slowdown;
   }
   for (const auto& [family, s] : log_sums)
@@ -427,7 +429,8 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   repeatPasses(sweeps, o, measure, t0, res);
   res.host_gate = measure.summary();
   std::map<std::string, double> repeat_gmae;
-  res.rows = poolRepeats(std::move(res.rows), res.host_gate.tolerance, &repeat_gmae);
+  res.pooling = o.pooling;
+  res.rows = poolRepeats(std::move(res.rows), res.host_gate.tolerance, o.pooling, &repeat_gmae);
   std::map<std::string, int64_t> samples;
   for (const DatasetRow& r : res.rows) ++samples[core::opFamily(r.sample.node)];
   for (FamilySweep& s : sweeps) {
@@ -450,11 +453,15 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
 }
 
 CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version,
-                                   const predictors::FitOptions& fit) {
+                                   const predictors::FitOptions& fit, RepeatPooling pooling) {
   CalibrationResult res;
   res.dataset_path = dir + "/dataset.jsonl";
   res.device_path = dir + "/device.yaml";
   res.rows = readDataset(res.dataset_path);
+  res.pooling = pooling;
+  for (DatasetRow& r : res.rows) {
+    if (!r.repeats_us.empty()) r.sample.measured_us = pooledUs(r.repeats_us, pooling);
+  }
   res.device = predictors::loadDeviceSpec(res.device_path);
   if (res.rows.empty()) throw InputError(fmt::format("{}: the dataset is empty", res.dataset_path));
   // The between-op costs are not in the dataset; keep the ones the models had.

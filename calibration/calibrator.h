@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "calibration/dataset.h"
+#include "calibration/repeat_pooling.h"
 #include "predictors/between_ops.h"
 #include "predictors/code_cold.h"
 #include "predictors/training.h"
@@ -41,6 +42,9 @@ struct CalibrationOptions {
   // pass gets budget / repeats, so more repeats mean fewer points. The
   // `calibrate` command's default is 3.
   int repeats = 1;
+  // How a point's repeats become its sample (repeat_pooling.h). Every
+  // repeat is kept in the dataset, so `--refit` can pool another way.
+  RepeatPooling pooling = RepeatPooling::kMedian;
   // CPU only: when > 1, each replay runs while a HostSpeedGauge reading is
   // within this factor of the host's fast phase, and runs again when the host
   // slowed during it (steady_host_gate.h). 0: measure whatever the host does.
@@ -103,6 +107,7 @@ struct CalibrationResult {
   double measure_seconds = 0;
   double fit_seconds = 0;
   std::string dataset_path, device_path;
+  RepeatPooling pooling = RepeatPooling::kMedian;
 };
 
 // LibTorch version this tracetwin was built against ("1.13.1"); empty when
@@ -115,8 +120,10 @@ std::string libtorchVersion();
 CalibrationResult runCalibration(const CalibrationOptions& options);
 
 // Fits models from an existing DIR/dataset.jsonl and DIR/device.yaml and
-// saves them to DIR again (no measuring).
+// saves them to DIR again (no measuring). Rows with repeats are pooled again
+// with `pooling`.
 CalibrationResult refitFromDataset(const std::string& dir, const std::string& torch_version,
-                                   const predictors::FitOptions& fit = {});
+                                   const predictors::FitOptions& fit = {},
+                                   RepeatPooling pooling = RepeatPooling::kMedian);
 
 }  // namespace tracetwin::calibration

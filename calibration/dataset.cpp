@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -119,6 +120,7 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     if (r.host_slowdown > 0) line["host_slowdown"] = r.host_slowdown;
     if (r.idle_us > 0) line["idle_us"] = r.idle_us;
     if (r.previous_us > 0) line["previous_us"] = r.previous_us;
+    if (r.repeats_us.size() >= 2) line["repeats_us"] = r.repeats_us;
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -156,6 +158,17 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     if (j.contains("idle_us") && j["idle_us"].is_number()) row.idle_us = j["idle_us"].get<double>();
     if (j.contains("previous_us") && j["previous_us"].is_number())
       row.previous_us = j["previous_us"].get<double>();
+    if (j.contains("repeats_us")) {
+      const json& rep = j["repeats_us"];
+      const bool numbers = rep.is_array() && std::all_of(rep.begin(), rep.end(), [](const json& x) {
+        return x.is_number() && x.get<double>() > 0;
+      });
+      if (!numbers) {
+        throw InputError(fmt::format(
+            "{}:{}: \"repeats_us\" must be an array of positive numbers", path, line_no));
+      }
+      row.repeats_us = rep.get<std::vector<double>>();
+    }
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
     }

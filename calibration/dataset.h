@@ -1,7 +1,8 @@
 // The measured dataset calibration writes beside the models (DIR/dataset.jsonl):
 // one JSON object per line,
 //   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated",
-//    "host_slowdown" (when gauged), "idle_us", "previous_us", "node"}
+//    "host_slowdown" (when gauged), "idle_us", "previous_us", "repeats_us" (when
+//    measured more than once), "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so
@@ -28,6 +29,9 @@ struct DatasetRow {
   // graph (predictors/code_cold.h); 0 in datasets written before it.
   double idle_us = 0;
   double previous_us = 0;  // measured time of the op right before it
+  // Every measurement pooled into sample.measured_us, in measuring order
+  // (empty when measured once), so a refit can pool them another way.
+  std::vector<double> repeats_us;
 };
 
 // The node as an ET 1.0.1 node object (ids kept).

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,8 +120,8 @@ void printReport(const calibration::CalibrationResult& r) {
     for (const auto& [family, us] : c.per_family_us) fmt::print("; {} {:.1f}", family, us);
     fmt::print("\n");
   }
-  fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples\n", r.measure_seconds, r.fit_seconds,
-             r.rows.size());
+  fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples (repeats pooled: {})\n",
+             r.measure_seconds, r.fit_seconds, r.rows.size(), calibration::poolingName(r.pooling));
   fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);
 }
 
@@ -131,7 +132,7 @@ void runCalibrate(CalibrateArgs& args) {
   o.torch_version = calibration::libtorchVersion();
   if (args.refit) {
     const calibration::CalibrationResult r =
-        calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit);
+        calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit, o.pooling);
     printReport(r);
     fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
     return;
@@ -177,6 +178,15 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "first pass gets budget / repeats)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  sub.add_option("--pool", o.pooling,
+                 "how a point's repeats become its sample: median, or fastest (what a shared host "
+                 "disturbed least); with --refit, pools the dataset's repeats again")
+      ->default_str("median")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, calibration::RepeatPooling>{
+              {"median", calibration::RepeatPooling::kMedian},
+              {"fastest", calibration::RepeatPooling::kFastest}},
+          CLI::ignore_case));
   sub.add_option("--host-tolerance", o.host_tolerance,
                  "CPU: measure only while a reference loop runs within this factor of its "
                  "fast-phase time, and re-measure what a slowdown of a shared host hit (default 0: "

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>  // getpid
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include "calibration/replay_unit.h"
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
@@ -195,6 +197,31 @@ TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
   // The between-op costs are not in the dataset: the refit keeps them.
   const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
   EXPECT_EQ(t1.count(predictors::kPerOutputTensor), 1u);
+}
+
+TEST_F(TinyCalibration, KeepsEveryRepeatAndRefitPoolsThemAnotherWay) {
+  ASSERT_NE(result_, nullptr);
+  EXPECT_EQ(result_->pooling, RepeatPooling::kMedian);
+  const std::vector<DatasetRow> written = readDataset(dir_ + "/dataset.jsonl");
+  int64_t repeated = 0;
+  for (const DatasetRow& r : written) {
+    if (r.repeats_us.empty()) continue;
+    ++repeated;
+    EXPECT_GE(r.repeats_us.size(), 2u) << r.case_label;
+    EXPECT_DOUBLE_EQ(r.sample.measured_us, median(r.repeats_us)) << r.case_label;
+  }
+  ASSERT_GT(repeated, 0) << "two repeats in 8 s: some points were measured twice";
+
+  const CalibrationResult fastest =
+      refitFromDataset(dir_, libtorchVersion(), {}, RepeatPooling::kFastest);
+  EXPECT_EQ(fastest.pooling, RepeatPooling::kFastest);
+  ASSERT_EQ(fastest.rows.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    const std::vector<double>& rep = written[i].repeats_us;
+    const double expected = rep.empty() ? written[i].sample.measured_us
+                                        : *std::min_element(rep.begin(), rep.end());
+    EXPECT_DOUBLE_EQ(fastest.rows[i].sample.measured_us, expected) << written[i].case_label;
+  }
 }
 
 TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {

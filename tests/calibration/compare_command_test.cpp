@@ -100,6 +100,13 @@ TEST(CalibrateCommand, UnknownFamilyListsTheKnownOnes) {
   EXPECT_NE(r.output.find("embedding_bag"), std::string::npos) << r.output;
 }
 
+TEST(CalibrateCommand, UnknownPoolingIsAUsageError) {
+  const RunResult r = run("calibrate --out /tmp/tracetwin_calib_never --pool mean");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pool"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fastest"), std::string::npos) << r.output;
+}
+
 TEST(CalibrateCommand, CudaWithoutAGpuSaysSo) {
   if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
   const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_cuda").string();

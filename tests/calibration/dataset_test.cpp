@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "calibration/microbench.h"
+#include "calibration/repeat_pooling.h"
 #include "core/errors.h"
 
 namespace tracetwin::calibration {
@@ -28,6 +29,7 @@ TEST(Dataset, RoundTripsNodesTimesAndReuse) {
       r.sample.measured_us = 12.5 + static_cast<double>(rows.size());
       r.sample.device = "host-cpu";
       r.sample.index_reuse = c.index_reuse;
+      if (rows.size() % 2 == 1) r.repeats_us = {r.sample.measured_us, 2 * r.sample.measured_us};
       rows.push_back(r);
     }
   }
@@ -52,8 +54,53 @@ TEST(Dataset, RoundTripsNodesTimesAndReuse) {
     EXPECT_DOUBLE_EQ(back[i].sample.measured_us, rows[i].sample.measured_us);
     EXPECT_EQ(back[i].sample.index_reuse, rows[i].sample.index_reuse);
     EXPECT_EQ(back[i].case_label, rows[i].case_label);
+    EXPECT_EQ(back[i].repeats_us, rows[i].repeats_us);
   }
   std::remove(path.c_str());
+}
+
+TEST(Dataset, KeepsRepeatsAndRejectsBadOnes) {
+  const MicrobenchCase c = microbenchFamily("copy").cases(GridOptions{}).front();
+  const core::Graph g = c.build();
+  DatasetRow r;
+  r.case_label = c.label;
+  r.sample.node = g.node(core::selectTopLevelOps(g).ops.front());
+  r.sample.measured_us = 3.0;
+  r.repeats_us = {4.5, 2.0, 3.0};
+  const std::string path = tempPath("repeats.jsonl");
+  writeDataset(path, {r});
+  ASSERT_EQ(readDataset(path).size(), 1u);
+  EXPECT_EQ(readDataset(path)[0].repeats_us, r.repeats_us);
+
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  in.close();
+  const std::string good = "\"repeats_us\":[4.5,2.0,3.0]";
+  const size_t at = line.find(good);
+  ASSERT_NE(at, std::string::npos) << line;
+  for (const std::string bad : {"\"repeats_us\":[4.5,-2.0]", "\"repeats_us\":\"fast\""}) {
+    std::string edited = line;
+    edited.replace(at, good.size(), bad);
+    std::ofstream(path) << edited << "\n";
+    try {
+      readDataset(path);
+      FAIL() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ":1: \"repeats_us\""), std::string::npos)
+          << e.what();
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(RepeatPooling, MedianOrFastest) {
+  const std::vector<double> us = {4.0, 9.0, 2.5, 5.0};
+  EXPECT_DOUBLE_EQ(pooledUs(us, RepeatPooling::kMedian), 4.5);
+  EXPECT_DOUBLE_EQ(pooledUs(us, RepeatPooling::kFastest), 2.5);
+  EXPECT_DOUBLE_EQ(pooledUs({7.0}, RepeatPooling::kFastest), 7.0);
+  EXPECT_EQ(poolingName(RepeatPooling::kFastest), "fastest");
+  EXPECT_EQ(poolingName(RepeatPooling::kMedian), "median");
 }
 
 TEST(Dataset, BadLineNamesFileAndLine) {
