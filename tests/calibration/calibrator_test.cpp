@@ -218,8 +218,8 @@ TEST_F(TinyCalibration, KeepsEveryRepeatAndRefitPoolsThemAnotherWay) {
   ASSERT_EQ(fastest.rows.size(), written.size());
   for (size_t i = 0; i < written.size(); ++i) {
     const std::vector<double>& rep = written[i].repeats_us;
-    const double expected = rep.empty() ? written[i].sample.measured_us
-                                        : *std::min_element(rep.begin(), rep.end());
+    const double expected =
+        rep.empty() ? written[i].sample.measured_us : *std::min_element(rep.begin(), rep.end());
     EXPECT_DOUBLE_EQ(fastest.rows[i].sample.measured_us, expected) << written[i].case_label;
   }
 }
