@@ -5,14 +5,7 @@
 set -euo pipefail
 tracetwin=${1:?usage: roundtrip.sh TRACETWIN_BINARY SOURCE_DIR}
 src=${2:?usage: roundtrip.sh TRACETWIN_BINARY SOURCE_DIR}
-# Debian's python3-torch is /usr/bin/python3, and the python3 first on PATH
-# may have no torch; elsewhere (a GPU host with a pip PyTorch) it is the
-# other way round. The first that imports torch captures; with none, skip (77).
-python=""
-for candidate in /usr/bin/python3 python3; do
-  if "$candidate" -c 'import torch' >/dev/null 2>&1; then python=$candidate; break; fi
-done
-[ -n "$python" ] || { echo "roundtrip: no python3 with torch here: skipped"; exit 77; }
+source "$src/tests/torch_python.sh" roundtrip
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-capture.XXXXXX")
 trap 'rm -rf "$work"' EXIT

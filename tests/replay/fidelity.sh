@@ -10,12 +10,7 @@ set -euo pipefail
 tracetwin=${1:?usage: fidelity.sh TRACETWIN_BINARY SOURCE_DIR [TOLERANCE]}
 src=${2:?usage: fidelity.sh TRACETWIN_BINARY SOURCE_DIR [TOLERANCE]}
 tolerance=${3:-0.35}
-# The first python3 that imports torch captures and re-runs (see tests/capture/roundtrip.sh).
-python=""
-for candidate in /usr/bin/python3 python3; do
-  if "$candidate" -c 'import torch' >/dev/null 2>&1; then python=$candidate; break; fi
-done
-[ -n "$python" ] || { echo "fidelity: no python3 with torch here: skipped"; exit 77; }
+source "$src/tests/torch_python.sh" fidelity
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-fidelity.XXXXXX")
 trap 'rm -rf "$work"' EXIT
