@@ -3,6 +3,7 @@
 // calibrated ModelSet, then prints both side by side per op family and in
 // total, with signed errors (predicted - measured) / measured.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -12,7 +13,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "calibration/host_match.h"
 #include "cli/command_registry.h"
 #include "cli/host_malloc.h"
 #include "core/errors.h"
@@ -151,11 +154,22 @@ void runCompare(const CompareArgs& a) {
   const bool on_gpu = a.options.device != "cpu";
   const auto rows = familyRows(result, prediction, on_gpu);
   printTable(a, result, prediction, rows);
+  // CPU models measured on another CPU predict that CPU (host_match.h).
+  const std::vector<std::string> host_differences =
+      on_gpu ? std::vector<std::string>{}
+             : calibration::hostDifferences(models.device, calibration::readHostFacts());
+  if (!host_differences.empty()) {
+    fmt::print(
+        "warning: the models were calibrated on another host ({}): the predicted times are that "
+        "host's; `tracetwin calibrate --out DIR` measures this one\n",
+        fmt::join(host_differences, "; "));
+  }
   if (!a.json_out.empty()) {
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
     nlohmann::json doc = compareJson(a, result, prediction, rows);
     doc["host_malloc"] = host_malloc;
+    doc["models_host_differences"] = host_differences;
     out << doc.dump(2) << '\n';
     fmt::print("json report: {}\n", a.json_out);
   }

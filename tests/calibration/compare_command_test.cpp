@@ -81,6 +81,13 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   }
   for (const auto& [name, f] : doc["families"].items()) ops += f["count"].get<int64_t>();
   EXPECT_EQ(ops, 88);
+  // CPU models name what differs between their host and this one (an empty
+  // list here when they were calibrated on it), and the text says so too.
+  ASSERT_TRUE(doc.contains("models_host_differences"));
+  ASSERT_TRUE(doc["models_host_differences"].is_array());
+  EXPECT_EQ(doc["models_host_differences"].empty(),
+            r.output.find("calibrated on another host") == std::string::npos)
+      << r.output;
   fs::remove(json);
 }
 
