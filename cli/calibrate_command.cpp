@@ -174,7 +174,7 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
       ->check(CLI::PositiveNumber);
   o.repeats = 3;
   sub.add_option("--repeats", o.repeats,
-                 "measure each point this many times, a pass apart, and keep the median (the "
+                 "measure each point this many times, a pass apart, and pool them (--pool; the "
                  "first pass gets budget / repeats)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
