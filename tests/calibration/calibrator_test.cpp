@@ -248,5 +248,23 @@ TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
   EXPECT_FALSE(fs::exists(o.out_dir));
 }
 
+// The copy grid's transpose+contiguous case runs a view op (transpose) right
+// after the previous copy's long contiguous: its time is not a view sample.
+TEST(ReplayUnit, SamplesOnlyTheFamilyUnderTest) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
+  const std::vector<MicrobenchCase> cases = microbenchFamily("copy").cases(GridOptions{});
+  auto it = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
+    return c.label.rfind("transpose+contiguous", 0) == 0;
+  });
+  ASSERT_NE(it, cases.end());
+  CalibrationOptions o;
+  const CaseOutcome out = runCase(ReplayUnit{{*it}, it->est_us}, o, "host-cpu");
+  ASSERT_TRUE(out.failure.empty()) << out.failure;
+  ASSERT_FALSE(out.rows.empty());
+  for (const DatasetRow& r : out.rows) {
+    EXPECT_EQ(core::opFamily(r.sample.node), "copy") << r.sample.node.name;
+  }
+}
+
 }  // namespace
 }  // namespace tracetwin::calibration
