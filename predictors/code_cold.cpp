@@ -102,6 +102,12 @@ double CodeColdModel::penaltyUs(const std::string& op, const std::string& family
   return us;
 }
 
+double CodeColdModel::ownPenaltyUs(const std::string& op, const std::string& family,
+                                   double idle_us) const {
+  if (empty() || idle_us <= 0) return 0;
+  return fullPenaltyUs(op, family) * share(idle_us, tau_us);
+}
+
 nlohmann::json CodeColdModel::toJson() const {
   return {{"tau_us", tau_us}, {"shared_us", shared_us},         {"pairs", pairs},
           {"all_us", all_us}, {"per_family_us", per_family_us}, {"per_op_us", per_op_us}};
@@ -143,21 +149,36 @@ CodeColdModel fitCodeCold(const std::vector<CodeColdPair>& pairs) {
   return best;
 }
 
-std::vector<double> idleSinceLastCall(const std::vector<const std::string*>& names,
-                                      const std::vector<double>& us) {
-  std::vector<double> idle(names.size(), 0.0);
-  std::unordered_map<std::string_view, double> last_end;  // op name -> clock at its last end
+namespace {
+
+template <typename Key, typename KeyOf>
+std::vector<double> idleSinceLast(size_t n, const std::vector<double>& us, KeyOf key_of) {
+  std::vector<double> idle(n, 0.0);
+  std::unordered_map<Key, double> last_end;  // key -> clock at its last end
   double clock = 0;
   // Pass 0 runs the iteration once so pass 1 sees the previous one.
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      auto [it, first] = last_end.try_emplace(*names[i], clock);
+    for (size_t i = 0; i < n; ++i) {
+      auto [it, first] = last_end.try_emplace(key_of(i), clock);
       if (pass == 1) idle[i] = clock - it->second;
       clock += std::max(us[i], 0.0);
       it->second = clock;
     }
   }
   return idle;
+}
+
+}  // namespace
+
+std::vector<double> idleSinceLastCall(const std::vector<const std::string*>& names,
+                                      const std::vector<double>& us) {
+  return idleSinceLast<std::string_view>(names.size(), us,
+                                         [&](size_t i) { return std::string_view(*names[i]); });
+}
+
+std::vector<double> idleSinceLastCall(const std::vector<uint64_t>& keys,
+                                      const std::vector<double>& us) {
+  return idleSinceLast<uint64_t>(keys.size(), us, [&](size_t i) { return keys[i]; });
 }
 
 }  // namespace tracetwin::predictors

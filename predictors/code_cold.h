@@ -60,6 +60,13 @@ class CodeColdModel {
   // when the model is empty.
   double penaltyUs(const std::string& op, const std::string& family, double idle_us,
                    double previous_us) const;
+  // Ops above kMaxOpUs: P * (1 - exp(-idle_us / tau)) alone, with idle_us
+  // the time since the op last ran on the same shapes. oneDNN (LibTorch's
+  // CPU convolutions) runs a kernel generated per shape, so the code a
+  // large op needs is its shape's: in resnet18_small the first 3x3 conv of
+  // each width replays 30-170 us slower than the identical layers right
+  // after it (256 channels at 2x2: 503 us, then 323 and 343).
+  double ownPenaltyUs(const std::string& op, const std::string& family, double idle_us) const;
 
   nlohmann::json toJson() const;
   // Throws InputError naming `source` on a malformed object.
@@ -75,6 +82,9 @@ CodeColdModel fitCodeCold(const std::vector<CodeColdPair>& pairs);
 // since the previous call of an op of the same name (wrapping into the
 // previous iteration: an op called once gets the iteration but itself).
 std::vector<double> idleSinceLastCall(const std::vector<const std::string*>& names,
+                                      const std::vector<double>& us);
+// The same with any key per op (the predictor's shape keys).
+std::vector<double> idleSinceLastCall(const std::vector<uint64_t>& keys,
                                       const std::vector<double>& us);
 
 }  // namespace tracetwin::predictors

@@ -34,14 +34,28 @@ struct OpRecord {
 
 // Ops of one iteration repeat a few hundred distinct shapes (every layer of
 // every micro-batch), so each family predicts its distinct feature sets only.
+uint64_t bitsOf(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+// What the op does, whatever came before it: name, dtype, sizes and the
+// family's shape features.
+uint64_t shapeHash(const OpFeatures& f) {
+  uint64_t h = std::hash<std::string>{}(variantKey(f));
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  mixIn(static_cast<uint64_t>(f.dtype));
+  mixIn(bitsOf(f.flops));
+  mixIn(bitsOf(f.bytes));
+  for (float x : f.x) mixIn(bitsOf(static_cast<double>(x)));
+  return h;
+}
+
 uint64_t featureHash(const OpFeatures& f) {
   uint64_t h = std::hash<std::string>{}(variantKey(f));
   auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
-  auto bits = [](double d) {
-    uint64_t u;
-    std::memcpy(&u, &d, sizeof u);
-    return u;
-  };
+  auto bits = bitsOf;
   mixIn(static_cast<uint64_t>(f.dtype));
   mixIn(f.repeated ? 1 : 0);
   mixIn(bits(f.cold_bytes));
@@ -104,27 +118,35 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   for (size_t i = 0; i < recs.size(); ++i) recs[i].f.cold_bytes = cold[i];
 }
 
-// CPU models with a code-cold term: a small op pays more the longer it has
-// been since its previous call (code_cold.h). The idle time comes from the
+// CPU models with a code-cold term: an op pays more the longer it has been
+// since its previous call (code_cold.h): a small op since the previous op of
+// its name, plus the shared part after a long op; a large one since the
+// previous op of its name on the same shapes. The idle time comes from the
 // predicted times themselves. Not across devices: the penalty is this
 // host's.
 void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
                           const PredictOptions& opts) {
   if (models.code_cold.empty() || opts.target || models.device.kind != DeviceKind::kCpu) return;
   std::vector<const std::string*> names;
+  std::vector<uint64_t> shapes;
   std::vector<double> us;
   names.reserve(recs.size());
+  shapes.reserve(recs.size());
   us.reserve(recs.size());
   for (const OpRecord& r : recs) {
     names.push_back(&r.f.op);
+    shapes.push_back(shapeHash(r.f));
     us.push_back(r.out.predicted_us);
   }
   const std::vector<double> idle = idleSinceLastCall(names, us);
+  const std::vector<double> idle_same_shape = idleSinceLastCall(shapes, us);
   for (size_t i = 0; i < recs.size(); ++i) {
     OpRecord& r = recs[i];
-    if (r.fallback || us[i] > CodeColdModel::kMaxOpUs) continue;
+    if (r.fallback) continue;
     const double previous = i > 0 ? us[i - 1] : us.back();
-    const double extra = models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
+    const double extra = us[i] > CodeColdModel::kMaxOpUs
+                             ? models.code_cold.ownPenaltyUs(r.f.op, r.f.family, idle_same_shape[i])
+                             : models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
     if (extra <= 0) continue;
     // A field, not a suffix on `model`: building 100k strings cost 120 ms of
     // the 100k-op benchmark's 290.

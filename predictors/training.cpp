@@ -29,10 +29,10 @@ const std::unordered_map<std::string, FamilyFitter>& fitters() {
       {"conv", {fitRoofline, true}},
       {"embedding_bag", {fitCacheModel, true}},
       {"elementwise", {fitBandwidthCurve, true}},  // + XGBoost over shapes
-      {"reduction", {fitBandwidthCurve, true}},  // + XGBoost over shapes
-      {"norm", {fitBandwidthCurve, true}},       // + XGBoost over rows and row length
-      {"softmax", {fitBandwidthCurve, true}},    // + XGBoost over shapes
-      {"copy", {fitBandwidthCurve, true}},       // + XGBoost over shapes
+      {"reduction", {fitBandwidthCurve, true}},    // + XGBoost over shapes
+      {"norm", {fitBandwidthCurve, true}},         // + XGBoost over rows and row length
+      {"softmax", {fitBandwidthCurve, true}},      // + XGBoost over shapes
+      {"copy", {fitBandwidthCurve, true}},         // + XGBoost over shapes
       {"triton", {fitBandwidthCurve, false}},
       {"other", {fitBandwidthCurve, false}},
       {"view", {fitConstant, true}},  // + XGBoost over shapes

@@ -26,14 +26,19 @@ double share(double idle, double tau) { return 1 - std::exp(-idle / tau); }
 TEST(CodeCold, IdleTimeIsSinceTheSameOpLastEndedAcrossTheIterationBoundary) {
   const std::string a = "aten::a", b = "aten::b";
   // a(1) b(2) a(3) b(4): a runs [0,1] and [3,6], b [1,3] and [6,10].
-  const std::vector<double> idle = idleSinceLastCall({&a, &b, &a, &b}, {1, 2, 3, 4});
+  const std::vector<const std::string*> names = {&a, &b, &a, &b};
+  const std::vector<double> idle = idleSinceLastCall(names, {1, 2, 3, 4});
   ASSERT_EQ(idle.size(), 4u);
   EXPECT_DOUBLE_EQ(idle[0], 4);  // after the second a, which ended at 6 of the last iteration
   EXPECT_DOUBLE_EQ(idle[1], 1);  // the last b ended where this iteration starts
   EXPECT_DOUBLE_EQ(idle[2], 2);
   EXPECT_DOUBLE_EQ(idle[3], 3);
   const std::string once = "aten::once";
-  EXPECT_DOUBLE_EQ(idleSinceLastCall({&once, &a}, {5, 7})[0], 7);  // the whole iteration but itself
+  const std::vector<const std::string*> once_then_a = {&once, &a};
+  EXPECT_DOUBLE_EQ(idleSinceLastCall(once_then_a, {5, 7})[0], 7);  // the whole iteration but itself
+  // Any key works the same: the predictor keys large ops by their shapes.
+  const std::vector<uint64_t> keys = {7, 9, 7, 9};
+  EXPECT_EQ(idleSinceLastCall(keys, {1, 2, 3, 4}), idle);
 }
 
 TEST(CodeCold, FitRecoversTauAndBothPenalties) {
@@ -139,7 +144,9 @@ TEST(CodeCold, PredictorAddsTheOwnAndSharedParts) {
     EXPECT_NEAR(cold.per_op[i].predicted_us - plain.per_op[i].predicted_us, expected[i], 1e-3) << i;
     EXPECT_NEAR(cold.per_op[i].code_cold_us, expected[i], 1e-3) << i;
   }
-  // Ops predicted above what the cold units measured get nothing.
+  // Ops predicted above what the cold units measured pay the own part only,
+  // idle since the same op on the same shapes: the first relu right after
+  // the last one (previous iteration), the second 3 us after the first.
   SmallOps slow = smallOps();
   slow.models.code_cold = s.models.code_cold;
   auto ew = BandwidthCurveModel::fromDevice(slow.models.device);
@@ -148,6 +155,7 @@ TEST(CodeCold, PredictorAddsTheOwnAndSharedParts) {
   const Prediction with_slow_relu = predictGraph(slow.graph, slow.models, {});
   EXPECT_EQ(with_slow_relu.per_op[0].code_cold_us, 0);
   EXPECT_GT(with_slow_relu.per_op[1].code_cold_us, 0);
+  EXPECT_NEAR(with_slow_relu.per_op[3].code_cold_us, 100 * share(3, 1), 1e-3);
   // Another device: the penalty is this host's caches, not scaled across.
   DeviceSpec other = s.models.device;
   other.name = "other host";
@@ -155,6 +163,40 @@ TEST(CodeCold, PredictorAddsTheOwnAndSharedParts) {
   to_other.target = other;
   const Prediction scaled = predictGraph(s.graph, s.models, to_other);
   for (const OpPrediction& o : scaled.per_op) EXPECT_EQ(o.code_cold_us, 0);
+}
+
+// relu on shapes A, B, A, each pinned at ~100 us: above kMaxOpUs, so the
+// idle time that counts is since the same shapes last ran (by name alone
+// every relu would follow a relu and pay nothing).
+TEST(CodeCold, LargeOpsGoColdPerShape) {
+  SmallOps s = smallOps();
+  core::Graph g = graphWithOneThread();
+  core::NodeId id = 3;
+  for (int64_t n : {1, 4096, 1}) {
+    core::Node relu = opNode("aten::relu", {tensor({n}, core::DType::kFloat32, 0, "cpu")},
+                             {tensor({n}, core::DType::kFloat32, 0, "cpu")});
+    relu.id = id++;
+    relu.parent = 2;
+    relu.tid = 1;
+    relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
+    g.addNode(std::move(relu));
+  }
+  g.finalize();
+  auto ew = BandwidthCurveModel::fromDevice(s.models.device);
+  ew->op_t0_us = {{"aten::relu", 100}, {"aten::relu@rep", 100}};
+  s.models.setModel("elementwise", ew);
+  const Prediction plain = predictGraph(g, s.models, {});
+  ASSERT_EQ(plain.per_op.size(), 3u);
+  const double a = plain.per_op[0].predicted_us, b = plain.per_op[1].predicted_us;
+  ASSERT_GT(a, CodeColdModel::kMaxOpUs);
+  s.models.code_cold.tau_us = 100;
+  s.models.code_cold.shared_us = 1000;  // small ops only: never charged here
+  s.models.code_cold.per_op_us = {{"aten::relu", 50}};
+  s.models.code_cold.pairs = 1;
+  const Prediction cold = predictGraph(g, s.models, {});
+  EXPECT_NEAR(cold.per_op[0].code_cold_us, 0, 1e-9);                       // A right after A
+  EXPECT_NEAR(cold.per_op[1].code_cold_us, 50 * share(2 * a, 100), 1e-6);  // B: A, A since
+  EXPECT_NEAR(cold.per_op[2].code_cold_us, 50 * share(b, 100), 1e-6);      // A: B since
 }
 
 TEST(CodeCold, ModelSetSavesAndLoadsIt) {
