@@ -118,20 +118,23 @@ ConvShape convShape(const core::Node& node) {
   s.filter = product(w, 2);
   s.in_spatial = product(x, 2);
   s.groups = static_cast<double>(std::max<int64_t>(intArg(node, "groups", 99, 1), 1));
-  s.stride = intListElement(node, "stride", 99, 0, 1);
-  s.dilation = intListElement(node, "dilation", 99, 0, 1);
+  // Each name looked up once: this runs for every convolution of a graph.
+  const size_t stride_at = argIndex(node, "stride", 99);
+  const size_t padding_at = argIndex(node, "padding", 99);
+  const size_t dilation_at = argIndex(node, "dilation", 99);
+  s.stride = intListElementAt(node, stride_at, 0, 1);
+  s.dilation = intListElementAt(node, dilation_at, 0, 1);
   s.out_spatial = 1;
-  for (size_t d = 0; d < dims; ++d) {
-    int64_t st = std::max<int64_t>(intListElement(node, "stride", 99, d, 1), 1);
-    int64_t p = intListElement(node, "padding", 99, d, 0);
-    int64_t dl = intListElement(node, "dilation", 99, d, 1);
-    int64_t out = (x[d + 2] + 2 * p - dl * (w[d + 2] - 1) - 1) / st + 1;
-    s.out_spatial *= static_cast<double>(std::max<int64_t>(out, 1));
-  }
   bool strided = false, dilated = false, one_by_one = true, big_filter = dims >= 1;
   for (size_t d = 0; d < dims; ++d) {
-    strided |= intListElement(node, "stride", 99, d, 1) != 1;
-    dilated |= intListElement(node, "dilation", 99, d, 1) != 1;
+    const int64_t stride = intListElementAt(node, stride_at, d, 1);
+    const int64_t dilation = intListElementAt(node, dilation_at, d, 1);
+    const int64_t pad = intListElementAt(node, padding_at, d, 0);
+    const int64_t out =
+        (x[d + 2] + 2 * pad - dilation * (w[d + 2] - 1) - 1) / std::max<int64_t>(stride, 1) + 1;
+    s.out_spatial *= static_cast<double>(std::max<int64_t>(out, 1));
+    strided |= stride != 1;
+    dilated |= dilation != 1;
     one_by_one &= w[d + 2] == 1;
     big_filter &= w[d + 2] > 3;
   }

@@ -52,7 +52,10 @@ std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t
 
 int64_t intListElement(const core::Node& node, const char* name, size_t fallback, size_t d,
                        int64_t dflt) {
-  size_t i = argIndex(node, name, fallback);
+  return intListElementAt(node, argIndex(node, name, fallback), d, dflt);
+}
+
+int64_t intListElementAt(const core::Node& node, size_t i, size_t d, int64_t dflt) {
   if (i >= node.inputs.size()) return dflt;
   const core::Value& v = node.inputs[i];
   if (v.kind == core::ValueKind::kInt) return v.int_value;

@@ -23,6 +23,9 @@ std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t
 // `dflt`. No allocation: feature extraction runs for every op of a graph.
 int64_t intListElement(const core::Node& node, const char* name, size_t fallback, size_t d,
                        int64_t dflt);
+// The same at an argument index found once with argIndex (convShape reads
+// stride, padding and dilation per spatial dim of every convolution).
+int64_t intListElementAt(const core::Node& node, size_t index, size_t d, int64_t dflt);
 // All defined tensors of the inputs (lists flattened), in order.
 std::vector<const core::TensorValue*> inputTensors(const core::Node& node);
 std::vector<const core::TensorValue*> outputTensors(const core::Node& node);

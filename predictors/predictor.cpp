@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -30,6 +31,7 @@ struct OpRecord {
   OpFeatures f;
   OpPrediction out;
   bool fallback = false;
+  uint64_t shape_hash = 0;  // shapeHash(f), once per op
 };
 
 // Ops of one iteration repeat a few hundred distinct shapes (every layer of
@@ -52,20 +54,17 @@ uint64_t shapeHash(const OpFeatures& f) {
   return h;
 }
 
-uint64_t featureHash(const OpFeatures& f) {
-  uint64_t h = std::hash<std::string>{}(variantKey(f));
+// The shape hash and what else the models read.
+uint64_t featureHash(const OpRecord& r) {
+  const OpFeatures& f = r.f;
+  uint64_t h = r.shape_hash;
   auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
-  auto bits = bitsOf;
-  mixIn(static_cast<uint64_t>(f.dtype));
   mixIn(f.repeated ? 1 : 0);
-  mixIn(bits(f.cold_bytes));
-  mixIn(bits(f.flops));
-  mixIn(bits(f.bytes));
-  mixIn(bits(f.message_bytes));
+  mixIn(bitsOf(f.cold_bytes));
+  mixIn(bitsOf(f.message_bytes));
   mixIn(static_cast<uint64_t>(f.world_size));
-  mixIn(bits(f.table_bytes));
-  mixIn(bits(f.unique_fraction));
-  for (float x : f.x) mixIn(bits(static_cast<double>(x)));
+  mixIn(bitsOf(f.table_bytes));
+  mixIn(bitsOf(f.unique_fraction));
   return h;
 }
 
@@ -87,7 +86,7 @@ std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& 
   std::vector<size_t> slot(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
     const OpFeatures& f = recs[idx[k]].f;
-    auto [it, inserted] = first_of_hash.try_emplace(featureHash(f), distinct.size());
+    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), distinct.size());
     if (!inserted && sameFeatures(*distinct[it->second], f)) {
       slot[k] = it->second;
       continue;
@@ -135,7 +134,7 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
   us.reserve(recs.size());
   for (const OpRecord& r : recs) {
     names.push_back(&r.f.op);
-    shapes.push_back(shapeHash(r.f));
+    shapes.push_back(r.shape_hash);
     us.push_back(r.out.predicted_us);
   }
   const std::vector<double> idle = idleSinceLastCall(names, us);
@@ -230,6 +229,7 @@ bool predictFromChildren(OpRecord& r, const core::Graph& graph, const ModelSet& 
   sub.reserve(kids.size());
   for (const core::Node* k : kids) {
     OpRecord c{k, computeFeatures(*k), {}};
+    c.shape_hash = shapeHash(c.f);
     if (!sub.empty()) c.f.repeated = variantKey(sub.back().f) == variantKey(c.f);
     sub.push_back(std::move(c));
   }
@@ -250,8 +250,15 @@ bool predictFromChildren(OpRecord& r, const core::Graph& graph, const ModelSet& 
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
-  std::unordered_map<std::string, std::vector<size_t>> by_family;
-  for (size_t i = 0; i < recs.size(); ++i) by_family[recs[i].f.family].push_back(i);
+  // A dozen families at most: a linear search beats hashing every op's name.
+  std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const std::string& family = recs[i].f.family;
+    auto it = std::find_if(by_family.begin(), by_family.end(),
+                           [&](const auto& entry) { return entry.first == family; });
+    if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, {}});
+    it->second.push_back(i);
+  }
   for (const auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
     std::shared_ptr<const KernelModel> fallback;
@@ -296,6 +303,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   for (core::NodeId id : sel.ops) {
     const core::Node& n = graph.node(id);
     OpRecord r{&n, computeFeatures(n), {}};
+    r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
     if (!first) {
       r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
