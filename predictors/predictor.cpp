@@ -34,8 +34,6 @@ struct OpRecord {
   uint64_t shape_hash = 0;  // shapeHash(f), once per op
 };
 
-// Ops of one iteration repeat a few hundred distinct shapes (every layer of
-// every micro-batch), so each family predicts its distinct feature sets only.
 uint64_t bitsOf(double d) {
   uint64_t u;
   std::memcpy(&u, &d, sizeof u);
@@ -54,7 +52,9 @@ uint64_t shapeHash(const OpFeatures& f) {
   return h;
 }
 
-// The shape hash and what else the models read.
+// Ops of one iteration repeat a few hundred distinct shapes (every layer of
+// every micro-batch), so each family predicts its distinct feature sets
+// only: the shape hash and what else the models read.
 uint64_t featureHash(const OpRecord& r) {
   const OpFeatures& f = r.f;
   uint64_t h = r.shape_hash;
