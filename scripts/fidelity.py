@@ -46,7 +46,11 @@ import json, statistics, sys, torch
 sys.path.insert(0, {here!r})
 import capture
 module = capture.load_workload({name!r})
-params = dict(module.DEFAULTS); params["seed"] = 0
+params = dict(module.DEFAULTS)
+for text in {overrides!r}:
+    key, value = capture._parse_param(text, module.DEFAULTS)
+    params[key] = value
+params["seed"] = 0
 torch.set_num_threads({threads}); torch.manual_seed(0)
 step = module.build(params)
 for _ in range({warmup}): step()
@@ -67,9 +71,10 @@ def run(cmd, **kw):
     return res.stdout
 
 
-def eager_ms(name, threads, warmup, steps):
+def eager_ms(name, overrides, threads, warmup, steps):
     """(median, fastest) step time of a fresh eager run, in ms."""
-    code = EAGER_SNIPPET.format(here=HERE, name=name, threads=threads, warmup=warmup, steps=steps)
+    code = EAGER_SNIPPET.format(here=HERE, name=name, overrides=list(overrides), threads=threads,
+                                warmup=warmup, steps=steps)
     result = json.loads(run([PYTHON, "-c", code]).strip().splitlines()[-1])
     return result["median_ms"], min(result["samples_ms"])
 
@@ -96,7 +101,13 @@ def main():
                     help="which ratio --tolerance bounds: the median over rounds, or best/best")
     ap.add_argument("--malloc", choices=["default", "pinned"], default="pinned",
                     help="glibc allocator settings for both sides (see above)")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a workload parameter, as capture.py does (one workload only)")
+    ap.add_argument("--name", help="file stem of the capture (one workload only)")
     args = ap.parse_args()
+    workloads = args.workload or DEFAULT_WORKLOADS
+    if (args.param or args.name) and len(workloads) != 1:
+        ap.error("--param and --name apply to exactly one --workload")
     if args.malloc == "pinned":
         os.environ.update(PINNED_MALLOC_ENV)  # inherited by every process started below
     else:
@@ -109,14 +120,17 @@ def main():
                          % tracetwin)
     os.makedirs(args.out, exist_ok=True)
     results, failed = [], []
-    for name in args.workload or DEFAULT_WORKLOADS:
-        run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", name, "--out", args.out,
-             "--threads", str(args.threads), "--warmup", str(args.warmup),
-             "--steps", str(args.steps), "--malloc", args.malloc])
+    for workload in workloads:
+        name = args.name or workload
+        run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", workload, "--out", args.out,
+             "--name", name, "--threads", str(args.threads), "--warmup", str(args.warmup),
+             "--steps", str(args.steps), "--malloc", args.malloc]
+            + ["--param=" + p for p in args.param])
         trace = os.path.join(args.out, name + ".et.json.gz")
         rounds = []
         for r in range(args.rounds):
-            eager, eager_best = eager_ms(name, args.threads, args.warmup, args.steps)
+            eager, eager_best = eager_ms(workload, args.param, args.threads, args.warmup,
+                                         args.steps)
             replay, replay_best, coverage = replay_ms(
                 tracetwin, trace, args.threads, args.warmup, args.steps,
                 os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc)
