@@ -114,16 +114,21 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                    {"error_pct", errorPct(row.predicted_ms, row.measured_ms)}};
   }
   // Per op, for digging into a family's error: measured beside predicted.
-  std::map<core::NodeId, double> predicted_us;
-  for (const auto& o : p.per_op) predicted_us[o.id] = o.predicted_us;
+  std::map<core::NodeId, const predictors::OpPrediction*> predicted;
+  for (const auto& o : p.per_op) predicted[o.id] = &o;
   nlohmann::json per_op = nlohmann::json::array();
   const bool on_gpu = a.options.device != "cpu";
   for (const auto& m : r.per_op) {
-    per_op.push_back({{"id", m.id},
-                      {"name", m.name},
-                      {"family", m.family},
-                      {"measured_us", on_gpu ? m.device_us : m.cpu_us},
-                      {"predicted_us", predicted_us.count(m.id) ? predicted_us[m.id] : 0.0}});
+    auto it = predicted.find(m.id);
+    nlohmann::json op = {{"id", m.id},
+                         {"name", m.name},
+                         {"family", m.family},
+                         {"measured_us", on_gpu ? m.device_us : m.cpu_us},
+                         {"predicted_us", it != predicted.end() ? it->second->predicted_us : 0.0}};
+    // The code-cold share of predicted_us, as `predict --json-out` reports it.
+    if (it != predicted.end() && it->second->code_cold_us > 0)
+      op["code_cold_us"] = it->second->code_cold_us;
+    per_op.push_back(std::move(op));
   }
   nlohmann::json doc = {{"trace", a.trace},
                         {"models", a.models},

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "predictors/model_set.h"
 #include "replay/replayer.h"
 #include "tests/test_paths.h"
 
@@ -81,6 +82,18 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   }
   for (const auto& [name, f] : doc["families"].items()) ops += f["count"].get<int64_t>();
   EXPECT_EQ(ops, 88);
+  // Per op, the code-cold share of the prediction where the models carry the
+  // term (the bundled ones do), as `predict --json-out` reports it.
+  int64_t cold_ops = 0;
+  for (const auto& op : doc["per_op"]) {
+    if (!op.contains("code_cold_us")) continue;
+    ++cold_ops;
+    EXPECT_GT(op["code_cold_us"].get<double>(), 0) << op.dump();
+    EXPECT_LE(op["code_cold_us"].get<double>(), op["predicted_us"].get<double>()) << op.dump();
+  }
+  if (!predictors::ModelSet::load(modelsDir()).code_cold.empty()) {
+    EXPECT_GT(cold_ops, 0);
+  }
   // CPU models name what differs between their host and this one (an empty
   // list here when they were calibrated on it), and the text says so too.
   ASSERT_TRUE(doc.contains("models_host_differences"));
