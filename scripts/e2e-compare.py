@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""End-to-end accuracy of one or more model sets on the same replays.
+
+For every trace, `tracetwin compare` replays and predicts it with the first model set, `--rounds`
+times; every model set (the first included) predicts it once with `tracetwin predict`, which is
+deterministic. Each set's error is then taken against the same measured iterations: the median
+over rounds, and the fastest round (the one other tenants of a shared host disturbed least).
+
+On the development VM the host switches for minutes at a time into a phase where everything runs
+20-30% slower; `--quiet-ms M` waits (up to `--quiet-wait-s`) until `replay data/mlp.et.json.gz`
+runs below M ms before measuring, so that runs on different hours compare like with like.
+
+    scripts/e2e-compare.py --out /tmp/e2e --rounds 5 --quiet-ms 7.6 \\
+        new=data/models/host old=/tmp/old-models --trace-dir /tmp/captures
+
+Uses only the standard library; needs a built tracetwin (`make build`).
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd):
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit("e2e-compare.py: %s failed (exit %d):\n%s"
+                         % (" ".join(cmd), res.returncode, (res.stderr or res.stdout)[-2000:]))
+    return res.stdout
+
+
+def mlp_replay_ms(tracetwin):
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "e2e-compare-quiet.json")
+    run([tracetwin, "replay", "data/mlp.et.json.gz", "--iters", "20", "--json-out", out])
+    with open(out) as f:
+        return json.load(f)["iteration_ms_median"]
+
+
+def wait_for_quiet(tracetwin, limit_ms, wait_s):
+    deadline = time.time() + wait_s
+    while True:
+        ms = mlp_replay_ms(tracetwin)
+        print("quiet check: mlp replays in %.2f ms (limit %.2f)" % (ms, limit_ms), flush=True)
+        if ms < limit_ms:
+            return
+        if time.time() > deadline:
+            raise SystemExit("e2e-compare.py: the host stayed slow for %d s (mlp %.2f ms)"
+                             % (wait_s, ms))
+        time.sleep(30)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="+", metavar="LABEL=DIR",
+                    help="model sets; the first one also runs `compare`")
+    ap.add_argument("--out", required=True, help="directory for the JSON reports")
+    ap.add_argument("--build", default="build", help="build directory with the tracetwin binary")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20, help="measured replay iterations per round")
+    ap.add_argument("--trace-dir", action="append", default=[],
+                    help="more *.et.json.gz traces to include (repeatable); data/ is always in")
+    ap.add_argument("--quiet-ms", type=float, default=0,
+                    help="before measuring, wait until mlp replays below this (0: do not wait)")
+    ap.add_argument("--quiet-wait-s", type=float, default=1800)
+    args = ap.parse_args()
+
+    tracetwin = os.path.join(args.build, "tracetwin")
+    if not os.access(tracetwin, os.X_OK):
+        raise SystemExit("e2e-compare.py: no tracetwin binary at %s (make build)" % tracetwin)
+    sets = []
+    for spec in args.models:
+        label, sep, directory = spec.partition("=")
+        if not sep or not label or not os.path.isdir(directory):
+            raise SystemExit("e2e-compare.py: expected LABEL=DIR with an existing DIR, got %r"
+                             % spec)
+        sets.append((label, directory))
+    traces = sorted(glob.glob("data/*.et.json.gz"))
+    for d in args.trace_dir:
+        traces += sorted(glob.glob(os.path.join(d, "*.et.json.gz")))
+    if not traces:
+        raise SystemExit("e2e-compare.py: no traces (run from the repository root)")
+    os.makedirs(args.out, exist_ok=True)
+    names = [os.path.basename(t)[: -len(".et.json.gz")] for t in traces]
+
+    for label, directory in sets:
+        for trace, name in zip(traces, names):
+            run([tracetwin, "predict", trace, "--models", directory, "--json-out",
+                 os.path.join(args.out, "%s.pred.%s.json" % (name, label))])
+    if args.quiet_ms > 0:
+        wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s)
+    measured = {name: [] for name in names}
+    for r in range(args.rounds):
+        for trace, name in zip(traces, names):
+            report = os.path.join(args.out, "%s.%d.json" % (name, r + 1))
+            run([tracetwin, "compare", trace, "--models", sets[0][1], "--iters",
+                 str(args.iters), "--json-out", report])
+            with open(report) as f:
+                measured[name].append(json.load(f)["measured_ms"])
+
+    summary = {"rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
+               "models": dict(sets), "traces": {}}
+    for baseline in ("median", "fastest"):
+        print("\nerror against the %s round: (predicted - measured) / measured" % baseline)
+        print("%-18s %10s " % ("trace", "measured") + " ".join("%10s" % l for l, _ in sets))
+        within = {l: 0 for l, _ in sets}
+        total = {l: 0.0 for l, _ in sets}
+        for name in names:
+            ms = measured[name]
+            x = statistics.median(ms) if baseline == "median" else min(ms)
+            row = []
+            for label, _ in sets:
+                with open(os.path.join(args.out, "%s.pred.%s.json" % (name, label))) as f:
+                    predicted = json.load(f)["iteration_ms"]
+                err = 100.0 * (predicted - x) / x
+                row.append(err)
+                within[label] += abs(err) <= 10
+                total[label] += abs(err)
+                summary["traces"].setdefault(name, {"measured_ms": ms, "predicted_ms": {}})
+                summary["traces"][name]["predicted_ms"][label] = predicted
+            print("%-18s %10.2f " % (name, x) + " ".join("%+9.1f%%" % e for e in row))
+        print("%-29s " % "within 10%" + " ".join("%10d" % within[l] for l, _ in sets))
+        print("%-29s " % "mean |error| %" + " ".join("%10.1f" % (total[l] / len(names))
+                                                      for l, _ in sets))
+    with open(os.path.join(args.out, "e2e.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

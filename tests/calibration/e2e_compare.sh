@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/e2e-compare.py on the traces of data/ with the bundled models, one short round: every
+# trace gets a measured time and a prediction from each model set, and a bad model set is an
+# error naming it. Accuracy itself is not gated here (docs: data/models/host/README.md).
+# Usage: e2e_compare.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=${1:?usage: e2e_compare.sh BUILD_DIR SOURCE_DIR}
+src=${2:?usage: e2e_compare.sh BUILD_DIR SOURCE_DIR}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-e2e.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$src"
+
+if out=$(python3 scripts/e2e-compare.py --build "$build" --out "$work/bad" a=/nonexistent 2>&1); then
+  echo "FAIL: a missing model directory was accepted"; exit 1
+fi
+grep -q "a=/nonexistent" <<<"$out" || { echo "FAIL: the error does not name the model set: $out"; exit 1; }
+
+python3 scripts/e2e-compare.py --build "$build" --out "$work/run" --rounds 1 --iters 3 \
+  bundle=data/models/host again=data/models/host
+python3 - "$work/run/e2e.json" <<'PY'
+import glob, json, math, sys
+doc = json.load(open(sys.argv[1]))
+names = sorted(p.split("/")[-1][:-len(".et.json.gz")] for p in glob.glob("data/*.et.json.gz"))
+assert sorted(doc["traces"]) == names, (sorted(doc["traces"]), names)
+for name, t in doc["traces"].items():
+    assert len(t["measured_ms"]) == 1 and t["measured_ms"][0] > 0, (name, t)
+    p = t["predicted_ms"]
+    assert set(p) == {"bundle", "again"} and all(math.isfinite(v) and v > 0 for v in p.values()), (name, p)
+    assert p["bundle"] == p["again"], (name, p)  # predict is deterministic
+print("ok: %d traces" % len(names))
+PY
