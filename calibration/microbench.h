@@ -18,7 +18,18 @@ struct GridOptions {
   std::string device = "cpu";  // written into the graphs' tensors
   // Floating dtypes swept (CPU: float32; CUDA adds float16 and bfloat16).
   std::vector<core::DType> dtypes = {core::DType::kFloat32};
+  // A GPU: the GEMM and conv grids add the sizes that keep one busy (GEMMs to
+  // 8192, conv batches to 256), and budget estimates divide the CPU rates
+  // below by kAcceleratorSpeedup. The CPU grids stop where a 2-core host
+  // takes ~0.1 s per point, far below where an H100 reaches its peak.
+  bool accelerator = false;
 };
+
+// How much faster than the CPU rates below an accelerator is assumed to run
+// an op's body, for budgeting only (the run loop rescales with what it
+// measures): an H100 is ~5,000x the reference-BLAS GEMM rate and ~400x the
+// copy bandwidth.
+inline constexpr double kAcceleratorSpeedup = 500;
 
 class GraphBuilder;
 

@@ -22,6 +22,10 @@ const std::vector<int64_t> kSpatial = {1, 2, 4, 7, 8, 14, 16, 28, 32, 56};
 const std::vector<int64_t> kFilter = {1, 3, 5, 7};
 const std::vector<int64_t> kDepthwiseFilter = {3, 5};
 constexpr double kMaxFlops = 3e9;  // forward + backward ~ 0.1 s at ~30 GFLOP/s
+// A GPU (GridOptions::accelerator) trains CNNs at batch 64-512: a ResNet-18
+// layer at batch 128 and 96 px is ~2e10 FLOP.
+const std::vector<int64_t> kAcceleratorBatch = {64, 128, 256};
+constexpr double kAcceleratorMaxFlops = 3e11;
 // One image's input map at most 64 x 56 x 56 (ResNet's first block; deeper
 // layers trade pixels for channels), and K / C within [1/4, 4].
 constexpr int64_t kMaxImageElems = 64 * 56 * 56;
@@ -89,8 +93,12 @@ bool realisticLayer(int64_t c, int64_t k, int64_t hw) {
 
 std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
+  std::vector<int64_t> batches = kBatch;
+  if (grid.accelerator)
+    batches.insert(batches.end(), kAcceleratorBatch.begin(), kAcceleratorBatch.end());
+  const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
   for (DType dt : grid.dtypes) {
-    for (int64_t n : kBatch) {
+    for (int64_t n : batches) {
       for (int64_t hw : kSpatial) {
         for (int64_t stride : {1, 2}) {
           for (int64_t c : kChannels) {
@@ -102,7 +110,7 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
                 // not); alternating keeps both kinds on every axis.
                 const bool bias = (n + c + k + hw + r + stride) % 2 == 0;
                 ConvPoint p{n, c, k, hw, r, stride, bias};
-                if (p.out() < 1 || p.flops() > kMaxFlops) continue;
+                if (p.out() < 1 || p.flops() > max_flops) continue;
                 cases.push_back(convCase(grid, p, dt));
               }
             }
@@ -110,7 +118,7 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
             for (int64_t r : kDepthwiseFilter) {
               if (c == 3 || r > hw + 2 * (r / 2) || c * hw * hw > kMaxImageElems) continue;
               ConvPoint p{n, c, c, hw, r, stride, false, c};
-              if (p.out() >= 1 && p.flops() <= kMaxFlops) cases.push_back(convCase(grid, p, dt));
+              if (p.out() >= 1 && p.flops() <= max_flops) cases.push_back(convCase(grid, p, dt));
             }
           }
         }

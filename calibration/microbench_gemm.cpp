@@ -18,6 +18,19 @@ const std::vector<int64_t> kBatchSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 const std::vector<int64_t> kBatchedSizes = {1, 4, 9, 16, 32, 64, 128, 256};
 // One iteration of the largest point stays under ~0.1 s at ~4 GFLOP/s.
 constexpr double kMaxFlops = 4e8;
+// A GPU (GridOptions::accelerator): an MLP at batch 4096 multiplies 4096 x
+// 4096 x 1024, which the CPU grid's roofline and boosters would only reach
+// by extrapolation (an H100 calibrated on the CPU grid predicted such a
+// model's GEMMs 71% slow). ~1.1 TFLOP at most: tens of ms in float32.
+const std::vector<int64_t> kAcceleratorSizes = {2048, 4096, 8192};
+const std::vector<int64_t> kAcceleratorBatchedSizes = {512, 1024};
+constexpr double kAcceleratorMaxFlops = 1.2e12;
+
+std::vector<int64_t> withLarge(std::vector<int64_t> sizes, const std::vector<int64_t>& large,
+                               bool accelerator) {
+  if (accelerator) sizes.insert(sizes.end(), large.begin(), large.end());
+  return sizes;
+}
 
 constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 constexpr const char* kAddmm =
@@ -68,22 +81,26 @@ MicrobenchCase bmmCase(const GridOptions& grid, int64_t batch, int64_t m, int64_
 
 std::vector<MicrobenchCase> gemmCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
+  const std::vector<int64_t> sizes = withLarge(kSizes, kAcceleratorSizes, grid.accelerator);
+  const std::vector<int64_t> batched =
+      withLarge(kBatchedSizes, kAcceleratorBatchedSizes, grid.accelerator);
+  const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
   for (DType dt : grid.dtypes) {
     for (const char* kind : {"mm", "addmm", "linear"}) {
-      for (int64_t m : kSizes) {
-        for (int64_t n : kSizes) {
-          for (int64_t k : kSizes) {
-            if (2.0 * m * n * k > kMaxFlops) continue;
+      for (int64_t m : sizes) {
+        for (int64_t n : sizes) {
+          for (int64_t k : sizes) {
+            if (2.0 * m * n * k > max_flops) continue;
             cases.push_back(gemmCase(grid, kind, m, n, k, dt));
           }
         }
       }
     }
     for (int64_t batch : kBatchSizes) {
-      for (int64_t m : kBatchedSizes) {
-        for (int64_t n : kBatchedSizes) {
-          for (int64_t k : kBatchedSizes) {
-            if (2.0 * batch * m * n * k > kMaxFlops) continue;
+      for (int64_t m : batched) {
+        for (int64_t n : batched) {
+          for (int64_t k : batched) {
+            if (2.0 * batch * m * n * k > max_flops) continue;
             cases.push_back(bmmCase(grid, batch, m, n, k, dt));
           }
         }

@@ -71,6 +71,8 @@ MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::st
   MicrobenchCase c;
   c.family = std::move(family);
   c.label = std::move(label);
+  if (grid.accelerator && copy_us > kEstOpUs)
+    copy_us = kEstOpUs + (copy_us - kEstOpUs) / kAcceleratorSpeedup;
   const int reps = repeatsFor(copy_us);
   c.est_us = copy_us * reps;
   c.copy_us = copy_us;

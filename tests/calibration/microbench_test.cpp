@@ -84,6 +84,37 @@ const MicrobenchCase& findCase(const std::vector<MicrobenchCase>& cases, const s
   throw std::runtime_error("no grid point " + label);
 }
 
+// A GPU's grids reach the sizes its workloads run (GEMMs to 8192, conv
+// batches to 256) with budget estimates scaled to its speed; the CPU grids
+// stay where a 2-core host measures a point in ~0.1 s.
+TEST(Microbench, AcceleratorGridsAddGpuSizes) {
+  GridOptions gpu;
+  gpu.device = "cuda:0";
+  gpu.accelerator = true;
+  auto has = [](const std::vector<MicrobenchCase>& cases, const std::string& label) {
+    return std::any_of(cases.begin(), cases.end(),
+                       [&](const MicrobenchCase& c) { return c.label == label; });
+  };
+  const std::vector<MicrobenchCase> gemm_gpu = gemmCases(gpu), gemm_cpu = gemmCases(GridOptions{});
+  EXPECT_TRUE(has(gemm_gpu, "mm m=8192 n=8192 k=8192 float32"));
+  EXPECT_FALSE(has(gemm_cpu, "mm m=8192 n=8192 k=8192 float32"));
+  EXPECT_TRUE(has(gemm_cpu, "mm m=512 n=512 k=512 float32"));
+  EXPECT_GT(gemm_gpu.size(), gemm_cpu.size());
+  const std::vector<MicrobenchCase> conv_gpu = convCases(gpu), conv_cpu = convCases(GridOptions{});
+  auto batch128 = [](const MicrobenchCase& c) { return c.label.rfind("conv2d n=128 ", 0) == 0; };
+  EXPECT_TRUE(std::any_of(conv_gpu.begin(), conv_gpu.end(), batch128));
+  EXPECT_FALSE(std::any_of(conv_cpu.begin(), conv_cpu.end(), batch128));
+  // The same point is budgeted as ~kAcceleratorSpeedup times faster.
+  for (const MicrobenchCase& c : gemm_gpu) {
+    if (c.label != "mm m=1024 n=1024 k=1024 float32") continue;
+    for (const MicrobenchCase& d : gemm_cpu) {
+      if (d.label == c.label) {
+        EXPECT_LT(c.copy_us * 100, d.copy_us) << c.copy_us;
+      }
+    }
+  }
+}
+
 TEST(Microbench, GemmShapesAreAsAsked) {
   const auto cases = gemmCases(GridOptions{});
   const core::Graph mm = findCase(cases, "mm m=64 n=128 k=32 float32").build();
