@@ -413,7 +413,7 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   po.threads = o.threads;
   if (o.device != "cpu") {
     // A 512^3 mm keeps an H100 busy for ~10 us and read 20.9 TFLOP/s float32,
-    // a third of what its large GEMMs reach; 512 MiB is ten times its L2.
+    // two fifths of the 51.6 an 8192^3 one does; 512 MiB is ten times its L2.
     po.mm_size = 8192;
     po.copy_bytes = int64_t{512} << 20;
   }

@@ -101,8 +101,16 @@ def main():
             with open(report) as f:
                 measured[name].append(json.load(f)["measured_ms"])
 
+    predicted = {}
+    for name in names:
+        predicted[name] = {}
+        for label, _ in sets:
+            with open(os.path.join(args.out, "%s.pred.%s.json" % (name, label))) as f:
+                predicted[name][label] = json.load(f)["iteration_ms"]
     summary = {"rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
-               "models": dict(sets), "traces": {}}
+               "models": dict(sets),
+               "traces": {n: {"measured_ms": measured[n], "predicted_ms": predicted[n]}
+                          for n in names}}
     for baseline in ("median", "fastest"):
         print("\nerror against the %s round: (predicted - measured) / measured" % baseline)
         print("%-18s %10s " % ("trace", "measured") + " ".join("%10s" % l for l, _ in sets))
@@ -113,14 +121,10 @@ def main():
             x = statistics.median(ms) if baseline == "median" else min(ms)
             row = []
             for label, _ in sets:
-                with open(os.path.join(args.out, "%s.pred.%s.json" % (name, label))) as f:
-                    predicted = json.load(f)["iteration_ms"]
-                err = 100.0 * (predicted - x) / x
+                err = 100.0 * (predicted[name][label] - x) / x
                 row.append(err)
                 within[label] += abs(err) <= 10
                 total[label] += abs(err)
-                summary["traces"].setdefault(name, {"measured_ms": ms, "predicted_ms": {}})
-                summary["traces"][name]["predicted_ms"][label] = predicted
             print("%-18s %10.2f " % (name, x) + " ".join("%+9.1f%%" % e for e in row))
         print("%-29s " % "within 10%" + " ".join("%10d" % within[l] for l, _ in sets))
         print("%-29s " % "mean |error| %" + " ".join("%10.1f" % (total[l] / len(names))
