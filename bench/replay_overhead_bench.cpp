@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/statistics.h"
 #include "core/trace_reader.h"
 #include "replay/direct_dispatch.h"
 #include "replay/replayer.h"
@@ -38,10 +39,7 @@ const core::Graph& adds5k() {
   return graph;
 }
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs.empty() ? 0 : xs[xs.size() / 2];
-}
+using tracetwin::core::median;
 
 struct Figures {
   double replay_us = 0;

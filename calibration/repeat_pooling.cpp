@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "calibration/replay_unit.h"
+#include "core/statistics.h"
 
 namespace tracetwin::calibration {
 
 double pooledUs(const std::vector<double>& us, RepeatPooling pooling) {
   if (pooling == RepeatPooling::kFastest) return *std::min_element(us.begin(), us.end());
-  return median(us);
+  return core::median(us);
 }
 
 std::string poolingName(RepeatPooling pooling) {

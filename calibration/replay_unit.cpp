@@ -11,6 +11,7 @@
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "core/statistics.h"
 #include "predictors/code_cold.h"
 #include "replay/replayer.h"
 
@@ -61,12 +62,6 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
 }
 
 }  // namespace
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 bool interleavable(const MicrobenchCase& c) {
   return c.add_copy && c.copy_us > 0 && c.copy_us <= kInterleaveMaxUs;
@@ -163,7 +158,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     row.idle_us = idle_us[group.first];
     row.previous_us = previous_us[group.first];
     row.sample.node = graph.node(group.first);
-    row.sample.measured_us = median(group.second);
+    row.sample.measured_us = core::median(group.second);
     row.sample.repeated = u.cases.size() == 1;
     row.sample.device = device_name;
     if (core::opFamily(row.sample.node) == "embedding_bag") row.sample.index_reuse = c.index_reuse;

@@ -16,8 +16,6 @@
 
 namespace tracetwin::calibration {
 
-double median(std::vector<double> v);
-
 struct CaseOutcome {
   std::vector<DatasetRow> rows;
   std::string failure;                                  // empty when every op ran

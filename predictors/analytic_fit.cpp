@@ -5,8 +5,12 @@
 #include <cmath>
 #include <map>
 
+#include "core/statistics.h"
+
 namespace tracetwin::predictors {
 namespace {
+
+using core::median;
 
 constexpr double kUsPerS = 1e6;
 constexpr double kMinEff = 1e-3;
@@ -19,16 +23,6 @@ double memoryUs(const OpFeatures& f, const DeviceSpec& d) {
 }
 
 }  // namespace
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lo + hi);
-}
 
 std::vector<double> relativeLeastSquares(const std::vector<std::vector<double>>& rows,
                                          const std::vector<double>& y) {

@@ -35,6 +35,5 @@ std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s
 // Weighted linear least squares: minimise sum ((A x - y) / y)^2.
 std::vector<double> relativeLeastSquares(const std::vector<std::vector<double>>& rows,
                                          const std::vector<double>& y);
-double median(std::vector<double> v);
 
 }  // namespace tracetwin::predictors

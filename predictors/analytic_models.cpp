@@ -6,33 +6,12 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "predictors/json_fields.h"
 
 namespace tracetwin::predictors {
 namespace {
 
 constexpr double kUsPerS = 1e6;
-
-double getNumber(const nlohmann::json& j, const char* key, const char* kind) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) {
-    throw InputError(fmt::format("{} model: expected number '{}'", kind, key));
-  }
-  return it->get<double>();
-}
-
-std::map<std::string, double> getMap(const nlohmann::json& j, const char* key, const char* kind) {
-  std::map<std::string, double> out;
-  auto it = j.find(key);
-  if (it == j.end()) return out;
-  if (!it->is_object())
-    throw InputError(fmt::format("{} model: '{}' must be an object", kind, key));
-  for (const auto& [k, v] : it->items()) {
-    if (!v.is_number())
-      throw InputError(fmt::format("{} model: '{}.{}' must be a number", kind, key, k));
-    out[k] = v.get<double>();
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -51,9 +30,9 @@ nlohmann::json RooflineModel::save(const std::string&, const std::string&) const
 std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j,
                                                            const std::string&) {
   auto m = std::make_shared<RooflineModel>();
-  m->t0_us = getNumber(j, "t0_us", "roofline");
-  m->compute_eff = getNumber(j, "compute_eff", "roofline");
-  m->memory_eff = getNumber(j, "memory_eff", "roofline");
+  m->t0_us = requiredNumber(j, "t0_us", "roofline model");
+  m->compute_eff = requiredNumber(j, "compute_eff", "roofline model");
+  m->memory_eff = requiredNumber(j, "memory_eff", "roofline model");
   if (m->compute_eff <= 0 || m->memory_eff <= 0)
     throw InputError("roofline model: efficiencies must be > 0");
   return m;
@@ -131,7 +110,7 @@ nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&)
 std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j,
                                                                  const std::string&) {
   auto m = std::make_shared<BandwidthCurveModel>();
-  m->t0_us = getNumber(j, "t0_us", "bandwidth_curve");
+  m->t0_us = requiredNumber(j, "t0_us", "bandwidth_curve model");
   try {
     m->knots_log2_bytes = j.at("knots_log2_bytes").get<std::vector<double>>();
     m->knots_bandwidth = j.at("knots_bandwidth").get<std::vector<double>>();
@@ -145,8 +124,9 @@ std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann:
   for (double bw : m->knots_bandwidth) {
     if (!(bw > 0)) throw InputError("bandwidth_curve model: knot bandwidths must be > 0");
   }
-  m->op_factor = getMap(j, "op_factor", "bandwidth_curve");
-  m->op_t0_us = getMap(j, "op_t0_us", "bandwidth_curve");  // absent in models before per-op t0
+  m->op_factor = optionalNumberMap(j, "op_factor", "bandwidth_curve model");
+  // op_t0_us is absent in models from before per-op fixed costs.
+  m->op_t0_us = optionalNumberMap(j, "op_t0_us", "bandwidth_curve model");
   return m;
 }
 
@@ -190,8 +170,8 @@ nlohmann::json CacheModel::save(const std::string&, const std::string&) const {
 std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j,
                                                         const std::string&) {
   auto m = std::make_shared<CacheModel>();
-  m->t0_us = getNumber(j, "t0_us", "cache_model");
-  m->eff = getNumber(j, "eff", "cache_model");
+  m->t0_us = requiredNumber(j, "t0_us", "cache model");
+  m->eff = requiredNumber(j, "eff", "cache model");
   if (m->eff <= 0) throw InputError("cache_model: eff must be > 0");
   return m;
 }
@@ -212,8 +192,8 @@ nlohmann::json ConstantModel::save(const std::string&, const std::string&) const
 std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json& j,
                                                            const std::string&) {
   auto m = std::make_shared<ConstantModel>();
-  m->default_us = getNumber(j, "default_us", "constant");
-  m->op_us = getMap(j, "op_us", "constant");
+  m->default_us = requiredNumber(j, "default_us", "constant model");
+  m->op_us = optionalNumberMap(j, "op_us", "constant model");
   return m;
 }
 

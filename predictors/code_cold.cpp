@@ -8,41 +8,13 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/statistics.h"
+#include "predictors/json_fields.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double share(double idle_us, double tau_us) { return 1.0 - std::exp(-idle_us / tau_us); }
-
-double number(const nlohmann::json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number())
-    throw InputError(fmt::format("{}: code_cold.{}: expected a number", where, key));
-  return it->get<double>();
-}
-
-std::map<std::string, double> table(const nlohmann::json& j, const char* key,
-                                    const std::string& where) {
-  std::map<std::string, double> out;
-  auto it = j.find(key);
-  if (it == j.end()) return out;
-  if (!it->is_object())
-    throw InputError(fmt::format("{}: code_cold.{}: expected an object", where, key));
-  for (const auto& [name, v] : it->items()) {
-    if (!v.is_number() || v.get<double>() < 0) {
-      throw InputError(
-          fmt::format("{}: code_cold.{}[\"{}\"]: expected a number >= 0", where, key, name));
-    }
-    out[name] = v.get<double>();
-  }
-  return out;
-}
 
 // Penalties for one tau: P from the pairs with a short previous op, medians
 // of (cold - warm) / share per op, family and overall; then S, the median
@@ -66,14 +38,14 @@ CodeColdModel penaltiesFor(const std::vector<CodeColdPair>& pairs, double tau_us
     all.push_back(full);
   }
   m.pairs = static_cast<int64_t>(pairs.size());
-  m.all_us = all.empty() ? 0.0 : std::max(0.0, medianOf(all));
+  m.all_us = all.empty() ? 0.0 : std::max(0.0, core::median(all));
   for (auto& [op, v] : by_op) {
     if (static_cast<int64_t>(v.size()) >= CodeColdModel::kMinPairs)
-      m.per_op_us[op] = std::max(0.0, medianOf(v));
+      m.per_op_us[op] = std::max(0.0, core::median(v));
   }
   for (auto& [family, v] : by_family) {
     if (static_cast<int64_t>(v.size()) >= CodeColdModel::kMinPairs)
-      m.per_family_us[family] = std::max(0.0, medianOf(v));
+      m.per_family_us[family] = std::max(0.0, core::median(v));
   }
   std::vector<double> shared;
   for (const CodeColdPair& p : pairs) {
@@ -81,7 +53,7 @@ CodeColdModel penaltiesFor(const std::vector<CodeColdPair>& pairs, double tau_us
     const double own = m.fullPenaltyUs(p.op, p.family) * share(p.idle_us, tau_us);
     shared.push_back((p.cold_us - p.warm_us - own) / share(p.previous_us, tau_us));
   }
-  m.shared_us = shared.empty() ? 0.0 : std::max(0.0, medianOf(shared));
+  m.shared_us = shared.empty() ? 0.0 : std::max(0.0, core::median(shared));
   return m;
 }
 
@@ -116,12 +88,13 @@ nlohmann::json CodeColdModel::toJson() const {
 CodeColdModel CodeColdModel::fromJson(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw InputError(fmt::format("{}: code_cold: expected an object", source));
   CodeColdModel m;
-  m.tau_us = number(j, "tau_us", source);
-  m.shared_us = number(j, "shared_us", source);
-  m.pairs = static_cast<int64_t>(number(j, "pairs", source));
-  m.all_us = number(j, "all_us", source);
-  m.per_family_us = table(j, "per_family_us", source);
-  m.per_op_us = table(j, "per_op_us", source);
+  const std::string where = source + ": code_cold";
+  m.tau_us = requiredNumber(j, "tau_us", where);
+  m.shared_us = requiredNumber(j, "shared_us", where);
+  m.pairs = static_cast<int64_t>(requiredNumber(j, "pairs", where));
+  m.all_us = requiredNumber(j, "all_us", where);
+  m.per_family_us = optionalNumberMap(j, "per_family_us", where, 0.0);
+  m.per_op_us = optionalNumberMap(j, "per_op_us", where, 0.0);
   if (!(m.tau_us > 0) || m.pairs < 0 || m.all_us < 0 || m.shared_us < 0) {
     throw InputError(fmt::format(
         "{}: code_cold: expected tau_us > 0 and pairs, all_us, shared_us >= 0", source));

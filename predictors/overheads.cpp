@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "predictors/json_fields.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -16,14 +17,6 @@ constexpr const char* kKeys[] = {"t1", "t2", "t3", "t4", "t5"};
 // Typical eager-mode PyTorch on a server CPU (Lin et al. 2022 report T1 and
 // T4 of a few microseconds on V100 hosts; T2 is the dispatcher path).
 constexpr double kDefaultUs[] = {6.0, 8.0, 3.0, 4.0, 2.0};
-
-double number(const nlohmann::json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) {
-    throw InputError(fmt::format("{}: expected number '{}'", where, key));
-  }
-  return it->get<double>();
-}
 
 }  // namespace
 
@@ -85,9 +78,9 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
       std::string where = fmt::format("{}: {}[\"{}\"]", source, kKeys[i], op);
       if (!stat.is_object()) throw InputError(where + ": expected an object");
       OverheadStat s;
-      s.median_us = number(stat, "median_us", where);
-      s.iqr_us = number(stat, "iqr_us", where);
-      s.count = static_cast<int64_t>(number(stat, "count", where));
+      s.median_us = requiredNumber(stat, "median_us", where);
+      s.iqr_us = requiredNumber(stat, "iqr_us", where);
+      s.count = static_cast<int64_t>(requiredNumber(stat, "count", where));
       if (s.median_us < 0) throw InputError(where + ": median_us must be >= 0");
       table.t[i][op] = s;
     }

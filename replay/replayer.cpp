@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "core/errors.h"
+#include "core/statistics.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
@@ -26,12 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
+using core::median;
 
 bool traceHasCuda(const core::Graph& graph) {
   for (const auto& t : graph.tensors()) {

@@ -13,6 +13,7 @@
 #include "calibration/replay_unit.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "core/statistics.h"
 #include "predictors/between_ops.h"
 #include "predictors/device_spec.h"
 #include "predictors/model_set.h"
@@ -208,7 +209,7 @@ TEST_F(TinyCalibration, KeepsEveryRepeatAndRefitPoolsThemAnotherWay) {
     if (r.repeats_us.empty()) continue;
     ++repeated;
     EXPECT_GE(r.repeats_us.size(), 2u) << r.case_label;
-    EXPECT_DOUBLE_EQ(r.sample.measured_us, median(r.repeats_us)) << r.case_label;
+    EXPECT_DOUBLE_EQ(r.sample.measured_us, core::median(r.repeats_us)) << r.case_label;
   }
   ASSERT_GT(repeated, 0) << "two repeats in 8 s: some points were measured twice";
 
