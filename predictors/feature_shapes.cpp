@@ -169,6 +169,7 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   const core::TensorValue* offsets = tensorArg(node, "offsets", 999);
   if (!indices) indices = ints.empty() ? nullptr : ints[0];
   if (!offsets && ints.size() >= 2 && ints[1] != indices) offsets = ints[1];
+  s.bagged = offsets != nullptr;
   double lookups = indices ? static_cast<double>(std::max<int64_t>(indices->numel, 1)) : 1.0;
   // Bags: offsets hold one more entry than bags (tables x batch for fbgemm).
   s.batch = offsets ? std::max<double>(static_cast<double>(offsets->numel) - 1.0, 1.0) : lookups;

@@ -40,6 +40,7 @@ ConvShape convShape(const core::Node& node);
 struct EmbeddingShape {
   double batch = 1, rows = 1, pooling = 1, dim = 1;
   bool backward = false;
+  bool bagged = false;  // reads offsets: embedding_bag's pooling path, not a plain gather
   int64_t itemsize = 4;
   core::DType dtype = core::DType::kFloat32;
 };

@@ -116,6 +116,8 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
           s.backward ? 1.0f : 0.0f,
           static_cast<float>(f->unique_fraction)};
   for (double h : hist) f->x.push_back(static_cast<float>(h));
+  // Appended last, so boosters saved with the first 15 columns still load.
+  f->x.push_back(s.bagged ? 1.0f : 0.0f);
 }
 
 bool contiguous(const core::TensorValue& t) {
@@ -329,7 +331,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
   if (family == "conv") return 13;
-  if (family == "embedding_bag") return 7 + kReuseBins;
+  if (family == "embedding_bag") return 7 + kReuseBins + 1;
   if (family == "norm") return 6;  // memoryFeatures' 2 + normFeatures' 4
   if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||
       family == "view")

@@ -87,9 +87,24 @@ std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) co
   return std::vector<float>(out, out + len);
 }
 
+void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_column,
+                      std::vector<float>* rows) {
+  for (size_t i = 0; i < n_features; ++i) {
+    if (i == repeated_column) {
+      rows->push_back(f.repeated ? 1.0F : 0.0F);
+    } else {
+      rows->push_back(i < f.x.size() ? f.x[i] : std::nanf(""));
+    }
+  }
+}
+
 XgbResidualModel::XgbResidualModel(std::shared_ptr<const KernelModel> base,
-                                   std::shared_ptr<const Booster> booster, size_t n_features)
-    : base_(std::move(base)), booster_(std::move(booster)), n_features_(n_features) {}
+                                   std::shared_ptr<const Booster> booster, size_t n_features,
+                                   size_t repeated_column)
+    : base_(std::move(base)),
+      booster_(std::move(booster)),
+      n_features_(n_features),
+      repeated_column_(repeated_column) {}
 
 double XgbResidualModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
   std::vector<double> out;
@@ -101,9 +116,7 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
                                     std::vector<double>* out_us) const {
   std::vector<float> x;
   x.reserve(ops.size() * n_features_);
-  for (const OpFeatures* f : ops) {
-    for (size_t i = 0; i < n_features_; ++i) x.push_back(i < f->x.size() ? f->x[i] : std::nanf(""));
-  }
+  for (const OpFeatures* f : ops) appendBoosterRow(*f, n_features_, repeated_column_, &x);
   std::vector<float> log_ratio = booster_->predict(x, n_features_);
   out_us->resize(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -114,10 +127,12 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
 nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string& stem) const {
   std::string file = stem + ".xgb.json";
   booster_->save((std::filesystem::path(dir) / file).string());
-  return {{"base_kind", base_->kind()},
-          {"base", base_->save(dir, stem + ".base")},
-          {"n_features", n_features_},
-          {"files", {file}}};
+  nlohmann::json j = {{"base_kind", base_->kind()},
+                      {"base", base_->save(dir, stem + ".base")},
+                      {"n_features", n_features_},
+                      {"files", {file}}};
+  if (repeated_column_ != kNoRepeatedColumn) j["repeated_column"] = repeated_column_;
+  return j;
 }
 
 std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::json& j,
@@ -127,7 +142,13 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
     auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
     std::shared_ptr<const Booster> booster =
         Booster::load((std::filesystem::path(dir) / file).string());
-    return std::make_shared<XgbResidualModel>(base, booster, j.at("n_features").get<size_t>());
+    const size_t n_features = j.at("n_features").get<size_t>();
+    const size_t repeated_column = j.value("repeated_column", kNoRepeatedColumn);
+    if (repeated_column != kNoRepeatedColumn && repeated_column >= n_features) {
+      throw InputError(fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}",
+                                   dir, repeated_column, n_features));
+    }
+    return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));
   }

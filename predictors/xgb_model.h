@@ -40,10 +40,20 @@ class Booster {
   mutable std::mutex mu_;  // XGBoosterPredict is not safe to call concurrently
 };
 
+// The booster's input row for one op: the family's columns `f.x` (NaN past
+// their end), then, at `repeated_column` when the model has one, 1 when the op
+// follows a copy of itself (OpFeatures::repeated). Training and prediction
+// both build rows here, so the columns cannot disagree.
+inline constexpr size_t kNoRepeatedColumn = static_cast<size_t>(-1);
+void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_column,
+                      std::vector<float>* rows);
+
 class XgbResidualModel : public KernelModel {
  public:
+  // `repeated_column`: kNoRepeatedColumn for models saved before the context
+  // column (they still load and predict as they were trained).
   XgbResidualModel(std::shared_ptr<const KernelModel> base, std::shared_ptr<const Booster> booster,
-                   size_t n_features);
+                   size_t n_features, size_t repeated_column = kNoRepeatedColumn);
   std::string kind() const override { return "xgboost"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
@@ -58,6 +68,7 @@ class XgbResidualModel : public KernelModel {
   std::shared_ptr<const KernelModel> base_;
   std::shared_ptr<const Booster> booster_;
   size_t n_features_;
+  size_t repeated_column_;
 };
 
 }  // namespace tracetwin::predictors
