@@ -190,6 +190,12 @@ core::NodeId GraphBuilder::op(const std::string& schema_text, std::vector<core::
   return nodes_.back().id;
 }
 
+core::Value GraphBuilder::sharedTensor(const std::vector<int64_t>& shape, core::DType dtype) {
+  auto [it, made] = shared_.try_emplace({shape, dtype});
+  if (made) it->second = tensor(shape, dtype);
+  return it->second;
+}
+
 void GraphBuilder::spacer() {
   constexpr int64_t kFloats = 16 * 1024;
   if (spacer_buffers_.empty()) {

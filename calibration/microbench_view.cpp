@@ -25,7 +25,7 @@ struct ViewOp {
 
 void unaryView(B& b, const char* schema, const Shape& s, const Shape& out, DType dt,
                std::vector<core::Value> args) {
-  auto x = b.tensor(s, dt);
+  auto x = b.sharedTensor(s, dt);
   args.insert(args.begin(), x);
   b.op(schema, std::move(args), {b.viewOf(x, out)});
 }
@@ -63,7 +63,7 @@ const std::vector<ViewOp>& ops() {
        }},
       {"expand",
        [](B& b, const Shape& s, DType dt) {
-         auto x = b.tensor({s[1]}, dt);
+         auto x = b.sharedTensor({s[1]}, dt);
          b.op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
               {x, B::intList(s), B::boolValue(false)}, {b.viewOf(x, s)});
        }},

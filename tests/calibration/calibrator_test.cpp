@@ -151,10 +151,11 @@ TEST_F(TinyCalibration, ColdUnitsFitTheCodeColdPenalty) {
   for (const auto& r : result_->rows) {
     if (r.case_label.find(" [cold]") == std::string::npos) continue;
     ++cold_rows;
-    // Right after an mm spacer (or the tiny copy_ after it), long after its
-    // own previous call.
+    // Right after an mm spacer (or the tiny copy_ after it), at least that
+    // long after its own previous call: as long exactly when two cases of
+    // one op (t [16x10], t [4096x512]) follow each other in the unit.
     EXPECT_GT(r.previous_us, 0) << r.case_label;
-    EXPECT_GT(r.idle_us, r.previous_us) << r.case_label;
+    EXPECT_GE(r.idle_us, r.previous_us) << r.case_label;
   }
   ASSERT_GT(cold_rows, 0);
   const predictors::CodeColdModel& c = result_->code_cold;

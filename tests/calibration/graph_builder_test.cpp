@@ -42,6 +42,19 @@ TEST(GraphBuilder, ViewsShareTheStorageOfTheirBase) {
   EXPECT_EQ(v.tensor->numel, 32);
 }
 
+TEST(GraphBuilder, SharedTensorIsOnePerShapeAndDtype) {
+  GraphBuilder b;
+  auto a = b.sharedTensor({4096, 512});
+  auto again = b.sharedTensor({4096, 512});
+  auto other_shape = b.sharedTensor({512, 4096});
+  auto other_dtype = b.sharedTensor({4096, 512}, core::DType::kInt64);
+  EXPECT_EQ(again.tensor->tensor_id, a.tensor->tensor_id);
+  EXPECT_EQ(again.tensor->storage_id, a.tensor->storage_id);
+  EXPECT_NE(other_shape.tensor->storage_id, a.tensor->storage_id);
+  EXPECT_NE(other_dtype.tensor->storage_id, a.tensor->storage_id);
+  EXPECT_NE(b.tensor({4096, 512}).tensor->storage_id, a.tensor->storage_id);
+}
+
 TEST(GraphBuilder, ValuesCarryTraceTypeStrings) {
   EXPECT_EQ(GraphBuilder::intList({1, 2}).type, "GenericList[Int,Int]");
   EXPECT_EQ(GraphBuilder::boolList({true, false, true}).type, "GenericList[Bool,Bool,Bool]");
