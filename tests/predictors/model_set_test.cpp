@@ -29,7 +29,9 @@ class ModelSetTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A ModelSet with an XGBoost GEMM model fitted on 200 synthetic mm samples.
+  // A ModelSet with an XGBoost GEMM model fitted on 200 synthetic mm samples:
+  // a roofline, plus 40% for a short K (which the roofline cannot express)
+  // and 30% for mm run interleaved with other ops.
   ModelSet fitted() {
     DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
     std::mt19937_64 rng(1);
@@ -37,9 +39,12 @@ class ModelSetTest : public ::testing::Test {
     for (int i = 0; i < 200; ++i) {
       int64_t m = int64_t{1} << (5 + rng() % 8), n = int64_t{1} << (5 + rng() % 8),
               k = int64_t{1} << (5 + rng() % 8);
-      double t = 3 + 2.0 * m * n * k / 500e12 * 1e6;
+      const bool repeated = i % 2 == 0;
+      const double t =
+          (3 + 2.0 * m * n * k / 500e12 * 1e6) * (k < 256 ? 1.4 : 1.0) * (repeated ? 1.0 : 1.3);
       samples.push_back(
           {opNode("aten::mm", {tensor({m, k}), tensor({k, n})}, {tensor({m, n})}), t, d.name, {}});
+      samples.back().repeated = repeated;
     }
     ModelSet set;
     FitOptions opts;
@@ -76,6 +81,9 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
   EXPECT_EQ(back.model("gemm")->kind(), "xgboost");
   OpFeatures f = computeFeatures(
       opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
+  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
+              set.model("gemm")->predictUs(f, set.device), 1e-3);
+  f.repeated = true;  // the context column survives the round trip
   EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
               set.model("gemm")->predictUs(f, set.device), 1e-3);
 }
@@ -115,6 +123,18 @@ TEST_F(ModelSetTest, UnknownModelKindListsKnownOnes) {
   std::ofstream(dir_ / "manifest.json") << j.dump();
   EXPECT_THAT(loadError(),
               HasSubstr("unknown model kind 'neural' (known: alpha_beta, bandwidth_curve"));
+}
+
+TEST_F(ModelSetTest, ContextColumnOutOfRangeIsAnError) {
+  fitted().save(dir_.string());
+  std::ifstream in(dir_ / "manifest.json");
+  nlohmann::json j;
+  in >> j;
+  nlohmann::json& params = j["models"]["gemm"]["params"];
+  ASSERT_EQ(params["repeated_column"], params["n_features"].get<size_t>() - 1);
+  params["repeated_column"] = 99;
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("repeated_column 99 is not below n_features"));
 }
 
 TEST(ModelSet, UnknownFamilyIsRejected) {
