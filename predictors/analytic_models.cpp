@@ -90,13 +90,21 @@ double BandwidthCurveModel::t0Of(const OpFeatures& f) const {
   return lookup(op_t0_us, f, t0_us);
 }
 
-double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+double BandwidthCurveModel::hotUs(const OpFeatures& f, const DeviceSpec& d) const {
   double compute = f.flops / d.peakFlops(f.dtype);
   const double body = factorOf(f) * std::max(compute, f.bytes / achievedBandwidth(f.bytes));
-  // Cold inputs come from DRAM whatever the op's (cache-hot) factor: the
-  // body takes at least their DRAM time.
-  const double dram = d.memory_bandwidth > 0 ? f.cold_bytes / d.memory_bandwidth : 0.0;
-  return t0Of(f) + std::max(body, dram) * kUsPerS;
+  return t0Of(f) + body * kUsPerS;
+}
+
+// Cold inputs come from DRAM whatever the op's (cache-hot) factor: the body
+// takes at least their DRAM time.
+double BandwidthCurveModel::coldFloorUs(const OpFeatures& f, const DeviceSpec& d) const {
+  if (f.cold_bytes <= 0 || d.memory_bandwidth <= 0) return 0.0;
+  return t0Of(f) + f.cold_bytes / d.memory_bandwidth * kUsPerS;
+}
+
+double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  return std::max(hotUs(f, d), coldFloorUs(f, d));
 }
 
 nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&) const {

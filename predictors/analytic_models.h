@@ -42,6 +42,8 @@ class BandwidthCurveModel : public KernelModel {
   std::map<std::string, double> op_t0_us;   // fitted per-op fixed costs
   std::string kind() const override { return "bandwidth_curve"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  double hotUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  double coldFloorUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double achievedBandwidth(double bytes) const;
   // Working-set size where the fitted curve falls off its cache plateau: the
   // first knot after the peak below 75% of it, halved (the knots are two

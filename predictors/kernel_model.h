@@ -21,6 +21,14 @@ class KernelModel {
   // Predicted device time in microseconds on `device` (the device the model
   // was calibrated on; cross-device scaling happens outside).
   virtual double predictUs(const OpFeatures& f, const DeviceSpec& device) const = 0;
+  // The time with every input in cache (OpFeatures::cold_bytes ignored), and
+  // the least time the op's cold inputs take from DRAM; predictUs is the
+  // larger. A learned residual, fitted on microbenchmarks whose inputs are
+  // cache-hot, corrects the first only (xgb_model.h).
+  virtual double hotUs(const OpFeatures& f, const DeviceSpec& device) const {
+    return predictUs(f, device);
+  }
+  virtual double coldFloorUs(const OpFeatures&, const DeviceSpec&) const { return 0.0; }
   // Many ops at once (learned models amortise their per-call cost here).
   virtual void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& device,
                             std::vector<double>* out_us) const {
