@@ -13,8 +13,8 @@ struct Touch {
 
 }  // namespace
 
-std::vector<double> coldInputBytes(const std::vector<const core::Node*>& ops, double cache_bytes) {
-  std::vector<double> cold(ops.size(), 0.0);
+std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, double cache_bytes) {
+  std::vector<ColdBytes> cold(ops.size());
   if (cache_bytes <= 0) return cold;
   // Every op's tensors once (this runs for every op of a 100k-op graph).
   std::vector<Touch> touches;
@@ -43,7 +43,9 @@ std::vector<double> coldInputBytes(const std::vector<const core::Node*>& ops, do
       for (size_t k = first[i]; k < first[i + 1]; ++k) {
         const Touch& t = touches[k];
         double& last = last_touch.try_emplace(t.storage, -1.0).first->second;
-        if (pass == 1 && t.input && last >= 0 && clock - last > cache_bytes) cold[i] += t.bytes;
+        if (pass == 1 && last >= 0 && clock - last > cache_bytes) {
+          (t.input ? cold[i].inputs : cold[i].outputs) += t.bytes;
+        }
         last = clock;
         bytes += t.bytes;
       }

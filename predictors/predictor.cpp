@@ -32,7 +32,8 @@ struct OpRecord {
   OpFeatures f;
   OpPrediction out;
   bool fallback = false;
-  uint64_t shape_hash = 0;  // shapeHash(f), once per op
+  uint64_t shape_hash = 0;     // shapeHash(f), once per op
+  double cold_output_bytes = 0;  // ColdBytes::outputs
 };
 
 uint64_t bitsOf(double d) {
@@ -122,8 +123,29 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
-  const std::vector<double> cold = coldInputBytes(nodes, cache);
-  for (size_t i = 0; i < recs.size(); ++i) recs[i].f.cold_bytes = cold[i];
+  const std::vector<ColdBytes> cold = coldBytes(nodes, cache);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    recs[i].f.cold_bytes = cold[i].inputs;
+    recs[i].cold_output_bytes = cold[i].outputs;
+  }
+}
+
+// CPU models: an op whose outputs land on memory that went cold first reads
+// those lines from DRAM (write-allocate). In the 11 traces of 2026-11-24 every
+// family was predicted low where this happens: embbag's 1.28 MB embedding
+// gradients (+34 us each), ResNet-18's weight gradients (conv, +1.1 ms a
+// step). Added, not a floor: the op's own traffic comes on top. Not across
+// devices (a GPU's L2 takes whole-sector writes without reading them).
+void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts) {
+  if (opts.target || models.device.kind != DeviceKind::kCpu) return;
+  if (models.device.memory_bandwidth <= 0) return;
+  for (OpRecord& r : recs) {
+    if (r.fallback || r.cold_output_bytes <= 0) continue;
+    const double extra = r.cold_output_bytes / models.device.memory_bandwidth * 1e6;
+    r.out.predicted_us += extra;
+    r.out.cold_output_us = extra;
+  }
 }
 
 // CPU models with a code-cold term: an op pays more the longer it has been
@@ -330,6 +352,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   markColdInputs(recs, models);
   predictDeviceTimes(recs, graph, models, opts);
   addCodeColdPenalties(recs, models, opts);
+  addColdOutputReads(recs, models, opts);
 
   const OverheadTable& table = overheadTable(models, opts);
   bool cpu_device = dest.kind == DeviceKind::kCpu;
@@ -390,6 +413,7 @@ nlohmann::json predictionToJson(const Prediction& p) {
                      {"family", o.family}, {"predicted_us", o.predicted_us},
                      {"cpu_us", o.cpu_us}, {"model", o.model}};
     if (o.code_cold_us > 0) j["code_cold_us"] = o.code_cold_us;
+    if (o.cold_output_us > 0) j["cold_output_us"] = o.cold_output_us;
     return j;
   };
   nlohmann::json j;

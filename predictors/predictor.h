@@ -34,6 +34,9 @@ struct OpPrediction {
   double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
   std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
   double code_cold_us = 0.0;  // of predicted_us, the code-cold term (CPU models; code_cold.h)
+  // Of predicted_us, reading cold output lines from DRAM before writing them
+  // (CPU models; ColdBytes::outputs in cache_reuse.h).
+  double cold_output_us = 0.0;
 };
 
 struct Breakdown {

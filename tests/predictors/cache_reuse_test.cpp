@@ -22,18 +22,36 @@ TEST(CacheReuse, InputsTouchedMoreThanACacheOfTrafficAgoAreCold) {
   const core::Node n0 = opNode("aten::relu", {mib(16, 1)}, {mib(0, 9)});
   const core::Node n1 = opNode("aten::relu", {mib(40, 2)}, {});
   const core::Node n2 = opNode("aten::relu", {mib(16, 1)}, {});
-  const std::vector<double> cold = coldInputBytes({&n0, &n1, &n2}, 32.0 * kMiB);
+  const std::vector<ColdBytes> cold = coldBytes({&n0, &n1, &n2}, 32.0 * kMiB);
   ASSERT_EQ(cold.size(), 3u);
-  EXPECT_EQ(cold[0], 0.0);                                // 16 MiB since op 2: still cached
-  EXPECT_EQ(cold[1], 40.0 * kMiB);                        // 72 MiB since its last use
-  EXPECT_EQ(cold[2], 16.0 * kMiB);                        // 56 MiB since op 0
-  EXPECT_EQ(coldInputBytes({&n0, &n1, &n2}, 0)[1], 0.0);  // no cache size: nothing marked
+  EXPECT_EQ(cold[0].inputs, 0.0);                               // 16 MiB since op 2: still cached
+  EXPECT_EQ(cold[1].inputs, 40.0 * kMiB);                       // 72 MiB since its last use
+  EXPECT_EQ(cold[2].inputs, 16.0 * kMiB);                       // 56 MiB since op 0
+  EXPECT_EQ(coldBytes({&n0, &n1, &n2}, 0)[1].inputs, 0.0);  // no cache size: nothing marked
 }
 
 TEST(CacheReuse, SmallWorkingSetsStayHot) {
   const core::Node a = opNode("aten::add_", {mib(1, 1), mib(1, 2)}, {mib(1, 1)});
   const core::Node b = opNode("aten::mul_", {mib(1, 2), mib(1, 3)}, {mib(1, 2)});
-  for (double c : coldInputBytes({&a, &b, &a, &b}, 32.0 * kMiB)) EXPECT_EQ(c, 0.0);
+  for (const ColdBytes& c : coldBytes({&a, &b, &a, &b}, 32.0 * kMiB)) {
+    EXPECT_EQ(c.inputs, 0.0);
+    EXPECT_EQ(c.outputs, 0.0);
+  }
+}
+
+TEST(CacheReuse, OutputsOnMemoryLastTouchedLongAgoAreCold) {
+  // Op 0 writes G (8 MiB, a gradient the allocator hands out on the same
+  // storage every iteration), op 1 reads it into a fresh 1 MiB tensor, op 2
+  // streams 40 MiB.
+  const core::Node n0 = opNode("aten::zero_", {}, {mib(8, 1)});
+  const core::Node n1 = opNode("aten::add", {mib(8, 1)}, {mib(1, 3)});
+  const core::Node n2 = opNode("aten::relu", {mib(40, 2)}, {});
+  const std::vector<ColdBytes> cold = coldBytes({&n0, &n1, &n2}, 32.0 * kMiB);
+  EXPECT_EQ(cold[0].outputs, 8.0 * kMiB);  // 49 MiB of traffic since op 1 read it
+  EXPECT_EQ(cold[1].inputs, 0.0);          // 8 MiB since op 0 wrote it
+  EXPECT_EQ(cold[1].outputs, 1.0 * kMiB);  // 57 MiB since op 1 wrote it last iteration
+  EXPECT_EQ(cold[2].inputs, 40.0 * kMiB);
+  EXPECT_EQ(cold[2].outputs, 0.0);
 }
 
 }  // namespace
