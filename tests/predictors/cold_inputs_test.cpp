@@ -108,5 +108,38 @@ TEST(ColdInputs, TheKneeUnderAResidualDecidesWhatIsCold) {
   EXPECT_DOUBLE_EQ(predictedZeroUs(scaledBy04(curve())), bare);
 }
 
+// root -> thread -> relu(A -> G), relu(B, 40 MiB): G, 4 MiB, is written on
+// the storage it had last iteration, 40 MiB of traffic ago.
+TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
+  core::Graph g = graphWithOneThread();
+  const std::string relu = "aten::relu(Tensor self) -> Tensor";
+  core::Node first = opNode("aten::relu", {tensor({1}, core::DType::kFloat32, 4, "cpu")},
+                            {tensor({kMiB}, core::DType::kFloat32, 1, "cpu")});
+  core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
+                             {tensor({1}, core::DType::kFloat32, 3, "cpu")});
+  core::NodeId id = 3;
+  for (core::Node* n : {&first, &second}) {
+    n->id = id++;
+    n->parent = 2;
+    n->tid = 1;
+    n->op_schema_text = relu;
+    g.addNode(*n);
+  }
+  g.finalize();
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.setModel("elementwise", curve());
+  const Prediction p = predictGraph(g, set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  const double read_us = 4.0 * kMiB / kDramBandwidth * 1e6;
+  EXPECT_NEAR(p.per_op[0].cold_output_us, read_us, 1e-6);
+  // The second op's 4-byte output went cold too, a whole step ago.
+  EXPECT_NEAR(p.per_op[1].cold_output_us, 4.0 / kDramBandwidth * 1e6, 1e-12);
+  const OpFeatures f = computeFeatures(g.node(3));
+  EXPECT_NEAR(p.per_op[0].predicted_us, curve()->hotUs(f, set.device) + read_us, 1e-6);
+  EXPECT_EQ(predictionToJson(p)["per_op"][0]["cold_output_us"].get<double>(),
+            p.per_op[0].cold_output_us);
+}
+
 }  // namespace
 }  // namespace tracetwin::predictors
