@@ -26,8 +26,7 @@ std::map<std::string, double> optionalNumberMap(const nlohmann::json& obj, const
     if (!v.is_number() || v.get<double>() < min_value) {
       const std::string bound =
           std::isfinite(min_value) ? fmt::format(" >= {}", min_value) : std::string();
-      throw InputError(
-          fmt::format("{}.{}[\"{}\"]: expected a number{}", where, key, name, bound));
+      throw InputError(fmt::format("{}.{}[\"{}\"]: expected a number{}", where, key, name, bound));
     }
     out[name] = v.get<double>();
   }

@@ -32,7 +32,7 @@ struct OpRecord {
   OpFeatures f;
   OpPrediction out;
   bool fallback = false;
-  uint64_t shape_hash = 0;     // shapeHash(f), once per op
+  uint64_t shape_hash = 0;       // shapeHash(f), once per op
   double cold_output_bytes = 0;  // ColdBytes::outputs
 };
 
@@ -112,7 +112,7 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   // The curve may sit under an XGBoost residual: its knee is the base's. Read
   // as the residual alone, the knee fell back to the VM's 32 MiB L3 and
   // embbag's 1.28 MB gradients, 27 MB of traffic after their last touch,
-  // counted as cache-hot (zero_: 14 us predicted, 31-37 measured).
+  // counted as cache-hot (zero_: 14 us predicted, 31-38 measured).
   const KernelModel* elementwise = models.model("elementwise");
   if (const auto* learned = dynamic_cast<const XgbResidualModel*>(elementwise)) {
     elementwise = &learned->base();
@@ -131,11 +131,12 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
 }
 
 // CPU models: an op whose outputs land on memory that went cold first reads
-// those lines from DRAM (write-allocate). In the 11 traces of 2026-11-24 every
-// family was predicted low where this happens: embbag's 1.28 MB embedding
-// gradients (+34 us each), ResNet-18's weight gradients (conv, +1.1 ms a
-// step). Added, not a floor: the op's own traffic comes on top. Not across
-// devices (a GPU's L2 takes whole-sector writes without reading them).
+// those lines from DRAM (write-allocate). Offline on the 11 traces of
+// 2026-11-24 it moved every trace it touched toward the replays: embbag's
+// 1.28 MB embedding gradients (+34 us each), ResNet-18's weight gradients
+// (conv, +1.1 ms a step); docs/prediction.md. Added, not a floor: the op's
+// own traffic comes on top. Not across devices (a GPU's L2 takes
+// whole-sector writes without reading them).
 void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
                         const PredictOptions& opts) {
   if (opts.target || models.device.kind != DeviceKind::kCpu) return;

@@ -121,8 +121,9 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
   out_us->resize(ops.size());
   // The trees learned log(measured / base) on cache-hot microbenchmarks:
   // they scale the base's hot time, not the DRAM time of cold inputs. Scaled
-  // together, a residual of 0.4 for zero_ put a 1.28 MB gradient, cold after
-  // a step of traffic, at 14 us against 31 measured (DRAM at 38 GB/s: 34 us).
+  // together, a residual below 1 (a fill that runs fast while its buffer is
+  // cached) would take a cold 1.28 MB gradient under what DRAM can deliver
+  // (38 GB/s here: 34 us; embbag's zero_ measures 31-38 us).
   for (size_t i = 0; i < ops.size(); ++i) {
     const double hot = base_->hotUs(*ops[i], d) * std::exp(static_cast<double>(log_ratio[i]));
     (*out_us)[i] = std::max(hot, base_->coldFloorUs(*ops[i], d));
@@ -150,8 +151,9 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
     const size_t n_features = j.at("n_features").get<size_t>();
     const size_t repeated_column = j.value("repeated_column", kNoRepeatedColumn);
     if (repeated_column != kNoRepeatedColumn && repeated_column >= n_features) {
-      throw InputError(fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}",
-                                   dir, repeated_column, n_features));
+      throw InputError(
+          fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}", dir,
+                      repeated_column, n_features));
     }
     return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column);
   } catch (const nlohmann::json::exception& e) {

@@ -24,9 +24,9 @@ TEST(CacheReuse, InputsTouchedMoreThanACacheOfTrafficAgoAreCold) {
   const core::Node n2 = opNode("aten::relu", {mib(16, 1)}, {});
   const std::vector<ColdBytes> cold = coldBytes({&n0, &n1, &n2}, 32.0 * kMiB);
   ASSERT_EQ(cold.size(), 3u);
-  EXPECT_EQ(cold[0].inputs, 0.0);                               // 16 MiB since op 2: still cached
-  EXPECT_EQ(cold[1].inputs, 40.0 * kMiB);                       // 72 MiB since its last use
-  EXPECT_EQ(cold[2].inputs, 16.0 * kMiB);                       // 56 MiB since op 0
+  EXPECT_EQ(cold[0].inputs, 0.0);                           // 16 MiB since op 2: still cached
+  EXPECT_EQ(cold[1].inputs, 40.0 * kMiB);                   // 72 MiB since its last use
+  EXPECT_EQ(cold[2].inputs, 16.0 * kMiB);                   // 56 MiB since op 0
   EXPECT_EQ(coldBytes({&n0, &n1, &n2}, 0)[1].inputs, 0.0);  // no cache size: nothing marked
 }
 
