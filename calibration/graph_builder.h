@@ -26,9 +26,9 @@ class GraphBuilder {
   // One tensor per (shape, dtype) for the whole graph, made on first use:
   // the input that every copy of a metadata-only op reads. Views of
   // [4096x512] with one 8 MiB input per copy ran 1.6-2.1 us against 0.4-0.6
-  // us for the same views of small tensors: the 64 MiB of inputs rewritten
-  // before each iteration left every copy's tensor metadata out of cache,
-  // where a view in a training step reads the output the op before it made.
+  // us for the same views of small tensors (most likely the 64 MiB of inputs
+  // rewritten before each iteration left every copy's tensor metadata out of
+  // cache), where a view in a training step reads what the op before it made.
   core::Value sharedTensor(const std::vector<int64_t>& shape,
                            core::DType dtype = core::DType::kFloat32);
   // A new tensor id on the storage of `base` (what view ops record).
