@@ -42,10 +42,9 @@ struct FitReport {
   std::vector<std::string> notes;  // dropped samples, families left analytic ...
 };
 
-// Geometric mean of absolute relative errors; errors are floored at 1e-6 so a
-// perfect prediction does not zero the product.
 // Geometric mean of |predicted - measured| / measured; a miss below
-// kTimerTickUs counts as kTimerTickUs (times are whole clock ticks).
+// kTimerTickUs counts as kTimerTickUs (times are whole clock ticks), so a
+// perfect prediction does not zero the product.
 inline constexpr double kTimerTickUs = 0.01;
 double gmae(const std::vector<double>& predicted, const std::vector<double>& measured);
 

@@ -83,9 +83,13 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
       opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
   EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
               set.model("gemm")->predictUs(f, set.device), 1e-3);
-  f.repeated = true;  // the context column survives the round trip
-  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
-              set.model("gemm")->predictUs(f, set.device), 1e-3);
+  // The context column survives the round trip: the loaded model still
+  // tells an mm among copies of itself from an interleaved one (1.3x apart).
+  const double interleaved = back.model("gemm")->predictUs(f, back.device);
+  f.repeated = true;
+  const double alone = back.model("gemm")->predictUs(f, back.device);
+  EXPECT_NEAR(alone, set.model("gemm")->predictUs(f, set.device), 1e-3);
+  EXPECT_GT(interleaved / alone, 1.15);
 }
 
 TEST_F(ModelSetTest, MissingModelFileIsNamed) {
