@@ -16,23 +16,30 @@ std::string sizeText(int64_t bytes) {
 
 }  // namespace
 
-std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrated,
-                                         const HostFacts& here) {
+std::vector<std::string> hostDifferences(const HostFacts& there, const HostFacts& here) {
   std::vector<std::string> out;
-  if (calibrated.kind != predictors::DeviceKind::kCpu) return out;
-  if (calibrated.clock_hz > 0 && here.clock_hz > 0 &&
-      std::abs(here.clock_hz / calibrated.clock_hz - 1.0) > kClockTolerance) {
-    out.push_back(fmt::format("clock {:.0f} MHz there, {:.0f} MHz here", calibrated.clock_hz / 1e6,
+  if (there.cpu_family >= 0 && here.cpu_family >= 0 && there.cpu_model_number >= 0 &&
+      here.cpu_model_number >= 0 &&
+      (there.cpu_family != here.cpu_family || there.cpu_model_number != here.cpu_model_number)) {
+    out.push_back(fmt::format("CPU family {} model {} there, family {} model {} here",
+                              there.cpu_family, there.cpu_model_number, here.cpu_family,
+                              here.cpu_model_number));
+  }
+  if (!there.cpu_model.empty() && !here.cpu_model.empty() && there.cpu_model != here.cpu_model) {
+    out.push_back(fmt::format("\"{}\" there, \"{}\" here", there.cpu_model, here.cpu_model));
+  }
+  if (there.clock_hz > 0 && here.clock_hz > 0 &&
+      std::abs(here.clock_hz / there.clock_hz - 1.0) > kClockTolerance) {
+    out.push_back(fmt::format("clock {:.0f} MHz there, {:.0f} MHz here", there.clock_hz / 1e6,
                               here.clock_hz / 1e6));
   }
-  if (calibrated.compute_units > 0 && here.logical_cpus > 0 &&
-      calibrated.compute_units != here.logical_cpus) {
+  if (there.logical_cpus > 0 && here.logical_cpus > 0 && there.logical_cpus != here.logical_cpus) {
     out.push_back(
-        fmt::format("{} logical CPUs there, {} here", calibrated.compute_units, here.logical_cpus));
+        fmt::format("{} logical CPUs there, {} here", there.logical_cpus, here.logical_cpus));
   }
   std::map<std::string, int64_t> here_caches;
   for (const predictors::CacheSpec& c : here.caches) here_caches[c.level] = c.bytes;
-  for (const predictors::CacheSpec& c : calibrated.caches) {
+  for (const predictors::CacheSpec& c : there.caches) {
     auto it = here_caches.find(c.level);
     if (it == here_caches.end() || c.bytes <= 0 || it->second <= 0 || it->second == c.bytes)
       continue;
@@ -40,6 +47,16 @@ std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrate
         fmt::format("{} {} there, {} here", c.level, sizeText(c.bytes), sizeText(it->second)));
   }
   return out;
+}
+
+std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrated,
+                                         const HostFacts& here) {
+  if (calibrated.kind != predictors::DeviceKind::kCpu) return {};
+  HostFacts there;
+  there.clock_hz = calibrated.clock_hz;
+  there.logical_cpus = calibrated.compute_units;
+  there.caches = calibrated.caches;
+  return hostDifferences(there, here);
 }
 
 }  // namespace tracetwin::calibration

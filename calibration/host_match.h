@@ -1,4 +1,5 @@
-// Whether host-CPU models describe the host a replay runs on.
+// Whether host-CPU models, or a trace's original run, describe the host a
+// replay runs on.
 //
 // `calibrate` writes the host's clock, logical CPUs and cache sizes into the
 // models' device spec. Models measured on another CPU predict that CPU's
@@ -6,7 +7,8 @@
 // with 512 KiB of L2 per core to a 2.6 GHz one with 1 MiB, and the bundled
 // models, calibrated on the first, put the MLP's GEMMs 17-20% above what the
 // second replayed. `compare` reports the differences so that nobody reads a
-// cross-host error as a model error.
+// cross-host error as a model error; `replay` does the same for the original
+// iteration time of a trace's meta file.
 #pragma once
 
 #include <string>
@@ -21,9 +23,13 @@ namespace tracetwin::calibration {
 // frequency differently (sysfs maximum vs /proc's current figure).
 inline constexpr double kClockTolerance = 0.03;
 
-// What differs between the host `calibrated` was measured on and `here`, one
-// phrase each ("clock 2445 MHz there, 2596 MHz here"); empty when they match,
-// when `calibrated` is not a CPU, or when `here` could not be read.
+// What differs between host `there` and `here`, one phrase each ("clock
+// 2445 MHz there, 2596 MHz here"); empty when they match. A figure unknown on
+// either side (0, -1, empty) is no difference.
+std::vector<std::string> hostDifferences(const HostFacts& there, const HostFacts& here);
+
+// The same for the host `calibrated` was measured on (its clock, logical CPUs
+// and caches); empty when `calibrated` is not a CPU.
 std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrated,
                                          const HostFacts& here);
 

@@ -39,7 +39,8 @@ int64_t parseSize(const std::string& text) {
   return value;
 }
 
-// Value of the first "key : value" line of a /proc file starting with `key`.
+// Value of the first "key : value" line of a /proc file whose key is `key`
+// ("model" must not match "model name").
 std::string procField(const std::string& path, const std::string& key) {
   std::ifstream in(path);
   std::string line;
@@ -47,6 +48,7 @@ std::string procField(const std::string& path, const std::string& key) {
     if (line.rfind(key, 0) != 0) continue;
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
+    if (line.find_first_not_of(" \t", key.size()) != colon) continue;
     std::string v = line.substr(colon + 1);
     v.erase(0, v.find_first_not_of(" \t"));
     return v;
@@ -137,6 +139,12 @@ double measureReplayLoopUs(const ProbeOptions& o) {
 HostFacts readHostFacts(const std::string& sysfs_cpu_dir, const std::string& proc_dir) {
   HostFacts f;
   f.cpu_model = procField(proc_dir + "/cpuinfo", "model name");
+  const auto number = [&](const char* key) {
+    const std::string text = procField(proc_dir + "/cpuinfo", key);
+    return text.empty() ? -1 : std::atoi(text.c_str());
+  };
+  f.cpu_family = number("cpu family");
+  f.cpu_model_number = number("model");
   f.logical_cpus = static_cast<int64_t>(std::thread::hardware_concurrency());
   const std::string max_khz = readFirstLine(sysfs_cpu_dir + "/cpufreq/cpuinfo_max_freq");
   if (!max_khz.empty()) {

@@ -15,7 +15,11 @@ namespace tracetwin::calibration {
 
 // What the OS says about the host CPU. Fields are 0/empty when not found.
 struct HostFacts {
-  std::string cpu_model;
+  std::string cpu_model;  // /proc/cpuinfo "model name"; VMs often say only "AMD EPYC"
+  // /proc/cpuinfo "cpu family" and "model": they tell two CPUs of one name
+  // apart (the development VM's EPYC went from family 25 to 26). -1 unknown.
+  int cpu_family = -1;
+  int cpu_model_number = -1;
   int64_t logical_cpus = 0;
   double clock_hz = 0;
   int64_t memory_bytes = 0;

@@ -18,6 +18,7 @@
 #include "calibration/host_match.h"
 #include "cli/command_registry.h"
 #include "cli/host_malloc.h"
+#include "cli/original_host.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/model_set.h"
@@ -149,6 +150,7 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["original_device"] = meta->device.empty() ? "cpu" : meta->device;
+    doc["original_host_differences"] = originalHostDifferences(*meta, r.device);
   }
   return doc;
 }

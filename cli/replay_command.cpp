@@ -18,6 +18,7 @@
 #include "cli/command_registry.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
+#include "cli/original_host.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
@@ -177,6 +178,10 @@ void runReplay(const ReplayArgs& args) {
     result = replay::replayGraph(graph, options);
   }
   printSummary(args, result, meta);
+  const std::vector<std::string> host_differences =
+      meta && meta->iteration_ms > 0 ? originalHostDifferences(*meta, result.device)
+                                     : std::vector<std::string>{};
+  printOriginalHostWarning(host_differences);
 
   nlohmann::json doc = replay::replayResultToJson(result);
   doc["trace"] = args.trace;
@@ -185,6 +190,7 @@ void runReplay(const ReplayArgs& args) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["ratio"] =
         result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
+    doc["original_host_differences"] = host_differences;
   }
   nlohmann::json extra_events = nlohmann::json::array();
   if (original) {

@@ -26,6 +26,32 @@ T readKey(const nlohmann::json& doc, const char* key, const std::string& path, T
   }
 }
 
+RecordedHost readHost(const nlohmann::json& host, const std::string& path) {
+  const std::string where = path + " (host)";
+  RecordedHost h;
+  h.cpu_model = readKey<std::string>(host, "cpu_model", where, "");
+  h.cpu_family = readKey<int>(host, "cpu_family", where, -1);
+  h.cpu_model_number = readKey<int>(host, "cpu_model_number", where, -1);
+  h.logical_cpus = readKey<int64_t>(host, "logical_cpus", where, 0);
+  h.clock_mhz = readKey<double>(host, "clock_mhz", where, 0.0);
+  auto caches = host.find("caches");
+  if (caches != host.end() && !caches->is_null()) {
+    if (!caches->is_array()) throw InputError(fmt::format("{}: 'caches' must be a list", where));
+    for (size_t i = 0; i < caches->size(); ++i) {
+      const nlohmann::json& c = (*caches)[i];
+      const std::string entry = fmt::format("{} caches[{}]", where, i);
+      if (!c.is_object()) throw InputError(fmt::format("{}: expected an object", entry));
+      const auto level = readKey<std::string>(c, "level", entry, "");
+      const auto bytes = readKey<int64_t>(c, "bytes", entry, 0);
+      if (level.empty() || bytes <= 0) {
+        throw InputError(fmt::format("{}: expected a 'level' and 'bytes' > 0", entry));
+      }
+      h.caches.emplace_back(level, bytes);
+    }
+  }
+  return h;
+}
+
 }  // namespace
 
 std::string metaPathForTrace(const std::string& trace_path) {
@@ -56,6 +82,10 @@ std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
   meta.threads = readKey<int>(doc, "threads", path, 0);
   meta.torch_version = readKey<std::string>(doc, "torch_version", path, "");
   meta.device = readKey<std::string>(doc, "device", path, "");
+  if (auto host = doc.find("host"); host != doc.end() && !host->is_null()) {
+    if (!host->is_object()) throw InputError(fmt::format("{}: 'host' must be an object", path));
+    meta.host = readHost(*host, path);
+  }
   if (meta.iteration_ms < 0 || meta.threads < 0) {
     throw InputError(fmt::format("{}: iteration_ms and threads must be >= 0 (got {}, {})", path,
                                  meta.iteration_ms, meta.threads));

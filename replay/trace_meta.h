@@ -4,9 +4,23 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tracetwin::replay {
+
+// The host of the original run, as capture.py describes it ("host"); what
+// an older meta file leaves out stays unknown (0, -1, empty).
+struct RecordedHost {
+  std::string cpu_model;
+  int cpu_family = -1;
+  int cpu_model_number = -1;
+  int64_t logical_cpus = 0;
+  double clock_mhz = 0;
+  std::vector<std::pair<std::string, int64_t>> caches;  // ("L2", bytes), data/unified
+};
 
 struct TraceMeta {
   std::string path;         // the meta file read
@@ -15,6 +29,7 @@ struct TraceMeta {
   int threads = 0;          // intra-op threads of the original run
   std::string torch_version;
   std::string device;
+  std::optional<RecordedHost> host;
 };
 
 // "dir/X.et.json.gz" -> "dir/X.meta.json" (also ".et.json", ".json.gz", ".json").

@@ -153,23 +153,77 @@ def time_steps(step_fn, steps, device="cpu"):
     return samples
 
 
-def _cpu_model():
+def _cpuinfo_fields():
+    """The first processor's "key: value" lines of /proc/cpuinfo ({} when unreadable)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break  # end of the first processor's block
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return fields
+
+
+def _read_first_line(path):
+    try:
+        with open(path) as f:
+            return f.readline().strip()
+    except OSError:
+        return ""
+
+
+def _cache_sizes(cpu_dir="/sys/devices/system/cpu/cpu0"):
+    """Data and unified caches as [{"level": "L1", "bytes": N}, ...], smallest first; the same
+    sysfs files as tracetwin's host probe (calibration/host_probe.cpp) reads."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    caches = []
+    for index in range(16):
+        d = os.path.join(cpu_dir, "cache", "index%d" % index)
+        level = _read_first_line(os.path.join(d, "level"))
+        if not level:
+            break
+        if _read_first_line(os.path.join(d, "type")) == "Instruction":
+            continue
+        size = _read_first_line(os.path.join(d, "size"))
+        digits = size.rstrip("KMG")
+        if not digits.isdigit():
+            continue
+        caches.append({"level": "L" + level, "bytes": int(digits) * units.get(size[len(digits):], 1)})
+    return sorted(caches, key=lambda c: c["bytes"])
+
+
+def _clock_mhz(cpuinfo):
+    """cpufreq's maximum when the kernel has it, else /proc/cpuinfo's figure (as the probe)."""
+    khz = _read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    if khz.isdigit():
+        return int(khz) / 1000.0
+    try:
+        return float(cpuinfo.get("cpu MHz", ""))
+    except ValueError:
+        return None
+
+
+def _int_or_none(text):
+    return int(text) if text.isdigit() else None
 
 
 def _host_info():
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    cpuinfo = _cpuinfo_fields()
+    # Family, model, clock and caches tell two CPUs of one name apart ("AMD EPYC" on a VM):
+    # `tracetwin replay` warns when the original ran on another one.
     return {
         "hostname": socket.gethostname(),
         "machine": platform.machine(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpuinfo.get("model name") or platform.processor() or "unknown",
+        "cpu_family": _int_or_none(cpuinfo.get("cpu family", "")),
+        "cpu_model_number": _int_or_none(cpuinfo.get("model", "")),
+        "clock_mhz": _clock_mhz(cpuinfo),
+        "caches": _cache_sizes(),
         "logical_cpus": os.cpu_count(),
         # Timings on a busy shared host are noisy; the load average tells a reader by how much.
         "loadavg_1_5_15": list(load) if load else None,

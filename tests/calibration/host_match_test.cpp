@@ -53,5 +53,31 @@ TEST(HostMatch, UnknownFiguresAndGpuModelsAreNotDifferences) {
   EXPECT_TRUE(hostDifferences(gpu, f).empty());
 }
 
+TEST(HostMatch, TwoRecordedHostsDifferInFamilyModelAndName) {
+  // The development VM's two EPYCs: one name, family 25 then 26, L1 32 then 48 KiB.
+  HostFacts there = sameHost();
+  there.cpu_model = "AMD EPYC";
+  there.cpu_family = 25;
+  there.cpu_model_number = 17;
+  HostFacts here = there;
+  EXPECT_TRUE(hostDifferences(there, here).empty());
+  here.cpu_family = 26;
+  here.cpu_model_number = 2;
+  here.caches[0].bytes = 48 << 10;
+  std::vector<std::string> d = hostDifferences(there, here);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "CPU family 25 model 17 there, family 26 model 2 here");
+  EXPECT_EQ(d[1], "L1 32 KiB there, 48 KiB here");
+  here = there;
+  here.cpu_model = "Intel Xeon";
+  d = hostDifferences(there, here);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "\"AMD EPYC\" there, \"Intel Xeon\" here");
+  // An older record without family, model or caches only loses those checks.
+  HostFacts old_record;
+  old_record.cpu_model = "AMD EPYC";
+  EXPECT_TRUE(hostDifferences(old_record, there).empty());
+}
+
 }  // namespace
 }  // namespace tracetwin::calibration

@@ -32,11 +32,14 @@ TEST(HostProbe, ReadsCachesClockAndMemoryFromSysfsAndProc) {
   write(cpu / "cache/index3/type", "Unified");
   write(cpu / "cache/index3/size", "512K");
   write(cpu / "cpufreq/cpuinfo_max_freq", "3500000");
-  write(root / "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU 9000\ncpu MHz\t\t: 2000.0");
+  write(root / "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU 9000\nmodel\t\t: 2\ncpu family\t: 26\n"
+        "cpu MHz\t\t: 2000.0\n\nprocessor\t: 1\nmodel\t\t: 7");
   write(root / "proc/meminfo", "MemTotal:       1024 kB\nMemFree:        12 kB");
 
   const HostFacts f = readHostFacts(cpu.string(), (root / "proc").string());
   EXPECT_EQ(f.cpu_model, "Test CPU 9000");
+  EXPECT_EQ(f.cpu_model_number, 2) << "'model', not the 'model name' line before it";
+  EXPECT_EQ(f.cpu_family, 26);
   EXPECT_DOUBLE_EQ(f.clock_hz, 3.5e9);
   EXPECT_EQ(f.memory_bytes, 1024 * 1024);
   ASSERT_EQ(f.caches.size(), 3u);  // the instruction cache is left out

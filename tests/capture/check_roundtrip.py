@@ -94,6 +94,18 @@ def main(et_path, meta_path, inspect_path):
     check(len(samples) >= 10, "meta has %d samples, expected >= 10" % len(samples))
     check(all(s > 0 for s in samples), "meta has a non-positive sample")
     check(meta.get("threads") == 1, "meta threads is %r, expected 1" % meta.get("threads"))
+    # The host record `tracetwin replay` checks the original against (cli/original_host.h).
+    host = meta.get("host", {})
+    check(isinstance(host.get("cpu_model"), str) and host["cpu_model"],
+          "meta host.cpu_model is %r, expected a name" % host.get("cpu_model"))
+    caches = host.get("caches")
+    check(isinstance(caches, list) and
+          all(isinstance(c.get("level"), str) and isinstance(c.get("bytes"), int) and
+              c["bytes"] > 0 for c in caches),
+          "meta host.caches is %r, expected [{level, bytes > 0}, ...]" % (caches,))
+    for key in ("cpu_family", "cpu_model_number"):
+        check(host.get(key) is None or isinstance(host[key], int),
+              "meta host.%s is %r, expected an integer or null" % (key, host.get(key)))
 
     for f in failures:
         print("roundtrip: " + f)

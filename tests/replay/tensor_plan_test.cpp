@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "core/errors.h"
 #include "replay/trace_meta.h"
+#include "tests/core/trace_builder.h"
 #include "tests/replay/graph_builder.h"
 #include "tests/test_paths.h"
 
@@ -83,6 +87,41 @@ TEST(TraceMeta, MetaPathDropsTheWholeTraceSuffix) {
   EXPECT_EQ(metaPathForTrace("data/mlp.et.json.gz"), "data/mlp.meta.json");
   EXPECT_EQ(metaPathForTrace("x/y.json"), "x/y.meta.json");
   EXPECT_FALSE(readTraceMeta("/nonexistent/z.et.json.gz"));
+}
+
+TEST(TraceMeta, ReadsTheRecordedHostAndRejectsAMalformedOne) {
+  testing::TempDir dir;
+  const std::string trace = dir.path() + "/w.et.json.gz";
+  auto write = [&](const std::string& text) { std::ofstream(dir.path() + "/w.meta.json") << text; };
+  write(R"({"iteration_ms": 3.5, "host": {"cpu_model": "AMD EPYC", "cpu_family": 26,
+            "cpu_model_number": 2, "clock_mhz": 2596.1, "logical_cpus": 2,
+            "caches": [{"level": "L1", "bytes": 49152}, {"level": "L3", "bytes": 33554432}]}})");
+  auto meta = readTraceMeta(trace);
+  ASSERT_TRUE(meta && meta->host);
+  EXPECT_EQ(meta->host->cpu_family, 26);
+  EXPECT_EQ(meta->host->cpu_model_number, 2);
+  EXPECT_DOUBLE_EQ(meta->host->clock_mhz, 2596.1);
+  ASSERT_EQ(meta->host->caches.size(), 2u);
+  EXPECT_EQ(meta->host->caches[1], (std::pair<std::string, int64_t>{"L3", 33554432}));
+
+  // Keys an older capture.py did not write stay unknown; null is unknown too.
+  write(R"({"iteration_ms": 3.5, "host": {"cpu_model": "AMD EPYC", "cpu_family": null}})");
+  meta = readTraceMeta(trace);
+  ASSERT_TRUE(meta && meta->host);
+  EXPECT_EQ(meta->host->cpu_family, -1);
+  EXPECT_TRUE(meta->host->caches.empty());
+
+  for (const char* bad : {R"({"host": [1]})", R"({"host": {"cpu_family": "26"}})",
+                          R"({"host": {"caches": {"L1": 1}}})",
+                          R"({"host": {"caches": [{"level": "L1"}]}})"}) {
+    write(bad);
+    try {
+      readTraceMeta(trace);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("w.meta.json"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(TraceMeta, ReadsTheCaptureScriptsMetaFile) {

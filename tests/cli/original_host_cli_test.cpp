@@ -1,0 +1,77 @@
+// `replay` beside a meta file whose original ran on another CPU: the ratio is
+// still printed, with a warning and `original_host_differences` naming what
+// differs; a meta file without a host record raises nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/core/trace_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin {
+namespace {
+
+struct ReplayRun {
+  int code = -1;
+  std::string output;
+  nlohmann::json report;
+};
+
+// Replays data/mlp beside `meta` (a copy of the trace in a temp dir).
+ReplayRun replayWithMeta(const std::string& meta) {
+  testing::TempDir dir;
+  std::filesystem::copy_file(testing::dataPath("mlp.et.json.gz"), dir.path() + "/w.et.json.gz");
+  std::ofstream(dir.path() + "/w.meta.json") << meta;
+  const std::string json = dir.path() + "/r.json", out = dir.path() + "/out.txt";
+  const std::string cmd = testing::tracetwinBinary() + " replay " + dir.path() +
+                          "/w.et.json.gz --warmup 0 --iters 1 --json-out " + json + " >" + out +
+                          " 2>&1";
+  ReplayRun run;
+  const int status = std::system(cmd.c_str());
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream text;
+  text << std::ifstream(out).rdbuf();
+  run.output = text.str();
+  if (run.code == 0) run.report = nlohmann::json::parse(std::ifstream(json));
+  return run;
+}
+
+TEST(OriginalHostCli, WarnsWhenTheOriginalRanOnAnotherCpu) {
+  const ReplayRun run = replayWithMeta(R"({"iteration_ms": 5.0, "threads": 1, "device": "cpu",
+      "host": {"cpu_model": "Imaginary CPU", "cpu_family": 1, "cpu_model_number": 1,
+               "caches": [{"level": "L1", "bytes": 1024}]}})");
+  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("warning: the original ran on another host"), std::string::npos)
+      << run.output;
+  const auto& differences = run.report.at("original_host_differences");
+  ASSERT_FALSE(differences.empty());
+  EXPECT_EQ(differences.front().get<std::string>().rfind("CPU family 1 model 1 there", 0), 0u)
+      << differences.dump();
+  EXPECT_NE(differences.dump().find("L1 1 KiB there"), std::string::npos) << differences.dump();
+  EXPECT_GT(run.report.at("ratio").get<double>(), 0.0) << "the ratio is still reported";
+}
+
+TEST(OriginalHostCli, NoHostRecordNoWarning) {
+  const ReplayRun run = replayWithMeta(R"({"iteration_ms": 5.0, "threads": 1})");
+  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(run.output.find("another host"), std::string::npos) << run.output;
+  EXPECT_TRUE(run.report.at("original_host_differences").empty());
+}
+
+TEST(OriginalHostCli, AMalformedHostRecordIsAnInputError) {
+  const ReplayRun run = replayWithMeta(R"({"iteration_ms": 5.0, "host": {"caches": 7}})");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("w.meta.json (host): 'caches' must be a list"), std::string::npos)
+      << run.output;
+}
+
+}  // namespace
+}  // namespace tracetwin
