@@ -126,7 +126,7 @@ class IterationRunner {
   bool run(int iteration, bool measured) {
     // Every iteration starts from the same upfront values (see refillUpfront).
     // On CUDA the refill kernels precede the timer's start event on the stream.
-    if (iteration > 0 && !std::getenv("TT_NOREFILL")) slots_.refillUpfront();
+    if (iteration > 0) slots_.refillUpfront();
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
     timer_->start();
