@@ -92,6 +92,21 @@ void printTopOps(const replay::ReplayResult& r) {
   }
 }
 
+// Iterations whose allocations were placed in new heap pay ~1 us a fault
+// (replay/page_faults.h); naming them tells an allocator outlier from an op's.
+void printPageFaults(const replay::ReplayResult& r) {
+  std::vector<std::string> faulted;
+  for (size_t i = 0; i < r.page_faults.size() && i < r.iterations_ms.size(); ++i) {
+    if (r.page_faults[i] > 0) {
+      faulted.push_back(fmt::format("#{} {:.3f} ms, {} faults", i, r.iterations_ms[i],
+                                    r.page_faults[i]));
+    }
+  }
+  if (faulted.empty()) return;
+  fmt::print("page faults in {} of {} measured iterations ({})\n", faulted.size(),
+             r.page_faults.size(), fmt::join(faulted, "; "));
+}
+
 void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                   const std::optional<replay::TraceMeta>& meta) {
   fmt::print("replay of {} on {} ({} threads)\n", args.trace, r.device, r.threads);
@@ -100,6 +115,7 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
     fmt::print("iteration: median {:.3f} ms over {} iterations (min {:.3f}, max {:.3f})\n",
                r.iteration_ms_median, r.iterations_ms.size(), *lo, *hi);
   }
+  printPageFaults(r);
   if (meta && meta->iteration_ms > 0 && r.iteration_ms_median > 0) {
     if (sameDeviceKind(meta->device, r.device)) {
       fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",

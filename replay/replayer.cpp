@@ -15,6 +15,7 @@
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
+#include "replay/page_faults.h"
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
 #include "replay/slot_table.h"
@@ -365,8 +366,16 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu(),
                          switcher ? &*switcher : nullptr);
   const int total = options.warmup_iters + options.measured_iters;
+  result.page_faults.reserve(size_t(std::max(options.measured_iters, 0)));
   for (int it = 0; it < total; ++it) {
-    if (!runner.run(it, it >= options.warmup_iters)) {
+    const bool measured = it >= options.warmup_iters;
+    const int64_t faults_before = minorPageFaults();
+    const bool complete = runner.run(it, measured);
+    const int64_t faults_after = minorPageFaults();
+    if (measured && complete && faults_before >= 0 && faults_after >= 0) {
+      result.page_faults.push_back(faults_after - faults_before);
+    }
+    if (!complete) {
       result.interrupted = true;
       break;
     }

@@ -113,6 +113,9 @@ struct ReplayResult {
   std::string device;
   std::vector<double> iterations_ms;
   double iteration_ms_median = 0;
+  // Minor page faults in each measured iteration (replay/page_faults.h);
+  // empty where the OS does not count them.
+  std::vector<int64_t> page_faults;
   int64_t selected_ops = 0;
   int64_t replayed_ops = 0;  // ops that ran without failure in every iteration
   double coverage = 0;       // replayed / selected

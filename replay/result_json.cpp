@@ -28,6 +28,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["threads"] = r.threads;
   j["iterations_ms"] = r.iterations_ms;
   j["iteration_ms_median"] = r.iteration_ms_median;
+  j["page_faults"] = r.page_faults;
   j["selected_ops"] = r.selected_ops;
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;

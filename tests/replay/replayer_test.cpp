@@ -46,6 +46,21 @@ TEST(Replayer, ReplaysAChainAndBindsOutputsByIdentity) {
   EXPECT_LE(result.peak_memory_bytes, result.trace_peak_bytes * 12 / 10);
 }
 
+// An output above glibc's largest mmap threshold (32 MiB) is mapped afresh in
+// every iteration, so each measured iteration counts its first-touch faults.
+TEST(Replayer, CountsThePageFaultsOfEachMeasuredIteration) {
+  constexpr int64_t kFloats = int64_t{10} << 20;  // 40 MiB
+  GraphBuilder b;
+  b.op(kAdd, {tensorValue(1, 1, {kFloats}), tensorValue(2, 2, {kFloats}), intValue(1)},
+       {tensorValue(3, 3, {kFloats})});
+  auto result = replayGraph(b.build(), quick());
+  ASSERT_EQ(result.iterations_ms.size(), 2u);
+#if defined(__linux__)
+  ASSERT_EQ(result.page_faults.size(), result.iterations_ms.size());
+  for (int64_t faults : result.page_faults) EXPECT_GT(faults, 0);
+#endif
+}
+
 TEST(Replayer, NewerOverloadFallsBackToARegisteredOneByArgumentNames) {
   GraphBuilder b;
   // An overload LibTorch 1.13 never had, with add.Tensor's arguments.
