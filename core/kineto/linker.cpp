@@ -219,6 +219,18 @@ void findIteration(const KinetoTrace& trace, const TraceIndex& index, LinkedTime
   out.iteration_ms = (out.iteration_end_us - out.iteration_start_us) / 1000.0;
 }
 
+int64_t matchedNodes(const std::vector<ThreadLink>& threads) {
+  int64_t n = 0;
+  for (const ThreadLink& t : threads) n += t.matched_nodes;
+  return n;
+}
+
+int64_t totalNodes(const std::vector<ThreadLink>& threads) {
+  int64_t n = 0;
+  for (const ThreadLink& t : threads) n += t.et_nodes;
+  return n;
+}
+
 }  // namespace
 
 LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
@@ -233,6 +245,23 @@ LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
   if (!options.force_alignment && hasRecordFunctionIds(trace)) {
     out.method = "record_function_id";
     matchByRecordFunctionId(et, trace, index, match, out.threads);
+    // Record function ids only pair up when the ET and the Kineto trace
+    // observed the same step. capture.py records them in two steps, and then
+    // the profiler writes "Record function id": 0 for every op (PyTorch 2.11
+    // on the H100: 0 of 65 ops linked). Name alignment is the fallback when
+    // it links more.
+    const int64_t by_id = matchedNodes(out.threads);
+    if (2 * by_id < totalNodes(out.threads)) {
+      NodeMatch aligned;
+      std::vector<ThreadLink> aligned_threads;
+      matchByAlignment(et, trace, index, aligned, aligned_threads);
+      if (matchedNodes(aligned_threads) > by_id) {
+        out.method = fmt::format("name_alignment (record function ids linked {} of {} nodes)",
+                                 by_id, totalNodes(out.threads));
+        match = std::move(aligned);
+        out.threads = std::move(aligned_threads);
+      }
+    }
   } else {
     out.method = "name_alignment";
     matchByAlignment(et, trace, index, match, out.threads);

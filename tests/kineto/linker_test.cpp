@@ -185,6 +185,19 @@ TEST(Linker, UsesRecordFunctionIdsWhenPresent) {
   EXPECT_EQ(linkTraces(graph, trace, by_name).method, "name_alignment");
 }
 
+TEST(Linker, RecordFunctionIdsOfAnotherStepFallBackToNameAlignment) {
+  // capture.py observes the ET and profiles Kineto in two different steps:
+  // PyTorch 2.11 then writes "Record function id": 0 on every cpu_op, which
+  // pairs with no ET node (data/h100: 0 of 65 ops linked by id).
+  Graph graph = fakeGraph({{"aten::mm", 1, 0, true, -1, 7}, {"aten::relu", 1, 0, true, -1, 9}});
+  std::vector<KinetoEvent> events{cpuOp("aten::mm", 500, 0, 5), cpuOp("aten::relu", 500, 10, 5)};
+  for (KinetoEvent& e : events) e.record_function_id = 0;
+  LinkedTimeline t = linkTraces(graph, fakeKineto(events));
+  EXPECT_EQ(t.method, "name_alignment (record function ids linked 0 of 2 nodes)");
+  ASSERT_EQ(t.matched_ops, 2);
+  EXPECT_DOUBLE_EQ(t.ops[1].start_us, 10);
+}
+
 TEST(Linker, UsesTheProfilerStepHoldingMostOps) {
   HandBuilt h;
   KinetoEvent step = cpuOp("ProfilerStep#4", 500, -10, 300);
