@@ -11,6 +11,8 @@
 
 #include "cli/command_registry.h"
 #include "core/errors.h"
+#include "core/kineto/kineto_reader.h"
+#include "core/kineto/linker.h"
 #include "core/trace_reader.h"
 #include "predictors/device_spec.h"
 #include "predictors/model_set.h"
@@ -25,6 +27,7 @@ struct PredictArgs {
   std::string models;
   std::string device_spec;
   std::string overheads;
+  std::string kernel_times;
   std::string json_out;
   std::string comm_link;
   int64_t world_size = 1;
@@ -78,6 +81,17 @@ void runPredict(const PredictArgs& args) {
   predictors::PredictOptions opts;
   if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
+  if (!args.kernel_times.empty()) {
+    const auto timeline =
+        core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kernel_times));
+    for (const auto& op : timeline.ops) {
+      if (op.matched) {
+        opts.recorded_kernels[op.id] = {op.device_us, static_cast<int64_t>(op.kernels.size())};
+      }
+    }
+    fmt::print("kernel times: {} of {} top-level ops linked to {} ({})\n", timeline.matched_ops,
+               timeline.top_level_ops, args.kernel_times, timeline.method);
+  }
   opts.default_world_size = args.world_size;
   opts.comm_link = args.comm_link;
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
@@ -101,6 +115,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
          "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
       ->check(CLI::ExistingFile);
   sub.add_option("--overheads", args->overheads, "CPU overheads JSON written by `tracetwin link`")
+      ->check(CLI::ExistingFile);
+  sub.add_option("--kernel-times", args->kernel_times,
+                 "Kineto trace of the original run: its recorded kernel times replace the kernel "
+                 "models' (judges the CPU-overhead model and critical path alone)")
       ->check(CLI::ExistingFile);
   sub.add_option("--world-size", args->world_size,
                  "World size for collectives whose trace records none")

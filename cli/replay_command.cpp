@@ -98,8 +98,8 @@ void printPageFaults(const replay::ReplayResult& r) {
   std::vector<std::string> faulted;
   for (size_t i = 0; i < r.page_faults.size() && i < r.iterations_ms.size(); ++i) {
     if (r.page_faults[i] > 0) {
-      faulted.push_back(fmt::format("#{} {:.3f} ms, {} faults", i, r.iterations_ms[i],
-                                    r.page_faults[i]));
+      faulted.push_back(
+          fmt::format("#{} {:.3f} ms, {} faults", i, r.iterations_ms[i], r.page_faults[i]));
     }
   }
   if (faulted.empty()) return;

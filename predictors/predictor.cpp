@@ -32,8 +32,9 @@ struct OpRecord {
   OpFeatures f;
   OpPrediction out;
   bool fallback = false;
-  uint64_t shape_hash = 0;       // shapeHash(f), once per op
-  double cold_output_bytes = 0;  // ColdBytes::outputs
+  uint64_t shape_hash = 0;         // shapeHash(f), once per op
+  double cold_output_bytes = 0;    // ColdBytes::outputs
+  int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
 };
 
 uint64_t bitsOf(double d) {
@@ -186,6 +187,25 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
   }
 }
 
+// Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
+// Returns how many ops took them.
+int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
+  if (opts.recorded_kernels.empty()) return 0;
+  int64_t applied = 0;
+  for (OpRecord& r : recs) {
+    auto it = opts.recorded_kernels.find(r.out.id);
+    if (it == opts.recorded_kernels.end()) continue;
+    r.out.predicted_us = it->second.device_us;
+    r.out.model = "recorded";
+    r.out.code_cold_us = 0;
+    r.out.cold_output_us = 0;
+    r.fallback = false;
+    r.recorded_launches = it->second.kernels;
+    ++applied;
+  }
+  return applied;
+}
+
 const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
   return opts.overheads ? *opts.overheads : models.overheads;
 }
@@ -217,7 +237,8 @@ SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, i
     return v;
   };
   s.t1 = get(Overhead::kT1);
-  s.launches = launchesOf(r.f.family);
+  s.launches =
+      r.recorded_launches >= 0 ? static_cast<int>(r.recorded_launches) : launchesOf(r.f.family);
   if (s.launches == 0) {
     s.t5 = get(Overhead::kT5);
   } else {
@@ -354,6 +375,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   predictDeviceTimes(recs, graph, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdOutputReads(recs, models, opts);
+  const int64_t recorded = applyRecordedKernels(recs, opts);
 
   const OverheadTable& table = overheadTable(models, opts);
   bool cpu_device = dest.kind == DeviceKind::kCpu;
@@ -392,6 +414,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
           "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "
           "guess");
     }
+  }
+  if (!opts.recorded_kernels.empty()) {
+    p.notes.push_back(fmt::format(
+        "kernel times recorded in a linked Kineto trace for {} of {} ops; the kernel models "
+        "predicted the rest",
+        recorded, recs.size()));
   }
   if (unsized_comms > 0) {
     p.notes.push_back(

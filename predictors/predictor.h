@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/graph.h"
@@ -24,6 +25,15 @@ struct PredictOptions {
   // Link used for collectives: "nvlink", "infiniband" ...; empty = the
   // fastest link the device lists.
   std::string comm_link;
+  // Device time and kernel count by op id, recorded in a linked Kineto trace
+  // (`predict --kernel-times`). They replace the kernel models' times for
+  // those ops, so the CPU-overhead model and the critical path are judged
+  // on their own against the original step (an oracle for the kernels).
+  struct RecordedKernels {
+    double device_us = 0;
+    int64_t kernels = 0;
+  };
+  std::unordered_map<core::NodeId, RecordedKernels> recorded_kernels;
 };
 
 struct OpPrediction {

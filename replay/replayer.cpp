@@ -104,8 +104,8 @@ class IterationRunner {
       m_.device_us[i].reserve(iters);
     }
     m_.iterations_ms.reserve(iters);
-    for (auto* per_iteration : {&m_.busy_ms, &m_.span_ms, &m_.attributed_share, &m_.records,
-                                &m_.unattributed}) {
+    for (auto* per_iteration :
+         {&m_.busy_ms, &m_.span_ms, &m_.attributed_share, &m_.records, &m_.unattributed}) {
       per_iteration->reserve(iters);
     }
     m_.kernels.assign(n, 0);

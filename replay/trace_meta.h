@@ -3,8 +3,8 @@
 // and thread count. Torch-free: the CLI reads it too.
 #pragma once
 
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -2,8 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/errors.h"
 #include "core/kineto/trace_index.h"
@@ -57,8 +61,23 @@ void OverheadCollector::add(int which, const std::string& key, double value_us) 
 void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator) {
   sources_.push_back(trace.source_path);
   TraceIndex index = buildTraceIndex(trace);
+  std::map<int64_t, std::vector<size_t>> tops_by_tid;
+  std::vector<std::pair<double, int64_t>> starts;  // (start, tid) of every top-level op
   for (const auto& [tid, cpu] : index.cpu_by_tid) {
-    std::vector<size_t> tops = topLevelOperators(trace, cpu, is_operator);
+    tops_by_tid[tid] = topLevelOperators(trace, cpu, is_operator);
+    for (size_t i : tops_by_tid[tid]) starts.emplace_back(trace.events[i].ts, tid);
+  }
+  std::sort(starts.begin(), starts.end());
+  // A gap in which another thread ran ops is this thread waiting for that one
+  // (the main thread in backward() while the autograd thread runs it: 2.6-5.4
+  // ms before the optimizer's first op in the H100 captures), not T1.
+  auto otherThreadRuns = [&](int64_t tid, double from, double to) {
+    auto it = std::upper_bound(starts.begin(), starts.end(), std::make_pair(from, INT64_MAX));
+    for (; it != starts.end() && it->first < to; ++it)
+      if (it->second != tid) return true;
+    return false;
+  };
+  for (const auto& [tid, tops] : tops_by_tid) {
     top_level_ops_ += static_cast<int64_t>(tops.size());
     static const std::vector<size_t> kNone;
     auto lit = index.launches_by_tid.find(tid);
@@ -67,7 +86,8 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
     const KinetoEvent* prev = nullptr;
     for (size_t i : tops) {
       const KinetoEvent& op = trace.events[i];
-      if (prev && op.ts >= prev->end()) add(kT1, op.name, op.ts - prev->end());
+      if (prev && op.ts >= prev->end() && !otherThreadRuns(tid, prev->end(), op.ts))
+        add(kT1, op.name, op.ts - prev->end());
       prev = &op;
       // Device calls inside [op.ts, op.end]: launches are sorted by ts and
       // top-level ops do not overlap, so one forward pointer suffices.

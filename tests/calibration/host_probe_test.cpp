@@ -32,7 +32,8 @@ TEST(HostProbe, ReadsCachesClockAndMemoryFromSysfsAndProc) {
   write(cpu / "cache/index3/type", "Unified");
   write(cpu / "cache/index3/size", "512K");
   write(cpu / "cpufreq/cpuinfo_max_freq", "3500000");
-  write(root / "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU 9000\nmodel\t\t: 2\ncpu family\t: 26\n"
+  write(root / "proc/cpuinfo",
+        "processor\t: 0\nmodel name\t: Test CPU 9000\nmodel\t\t: 2\ncpu family\t: 26\n"
         "cpu MHz\t\t: 2000.0\n\nprocessor\t: 1\nmodel\t\t: 7");
   write(root / "proc/meminfo", "MemTotal:       1024 kB\nMemFree:        12 kB");
 

@@ -72,6 +72,24 @@ TEST(Overheads, MeasuresT1ToT5OnAHandBuiltThread) {
   EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median, 10);
 }
 
+TEST(Overheads, AGapWhileAnotherThreadRunsOpsIsAWaitNotT1) {
+  // The main thread blocks in backward() while the autograd thread runs the
+  // backward ops; the optimizer's first op then starts long after the last
+  // forward op. Only the gaps with no other thread's op inside are T1.
+  OverheadCollector collector;
+  collector.addTrace(fakeKineto({
+                         cpuOp("aten::mm", 1, 0, 10), cpuOp("aten::relu", 1, 15, 5),  // T1 5
+                         cpuOp("aten::mm", 2, 40, 100),    // backward, another thread
+                         cpuOp("aten::add_", 1, 2000, 5),  // a wait of 1,980: not T1
+                         cpuOp("aten::mul_", 1, 2012, 5),  // T1 7
+                     }),
+                     defaultOperatorPredicate());
+  OverheadTable t = collector.finish();
+  EXPECT_EQ(t.t[0].at(kAllKey).count, 2);
+  EXPECT_EQ(t.t[0].count("aten::add_"), 0u);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mul_").median, 7);
+}
+
 TEST(Overheads, JsonRoundTripKeepsTheFormat) {
   OverheadCollector collector;
   collector.addTrace(threeOps(), defaultOperatorPredicate());

@@ -1,5 +1,6 @@
 #include "predictors/predictor.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -128,6 +129,30 @@ TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
   Prediction p = predictGraph(smallGraph(), set, slow);
   EXPECT_GT(p.iteration_ms, 5 * 0.5);
   EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
+}
+
+TEST(Predictor, RecordedKernelTimesReplaceTheModelsAndSetTheLaunches) {
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[static_cast<int>(Overhead::kT4)][kAllOps] = {10.0, 0, 1};
+  opts.overheads->t[static_cast<int>(Overhead::kT5)][kAllOps] = {1.0, 0, 1};
+  const Prediction modelled = predictGraph(smallGraph(), set, opts);
+  opts.recorded_kernels[3] = {123.0, 3};  // the mm: 123 us in 3 kernels
+  opts.recorded_kernels[4] = {0.0, 0};    // the relu launched nothing
+  const Prediction p = predictGraph(smallGraph(), set, opts);
+  ASSERT_EQ(p.per_op.size(), 5u);
+  EXPECT_EQ(p.per_op[0].model, "recorded");
+  EXPECT_DOUBLE_EQ(p.per_op[0].predicted_us, 123.0);
+  EXPECT_DOUBLE_EQ(p.per_op[1].predicted_us, 0.0);
+  EXPECT_EQ(p.per_op[2].model, modelled.per_op[2].model) << "ops not recorded keep their model";
+  // Three launches of 10 us, 1 us apart, instead of one for the mm; none for the relu.
+  EXPECT_NEAR(p.per_op[0].cpu_us - modelled.per_op[0].cpu_us, 2 * 10.0 + 2 * 1.0, 1e-9);
+  EXPECT_LT(p.per_op[1].cpu_us, modelled.per_op[1].cpu_us);
+  EXPECT_NE(fmt::format("{}", fmt::join(p.notes, "|"))
+                .find("recorded in a linked Kineto trace "
+                      "for 2 of 5 ops"),
+            std::string::npos);
 }
 
 TEST(Predictor, TargetDeviceScalesTimes) {

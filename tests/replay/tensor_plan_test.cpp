@@ -111,9 +111,9 @@ TEST(TraceMeta, ReadsTheRecordedHostAndRejectsAMalformedOne) {
   EXPECT_EQ(meta->host->cpu_family, -1);
   EXPECT_TRUE(meta->host->caches.empty());
 
-  for (const char* bad : {R"({"host": [1]})", R"({"host": {"cpu_family": "26"}})",
-                          R"({"host": {"caches": {"L1": 1}}})",
-                          R"({"host": {"caches": [{"level": "L1"}]}})"}) {
+  for (const char* bad :
+       {R"({"host": [1]})", R"({"host": {"cpu_family": "26"}})",
+        R"({"host": {"caches": {"L1": 1}}})", R"({"host": {"caches": [{"level": "L1"}]}})"}) {
     write(bad);
     try {
       readTraceMeta(trace);
