@@ -18,5 +18,5 @@ trap 'rm -rf "$work"' EXIT
 # mlp: GEMMs and their backward; cnn: convolutions, pooling, batch norm; adds5k: 5,000 tiny ops,
 # where the replay loop's own cost shows (it replays ~20% fast: no Python per call).
 "$python" "$src/scripts/fidelity.py" --build "$(dirname "$tracetwin")" --out "$work" \
-  --workload mlp --workload cnn --workload adds5k \
+  --workload mlp --workload cnn --workload embbag --workload adds5k \
   --rounds 3 --steps 10 --warmup 3 --gate best --tolerance "$tolerance"
