@@ -85,11 +85,21 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r,
     fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", family, row.count, row.measured_ms,
                row.predicted_ms, errorPct(row.predicted_ms, row.measured_ms));
   }
-  fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f}\n", "(between ops)", "",
-             r.iteration_ms_median - fam_measured, p.iteration_ms - fam_predicted);
+  const double between_measured = r.iteration_ms_median - fam_measured;
+  fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f}\n", "(between ops)", "", between_measured,
+             p.iteration_ms - fam_predicted);
   fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", "iteration", r.replayed_ops,
              r.iteration_ms_median, p.iteration_ms,
              errorPct(p.iteration_ms, r.iteration_ms_median));
+  if (r.outside_ops_ms > 0) {
+    // What the measured row holds: time outside the ops' calls, and the
+    // difference between the iteration median and the sum of op medians.
+    fmt::print(
+        "note: (between ops) measured = {:.3f} ms outside the ops' calls (median per iteration) "
+        "+ {:.3f} ms by which the median iteration exceeds the sum of the ops' medians (whole "
+        "iterations running slower or faster together)\n",
+        r.outside_ops_ms, between_measured - r.outside_ops_ms);
+  }
   if (r.coverage < 1.0) {
     fmt::print(
         "note: replay coverage {:.1f}% ({} of {} ops); failed or skipped ops are predicted "
@@ -140,6 +150,7 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                         {"threads", r.threads},
                         {"measured_ms", r.iteration_ms_median},
                         {"measured_iterations_ms", r.iterations_ms},
+                        {"measured_outside_ops_ms", r.outside_ops_ms},
                         {"predicted_ms", p.iteration_ms},
                         {"error_pct", errorPct(p.iteration_ms, r.iteration_ms_median)},
                         {"coverage", r.coverage},

@@ -67,6 +67,7 @@ struct Measurements {
   std::vector<int> kernels;                    // last iteration
   std::vector<double> start_us;                // last iteration
   std::vector<double> iterations_ms;
+  std::vector<double> outside_ops_ms;  // CPU only: iteration minus its ops' timed calls
   std::vector<KernelRecord> last_kernels;
   // Per measured iteration, CUDA with a collector only.
   std::vector<double> busy_ms, span_ms, attributed_share, records, unattributed;
@@ -83,6 +84,7 @@ class IterationRunner {
         options_(options),
         result_(result),
         failed_(plan.ops.size()),
+        cuda_(cuda),
         streams_(streams) {
     const size_t n = plan.ops.size();
     placeholder_us_.assign(n, 0.0);
@@ -104,6 +106,7 @@ class IterationRunner {
       m_.device_us[i].reserve(iters);
     }
     m_.iterations_ms.reserve(iters);
+    m_.outside_ops_ms.reserve(iters);
     for (auto* per_iteration :
          {&m_.busy_ms, &m_.span_ms, &m_.attributed_share, &m_.records, &m_.unattributed}) {
       per_iteration->reserve(iters);
@@ -133,6 +136,7 @@ class IterationRunner {
     timer_->start();
     if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
+    double ops_us = 0;  // this iteration's timed calls
     bool complete = true;
     for (PreparedOp& op : plan_.ops) {
       if (options_.should_stop && options_.should_stop()) {
@@ -152,9 +156,10 @@ class IterationRunner {
       const auto t1 = Clock::now();
       if (streams_) streams_->afterOp(op.index);
       for (int32_t s : op.release_after) slots_.release(s);
+      const double op_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      ops_us += op_us;
       if (measured) {
-        m_.cpu_us[size_t(op.index)].push_back(
-            std::chrono::duration<double, std::micro>(t1 - t0).count());
+        m_.cpu_us[size_t(op.index)].push_back(op_us);
         m_.start_us[size_t(op.index)] =
             std::chrono::duration<double, std::micro>(t0 - iteration_start).count();
       }
@@ -164,7 +169,10 @@ class IterationRunner {
     if (collector_) collectKernels(measured);
     slots_.releaseProduced();
     slots_.setTracking(false);
-    if (measured && complete) m_.iterations_ms.push_back(ms);
+    if (measured && complete) {
+      m_.iterations_ms.push_back(ms);
+      if (!cuda_) m_.outside_ops_ms.push_back(ms - ops_us / 1000.0);
+    }
     return complete;
   }
 
@@ -245,6 +253,7 @@ class IterationRunner {
   const ReplayOptions& options_;
   ReplayResult& result_;
   std::vector<bool> failed_;
+  bool cuda_;                           // iteration timed by device events
   StreamSwitcher* streams_;             // null: every op on the current stream
   std::vector<double> placeholder_us_;  // per op index; 0 = nothing stands in
   Measurements m_;
@@ -256,6 +265,7 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
   Measurements& m = runner.measurements();
   result.iterations_ms = m.iterations_ms;
   result.iteration_ms_median = median(m.iterations_ms);
+  result.outside_ops_ms = median(m.outside_ops_ms);
   result.kernels = m.last_kernels;
   int64_t replayed = 0;
   for (const PreparedOp& op : plan.ops) {

@@ -116,6 +116,12 @@ struct ReplayResult {
   // Minor page faults in each measured iteration (replay/page_faults.h);
   // empty where the OS does not count them.
   std::vector<int64_t> page_faults;
+  // CPU replays: median over measured iterations of the iteration's time
+  // outside its ops' timed calls (the loop, frees, wrapped numbers). The
+  // iteration median minus the sum of per-op medians is larger on a noisy
+  // host: whole iterations run slower or faster together (resnet18_b4: 0.15
+  // ms outside the ops against a 2.3 ms difference). 0 on CUDA.
+  double outside_ops_ms = 0;
   int64_t selected_ops = 0;
   int64_t replayed_ops = 0;  // ops that ran without failure in every iteration
   double coverage = 0;       // replayed / selected

@@ -39,6 +39,9 @@ TEST(Replayer, ReplaysAChainAndBindsOutputsByIdentity) {
   EXPECT_TRUE(result.failed.empty());
   ASSERT_EQ(result.iterations_ms.size(), 2u);
   EXPECT_GT(result.iteration_ms_median, 0.0);
+  // The loop between the timed calls costs something, and less than the iteration.
+  EXPECT_GT(result.outside_ops_ms, 0.0);
+  EXPECT_LT(result.outside_ops_ms, result.iteration_ms_median);
   ASSERT_EQ(result.per_op.size(), 3u);
   EXPECT_EQ(result.per_op[1].name, "aten::mm");
   EXPECT_GT(result.peak_memory_bytes, 0);
