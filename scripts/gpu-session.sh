@@ -2,7 +2,7 @@
 # Everything tracetwin checks on a GPU host, in named stages, each logged.
 #
 #   scripts/gpu-session.sh STAGE...
-#   stages: env build test replay capture capture_big calibrate compare
+#   stages: env build test replay capture capture_big calibrate compare fit
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -207,12 +207,47 @@ stage_compare() {
   done
 }
 
+# The captures' own Kineto traces as measurements (no GPU needed for this part): the CPU-side
+# model alone (`predict --kernel-times`), and models fitted from the recorded kernels
+# (`tracetwin fit`), each capture predicted by the models of the others (leave one out).
+# docs/prediction.md has the first figures, from data/h100.
+stage_fit() {
+  ensure_build || return 1
+  local gpu spec w o
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  spec=configs/devices/h100.yaml
+  [[ "$gpu" == *H200* ]] && spec=configs/devices/h200.yaml
+  local names=()
+  for w in "${gpu_workloads[@]}" mlp_big cnn_big transformer_big resnet18_big embbag_big; do
+    [ -f "$res/cap/$w.et.json.gz" ] && [ -f "$res/cap/$w.kineto.json.gz" ] && names+=("$w")
+  done
+  [ ${#names[@]} -gt 1 ] || { summary "fit: fewer than two captures with a Kineto trace"; return 1; }
+  local all=()
+  for w in "${names[@]}"; do
+    all+=("$res/cap/$w.et.json.gz" "$res/cap/$w.kineto.json.gz")
+    run_logged "predict_kernel_times_$w" tt predict "$res/cap/$w.et.json.gz" \
+      --models data/models/host --device-spec "$spec" \
+      --kernel-times "$res/cap/$w.kineto.json.gz" --json-out "$res/cap/$w.kernel_times.json"
+  done
+  run_logged fit_all tt fit --device-spec "$spec" --out "$res/models-fit" "${all[@]}"
+  for w in "${names[@]}"; do
+    local others=()
+    for o in "${names[@]}"; do
+      [ "$o" = "$w" ] || others+=("$res/cap/$o.et.json.gz" "$res/cap/$o.kineto.json.gz")
+    done
+    run_logged "fit_without_$w" tt fit --device-spec "$spec" --out "$res/models-fit-$w" \
+      "${others[@]}" &&
+      run_logged "predict_loo_$w" tt predict "$res/cap/$w.et.json.gz" \
+        --models "$res/models-fit-$w" --json-out "$res/cap/$w.loo.json"
+  done
+}
+
 [ $# -gt 0 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
-    test | replay | capture | capture_big | calibrate | compare) "stage_$stage" ;;
+    test | replay | capture | capture_big | calibrate | compare | fit) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
