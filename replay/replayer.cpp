@@ -144,7 +144,10 @@ class IterationRunner {
         break;
       }
       if (!op.runnable()) {
-        standIn(placeholder_us_[size_t(op.index)]);
+        // A stand-in is the op's time, not time outside the ops.
+        const double us = placeholder_us_[size_t(op.index)];
+        standIn(us);
+        ops_us += std::max(us, 0.0);
         continue;
       }
       // Python numbers the original wrapped into tensors before the call
