@@ -82,8 +82,21 @@ void runPredict(const PredictArgs& args) {
   if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
   if (!args.kernel_times.empty()) {
+    // Recorded kernels time a GPU; on a CPU every op would read as 0 us.
+    const predictors::DeviceSpec& dest = opts.target ? *opts.target : models.device;
+    if (dest.kind == predictors::DeviceKind::kCpu) {
+      throw UsageError(fmt::format(
+          "--kernel-times predicts a GPU, and the destination '{}' is a CPU: give the GPU's "
+          "--device-spec or models calibrated on it",
+          dest.name));
+    }
     const auto timeline =
         core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kernel_times));
+    if (timeline.kernels == 0) {
+      throw InputError(fmt::format(
+          "{}: no GPU kernel in this Kineto trace; --kernel-times needs the trace of a GPU run",
+          args.kernel_times));
+    }
     for (const auto& op : timeline.ops) {
       if (op.matched) {
         opts.recorded_kernels[op.id] = {op.device_us, static_cast<int64_t>(op.kernels.size())};

@@ -87,6 +87,27 @@ TEST(PredictCli, KernelTimesFromTheOriginalsKinetoTraceReplaceTheModels) {
   fs::remove_all(dir);
 }
 
+TEST(PredictCli, KernelTimesRefuseACpuDestinationAndATraceWithoutKernels) {
+  if (!fs::exists(tracetwinBinary()))
+    GTEST_SKIP() << "tracetwin binary not built: " << tracetwinBinary();
+  auto exitCode = [](const std::string& args) {
+    const int status =
+        std::system((tracetwinBinary() + " predict " + args + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  // The host models predict a CPU: recorded kernel times mean nothing there.
+  EXPECT_EQ(exitCode(sourcePath("data/h100/mlp_big.et.json.gz") + " --models " +
+                     sourcePath("data/models/host") + " --kernel-times " +
+                     sourcePath("data/h100/mlp_big.kineto.json.gz")),
+            2);
+  // A CPU run's profile links, but has no kernel to take a time from.
+  EXPECT_EQ(
+      exitCode(sourcePath("data/mlp.et.json.gz") + " --models " + sourcePath("data/models/host") +
+               " --device-spec " + sourcePath("configs/devices/h100.yaml") + " --kernel-times " +
+               sourcePath("data/mlp.profiler.json.gz")),
+      2);
+}
+
 TEST(PredictCli, AMissingKernelTimesFileIsAUsageError) {
   if (!fs::exists(tracetwinBinary()))
     GTEST_SKIP() << "tracetwin binary not built: " << tracetwinBinary();
