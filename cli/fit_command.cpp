@@ -41,6 +41,13 @@ void runFit(const FitArgs& args) {
   }
   predictors::ModelSet models;
   models.device = predictors::loadDeviceSpec(args.device_spec);
+  // The samples are GPU kernel times; a CPU's ops are timed by calibrate.
+  if (models.device.kind == predictors::DeviceKind::kCpu) {
+    throw UsageError(
+        fmt::format("{}: '{}' is a CPU; fit learns from the GPU kernels of recorded "
+                    "runs (a CPU's models come from `tracetwin calibrate`)",
+                    args.device_spec, models.device.name));
+  }
   std::vector<predictors::MeasuredOp> samples;
   core::kineto::OverheadCollector overheads;
   std::map<std::string, std::pair<int64_t, int64_t>> family_ops;  // with / without kernels

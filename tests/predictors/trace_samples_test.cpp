@@ -122,12 +122,18 @@ TEST(FitCli, LearnsAnH100ModelSetFromTwoRecordedRunsThatPredictLoads) {
   fs::remove_all(dir);
 }
 
-TEST(FitCli, AnOddNumberOfTracePathsIsAUsageError) {
+TEST(FitCli, AnOddNumberOfTracePathsOrACpuSpecIsAUsageError) {
   if (!fs::exists(testing::tracetwinBinary()))
     GTEST_SKIP() << "tracetwin binary not built: " << testing::tracetwinBinary();
   const std::string h100 = testing::sourcePath("data/h100/");
   EXPECT_EQ(run("fit --device-spec " + testing::sourcePath("configs/devices/h100.yaml") +
                     " --out /tmp/tracetwin_fit_unused " + h100 + "mlp_big.et.json.gz",
+                "/dev/null"),
+            2);
+  // A CPU spec: the samples would be GPU kernel times under a CPU's name.
+  EXPECT_EQ(run("fit --device-spec " + testing::sourcePath("data/models/host/device.yaml") +
+                    " --out /tmp/tracetwin_fit_unused " + h100 + "mlp_big.et.json.gz " + h100 +
+                    "mlp_big.kineto.json.gz",
                 "/dev/null"),
             2);
 }
