@@ -16,6 +16,7 @@
 #include "calibration/calibrator.h"
 #include "calibration/microbench.h"
 #include "cli/command_registry.h"
+#include "cli/fit_report.h"
 #include "cli/host_malloc.h"
 #include "core/errors.h"
 
@@ -95,15 +96,7 @@ void printReport(const calibration::CalibrationResult& r) {
         g.gating ? "" : "; not gating (--host-tolerance)");
   }
   for (const std::string& f : r.failures) fmt::print("  failed: {}\n", f);
-  fmt::print("\nhold-out accuracy per op family (GMAE = geometric mean |pred - meas| / meas):\n");
-  fmt::print("{:<14} {:<16} {:>7} {:>8} {:>13} {:>13} {:>12}\n", "family", "model", "train",
-             "holdout", "holdout GMAE", "analytic GMAE", "fixed us/op");
-  for (const auto& f : r.fit.families) {
-    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}% {:>12.2f}\n", f.family,
-               f.model_kind, f.n_train, f.n_holdout, 100.0 * f.holdout_gmae,
-               100.0 * f.analytic_gmae, f.intercept_us);
-  }
-  for (const std::string& n : r.fit.notes) fmt::print("  note: {}\n", n);
+  printFitReport(r.fit);
   if (r.between_fit.ok) {
     fmt::print(
         "between ops (replay loop, frees, timing skew): {:.3f} us per op + {:.3f} us per "

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command_registry.h"
+#include "cli/fit_report.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -80,19 +81,13 @@ void runFit(const FitArgs& args) {
   predictors::FitOptions fo = args.fit;
   fo.torch_version = "recorded traces";
   const predictors::FitReport report = predictors::fitModels(samples, models.device, fo, &models);
+  // The overheads file format is the one interface between core's collector
+  // and the predictors' table (what `link --overheads-out` writes).
   models.overheads = predictors::OverheadTable::fromJson(
       nlohmann::json::parse(core::kineto::overheadsToJson(overheads.finish())), "fit overheads");
-  models.torch_version = fo.torch_version;
   models.save(args.out_dir);
 
-  fmt::print("\nhold-out accuracy per op family (GMAE = geometric mean |pred - meas| / meas):\n");
-  fmt::print("{:<14} {:<16} {:>7} {:>8} {:>13} {:>13}\n", "family", "model", "train", "holdout",
-             "holdout GMAE", "analytic GMAE");
-  for (const auto& f : report.families) {
-    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}%\n", f.family, f.model_kind,
-               f.n_train, f.n_holdout, 100.0 * f.holdout_gmae, 100.0 * f.analytic_gmae);
-  }
-  for (const std::string& n : report.notes) fmt::print("  note: {}\n", n);
+  printFitReport(report);
   fmt::print("models: {} ({} samples, device {}, CPU overheads T1-T5 from the same traces)\n",
              args.out_dir, samples.size(), models.device.name);
 }

@@ -1,0 +1,19 @@
+#include "cli/fit_report.h"
+
+#include <fmt/core.h>
+
+namespace tracetwin::cli {
+
+void printFitReport(const predictors::FitReport& report) {
+  fmt::print("\nhold-out accuracy per op family (GMAE = geometric mean |pred - meas| / meas):\n");
+  fmt::print("{:<14} {:<16} {:>7} {:>8} {:>13} {:>13} {:>12}\n", "family", "model", "train",
+             "holdout", "holdout GMAE", "analytic GMAE", "fixed us/op");
+  for (const auto& f : report.families) {
+    fmt::print("{:<14} {:<16} {:>7} {:>8} {:>12.1f}% {:>12.1f}% {:>12.2f}\n", f.family,
+               f.model_kind, f.n_train, f.n_holdout, 100.0 * f.holdout_gmae,
+               100.0 * f.analytic_gmae, f.intercept_us);
+  }
+  for (const std::string& n : report.notes) fmt::print("  note: {}\n", n);
+}
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,11 @@
+// The hold-out table `calibrate` and `fit` print after fitting: one row per
+// op family, then the fit's notes.
+#pragma once
+
+#include "predictors/training.h"
+
+namespace tracetwin::cli {
+
+void printFitReport(const predictors::FitReport& report);
+
+}  // namespace tracetwin::cli
