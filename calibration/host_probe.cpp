@@ -79,6 +79,7 @@ double replayOpUs(const core::Graph& graph, const ProbeOptions& o, int iters) {
   ro.threads = o.threads;
   ro.warmup_iters = 1;
   ro.measured_iters = iters;
+  ro.settle_iters = 0;  // a peak-rate probe: nothing to settle
   ro.strict = true;
   replay::ReplayResult r = replay::replayGraph(graph, ro);
   std::vector<double> us;
@@ -126,6 +127,7 @@ double measureReplayLoopUs(const ProbeOptions& o) {
   ro.threads = o.threads;
   ro.warmup_iters = 2;
   ro.measured_iters = 10;
+  ro.settle_iters = 0;  // a peak-rate probe: nothing to settle
   replay::ReplayResult r = replay::replayGraph(b.build("device probe replay loop"), ro);
   double op_sum = 0;
   for (const auto& m : r.per_op) op_sum += m.cpu_us;

@@ -82,6 +82,9 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   ro.threads = o.threads;
   ro.warmup_iters = 1;
   ro.measured_iters = itersFor(u.est_us);
+  // A unit sets up its own cache state (cold and interleaved groups) and
+  // holds no optimizer state to settle: no untimed iterations in between.
+  ro.settle_iters = 0;
   ro.seed = o.seed;
   replay::ReplayResult r;
   try {

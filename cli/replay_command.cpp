@@ -243,6 +243,11 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--iters", args->options.measured_iters, "measured iterations")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub.add_option("--settle", args->options.settle_iters,
+                 "untimed iterations after each refill of the upfront values, before a measured "
+                 "one (0: time the iteration right after the refill)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--threads", args->options.threads,
                  "intra-op threads (default: the trace's meta file, else LibTorch's default)")
       ->check(CLI::NonNegativeNumber);

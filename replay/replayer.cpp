@@ -127,10 +127,10 @@ class IterationRunner {
   }
 
   // Returns false when stopped (Ctrl-C) before the iteration finished.
-  bool run(int iteration, bool measured) {
-    // Every iteration starts from the same upfront values (see refillUpfront).
-    // On CUDA the refill kernels precede the timer's start event on the stream.
-    if (iteration > 0) slots_.refillUpfront();
+  // `refill`: start from the upfront values again (see refillUpfront); on
+  // CUDA the refill kernels precede the timer's start event on the stream.
+  bool run(int iteration, bool measured, bool refill) {
+    if (iteration > 0 && refill) slots_.refillUpfront();
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
     timer_->start();
@@ -319,10 +319,13 @@ StreamPlan streamPlanFor(const ReplayPlan& plan, const ReplayOptions& options) {
 }
 
 void checkOptions(const ReplayOptions& options) {
-  if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0) {
+  if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0 ||
+      options.settle_iters < 0) {
     throw UsageError(
-        fmt::format("replay options: need warmup >= 0, iters >= 1, threads >= 0 (got {}, {}, {})",
-                    options.warmup_iters, options.measured_iters, options.threads));
+        fmt::format("replay options: need warmup >= 0, iters >= 1, threads >= 0, settle >= 0 "
+                    "(got {}, {}, {}, {})",
+                    options.warmup_iters, options.measured_iters, options.threads,
+                    options.settle_iters));
   }
 }
 
@@ -382,8 +385,17 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   result.page_faults.reserve(size_t(std::max(options.measured_iters, 0)));
   for (int it = 0; it < total; ++it) {
     const bool measured = it >= options.warmup_iters;
+    // A measured iteration follows a refill and settle_iters untimed ones
+    // (see ReplayOptions::settle_iters); a warm-up one follows a refill.
+    bool complete = true;
+    const int settle = measured ? options.settle_iters : 0;
+    for (int s = 0; s < settle && complete; ++s) complete = runner.run(it, false, s == 0);
+    if (!complete) {
+      result.interrupted = true;
+      break;
+    }
     const int64_t faults_before = minorPageFaults();
-    const bool complete = runner.run(it, measured);
+    complete = runner.run(it, measured, settle == 0);
     const int64_t faults_after = minorPageFaults();
     if (measured && complete && faults_before >= 0 && faults_after >= 0) {
       result.page_faults.push_back(faults_after - faults_before);

@@ -23,6 +23,15 @@ struct ReplayOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   int warmup_iters = 2;
   int measured_iters = 5;
+  // Untimed iterations between the refill of the upfront values and each
+  // measured iteration. Back-to-back steps of the original each start from
+  // the cache state the previous step left; right after a refill has
+  // rewritten the weights, gradients and tables, a step ran 10-25% slower
+  // (the bundled DLRM-like trace: 3.8-4.2 ms against 3.3-3.6 with one settle
+  // iteration and 3.0-3.3 for its eager steps). One settle iteration moves the
+  // weights one replayed optimizer step from the refilled values, which the
+  // value generators keep sane (value_generators.h).
+  int settle_iters = 1;
   int threads = 0;                // intra-op threads; 0 = meta file's count, else LibTorch default
   bool strict = false;            // any skip or failure is an error
   bool use_cupti = true;          // CUDA only: kernel records via CUPTI

@@ -1,6 +1,9 @@
 #include "replay/value_generators.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -228,6 +231,86 @@ bool isNormalisation(const std::string& name) {
   return false;
 }
 
+// Linear and convolution layers, keyed by name without overload: their weight
+// and bias take the scale of PyTorch's default initialisation.
+bool isWeightedLayer(const std::string& name) {
+  static const char* const kNames[] = {
+      "aten::linear",          "aten::conv1d",          "aten::conv2d",
+      "aten::conv3d",          "aten::convolution",     "aten::_convolution",
+      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+      "aten::cudnn_convolution", "aten::mkldnn_convolution",
+  };
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+// nn.Linear / nn.ConvNd draw weight and bias from uniform(±1/sqrt(fan_in)),
+// fan_in = the weight's elements per output channel. Values at [-1, 1) made
+// a layer's outputs sqrt(fan_in/3) times larger than the original's: a few
+// layers on, activations and gradients were in the thousands, and one
+// replayed optimizer step left weights on which max_pool2d ran 1.6x faster.
+std::optional<FloatFill> layerInitFill(const Node& node, const std::string& arg) {
+  if (arg != "weight" && arg != "bias") return std::nullopt;
+  const core::TensorValue* weight = tensorArg(node, "weight");
+  if (!weight || weight->shape.size() < 2) return std::nullopt;
+  int64_t fan_in = 1;
+  for (size_t d = 1; d < weight->shape.size(); ++d) fan_in *= weight->shape[d];
+  if (fan_in <= 0) return std::nullopt;
+  FloatFill fill;
+  fill.specific = true;
+  fill.high = 1.0 / std::sqrt(double(fan_in));
+  fill.low = -fill.high;
+  fill.rule = fmt::format("{} of a linear/conv layer: uniform +-1/sqrt(fan_in {})", arg, fan_in);
+  return fill;
+}
+
+// The saved output a softmax backward reads: probabilities (or their logs)
+// over `dim`, around the uniform 1/C. A composite forward (cross_entropy_loss
+// calls log_softmax inside) does not return it, so the replay makes it up;
+// at [-1, 1) log_softmax's backward gave gradients 20x too large, and one
+// replayed SGD step blew the classifier's logits up from 0.3 to 490.
+std::optional<FloatFill> softmaxOutputFill(const Node& node, const std::string& arg) {
+  if (arg != "output") return std::nullopt;
+  const std::string name = node.schema->qualifiedName();
+  const bool log = name == "aten::_log_softmax_backward_data";
+  if (!log && name != "aten::_softmax_backward_data") return std::nullopt;
+  const auto classes = dimSize(tensorArg(node, "output"), intArg(node, "dim").value_or(-1));
+  if (!classes || *classes <= 0) return std::nullopt;
+  const double c = double(*classes);
+  FloatFill fill;
+  fill.specific = true;
+  if (log) {
+    fill.low = -std::log(c) - 0.5;
+    fill.high = -std::log(c) + 0.5;
+    fill.rule = fmt::format("log_softmax output: uniform -ln({}) +- 0.5", *classes);
+  } else {
+    fill.low = 0.0;
+    fill.high = 2.0 / c;
+    fill.rule = fmt::format("softmax output: uniform [0, 2/{})", *classes);
+  }
+  return fill;
+}
+
+// nll_loss's total_weight, which its backward divides by under mean
+// reduction: the count of targets (their summed class weights when weighted,
+// which this takes as 1 each). nll_loss_forward computes it inside
+// cross_entropy_loss, so the replay makes it up; at [-1, 1) it scaled the
+// loss gradient by 10x and more.
+std::optional<FloatFill> lossTotalWeightFill(const Node& node, const std::string& arg) {
+  if (arg != "total_weight") return std::nullopt;
+  const std::string name = node.schema->qualifiedName();
+  if (name != "aten::nll_loss_backward" && name != "aten::nll_loss2d_backward") return std::nullopt;
+  const core::TensorValue* target = tensorArg(node, "target");
+  if (!target || target->numel <= 0) return std::nullopt;
+  FloatFill fill;
+  fill.specific = true;
+  fill.low = fill.high = double(target->numel);
+  fill.rule = fmt::format("nll_loss total_weight: the {} targets", target->numel);
+  return fill;
+}
+
 bool isPositiveNormArgument(const std::string& arg) {
   return arg == "weight" || arg == "running_var" || arg == "save_invstd" || arg == "save_var" ||
          arg == "rstd" || arg == "invstd";
@@ -238,9 +321,16 @@ bool isPositiveNormArgument(const std::string& arg) {
 FloatFill floatFillFor(const Node& node, size_t input_index) {
   FloatFill fill;
   if (!node.schema || input_index >= node.schema->arguments.size()) return fill;
-  if (!isNormalisation(node.schema->qualifiedName())) return fill;
   const std::string& arg = node.schema->arguments[input_index].name;
+  if (isWeightedLayer(node.schema->qualifiedName())) {
+    if (auto layer = layerInitFill(node, arg)) return *layer;
+    return fill;
+  }
+  if (auto probabilities = softmaxOutputFill(node, arg)) return *probabilities;
+  if (auto total = lossTotalWeightFill(node, arg)) return *total;
+  if (!isNormalisation(node.schema->qualifiedName())) return fill;
   if (isPositiveNormArgument(arg)) {
+    fill.specific = true;
     fill.low = 0.5;
     fill.high = 1.5;
     fill.rule = "normalisation " + arg + ": uniform [0.5, 1.5)";

@@ -46,10 +46,11 @@ std::optional<std::pair<int64_t, int64_t>> tensorRangeFor(const core::Node& node
 // the following ReLU is. So floats are symmetric around 0 like activations
 // and initialised weights, and the few arguments whose meaning needs a
 // positive value near 1 (normalisation scales, variances) get one.
-struct FloatFill {
+struct FloatFill {  // uniform [low, high); the constant low when they are equal
   double low = -1.0;
   double high = 1.0;
   std::string rule = "default: uniform [-1, 1)";
+  bool specific = false;  // set by a rule; the default is not
 };
 
 // Fill for the floating-point tensor input `input_index` of `node`.

@@ -77,6 +77,7 @@ TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTim
   ReplayOptions o;
   o.warmup_iters = 1;
   o.measured_iters = 3;
+  o.settle_iters = 0;  // the fake timer's readings are the measured iterations'
   o.make_timer = [&timers] {
     ++timers;
     return std::make_unique<device::FakeDeviceTimer>(std::vector<double>{9.0, 1.5, 2.5, 2.0});

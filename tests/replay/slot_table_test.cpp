@@ -48,5 +48,32 @@ TEST(SlotTable, FloatsAreSymmetricAroundZero) {
   EXPECT_LT(t.max().item<double>(), 1.0);
 }
 
+// A Linear weight and the transposed view its backward mm reads share one
+// storage; the weight's rule must survive the generic view filled after it.
+TEST(SlotTable, ASpecificRuleWinsOverAGenericViewOfTheSameStorage) {
+  GraphBuilder b;
+  auto& linear = b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                      {tensorValue(1, 1, {2, 16}), tensorValue(2, 7, {8, 16}),
+                       testing::noneValue()},
+                      {tensorValue(3, 3, {2, 8})});
+  auto& mm = b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
+                  {tensorValue(4, 4, {2, 16}), tensorValue(5, 7, {16, 8})},
+                  {tensorValue(6, 6, {2, 8})});
+  TensorPlan plan;
+  const int32_t weight = plan.useInput(linear.inputs[1].tensor, 0, 1);
+  plan.useInput(linear.inputs[0].tensor, 0, 0);
+  plan.defineOutput(linear.outputs[0].tensor, 0);
+  const int32_t transposed = plan.useInput(mm.inputs[1].tensor, 1, 1);
+  plan.useInput(mm.inputs[0].tensor, 1, 0);
+  plan.defineOutput(mm.outputs[0].tensor, 1);
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.materialiseUpfront({&linear, &mm}, /*seed=*/5);
+  const at::Tensor& w = table.get(weight);
+  EXPECT_LE(w.abs().max().item<double>(), 0.25) << "uniform +-1/sqrt(16), not [-1, 1)";
+  EXPECT_GT(w.abs().max().item<double>(), 0.2);
+  EXPECT_EQ(table.get(transposed).data_ptr(), w.data_ptr()) << "one storage";
+}
+
 }  // namespace
 }  // namespace tracetwin::replay

@@ -1,6 +1,8 @@
 // Integer inputs get values that make sense for the op that reads them.
 #include "replay/value_generators.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "tests/replay/graph_builder.h"
@@ -151,12 +153,67 @@ TEST(ValueGenerators, NormalisationScaleAndVarianceArePositiveNearOne) {
   }
 }
 
-TEST(ValueGenerators, AWeightOutsideNormalisationKeepsTheDefault) {
+TEST(ValueGenerators, LinearAndConvolutionLayersTakeTheDefaultInitScale) {
   GraphBuilder b;
-  auto node =
+  auto linear =
       b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-           {tensorValue(1, 1, {2, 4}), tensorValue(2, 2, {3, 4}), testing::noneValue()}, {});
-  EXPECT_DOUBLE_EQ(floatFillFor(node, 1).low, -1.0);
+           {tensorValue(1, 1, {2, 16}), tensorValue(2, 2, {3, 16}), tensorValue(3, 3, {3})}, {});
+  const FloatFill weight = floatFillFor(linear, 1);
+  EXPECT_DOUBLE_EQ(weight.low, -0.25) << "1/sqrt(16)";
+  EXPECT_DOUBLE_EQ(weight.high, 0.25);
+  EXPECT_TRUE(weight.specific);
+  EXPECT_DOUBLE_EQ(floatFillFor(linear, 2).high, 0.25) << "the bias takes the weight's fan-in";
+  EXPECT_DOUBLE_EQ(floatFillFor(linear, 0).low, -1.0) << "the input keeps the default";
+  EXPECT_FALSE(floatFillFor(linear, 0).specific);
+
+  auto conv = b.op(
+      "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+      "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+      {tensorValue(4, 4, {1, 4, 8, 8}), tensorValue(5, 5, {8, 4, 3, 3}), testing::noneValue(),
+       intValue(1), intValue(0), intValue(1), intValue(1)},
+      {});
+  EXPECT_DOUBLE_EQ(floatFillFor(conv, 1).high, 1.0 / 6.0) << "fan-in 4*3*3 = 36";
+}
+
+TEST(ValueGenerators, AMatrixProductKeepsTheDefault) {
+  GraphBuilder b;
+  auto mm = b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
+                 {tensorValue(1, 1, {2, 4}), tensorValue(2, 2, {4, 3})}, {});
+  EXPECT_DOUBLE_EQ(floatFillFor(mm, 1).low, -1.0) << "an mm operand need not be a weight";
+}
+
+TEST(ValueGenerators, SoftmaxOutputsAreProbabilitiesAroundUniform) {
+  GraphBuilder b;
+  auto log_backward = b.op(
+      "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor",
+      {tensorValue(1, 1, {16, 10}), tensorValue(2, 2, {16, 10}), intValue(1), intValue(6)}, {});
+  const FloatFill log_probs = floatFillFor(log_backward, 1);
+  EXPECT_NEAR(log_probs.low, -std::log(10.0) - 0.5, 1e-12);
+  EXPECT_NEAR(log_probs.high, -std::log(10.0) + 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(floatFillFor(log_backward, 0).low, -1.0) << "the incoming gradient: default";
+
+  auto backward = b.op(
+      "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor",
+      {tensorValue(3, 3, {4, 8, 32}), tensorValue(4, 4, {4, 8, 32}), intValue(-1), intValue(6)},
+      {});
+  const FloatFill probs = floatFillFor(backward, 1);
+  EXPECT_DOUBLE_EQ(probs.low, 0.0);
+  EXPECT_DOUBLE_EQ(probs.high, 2.0 / 32.0) << "mean 1/C over the last dimension";
+}
+
+TEST(ValueGenerators, NllLossTotalWeightIsTheTargetCount) {
+  GraphBuilder b;
+  auto n = b.op(
+      "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+      "int reduction, int ignore_index, Tensor total_weight) -> Tensor",
+      {tensorValue(1, 1, {}), tensorValue(2, 2, {16, 10}), tensorValue(3, 3, {16}, "long", 8),
+       testing::noneValue(), intValue(1), intValue(-100), tensorValue(4, 4, {})},
+      {});
+  const FloatFill total = floatFillFor(n, 6);
+  EXPECT_DOUBLE_EQ(total.low, 16.0);
+  EXPECT_DOUBLE_EQ(total.high, 16.0) << "a constant";
 }
 
 }  // namespace
