@@ -18,6 +18,7 @@
 #include "cli/command_registry.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
+#include "cli/original_gap.h"
 #include "cli/original_host.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -121,6 +122,8 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
       fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",
                  meta->iteration_ms, meta->threads, meta->torch_version,
                  r.iteration_ms_median / meta->iteration_ms);
+      if (auto gap = originalGapOf(meta->iteration_ms, r))
+        fmt::print("note: {}\n", originalGapNote(*gap));
     } else {
       fmt::print("original:  {:.3f} ms on {} (torch {}); not compared with a replay on {}\n",
                  meta->iteration_ms, meta->device, meta->torch_version, r.device);
@@ -207,6 +210,10 @@ void runReplay(const ReplayArgs& args) {
     doc["ratio"] =
         result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
     doc["original_host_differences"] = host_differences;
+    if (sameDeviceKind(meta->device, result.device)) {
+      if (auto gap = originalGapOf(meta->iteration_ms, result))
+        doc["original_gap"] = originalGapJson(*gap);
+    }
   }
   nlohmann::json extra_events = nlohmann::json::array();
   if (original) {

@@ -321,11 +321,10 @@ StreamPlan streamPlanFor(const ReplayPlan& plan, const ReplayOptions& options) {
 void checkOptions(const ReplayOptions& options) {
   if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0 ||
       options.settle_iters < 0) {
-    throw UsageError(
-        fmt::format("replay options: need warmup >= 0, iters >= 1, threads >= 0, settle >= 0 "
-                    "(got {}, {}, {}, {})",
-                    options.warmup_iters, options.measured_iters, options.threads,
-                    options.settle_iters));
+    throw UsageError(fmt::format(
+        "replay options: need warmup >= 0, iters >= 1, threads >= 0, settle >= 0 "
+        "(got {}, {}, {}, {})",
+        options.warmup_iters, options.measured_iters, options.threads, options.settle_iters));
   }
 }
 

@@ -235,10 +235,17 @@ bool isNormalisation(const std::string& name) {
 // and bias take the scale of PyTorch's default initialisation.
 bool isWeightedLayer(const std::string& name) {
   static const char* const kNames[] = {
-      "aten::linear",          "aten::conv1d",          "aten::conv2d",
-      "aten::conv3d",          "aten::convolution",     "aten::_convolution",
-      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
-      "aten::cudnn_convolution", "aten::mkldnn_convolution",
+      "aten::linear",
+      "aten::conv1d",
+      "aten::conv2d",
+      "aten::conv3d",
+      "aten::convolution",
+      "aten::_convolution",
+      "aten::conv_transpose1d",
+      "aten::conv_transpose2d",
+      "aten::conv_transpose3d",
+      "aten::cudnn_convolution",
+      "aten::mkldnn_convolution",
   };
   for (const char* n : kNames) {
     if (name == n) return true;

@@ -1,6 +1,7 @@
 // `replay` beside a meta file whose original ran on another CPU: the ratio is
 // still printed, with a warning and `original_host_differences` naming what
-// differs; a meta file without a host record raises nothing.
+// differs; a meta file without a host record raises nothing. And a replay far
+// under its original's time says what the trace cannot hold (original_gap).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -71,6 +72,28 @@ TEST(OriginalHostCli, AMalformedHostRecordIsAnInputError) {
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_NE(run.output.find("w.meta.json (host): 'caches' must be a list"), std::string::npos)
       << run.output;
+}
+
+// mlp replays in ~5 ms: against a 100 ms original the 88 ops would each have
+// to carry ~1.1 ms more.
+TEST(OriginalHostCli, AReplayFarUnderItsOriginalSaysWhatTheTraceCannotHold) {
+  const ReplayRun run = replayWithMeta(R"({"iteration_ms": 100.0, "threads": 1, "device": "cpu"})");
+  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("note: the original took"), std::string::npos) << run.output;
+  const auto& gap = run.report.at("original_gap");
+  EXPECT_EQ(gap.at("ops").get<int64_t>(), 88);
+  const double replay_ms = run.report.at("iteration_ms_median").get<double>();
+  EXPECT_NEAR(gap.at("per_op_us").get<double>(), (100.0 - replay_ms) * 1000.0 / 88.0, 1e-6);
+  EXPECT_GT(gap.at("median_op_us").get<double>(), 0.0);
+}
+
+TEST(OriginalHostCli, AReplayAsLongAsItsOriginalHasNoGapNote) {
+  const ReplayRun run = replayWithMeta(R"({"iteration_ms": 0.001, "threads": 1, "device": "cpu"})");
+  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(run.output.find("note: the original took"), std::string::npos) << run.output;
+  EXPECT_FALSE(run.report.contains("original_gap"));
 }
 
 }  // namespace

@@ -52,13 +52,13 @@ TEST(SlotTable, FloatsAreSymmetricAroundZero) {
 // storage; the weight's rule must survive the generic view filled after it.
 TEST(SlotTable, ASpecificRuleWinsOverAGenericViewOfTheSameStorage) {
   GraphBuilder b;
-  auto& linear = b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-                      {tensorValue(1, 1, {2, 16}), tensorValue(2, 7, {8, 16}),
-                       testing::noneValue()},
-                      {tensorValue(3, 3, {2, 8})});
-  auto& mm = b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
-                  {tensorValue(4, 4, {2, 16}), tensorValue(5, 7, {16, 8})},
-                  {tensorValue(6, 6, {2, 8})});
+  auto& linear =
+      b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+           {tensorValue(1, 1, {2, 16}), tensorValue(2, 7, {8, 16}), testing::noneValue()},
+           {tensorValue(3, 3, {2, 8})});
+  auto& mm =
+      b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
+           {tensorValue(4, 4, {2, 16}), tensorValue(5, 7, {16, 8})}, {tensorValue(6, 6, {2, 8})});
   TensorPlan plan;
   const int32_t weight = plan.useInput(linear.inputs[1].tensor, 0, 1);
   plan.useInput(linear.inputs[0].tensor, 0, 0);

@@ -1,9 +1,9 @@
 // Integer inputs get values that make sense for the op that reads them.
 #include "replay/value_generators.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tests/replay/graph_builder.h"
 
