@@ -233,6 +233,13 @@ std::shared_ptr<BandwidthCurveModel> fitBandwidthCurve(const std::vector<const S
     if (auto it = m->op_t0_us.find(key); it != m->op_t0_us.end()) op_t0.push_back(it->second);
   }
   if (!op_t0.empty()) m->t0_us = median(op_t0);
+  // On a GPU, samples that all fit in L2 are launch- and latency-bound: past
+  // them, the time holds until the DRAM rate the spec allows takes over.
+  const int64_t l2 = d.lastLevelCacheBytes();
+  if (d.kind == DeviceKind::kGpu && l2 > 0 && d.memory_bandwidth > 0 &&
+      std::exp2(m->knots_log2_bytes.back() + 1.0) < double(l2)) {
+    m->extrapolate_bandwidth = 0.9 * d.memory_bandwidth;
+  }
   return m;
 }
 

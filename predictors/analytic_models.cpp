@@ -42,7 +42,11 @@ double BandwidthCurveModel::achievedBandwidth(double bytes) const {
   if (knots_log2_bytes.empty()) return 1e9;
   double x = std::log2(std::max(bytes, 1.0));
   if (x <= knots_log2_bytes.front()) return knots_bandwidth.front();
-  if (x >= knots_log2_bytes.back()) return knots_bandwidth.back();
+  if (x >= knots_log2_bytes.back()) {
+    const double last = knots_bandwidth.back();
+    if (extrapolate_bandwidth <= last) return last;
+    return std::min(extrapolate_bandwidth, last * std::exp2(x - knots_log2_bytes.back()));
+  }
   auto hi = std::upper_bound(knots_log2_bytes.begin(), knots_log2_bytes.end(), x);
   size_t i = static_cast<size_t>(hi - knots_log2_bytes.begin());
   double x0 = knots_log2_bytes[i - 1], x1 = knots_log2_bytes[i];
@@ -112,7 +116,8 @@ nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&)
           {"knots_log2_bytes", knots_log2_bytes},
           {"knots_bandwidth", knots_bandwidth},
           {"op_factor", op_factor},
-          {"op_t0_us", op_t0_us}};
+          {"op_t0_us", op_t0_us},
+          {"extrapolate_bandwidth", extrapolate_bandwidth}};
 }
 
 std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j,
@@ -135,6 +140,11 @@ std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann:
   m->op_factor = optionalNumberMap(j, "op_factor", "bandwidth_curve model");
   // op_t0_us is absent in models from before per-op fixed costs.
   m->op_t0_us = optionalNumberMap(j, "op_t0_us", "bandwidth_curve model");
+  if (j.contains("extrapolate_bandwidth")) {
+    m->extrapolate_bandwidth = requiredNumber(j, "extrapolate_bandwidth", "bandwidth_curve model");
+    if (m->extrapolate_bandwidth < 0)
+      throw InputError("bandwidth_curve model: extrapolate_bandwidth must be >= 0");
+  }
   return m;
 }
 

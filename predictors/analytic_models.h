@@ -40,6 +40,14 @@ class BandwidthCurveModel : public KernelModel {
   std::vector<double> knots_bandwidth;      // bytes/s at each knot
   std::map<std::string, double> op_factor;  // fitted per-op multipliers
   std::map<std::string, double> op_t0_us;   // fitted per-op fixed costs
+  // Beyond the last knot the curve is flat, unless this is above the last
+  // knot's bandwidth: then the time stays at the last knot's until the
+  // bandwidth reaches this (bytes/s). Set by the fit on a GPU whose samples
+  // all fit in its L2: there a small op is bound by launch latency, and its
+  // achieved bandwidth says nothing of a large one's. A softmax fitted on
+  // three cross-entropy samples of ~200 KB (14 GB/s) put transformer_big's
+  // 500 MB vocabulary softmax at 38 ms on an H100. 0: flat (older files).
+  double extrapolate_bandwidth = 0;
   std::string kind() const override { return "bandwidth_curve"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double hotUs(const OpFeatures& f, const DeviceSpec& d) const override;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/errors.h"
+#include "predictors/analytic_fit.h"
 #include "predictors/analytic_models.h"
 #include "predictors/comm_model.h"
 #include "predictors/cross_device.h"
@@ -179,6 +181,72 @@ TEST(BandwidthCurve, InterpolatesBetweenKnotsInLogSize) {
   f.bytes = 1 << 20;  // at 3e9 B/s: 349.5 us
   DeviceSpec d = gpu(100, 1000, 1, 1);
   EXPECT_NEAR(m.predictUs(f, d), 1 + 2 * (1 << 20) / 3e9 * 1e6, 1e-9);
+}
+
+TEST(BandwidthCurve, PastTheLastKnotTheTimeHoldsUntilTheExtrapolationBandwidth) {
+  BandwidthCurveModel m;
+  m.knots_log2_bytes = {10, 20};
+  m.knots_bandwidth = {1e9, 3e9};
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(22)), 3e9) << "flat by default";
+  m.extrapolate_bandwidth = 12e9;
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(15)), 2e9) << "inside the knots: unchanged";
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(21)), 6e9) << "twice the bytes, the same time";
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(22)), 12e9);
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(30)), 12e9) << "then the DRAM rate";
+  m.extrapolate_bandwidth = 2e9;  // below the last knot: flat
+  EXPECT_DOUBLE_EQ(m.achievedBandwidth(std::exp2(30)), 3e9);
+}
+
+TEST(BandwidthCurve, TheExtrapolationBandwidthIsSavedAndOptionalOnLoad) {
+  BandwidthCurveModel m;
+  m.knots_log2_bytes = {10};
+  m.knots_bandwidth = {1e9};
+  m.extrapolate_bandwidth = 5e9;
+  nlohmann::json j = m.save("", "");
+  auto loaded =
+      std::dynamic_pointer_cast<const BandwidthCurveModel>(BandwidthCurveModel::fromJson(j, ""));
+  ASSERT_TRUE(loaded);
+  EXPECT_DOUBLE_EQ(loaded->extrapolate_bandwidth, 5e9);
+  j.erase("extrapolate_bandwidth");  // files from before it: flat
+  EXPECT_DOUBLE_EQ(
+      std::dynamic_pointer_cast<const BandwidthCurveModel>(BandwidthCurveModel::fromJson(j, ""))
+          ->extrapolate_bandwidth,
+      0.0);
+  j["extrapolate_bandwidth"] = -1.0;
+  EXPECT_THROW(BandwidthCurveModel::fromJson(j, ""), InputError);
+}
+
+// Samples of 128-384 KiB that take 12-20 us, as a GPU's small softmaxes do.
+std::vector<Sample> smallLatencyBoundSamples() {
+  std::vector<Sample> out;
+  for (double kib : {128.0, 192.0, 256.0, 384.0}) {
+    Sample s;
+    s.f.op = "aten::_softmax";
+    s.f.variant = s.f.op;
+    s.f.dtype = core::DType::kFloat32;
+    s.f.bytes = kib * 1024;
+    s.us = 10.0 + kib / 40.0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(BandwidthCurveFit, OnAGpuSamplesInsideL2DoNotSetTheRateForLargeOps) {
+  const std::vector<Sample> samples = smallLatencyBoundSamples();
+  std::vector<const Sample*> ptrs;
+  for (const Sample& s : samples) ptrs.push_back(&s);
+  DeviceSpec d = gpu(100, 3000, 132, 1980);
+  d.caches = {{"L2", 50 << 20, 0.0}};
+  const auto on_gpu = fitBandwidthCurve(ptrs, d);
+  EXPECT_DOUBLE_EQ(on_gpu->extrapolate_bandwidth, 0.9 * 3000e9);
+  OpFeatures big = samples.back().f;
+  big.bytes = 500e6;
+  // 500 MB at the small samples' ~20 GB/s would be ~25 ms; at 2.7 TB/s it is 185 us.
+  EXPECT_LT(on_gpu->predictUs(big, d), 400.0);
+
+  d.kind = DeviceKind::kCpu;
+  const auto on_cpu = fitBandwidthCurve(ptrs, d);
+  EXPECT_DOUBLE_EQ(on_cpu->extrapolate_bandwidth, 0.0) << "a CPU's small ops are not latency-bound";
 }
 
 TEST(BandwidthCurve, FixedCostByVariantAndContextAndColdInputsAtDramSpeed) {
