@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <set>
+#include <string>
+
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "replay/op_resolver.h"
@@ -162,6 +165,50 @@ void inferUpfrontStrides(const core::Graph& graph, const std::vector<core::NodeI
 
 }  // namespace
 
+namespace {
+
+// The slot an in-place chain started from: while `slot` was produced by an
+// op whose `self` is the same recorded tensor (mul_, addcmul_ ...), step back
+// to that input.
+int32_t inPlaceOrigin(const ReplayPlan& plan, int32_t slot) {
+  const auto& slots = plan.tensors.slots();
+  for (;;) {
+    const SlotInfo& info = slots[size_t(slot)];
+    if (info.upfront || info.def_op < 0) return slot;
+    int32_t self = -1;
+    for (const TensorArg& arg : plan.ops[size_t(info.def_op)].args.tensors) {
+      if (arg.position == 0 && arg.slots.size() == 1) self = arg.slots[0];
+    }
+    if (self < 0 || self == slot) return slot;
+    const core::TensorValue& a = info.meta;
+    const core::TensorValue& b = slots[size_t(self)].meta;
+    if (a.tensor_id != b.tensor_id || a.storage_id != b.storage_id || a.offset != b.offset ||
+        a.numel != b.numel)
+      return slot;
+    slot = self;
+  }
+}
+
+// Upfront tensors whose square root or logarithm an op takes (Adam's
+// exp_avg_sq, updated in place and then `sqrt`): at [-1, 1) half of them
+// became NaN, and the next iteration's forward ran on NaN weights.
+void markNonNegativeInputs(ReplayPlan& plan) {
+  static const std::set<std::string> kNonNegativeDomain = {
+      "aten::sqrt", "aten::sqrt_", "aten::rsqrt", "aten::rsqrt_", "aten::log",
+      "aten::log_", "aten::log2",  "aten::log2_", "aten::log10",  "aten::log10_"};
+  for (const PreparedOp& op : plan.ops) {
+    if (!op.runnable() || kNonNegativeDomain.count(op.name) == 0) continue;
+    for (const TensorArg& arg : op.args.tensors) {
+      if (arg.position != 0) continue;  // self
+      for (int32_t slot : arg.slots) {
+        if (slot >= 0) plan.tensors.markNonNegative(inPlaceOrigin(plan, slot));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::NodeId>& selected,
                            const DeviceMap& devices, SpecialOpContext& context) {
   ReplayPlan plan;
@@ -176,10 +223,12 @@ ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::Nod
   }
   inferUpfrontStrides(graph, selected, plan.tensors);
   plan.tensors.markTransients();
+  markNonNegativeInputs(plan);
   const auto& slots = plan.tensors.slots();
   for (size_t s = 0; s < slots.size(); ++s) {
-    if (slots[s].transient)
-      plan.ops[size_t(slots[s].first_op)].transient_inputs.push_back(int32_t(s));
+    if (!slots[s].transient) continue;
+    for (int64_t op : slots[s].scalar_reads)
+      plan.ops[size_t(op)].transient_inputs.push_back(int32_t(s));
   }
   auto releases = plan.tensors.releaseLists(int64_t(plan.ops.size()));
   for (size_t i = 0; i < plan.ops.size(); ++i) plan.ops[i].release_after = std::move(releases[i]);

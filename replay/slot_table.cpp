@@ -27,14 +27,52 @@ struct ViewFill {
   FloatFill float_fill;
 };
 
-// The rules for an upfront view's values, from the op that reads it first.
+// The rules for an upfront view's values: from the op that reads it first,
+// else from what the plan knows of the slot (wrapped number, non-negative).
 ViewFill viewFillFor(const SlotInfo& info, const std::vector<const core::Node*>& op_nodes) {
   ViewFill fill;
   if (info.first_op < 0 || info.first_arg < 0) return fill;
   const core::Node& first = *op_nodes[size_t(info.first_op)];
   fill.int_fill = integerFillFor(first, size_t(info.first_arg), info.first_element);
   if (info.first_element < 0) fill.float_fill = floatFillFor(first, size_t(info.first_arg));
+  if (!fill.float_fill.specific) {
+    if (info.transient) fill.float_fill = wrappedNumberFill();
+    if (info.non_negative) fill.float_fill = nonNegativeFill();
+  }
   return fill;
+}
+
+using StorageKey = std::pair<int64_t, std::string>;  // recorded storage id, device
+
+// One replay storage per recorded storage and run of overlapping lifetimes.
+// Traces name a storage by its address, which the allocator hands out again:
+// resnet18_small's first batch norm saves a 64-float mean that its backward
+// reads, and the SGD step later wraps a Python float into a double at the
+// same address. Both are first seen as inputs; sharing one storage, the
+// double's fill overwrote the mean's first two floats (3e27) and the
+// backward turned it into infinities that the next iterations spread. Views
+// whose uses overlap (a weight and the W^T view its backward reads) keep
+// sharing, so an in-place update of one shows in the other.
+std::vector<std::pair<StorageKey, std::vector<int32_t>>> storagesByLifetime(
+    const std::map<StorageKey, std::vector<int32_t>>& groups, const std::vector<SlotInfo>& slots) {
+  std::vector<std::pair<StorageKey, std::vector<int32_t>>> out;
+  for (const auto& [key, members] : groups) {
+    std::vector<int32_t> by_first_use = members;
+    std::stable_sort(by_first_use.begin(), by_first_use.end(), [&](int32_t a, int32_t b) {
+      return slots[size_t(a)].first_op < slots[size_t(b)].first_op;
+    });
+    int64_t run_end = -1;
+    for (int32_t s : by_first_use) {
+      const SlotInfo& info = slots[size_t(s)];
+      if (out.empty() || out.back().first != key || info.first_op > run_end) {
+        out.push_back({key, {}});
+        run_end = -1;
+      }
+      out.back().second.push_back(s);
+      run_end = std::max(run_end, std::max(info.last_use, info.first_op));
+    }
+  }
+  return out;
 }
 
 void fillOffsets(at::Tensor& view, const IntFill& f) {
@@ -91,7 +129,7 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   fills_.clear();
   // One byte storage per recorded (storage_id, device), sized to the largest
   // view extent in bytes: views of different itemsize share it.
-  std::map<std::pair<int64_t, std::string>, std::vector<int32_t>> groups;
+  std::map<StorageKey, std::vector<int32_t>> groups;
   const auto& slots = plan_.slots();
   transient_values_.assign(slots.size(), {});
   for (size_t s = 0; s < slots.size(); ++s) {
@@ -102,7 +140,7 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   for (size_t s = 0; s < slots.size(); ++s) {
     if (slots[s].transient) transient_values_[s] = transientValue(op_nodes, slots[s]);
   }
-  for (const auto& [key, members] : groups) {
+  for (const auto& [key, members] : storagesByLifetime(groups, slots)) {
     int64_t nbytes = 0;
     for (int32_t s : members) {
       const auto& m = slots[size_t(s)].meta;

@@ -6,7 +6,7 @@
 namespace tracetwin::replay {
 
 TensorPlan::Key TensorPlan::keyOf(const core::TensorValue& t) {
-  return Key{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize, t.device, t.shape};
+  return Key{t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize, t.device, t.shape, t.dtype};
 }
 
 int64_t TensorPlan::extentElements(const core::TensorValue& t) {
@@ -20,12 +20,25 @@ int64_t TensorPlan::extentElements(const core::TensorValue& t) {
   return extent;
 }
 
+namespace {
+
+// A 0-dim CPU tensor of one element: what a wrapped Python number looks like.
+bool isCpuScalar(const core::TensorValue& t) {
+  return t.shape.empty() && t.numel == 1 && t.device.rfind("cpu", 0) == 0;
+}
+
+}  // namespace
+
 int32_t TensorPlan::useInput(const core::TensorValue& t, int64_t op_index, int32_t arg,
                              int32_t element) {
   auto key = keyOf(t);
   auto it = current_.find(key);
   if (it != current_.end()) {
-    slots_[static_cast<size_t>(it->second)].last_use = op_index;
+    SlotInfo& info = slots_[static_cast<size_t>(it->second)];
+    info.last_use = op_index;
+    if (info.upfront && isCpuScalar(info.meta) &&
+        (info.scalar_reads.empty() || info.scalar_reads.back() != op_index))
+      info.scalar_reads.push_back(op_index);
     return it->second;
   }
   SlotInfo info;
@@ -35,6 +48,7 @@ int32_t TensorPlan::useInput(const core::TensorValue& t, int64_t op_index, int32
   info.first_op = op_index;
   info.first_arg = arg;
   info.first_element = element;
+  if (isCpuScalar(t)) info.scalar_reads.push_back(op_index);
   slots_.push_back(std::move(info));
   auto slot = static_cast<int32_t>(slots_.size() - 1);
   current_.emplace(std::move(key), slot);
@@ -59,24 +73,49 @@ void TensorPlan::setUpfrontStrides(int32_t slot, std::vector<int64_t> strides) {
 }
 
 void TensorPlan::markTransients() {
-  std::map<std::pair<int64_t, std::string>, int> upfront_views;
+  // Upfront views by storage. Addresses are reused, so only a view in use
+  // when an op reads the candidate shares its memory (see slot_table.cpp):
+  // another candidate at its reads, any other view over its first to last use.
+  std::map<std::pair<int64_t, std::string>, std::vector<const SlotInfo*>> upfront_views;
   for (const SlotInfo& info : slots_) {
-    if (info.upfront) ++upfront_views[{info.meta.storage_id, info.meta.device}];
+    if (info.upfront) upfront_views[{info.meta.storage_id, info.meta.device}].push_back(&info);
   }
+  auto candidate = [](const SlotInfo& info) {
+    return info.upfront && info.meta.offset == 0 && !info.scalar_reads.empty();
+  };
+  auto inUseAt = [&](const SlotInfo& other, int64_t op) {
+    if (candidate(other))
+      return std::binary_search(other.scalar_reads.begin(), other.scalar_reads.end(), op);
+    return other.first_op <= op && op <= other.last_use;
+  };
   for (SlotInfo& info : slots_) {
-    const core::TensorValue& m = info.meta;
-    info.transient = info.upfront && m.shape.empty() && m.numel == 1 && m.offset == 0 &&
-                     m.device.rfind("cpu", 0) == 0 && info.first_op >= 0 &&
-                     info.first_op == info.last_use && upfront_views[{m.storage_id, m.device}] == 1;
+    info.transient = candidate(info);
+    if (!info.transient) continue;
+    for (const SlotInfo* other : upfront_views[{info.meta.storage_id, info.meta.device}]) {
+      if (other == &info) continue;
+      for (int64_t op : info.scalar_reads) {
+        if (inUseAt(*other, op)) info.transient = false;
+      }
+    }
   }
+}
+
+void TensorPlan::markNonNegative(int32_t slot) {
+  SlotInfo& info = slots_.at(static_cast<size_t>(slot));
+  if (info.upfront) info.non_negative = true;
 }
 
 std::vector<std::vector<int32_t>> TensorPlan::releaseLists(int64_t op_count) const {
   std::vector<std::vector<int32_t>> lists(static_cast<size_t>(op_count));
   for (size_t s = 0; s < slots_.size(); ++s) {
     const SlotInfo& info = slots_[s];
-    if ((info.upfront && !info.transient) || info.last_use < 0 || info.last_use >= op_count)
+    if (info.transient) {  // released after each op that reads it
+      for (int64_t op : info.scalar_reads) {
+        if (op >= 0 && op < op_count) lists[size_t(op)].push_back(static_cast<int32_t>(s));
+      }
       continue;
+    }
+    if (info.upfront || info.last_use < 0 || info.last_use >= op_count) continue;
     lists[static_cast<size_t>(info.last_use)].push_back(static_cast<int32_t>(s));
   }
   return lists;

@@ -26,12 +26,23 @@ struct SlotInfo {
   int64_t first_op = -1;       // upfront: first op index that reads it
   int32_t first_arg = -1;      // upfront: input position at the first reading op
   int32_t first_element = -1;  // ... and element of a tensor list there (-1: plain tensor)
-  // An upfront 0-dim CPU tensor on a storage of its own that one op reads:
+  // An upfront 0-dim CPU tensor on a storage that no other upfront view is
+  // in use on when an op reads it (addresses are reused):
   // a Python number the framework wrapped into a tensor just before the
   // call (`x.add_(1)` records a fresh 0-dim long tensor per call). Created
-  // right before that op in every iteration and released after it, as in
-  // the original run, instead of once before the replay.
+  // right before each op that reads it (scalar_reads) in every iteration and
+  // released after it, as in the original run, instead of once before the
+  // replay.
   bool transient = false;
+  // Upfront 0-dim CPU slots: every op index that reads it, ascending. A key
+  // read by several ops can be several wrapped numbers that the allocator
+  // placed at one address (Adam's step wraps a beta for mul_ and, later, a
+  // bias correction for div, both recorded as tensor 94 on storage 1535):
+  // a transient slot is created before each of these ops.
+  std::vector<int64_t> scalar_reads;
+  // Upfront: some op takes its square root or logarithm (Adam's exp_avg_sq,
+  // updated in place, then sqrt), so its values must not be negative.
+  bool non_negative = false;
 };
 
 class TensorPlan {
@@ -50,6 +61,9 @@ class TensorPlan {
   // Marks the transient slots (see SlotInfo::transient); call once every op
   // has been added.
   void markTransients();
+  // Marks an upfront slot that an op with a non-negative domain reads (see
+  // SlotInfo::non_negative); other slots are left alone.
+  void markNonNegative(int32_t slot);
   // For each op index < op_count, the produced and transient slots whose last
   // use it is: released right after that op, so replay memory follows the
   // original.
@@ -60,8 +74,13 @@ class TensorPlan {
   static int64_t extentElements(const core::TensorValue& t);
 
  private:
-  using Key =
-      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string, std::vector<int64_t>>;
+  // The recorded identity, dtype included: a freed Python integer and the
+  // float wrapped after it at its address can share id, storage and size
+  // (AdamW's `step += 1`, then a bias correction for div: one long, one
+  // double, both tensor 239 on storage 3012 of the LSTM capture); as one slot
+  // the divisor took the long's value 0.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string,
+                         std::vector<int64_t>, core::DType>;
   static Key keyOf(const core::TensorValue& t);
   std::map<Key, int32_t> current_;
   std::vector<SlotInfo> slots_;

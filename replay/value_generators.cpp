@@ -338,6 +338,24 @@ FloatFill floatFillFor(const Node& node, size_t input_index) {
   return fill;
 }
 
+FloatFill wrappedNumberFill() {
+  FloatFill fill;
+  fill.low = 0.5;
+  fill.high = 1.0;
+  fill.rule = "wrapped Python number: uniform [0.5, 1)";
+  fill.specific = true;
+  return fill;
+}
+
+FloatFill nonNegativeFill() {
+  FloatFill fill;
+  fill.low = 0.0;
+  fill.high = 1.0;
+  fill.rule = "read by sqrt or log: uniform [0, 1)";
+  fill.specific = true;
+  return fill;
+}
+
 const std::vector<std::pair<std::string, ValueGenerator>>& valueGeneratorRegistry() {
   return kRegistry;
 }

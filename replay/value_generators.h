@@ -56,6 +56,16 @@ struct FloatFill {  // uniform [low, high); the constant low when they are equal
 // Fill for the floating-point tensor input `input_index` of `node`.
 FloatFill floatFillFor(const core::Node& node, size_t input_index);
 
+// A Python float the framework wrapped into a 0-dim tensor for one call
+// (SlotInfo::transient): a hyperparameter or constant, almost always positive
+// (momentum 0.9, Adam's betas, eps, 1/sqrt(d)); uniform [0.5, 1). At [-1, 1)
+// a negative "beta" flipped optimizer state and a "bias correction" near 0
+// divided it up.
+FloatFill wrappedNumberFill();
+// An upfront tensor some op takes the square root or logarithm of
+// (SlotInfo::non_negative): uniform [0, 1).
+FloatFill nonNegativeFill();
+
 struct ValueGenerator {
   std::string description;
   std::function<std::optional<IntFill>(const core::Node&, size_t input_index, int element_index)>

@@ -56,6 +56,32 @@ TEST(ReplayPlan, AnUpfrontViewTakesTheStridesOfTheAsStridedThatMadeIt) {
   EXPECT_TRUE(relu_out->meta.strides.empty());
 }
 
+// Adam: exp_avg_sq.mul_(beta2).addcmul_(...) in place, then sqrt. The sqrt
+// reads the in-place result; the upfront tensor the chain started from is
+// the one marked non-negative.
+TEST(ReplayPlan, TheSqrtOfAnInPlaceChainMarksItsUpfrontOrigin) {
+  GraphBuilder b;
+  b.op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+       {tensorValue(1, 1, {8}), tensorValue(2, 2, {}, "double", 8)},
+       {tensorValue(1, 1, {8})});  // node 3
+  b.op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+       {tensorValue(1, 1, {8}), tensorValue(3, 3, {8}), testing::intValue(1)},
+       {tensorValue(1, 1, {8})});  // node 4
+  b.op("aten::sqrt(Tensor self) -> Tensor", {tensorValue(1, 1, {8})},
+       {tensorValue(4, 4, {8})});  // node 5
+  auto graph = b.build();
+  DeviceMap devices;
+  SpecialOpContext context;
+  context.device = "cpu";
+  auto plan = buildReplayPlan(graph, {3, 4, 5}, devices, context);
+  int upfront_marked = 0;
+  for (const SlotInfo& s : plan.tensors.slots()) {
+    if (s.meta.tensor_id == 1 && s.upfront) upfront_marked += s.non_negative ? 1 : 0;
+    if (s.meta.tensor_id == 3) EXPECT_FALSE(s.non_negative) << "the other operand";
+  }
+  EXPECT_EQ(upfront_marked, 1);
+}
+
 TEST(ReplayPlan, WithoutAnAsStridedTheViewStaysContiguous) {
   GraphBuilder b;
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor",

@@ -66,13 +66,60 @@ TEST(SlotTable, ASpecificRuleWinsOverAGenericViewOfTheSameStorage) {
   const int32_t transposed = plan.useInput(mm.inputs[1].tensor, 1, 1);
   plan.useInput(mm.inputs[0].tensor, 1, 0);
   plan.defineOutput(mm.outputs[0].tensor, 1);
+  plan.useInput(linear.inputs[1].tensor, 2, 0);  // the optimizer's update of the weight
   DeviceMap devices;
   SlotTable table(plan, devices);
-  table.materialiseUpfront({&linear, &mm}, /*seed=*/5);
+  table.materialiseUpfront({&linear, &mm, &linear}, /*seed=*/5);
   const at::Tensor& w = table.get(weight);
   EXPECT_LE(w.abs().max().item<double>(), 0.25) << "uniform +-1/sqrt(16), not [-1, 1)";
   EXPECT_GT(w.abs().max().item<double>(), 0.2);
   EXPECT_EQ(table.get(transposed).data_ptr(), w.data_ptr()) << "one storage";
+}
+
+// resnet18_small: batch norm's saved mean (64 floats, read by its backward)
+// and, later, a double the SGD step reads at the same address. Their uses do
+// not overlap, so each gets its own memory and the mean keeps its values.
+TEST(SlotTable, ViewsOfOneAddressWithDisjointUsesDoNotShareMemory) {
+  GraphBuilder b;
+  auto& backward = b.op("aten::relu(Tensor self) -> Tensor", {tensorValue(1, 9, {64})},
+                        {tensorValue(2, 2, {64})});
+  auto& step = b.op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                    {tensorValue(3, 3, {64}), tensorValue(4, 9, {1}, "double", 8)},
+                    {tensorValue(3, 3, {64})});
+  TensorPlan plan;
+  const int32_t mean = plan.useInput(backward.inputs[0].tensor, 0, 0);
+  plan.defineOutput(backward.outputs[0].tensor, 0);
+  plan.useInput(step.inputs[0].tensor, 1, 0);
+  const int32_t later = plan.useInput(step.inputs[1].tensor, 1, 1);
+  plan.markTransients();
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.materialiseUpfront({&backward, &step}, /*seed=*/5);
+  EXPECT_NE(table.get(mean).data_ptr(), table.get(later).data_ptr());
+  EXPECT_LE(table.get(mean).abs().max().item<double>(), 1.0) << "no double bits read as floats";
+}
+
+// Plan facts become value rules: a wrapped Python number is a positive
+// constant, a tensor whose square root is taken is not negative.
+TEST(SlotTable, WrappedNumbersArePositiveAndSqrtInputsNonNegative) {
+  GraphBuilder b;
+  auto& op = b.op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                  {tensorValue(1, 1, {4096}), tensorValue(2, 2, {}, "double", 8)},
+                  {tensorValue(1, 1, {4096})});
+  TensorPlan plan;
+  const int32_t state = plan.useInput(op.inputs[0].tensor, 0, 0);
+  const int32_t wrapped = plan.useInput(op.inputs[1].tensor, 0, 1);
+  plan.markTransients();
+  plan.markNonNegative(state);
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.materialiseUpfront({&op}, /*seed=*/9);
+  EXPECT_GE(table.get(state).min().item<double>(), 0.0);
+  EXPECT_GT(table.get(state).max().item<double>(), 0.5);
+  table.createTransient(wrapped);
+  const double beta = table.get(wrapped).item<double>();
+  EXPECT_GE(beta, 0.5);
+  EXPECT_LT(beta, 1.0);
 }
 
 }  // namespace

@@ -34,18 +34,21 @@ TEST(TensorPlan, ReusedIdsAfterRedefinitionSeeTheNewTensor) {
 }
 
 // x.add_(1) in Python records a fresh 0-dim long tensor per call: those are
-// created right before their op; 0-dim tensors read twice, sharing a storage
-// or produced by an op stay as they were.
-TEST(TensorPlan, WrappedNumbersReadOnceAreTransient) {
+// created right before each op that reads them. A 0-dim tensor that another
+// upfront view of its storage is in use beside, a produced one, a 1-element
+// vector and a GPU scalar stay as they were.
+TEST(TensorPlan, WrappedNumbersAreTransientAtEachRead) {
   TensorPlan plan;
   const int32_t wrapped0 = plan.useInput(tensorValue(5, 6, {}).tensor, 0);
   const int32_t wrapped1 = plan.useInput(tensorValue(5, 14, {}).tensor, 1);
+  // One key read by ops 1 and 3: two wrapped numbers at one address.
   const int32_t reused = plan.useInput(tensorValue(8, 9, {}).tensor, 1);
-  plan.useInput(tensorValue(8, 9, {}).tensor, 2);
+  plan.useInput(tensorValue(8, 9, {}).tensor, 3);
   auto shared = tensorValue(10, 11, {}), sibling = tensorValue(12, 11, {});
   sibling.tensor->offset = 1;
+  plan.useInput(sibling.tensor, 1);
   const int32_t shares_storage = plan.useInput(shared.tensor, 2);
-  plan.useInput(sibling.tensor, 3);
+  plan.useInput(sibling.tensor, 3);  // the sibling is in use over ops 1-3
   const int32_t vector = plan.useInput(tensorValue(20, 21, {1}).tensor, 3);
   const int32_t produced = plan.defineOutput(tensorValue(30, 31, {}).tensor, 3);
   plan.useInput(tensorValue(30, 31, {}).tensor, 4);
@@ -56,11 +59,36 @@ TEST(TensorPlan, WrappedNumbersReadOnceAreTransient) {
   const auto& slots = plan.slots();
   EXPECT_TRUE(slots[size_t(wrapped0)].transient);
   EXPECT_TRUE(slots[size_t(wrapped1)].transient);
-  for (int32_t s : {reused, shares_storage, vector, produced, gpu})
+  EXPECT_TRUE(slots[size_t(reused)].transient);
+  EXPECT_EQ(slots[size_t(reused)].scalar_reads, (std::vector<int64_t>{1, 3}));
+  for (int32_t s : {shares_storage, vector, produced, gpu})
     EXPECT_FALSE(slots[size_t(s)].transient) << "slot " << s;
   const auto releases = plan.releaseLists(5);
-  EXPECT_EQ(releases[0], std::vector<int32_t>{wrapped0}) << "released after its one op";
-  EXPECT_EQ(releases[1], std::vector<int32_t>{wrapped1});
+  EXPECT_EQ(releases[0], std::vector<int32_t>{wrapped0}) << "released after its op";
+  EXPECT_EQ(releases[1], (std::vector<int32_t>{wrapped1, reused}));
+  EXPECT_EQ(releases[3], std::vector<int32_t>{reused}) << "and after each read";
+  EXPECT_EQ(releases[4], std::vector<int32_t>{produced});
+}
+
+// Wrapped numbers at one address, one after the other: each is transient,
+// since none is in use when another is read.
+TEST(TensorPlan, ScalarsTakingTurnsAtOneAddressAreEachTransient) {
+  TensorPlan plan;
+  const int32_t beta = plan.useInput(tensorValue(94, 7, {}, "double", 8).tensor, 1);
+  const int32_t one = plan.useInput(tensorValue(306, 7, {}, "double", 8).tensor, 2);
+  plan.useInput(tensorValue(94, 7, {}, "double", 8).tensor, 3);
+  plan.markTransients();
+  EXPECT_TRUE(plan.slots()[size_t(beta)].transient);
+  EXPECT_TRUE(plan.slots()[size_t(one)].transient);
+}
+
+// AdamW's `step += 1` wraps a long; the bias correction wrapped later at the
+// same address is a double with the same id and size: two tensors.
+TEST(TensorPlan, TheDtypeIsPartOfTheKey) {
+  TensorPlan plan;
+  const int32_t step = plan.useInput(tensorValue(239, 3012, {}, "long", 8).tensor, 0);
+  const int32_t correction = plan.useInput(tensorValue(239, 3012, {}, "double", 8).tensor, 1);
+  EXPECT_NE(step, correction);
 }
 
 TEST(TensorPlan, ExtentCoversStridedViews) {
