@@ -99,6 +99,26 @@ TEST(SlotTable, ViewsOfOneAddressWithDisjointUsesDoNotShareMemory) {
   EXPECT_LE(table.get(mean).abs().max().item<double>(), 1.0) << "no double bits read as floats";
 }
 
+// Activations a GPU trace saves for its backward take turns at addresses
+// too; made the same way, they keep sharing, as their memory did.
+TEST(SlotTable, SameKindViewsTakingTurnsAtAnAddressShareMemory) {
+  GraphBuilder b;
+  auto& first = b.op("aten::relu(Tensor self) -> Tensor", {tensorValue(1, 9, {64})},
+                     {tensorValue(2, 2, {64})});
+  auto& second = b.op("aten::relu(Tensor self) -> Tensor", {tensorValue(3, 9, {64})},
+                      {tensorValue(4, 4, {64})});
+  TensorPlan plan;
+  const int32_t a = plan.useInput(first.inputs[0].tensor, 0, 0);
+  plan.defineOutput(first.outputs[0].tensor, 0);
+  const int32_t c = plan.useInput(second.inputs[0].tensor, 1, 0);
+  plan.defineOutput(second.outputs[0].tensor, 1);
+  plan.markTransients();
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.materialiseUpfront({&first, &second}, /*seed=*/5);
+  EXPECT_EQ(table.get(a).data_ptr(), table.get(c).data_ptr());
+}
+
 // Plan facts become value rules: a wrapped Python number is a positive
 // constant, a tensor whose square root is taken is not negative.
 TEST(SlotTable, WrappedNumbersArePositiveAndSqrtInputsNonNegative) {
