@@ -143,13 +143,17 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     predictors::BetweenOpsSample b;
     b.iteration_us = r.iteration_ms_median * 1e3;
     b.between_us = b.iteration_us;
+    std::vector<const core::Node*> replayed;
     for (const replay::OpMeasurement& m : r.per_op) {
       b.between_us -= m.cpu_us;
       b.op_us += m.cpu_us;
       b.ops += 1;
-      if (const core::Node* node = graph.findNode(m.id))
+      if (const core::Node* node = graph.findNode(m.id)) {
         b.produced += predictors::producedTensors(*node);
+        replayed.push_back(node);
+      }
     }
+    for (int w : predictors::wrappedNumbers(replayed)) b.wrapped += w;
     out.between = b;
   }
   for (auto& [key, group] : groups) {

@@ -100,9 +100,10 @@ void printReport(const calibration::CalibrationResult& r) {
   if (r.between_fit.ok) {
     fmt::print(
         "between ops (replay loop, frees, timing skew): {:.3f} us per op + {:.3f} us per "
-        "produced tensor + {:.2f}% of op time, fitted over {} replayed graphs\n",
+        "produced tensor + {:.2f}% of op time + {:.3f} us per wrapped number, fitted over {} "
+        "replayed graphs\n",
         r.between_fit.per_op_us, r.between_fit.per_output_us, 100 * r.between_fit.share_of_op_time,
-        r.between_fit.samples);
+        r.between_fit.per_wrapped_us, r.between_fit.samples);
   }
   if (!r.code_cold.empty()) {
     const predictors::CodeColdModel& c = r.code_cold;

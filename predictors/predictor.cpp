@@ -213,7 +213,8 @@ const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions&
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing);
 // CPU device: the fitted kernel times include dispatch, so only a measured
 // per-op loop cost (T1) is added.
-SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, int* defaults_used) {
+SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& table, bool cpu_device,
+               int* defaults_used) {
   SimOp s;
   s.thread = r.node->tid;
   s.device_us = r.out.predicted_us;
@@ -229,6 +230,8 @@ SimOp cpuCosts(const OpRecord& r, const OverheadTable& table, bool cpu_device, i
       s.t1 += it->second.median_us * producedTensors(*r.node);
     if (auto it = t1_table.find(kShareOfOpTime); it != t1_table.end())
       s.t1 += it->second.median_us * r.out.predicted_us;
+    if (auto it = t1_table.find(kPerWrappedNumber); it != t1_table.end())
+      s.t1 += it->second.median_us * wrapped_numbers;
     return s;
   }
   auto get = [&](Overhead which) {
@@ -383,8 +386,13 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   std::vector<SimOp> sim;
   sim.reserve(recs.size());
   std::unordered_set<int64_t> comm_storages;  // storages a collective touched
-  for (const OpRecord& r : recs) {
-    SimOp s = cpuCosts(r, table, cpu_device, &defaults_used);
+  std::vector<const core::Node*> nodes;
+  nodes.reserve(recs.size());
+  for (const OpRecord& r : recs) nodes.push_back(r.node);
+  const std::vector<int> wrapped = cpu_device ? wrappedNumbers(nodes) : std::vector<int>{};
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const OpRecord& r = recs[i];
+    SimOp s = cpuCosts(r, cpu_device ? wrapped[i] : 0, table, cpu_device, &defaults_used);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;

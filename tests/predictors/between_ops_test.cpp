@@ -43,6 +43,34 @@ TEST(BetweenOps, FitRecoversTheThreeTerms) {
   EXPECT_NEAR(fit.share_of_op_time, 0.02, 0.003);
 }
 
+TEST(BetweenOps, FitRecoversTheWrappedNumberTerm) {
+  std::vector<BetweenOpsSample> samples = synthetic(0.2, 0.5, 0.02, 400);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    BetweenOpsSample& s = samples[i];
+    s.wrapped = i % 3 == 0 ? s.ops : 0;  // a third of the graphs wrap a number per op
+    s.between_us += 0.3 * s.wrapped;
+    s.iteration_us += 0.3 * s.wrapped;
+  }
+  const BetweenOpsFit fit = fitBetweenOps(samples);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_NEAR(fit.per_wrapped_us, 0.3, 0.05);
+  EXPECT_NEAR(fit.per_op_us, 0.2, 0.05);
+  EXPECT_DOUBLE_EQ(fitBetweenOps(synthetic(0.2, 0.5, 0.02, 400)).per_wrapped_us, 0.0)
+      << "no wrapped numbers in any graph: no term";
+}
+
+TEST(BetweenOps, WrappedNumbersAreScalarCpuInputsNoEarlierOpProduced) {
+  core::Value x = tensor({4}, core::DType::kFloat32, 0, "cpu");
+  core::Value one = tensor({}, core::DType::kInt64, 0, "cpu");     // x.add_(1)
+  core::Value loss = tensor({}, core::DType::kFloat32, 0, "cpu");  // sum's result
+  core::Value on_gpu = tensor({}, core::DType::kFloat32, 0, "cuda:0");
+  core::Node add = opNode("aten::add_", {x, one}, {x});
+  core::Node sum = opNode("aten::sum", {x}, {loss});
+  core::Node div = opNode("aten::div", {x, loss}, {tensor({4}, core::DType::kFloat32, 0, "cpu")});
+  core::Node mul = opNode("aten::mul", {x, on_gpu}, {tensor({4})});
+  EXPECT_EQ(wrappedNumbers({&add, &sum, &div, &mul}), (std::vector<int>{1, 0, 0, 0}));
+}
+
 TEST(BetweenOps, NoTermGoesNegativeAndTooFewSamplesFitNothing) {
   // Nothing is freed here: a negative per-tensor term would be fitted noise.
   const BetweenOpsFit fit = fitBetweenOps(synthetic(0.3, 0.0, 0.0, 200));
@@ -89,11 +117,42 @@ TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
   fit.per_op_us = 1.0;
   fit.per_output_us = 2.0;
   fit.share_of_op_time = 0.5;
+  fit.per_wrapped_us = 4.0;  // no op here wraps a number
   applyBetweenOps(fit, &set.overheads);
   const Prediction with = predictGraph(g, set, {});
   double ops_us = 0;
   for (const OpPrediction& o : bare.per_op) ops_us += o.predicted_us;
   EXPECT_NEAR((with.iteration_ms - bare.iteration_ms) * 1e3, 3 * (1.0 + 2.0) + 0.5 * ops_us, 1e-6);
+}
+
+TEST(BetweenOps, PredictionAddsTheWrappedNumbersOfEachOp) {
+  core::Graph g = graphWithOneThread();
+  core::Value x = tensor({64}, core::DType::kFloat32, 0, "cpu");
+  core::NodeId id = 3;
+  for (int i = 0; i < 4; ++i) {  // x.add_(1) four times
+    core::Node n = opNode("aten::add_", {x, tensor({}, core::DType::kInt64, 0, "cpu")}, {x});
+    n.id = id++;
+    n.parent = 2;
+    n.tid = 1;
+    g.addNode(n);
+  }
+  g.finalize();
+  DeviceSpec cpu;
+  cpu.name = "host";
+  cpu.kind = DeviceKind::kCpu;
+  cpu.peak_flops = {{"float32", 1e10}};
+  cpu.memory_bandwidth = 1e10;
+  cpu.compute_units = 2;
+  ModelSet set;
+  set.device = cpu;
+  set.setModel("elementwise", BandwidthCurveModel::fromDevice(cpu));
+  const Prediction bare = predictGraph(g, set, {});
+  BetweenOpsFit fit;
+  fit.ok = true;
+  fit.per_wrapped_us = 0.25;
+  applyBetweenOps(fit, &set.overheads);
+  const Prediction with = predictGraph(g, set, {});
+  EXPECT_NEAR((with.iteration_ms - bare.iteration_ms) * 1e3, 4 * 0.25, 1e-6);
 }
 
 }  // namespace
