@@ -338,22 +338,23 @@ FloatFill floatFillFor(const Node& node, size_t input_index) {
   return fill;
 }
 
-FloatFill wrappedNumberFill() {
+namespace {
+FloatFill specificUniform(double low, double high, std::string rule) {
   FloatFill fill;
-  fill.low = 0.5;
-  fill.high = 1.0;
-  fill.rule = "wrapped Python number: uniform [0.5, 1)";
+  fill.low = low;
+  fill.high = high;
+  fill.rule = std::move(rule);
   fill.specific = true;
   return fill;
 }
+}  // namespace
+
+FloatFill wrappedNumberFill() {
+  return specificUniform(0.5, 1.0, "wrapped Python number: uniform [0.5, 1)");
+}
 
 FloatFill nonNegativeFill() {
-  FloatFill fill;
-  fill.low = 0.0;
-  fill.high = 1.0;
-  fill.rule = "read by sqrt or log: uniform [0, 1)";
-  fill.specific = true;
-  return fill;
+  return specificUniform(0.0, 1.0, "read by sqrt or log: uniform [0, 1)");
 }
 
 const std::vector<std::pair<std::string, ValueGenerator>>& valueGeneratorRegistry() {

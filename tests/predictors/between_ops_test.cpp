@@ -90,18 +90,22 @@ TEST(BetweenOps, InPlaceResultsAreNotProduced) {
             2);
 }
 
-TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
+// One-thread graph of `ops` (ids from 3, under the step node 2).
+core::Graph graphOf(std::vector<core::Node> ops) {
   core::Graph g = graphWithOneThread();
   core::NodeId id = 3;
-  for (int i = 0; i < 3; ++i) {
-    core::Node n = opNode("aten::relu", {tensor({64}, core::DType::kFloat32, 0, "cpu")},
-                          {tensor({64}, core::DType::kFloat32, 0, "cpu")});
+  for (core::Node& n : ops) {
     n.id = id++;
     n.parent = 2;
     n.tid = 1;
     g.addNode(n);
   }
   g.finalize();
+  return g;
+}
+
+// A CPU host whose elementwise ops follow the spec's bandwidth.
+ModelSet cpuModelSet() {
   DeviceSpec cpu;
   cpu.name = "host";
   cpu.kind = DeviceKind::kCpu;
@@ -111,6 +115,17 @@ TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
   ModelSet set;
   set.device = cpu;
   set.setModel("elementwise", BandwidthCurveModel::fromDevice(cpu));
+  return set;
+}
+
+TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
+  std::vector<core::Node> ops;
+  for (int i = 0; i < 3; ++i) {
+    ops.push_back(opNode("aten::relu", {tensor({64}, core::DType::kFloat32, 0, "cpu")},
+                         {tensor({64}, core::DType::kFloat32, 0, "cpu")}));
+  }
+  const core::Graph g = graphOf(std::move(ops));
+  ModelSet set = cpuModelSet();
   const Prediction bare = predictGraph(g, set, {});
   BetweenOpsFit fit;
   fit.ok = true;
@@ -126,26 +141,12 @@ TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
 }
 
 TEST(BetweenOps, PredictionAddsTheWrappedNumbersOfEachOp) {
-  core::Graph g = graphWithOneThread();
   core::Value x = tensor({64}, core::DType::kFloat32, 0, "cpu");
-  core::NodeId id = 3;
-  for (int i = 0; i < 4; ++i) {  // x.add_(1) four times
-    core::Node n = opNode("aten::add_", {x, tensor({}, core::DType::kInt64, 0, "cpu")}, {x});
-    n.id = id++;
-    n.parent = 2;
-    n.tid = 1;
-    g.addNode(n);
-  }
-  g.finalize();
-  DeviceSpec cpu;
-  cpu.name = "host";
-  cpu.kind = DeviceKind::kCpu;
-  cpu.peak_flops = {{"float32", 1e10}};
-  cpu.memory_bandwidth = 1e10;
-  cpu.compute_units = 2;
-  ModelSet set;
-  set.device = cpu;
-  set.setModel("elementwise", BandwidthCurveModel::fromDevice(cpu));
+  std::vector<core::Node> ops;
+  for (int i = 0; i < 4; ++i)  // x.add_(1) four times
+    ops.push_back(opNode("aten::add_", {x, tensor({}, core::DType::kInt64, 0, "cpu")}, {x}));
+  const core::Graph g = graphOf(std::move(ops));
+  ModelSet set = cpuModelSet();
   const Prediction bare = predictGraph(g, set, {});
   BetweenOpsFit fit;
   fit.ok = true;
