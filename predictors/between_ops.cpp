@@ -104,19 +104,22 @@ int producedTensors(const core::Node& node) {
 }
 
 std::vector<int> wrappedNumbers(const std::vector<const core::Node*>& ops) {
+  auto cpuScalar = [](const core::TensorValue& t) {
+    return t.defined() && t.shape.empty() && t.numel == 1 && t.device.rfind("cpu", 0) == 0;
+  };
   std::vector<int> out(ops.size(), 0);
+  // Only CPU scalars are ever looked up: the set holds those alone (a 100k-op
+  // graph produces ~100k other tensors).
   std::set<std::tuple<int64_t, int64_t, core::DType>> produced;  // tensor, storage, dtype
   for (size_t i = 0; i < ops.size(); ++i) {
     for (const core::Value& in : ops[i]->inputs) {
       core::forEachTensor(in, [&](const core::TensorValue& t) {
-        if (!t.defined() || !t.shape.empty() || t.numel != 1 || t.device.rfind("cpu", 0) != 0)
-          return;
-        if (produced.count({t.tensor_id, t.storage_id, t.dtype}) == 0) ++out[i];
+        if (cpuScalar(t) && produced.count({t.tensor_id, t.storage_id, t.dtype}) == 0) ++out[i];
       });
     }
     for (const core::Value& o : ops[i]->outputs) {
       core::forEachTensor(o, [&](const core::TensorValue& t) {
-        if (t.defined()) produced.insert({t.tensor_id, t.storage_id, t.dtype});
+        if (cpuScalar(t)) produced.insert({t.tensor_id, t.storage_id, t.dtype});
       });
     }
   }

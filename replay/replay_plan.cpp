@@ -163,10 +163,6 @@ void inferUpfrontStrides(const core::Graph& graph, const std::vector<core::NodeI
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The slot an in-place chain started from: while `slot` was produced by an
 // op whose `self` is the same recorded tensor (mul_, addcmul_ ...), step back
 // to that input.

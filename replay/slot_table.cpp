@@ -72,7 +72,7 @@ bool sameValues(const SlotInfo& a, const ViewFill& fa, const SlotInfo& b, const 
 // storage each took resnet_1.1.0 from 0.90 to 1.23 times its trace's peak).
 std::vector<std::pair<StorageKey, std::vector<int32_t>>> storagesByLifetime(
     const std::map<StorageKey, std::vector<int32_t>>& groups, const std::vector<SlotInfo>& slots,
-    const std::map<int32_t, ViewFill>& fills) {
+    const std::vector<ViewFill>& fills) {
   std::vector<std::pair<StorageKey, std::vector<int32_t>>> out;
   for (const auto& [key, members] : groups) {
     std::vector<int32_t> by_first_use = members;
@@ -91,7 +91,7 @@ std::vector<std::pair<StorageKey, std::vector<int32_t>>> storagesByLifetime(
       }
       for (size_t r = first_run; r < out.size() && run == out.size(); ++r) {
         const int32_t head = out[r].second.front();
-        if (sameValues(slots[size_t(head)], fills.at(head), info, fills.at(s))) run = r;
+        if (sameValues(slots[size_t(head)], fills[size_t(head)], info, fills[size_t(s)])) run = r;
       }
       if (run == out.size()) {
         out.push_back({key, {}});
@@ -157,8 +157,9 @@ SlotTable::SlotTable(const TensorPlan& plan, const DeviceMap& devices)
 void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed) {
   seed_ = seed;
   fills_.clear();
-  // One byte storage per recorded (storage_id, device), sized to the largest
-  // view extent in bytes: views of different itemsize share it.
+  // One byte storage per recorded (storage_id, device) and run of views
+  // (storagesByLifetime), sized to the largest view extent in bytes: views of
+  // different itemsize share it.
   std::map<StorageKey, std::vector<int32_t>> groups;
   const auto& slots = plan_.slots();
   transient_values_.assign(slots.size(), {});
@@ -170,9 +171,9 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   for (size_t s = 0; s < slots.size(); ++s) {
     if (slots[s].transient) transient_values_[s] = transientValue(op_nodes, slots[s]);
   }
-  std::map<int32_t, ViewFill> view_fills;
+  std::vector<ViewFill> view_fills(slots.size());  // by slot; upfront ones only
   for (const auto& [key, members] : groups) {
-    for (int32_t s : members) view_fills[s] = viewFillFor(slots[size_t(s)], op_nodes);
+    for (int32_t s : members) view_fills[size_t(s)] = viewFillFor(slots[size_t(s)], op_nodes);
   }
   for (const auto& [key, members] : storagesByLifetime(groups, slots, view_fills)) {
     int64_t nbytes = 0;
@@ -204,7 +205,7 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
     // loss 26 on the bundled CNN, against 0.3 and 2.3).
     auto rank = [&](int32_t s) {
       if (!core::isFloatingPoint(slots[size_t(s)].meta.dtype)) return 2;
-      return view_fills[s].float_fill.specific ? 1 : 0;
+      return view_fills[size_t(s)].float_fill.specific ? 1 : 0;
     };
     std::vector<int32_t> ordered = members;
     std::stable_sort(ordered.begin(), ordered.end(), [&](int32_t a, int32_t b) {
@@ -218,8 +219,8 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
       at::Tensor view = at::empty({0}, opts).set_(storage, m.offset, m.shape, stridesFor(m));
       const int64_t flat_len = TensorPlan::extentElements(m) - m.offset;
       at::Tensor flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
-      const std::optional<IntFill>& fill = view_fills[s].int_fill;
-      const FloatFill& float_fill = view_fills[s].float_fill;
+      const std::optional<IntFill>& fill = view_fills[size_t(s)].int_fill;
+      const FloatFill& float_fill = view_fills[size_t(s)].float_fill;
       fills_.push_back({flat, view, float_fill, fill});
       tensors_[size_t(s)] = view;
       track(view, +1);
