@@ -142,6 +142,10 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
       op["code_cold_us"] = it->second->code_cold_us;
     if (it != predicted.end() && it->second->cold_output_us > 0)
       op["cold_output_us"] = it->second->cold_output_us;
+    if (it != predicted.end() && it->second->cold_input_bytes > 0)
+      op["cold_input_bytes"] = it->second->cold_input_bytes;
+    if (it != predicted.end() && it->second->cold_input_us > 0)
+      op["cold_input_us"] = it->second->cold_input_us;
     per_op.push_back(std::move(op));
   }
   nlohmann::json doc = {{"trace", a.trace},

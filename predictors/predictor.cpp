@@ -11,15 +11,13 @@
 #include <unordered_set>
 
 #include "core/op_family.h"
-#include "predictors/analytic_models.h"
 #include "predictors/between_ops.h"
-#include "predictors/cache_reuse.h"
-#include "predictors/code_cold.h"
 #include "predictors/comm_model.h"
 #include "predictors/critical_path.h"
 #include "predictors/cross_device.h"
+#include "predictors/op_record.h"
 #include "predictors/op_timing.h"
-#include "predictors/xgb_model.h"
+#include "predictors/step_cache_terms.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -27,15 +25,6 @@ namespace {
 constexpr int64_t kComputeStream = 0;
 constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
 
-struct OpRecord {
-  const core::Node* node;
-  OpFeatures f;
-  OpPrediction out;
-  bool fallback = false;
-  uint64_t shape_hash = 0;         // shapeHash(f), once per op
-  double cold_output_bytes = 0;    // ColdBytes::outputs
-  int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
-};
 
 uint64_t bitsOf(double d) {
   uint64_t u;
@@ -104,89 +93,6 @@ std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& 
   return us;
 }
 
-// Cold input bytes of every op against the cache the calibration measured:
-// where the elementwise bandwidth curve falls off its plateau, else the
-// device's last-level cache (the models' times are that device's;
-// cross-device scaling follows).
-void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
-  double cache = static_cast<double>(models.device.lastLevelCacheBytes());
-  // The curve may sit under an XGBoost residual: its knee is the base's. Read
-  // as the residual alone, the knee fell back to the VM's 32 MiB L3 and
-  // embbag's 1.28 MB gradients, 27 MB of traffic after their last touch,
-  // counted as cache-hot (zero_: 14 us predicted, 31-38 measured).
-  const KernelModel* elementwise = models.model("elementwise");
-  if (const auto* learned = dynamic_cast<const XgbResidualModel*>(elementwise)) {
-    elementwise = &learned->base();
-  }
-  if (const auto* curve = dynamic_cast<const BandwidthCurveModel*>(elementwise)) {
-    if (const double knee = curve->cacheKneeBytes(); knee > 0) cache = knee;
-  }
-  std::vector<const core::Node*> nodes;
-  nodes.reserve(recs.size());
-  for (const OpRecord& r : recs) nodes.push_back(r.node);
-  const std::vector<ColdBytes> cold = coldBytes(nodes, cache);
-  for (size_t i = 0; i < recs.size(); ++i) {
-    recs[i].f.cold_bytes = cold[i].inputs;
-    recs[i].cold_output_bytes = cold[i].outputs;
-  }
-}
-
-// CPU models: an op whose outputs land on memory that went cold first reads
-// those lines from DRAM (write-allocate). Offline on the 11 traces of
-// 2026-11-24 it moved every trace it touched toward the replays: embbag's
-// 1.28 MB embedding gradients (+34 us each), ResNet-18's weight gradients
-// (conv, +1.1 ms a step); docs/prediction.md. Added, not a floor: the op's
-// own traffic comes on top. Not across devices (a GPU's L2 takes
-// whole-sector writes without reading them).
-void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
-                        const PredictOptions& opts) {
-  if (opts.target || models.device.kind != DeviceKind::kCpu) return;
-  if (models.device.memory_bandwidth <= 0) return;
-  for (OpRecord& r : recs) {
-    if (r.fallback || r.cold_output_bytes <= 0) continue;
-    const double extra = r.cold_output_bytes / models.device.memory_bandwidth * 1e6;
-    r.out.predicted_us += extra;
-    r.out.cold_output_us = extra;
-  }
-}
-
-// CPU models with a code-cold term: an op pays more the longer it has been
-// since its previous call (code_cold.h): a small op since the previous op of
-// its name, plus the shared part after a long op; a large one since the
-// previous op of its name on the same shapes. The idle time comes from the
-// predicted times themselves. Not across devices: the penalty is this
-// host's.
-void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
-                          const PredictOptions& opts) {
-  if (models.code_cold.empty() || opts.target || models.device.kind != DeviceKind::kCpu) return;
-  std::vector<const std::string*> names;
-  std::vector<uint64_t> shapes;
-  std::vector<double> us;
-  names.reserve(recs.size());
-  shapes.reserve(recs.size());
-  us.reserve(recs.size());
-  for (const OpRecord& r : recs) {
-    names.push_back(&r.f.op);
-    shapes.push_back(r.shape_hash);
-    us.push_back(r.out.predicted_us);
-  }
-  const std::vector<double> idle = idleSinceLastCall(names, us);
-  const std::vector<double> idle_same_shape = idleSinceLastCall(shapes, us);
-  for (size_t i = 0; i < recs.size(); ++i) {
-    OpRecord& r = recs[i];
-    if (r.fallback) continue;
-    const double previous = i > 0 ? us[i - 1] : us.back();
-    const double extra = us[i] > CodeColdModel::kMaxOpUs
-                             ? models.code_cold.ownPenaltyUs(r.f.op, r.f.family, idle_same_shape[i])
-                             : models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
-    if (extra <= 0) continue;
-    // A field, not a suffix on `model`: building 100k strings cost 120 ms of
-    // the 100k-op benchmark's 290.
-    r.out.predicted_us += extra;
-    r.out.code_cold_us = extra;
-  }
-}
-
 // Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
 // Returns how many ops took them.
 int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
@@ -199,6 +105,7 @@ int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& 
     r.out.model = "recorded";
     r.out.code_cold_us = 0;
     r.out.cold_output_us = 0;
+    r.out.cold_input_us = 0;
     r.fallback = false;
     r.recorded_launches = it->second.kernels;
     ++applied;
@@ -378,6 +285,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   predictDeviceTimes(recs, graph, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdOutputReads(recs, models, opts);
+  addColdInputReads(recs, models, opts);
   const int64_t recorded = applyRecordedKernels(recs, opts);
 
   const OverheadTable& table = overheadTable(models, opts);
@@ -451,6 +359,8 @@ nlohmann::json predictionToJson(const Prediction& p) {
                      {"cpu_us", o.cpu_us}, {"model", o.model}};
     if (o.code_cold_us > 0) j["code_cold_us"] = o.code_cold_us;
     if (o.cold_output_us > 0) j["cold_output_us"] = o.cold_output_us;
+    if (o.cold_input_bytes > 0) j["cold_input_bytes"] = o.cold_input_bytes;
+    if (o.cold_input_us > 0) j["cold_input_us"] = o.cold_input_us;
     return j;
   };
   nlohmann::json j;

@@ -47,6 +47,12 @@ struct OpPrediction {
   // Of predicted_us, reading cold output lines from DRAM before writing them
   // (CPU models; ColdBytes::outputs in cache_reuse.h).
   double cold_output_us = 0.0;
+  // Input bytes last touched more than a cache's worth of traffic ago
+  // (ColdBytes::inputs): why an op costs more in a step than alone.
+  double cold_input_bytes = 0.0;
+  // Of predicted_us, reading those bytes from DRAM, for models whose time is
+  // the cache-hot one (GEMM and convolution on a CPU; addColdInputReads).
+  double cold_input_us = 0.0;
 };
 
 struct Breakdown {

@@ -87,7 +87,7 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   int64_t cold_ops = 0;
   for (const auto& op : doc["per_op"]) {
     // Each share is part of the prediction, reported only where it is > 0.
-    for (const char* share : {"code_cold_us", "cold_output_us"}) {
+    for (const char* share : {"code_cold_us", "cold_output_us", "cold_input_us"}) {
       if (!op.contains(share)) continue;
       EXPECT_GT(op[share].get<double>(), 0) << op.dump();
       EXPECT_LE(op[share].get<double>(), op["predicted_us"].get<double>()) << op.dump();

@@ -1,6 +1,7 @@
 // Cold inputs under a learned residual: the residual scales the cache-hot time
 // only, and the cache size that decides what is cold comes from the bandwidth
-// curve under the residual.
+// curve under the residual. Roofline-based models (GEMM, convolution) have no
+// DRAM floor: their cold inputs add a DRAM read on a CPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,6 +140,86 @@ TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
   EXPECT_NEAR(p.per_op[0].predicted_us, curve()->hotUs(f, set.device) + read_us, 1e-6);
   EXPECT_EQ(predictionToJson(p)["per_op"][0]["cold_output_us"].get<double>(),
             p.per_op[0].cold_output_us);
+}
+
+// root -> thread -> mm(W 4 MiB, x), relu(B, 40 MiB): the iteration repeats,
+// so the mm finds its weight 40 MiB of traffic after its last touch.
+core::Graph coldWeightMm(const std::string& device) {
+  core::Graph g = graphWithOneThread();
+  core::Node mm = opNode("aten::mm",
+                         {tensor({1024, 1024}, core::DType::kFloat32, 1, device),
+                          tensor({1024, 1}, core::DType::kFloat32, 4, device)},
+                         {tensor({1024, 1}, core::DType::kFloat32, 5, device)});
+  mm.op_schema_text = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  core::Node relu = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, device)},
+                           {tensor({1}, core::DType::kFloat32, 3, device)});
+  relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
+  core::NodeId id = 3;
+  for (core::Node* n : {&mm, &relu}) {
+    n->id = id++;
+    n->parent = 2;
+    n->tid = 1;
+    g.addNode(*n);
+  }
+  g.finalize();
+  return g;
+}
+
+TEST(ColdInputs, RooflineModelsAddTheirColdInputsDramReadOnACpu) {
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.setModel("elementwise", curve());
+  auto roofline = std::make_shared<RooflineModel>();
+  set.setModel("gemm", roofline);
+  const core::Graph g = coldWeightMm("cpu");
+  const Prediction p = predictGraph(g, set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  const OpPrediction& mm = p.per_op[0];
+  ASSERT_EQ(mm.name, "aten::mm");
+  // Both inputs went cold (a step ago); the weight is 4 MiB of them.
+  EXPECT_GT(mm.cold_input_bytes, 4.0 * kMiB);
+  const double read_us = mm.cold_input_bytes / kDramBandwidth * 1e6;
+  EXPECT_NEAR(mm.cold_input_us, read_us, 1e-9);
+  OpFeatures f = computeFeatures(g.node(3));
+  EXPECT_NEAR(mm.predicted_us, roofline->predictUs(f, set.device) + mm.cold_output_us + read_us,
+              1e-6);
+  EXPECT_EQ(predictionToJson(p)["per_op"][0]["cold_input_us"].get<double>(), mm.cold_input_us);
+  // The relu's bandwidth curve has its own DRAM floor: nothing is added.
+  EXPECT_EQ(p.per_op[1].cold_input_us, 0.0);
+}
+
+TEST(ColdInputs, ALearnedResidualOverARooflineAddsTheSameRead) {
+  ModelSet plain, learned;
+  for (ModelSet* set : {&plain, &learned}) {
+    set->device = bigCacheCpu();
+    set->setModel("elementwise", curve());
+  }
+  plain.setModel("gemm", std::make_shared<RooflineModel>());
+  const size_t cols = featureCount("gemm") + 1;
+  std::vector<float> x, y;
+  for (int i = 0; i < 64; ++i) {
+    for (size_t c = 0; c < cols; ++c) x.push_back(static_cast<float>((i * 5 + c) % 11));
+    y.push_back(0.0f);  // the residual leaves the roofline as it is
+  }
+  learned.setModel("gemm", std::make_shared<XgbResidualModel>(
+                               std::make_shared<RooflineModel>(),
+                               Booster::train(x, cols, y, XgbParams{}), cols, cols - 1));
+  const core::Graph g = coldWeightMm("cpu");
+  const Prediction a = predictGraph(g, plain, PredictOptions{});
+  const Prediction b = predictGraph(g, learned, PredictOptions{});
+  EXPECT_GT(b.per_op[0].cold_input_us, 0.0);
+  EXPECT_DOUBLE_EQ(b.per_op[0].cold_input_us, a.per_op[0].cold_input_us);
+}
+
+TEST(ColdInputs, NoDramReadIsAddedOnAGpu) {
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.device.kind = DeviceKind::kGpu;
+  set.setModel("elementwise", curve());
+  set.setModel("gemm", std::make_shared<RooflineModel>());
+  const Prediction p = predictGraph(coldWeightMm("cuda:0"), set, PredictOptions{});
+  EXPECT_GT(p.per_op[0].cold_input_bytes, 0.0);
+  EXPECT_EQ(p.per_op[0].cold_input_us, 0.0);
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// One op of a prediction while predictGraph works on it: the trace node, its
+// features and the prediction as it builds up. Predictor-private: shared by
+// predictor.cpp and the passes of step_cache_terms.h.
+#pragma once
+
+#include <cstdint>
+
+#include "core/graph.h"
+#include "predictors/features.h"
+#include "predictors/predictor.h"
+
+namespace tracetwin::predictors {
+
+struct OpRecord {
+  const core::Node* node;
+  OpFeatures f;
+  OpPrediction out;
+  bool fallback = false;
+  uint64_t shape_hash = 0;         // shapeHash(f), once per op
+  double cold_output_bytes = 0;    // ColdBytes::outputs
+  int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
+};
+
+}  // namespace tracetwin::predictors

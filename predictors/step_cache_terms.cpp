@@ -1,0 +1,137 @@
+#include "predictors/step_cache_terms.h"
+
+#include <string>
+
+#include "predictors/analytic_models.h"
+#include "predictors/cache_reuse.h"
+#include "predictors/code_cold.h"
+#include "predictors/xgb_model.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+// The analytic model under a learned residual, else `model` itself: the
+// residual only scales the cache-hot time, the base says how DRAM is paid.
+const KernelModel* analyticBase(const KernelModel* model) {
+  if (const auto* learned = dynamic_cast<const XgbResidualModel*>(model)) return &learned->base();
+  return model;
+}
+
+// Whether the family's time is the op's on cache-hot inputs with no DRAM
+// floor for the cold ones: a roofline (the bandwidth-curve and cache models
+// have a floor).
+bool hotOnlyModel(const KernelModel* model) {
+  return dynamic_cast<const RooflineModel*>(analyticBase(model)) != nullptr;
+}
+
+}  // namespace
+
+// Cold input bytes of every op against the cache the calibration measured:
+// where the elementwise bandwidth curve falls off its plateau, else the
+// device's last-level cache (the models' times are that device's;
+// cross-device scaling follows).
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
+  double cache = static_cast<double>(models.device.lastLevelCacheBytes());
+  // The curve may sit under an XGBoost residual: its knee is the base's. Read
+  // as the residual alone, the knee fell back to the VM's 32 MiB L3 and
+  // embbag's 1.28 MB gradients, 27 MB of traffic after their last touch,
+  // counted as cache-hot (zero_: 14 us predicted, 31-38 measured).
+  if (const auto* curve =
+          dynamic_cast<const BandwidthCurveModel*>(analyticBase(models.model("elementwise")))) {
+    if (const double knee = curve->cacheKneeBytes(); knee > 0) cache = knee;
+  }
+  std::vector<const core::Node*> nodes;
+  nodes.reserve(recs.size());
+  for (const OpRecord& r : recs) nodes.push_back(r.node);
+  const std::vector<ColdBytes> cold = coldBytes(nodes, cache);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    recs[i].f.cold_bytes = cold[i].inputs;
+    recs[i].out.cold_input_bytes = cold[i].inputs;
+    recs[i].cold_output_bytes = cold[i].outputs;
+  }
+}
+
+// CPU models: an op whose outputs land on memory that went cold first reads
+// those lines from DRAM (write-allocate). Offline on the 11 traces of
+// 2026-11-24 it moved every trace it touched toward the replays: embbag's
+// 1.28 MB embedding gradients (+34 us each), ResNet-18's weight gradients
+// (conv, +1.1 ms a step); docs/prediction.md. Added, not a floor: the op's
+// own traffic comes on top. Not across devices (a GPU's L2 takes
+// whole-sector writes without reading them).
+void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts) {
+  if (opts.target || models.device.kind != DeviceKind::kCpu) return;
+  if (models.device.memory_bandwidth <= 0) return;
+  for (OpRecord& r : recs) {
+    if (r.fallback || r.cold_output_bytes <= 0) continue;
+    const double extra = r.cold_output_bytes / models.device.memory_bandwidth * 1e6;
+    r.out.predicted_us += extra;
+    r.out.cold_output_us = extra;
+  }
+}
+
+// CPU models: a GEMM or convolution whose inputs went cold reads them from
+// DRAM on top of its cache-hot time. ResNet-18's last convolutions read a
+// 9.4 MB weight that the rest of the step evicted: replayed alone in a step,
+// 950 us against 810-900 us for the same shapes in calibration, whose
+// repeated calls find the weight in the LLC. Added, as for cold outputs
+// (addColdOutputReads), at the device's DRAM bandwidth; not across devices.
+void addColdInputReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                       const PredictOptions& opts) {
+  if (opts.target || models.device.kind != DeviceKind::kCpu) return;
+  if (models.device.memory_bandwidth <= 0) return;
+  const KernelModel* last_model = nullptr;
+  const std::string* last_family = nullptr;
+  bool hot_only = false;
+  for (OpRecord& r : recs) {
+    if (r.fallback || r.f.cold_bytes <= 0) continue;
+    if (last_family == nullptr || *last_family != r.f.family) {
+      last_family = &r.f.family;
+      last_model = models.model(r.f.family);
+      hot_only = last_model != nullptr && hotOnlyModel(last_model);
+    }
+    if (!hot_only) continue;
+    const double extra = r.f.cold_bytes / models.device.memory_bandwidth * 1e6;
+    r.out.predicted_us += extra;
+    r.out.cold_input_us = extra;
+  }
+}
+
+// CPU models with a code-cold term: an op pays more the longer it has been
+// since its previous call (code_cold.h): a small op since the previous op of
+// its name, plus the shared part after a long op; a large one since the
+// previous op of its name on the same shapes. The idle time comes from the
+// predicted times themselves. Not across devices: the penalty is this
+// host's.
+void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                          const PredictOptions& opts) {
+  if (models.code_cold.empty() || opts.target || models.device.kind != DeviceKind::kCpu) return;
+  std::vector<const std::string*> names;
+  std::vector<uint64_t> shapes;
+  std::vector<double> us;
+  names.reserve(recs.size());
+  shapes.reserve(recs.size());
+  us.reserve(recs.size());
+  for (const OpRecord& r : recs) {
+    names.push_back(&r.f.op);
+    shapes.push_back(r.shape_hash);
+    us.push_back(r.out.predicted_us);
+  }
+  const std::vector<double> idle = idleSinceLastCall(names, us);
+  const std::vector<double> idle_same_shape = idleSinceLastCall(shapes, us);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    OpRecord& r = recs[i];
+    if (r.fallback) continue;
+    const double previous = i > 0 ? us[i - 1] : us.back();
+    const double extra = us[i] > CodeColdModel::kMaxOpUs
+                             ? models.code_cold.ownPenaltyUs(r.f.op, r.f.family, idle_same_shape[i])
+                             : models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
+    if (extra <= 0) continue;
+    // A field, not a suffix on `model`: building 100k strings cost 120 ms of
+    // the 100k-op benchmark's 290.
+    r.out.predicted_us += extra;
+    r.out.code_cold_us = extra;
+  }
+}
+
+}  // namespace tracetwin::predictors

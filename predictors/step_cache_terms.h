@@ -1,0 +1,31 @@
+// What a CPU op costs in a training step on top of its kernel model's time,
+// which calibration measured with the op's code and data cache-hot (repeated
+// calls of one grid point): data that went cold since its last use (the
+// traffic walk of cache_reuse.h) and code that went cold since the op's
+// last call (code_cold.h). Predictor-private passes over one iteration's ops,
+// run in this order by predictGraph.
+#pragma once
+
+#include <vector>
+
+#include "predictors/model_set.h"
+#include "predictors/op_record.h"
+#include "predictors/predictor.h"
+
+namespace tracetwin::predictors {
+
+// Sets OpFeatures::cold_bytes (read by the bandwidth-curve DRAM floor) and
+// the cold output bytes of every op; before the kernel models run.
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models);
+
+// After the kernel models: each adds its share to OpPrediction::predicted_us
+// and records it in its own field (code_cold_us, cold_output_us,
+// cold_input_us). None applies across devices (PredictOptions::target).
+void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                          const PredictOptions& opts);
+void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts);
+void addColdInputReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                       const PredictOptions& opts);
+
+}  // namespace tracetwin::predictors
