@@ -472,13 +472,12 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   res.device = predictors::loadDeviceSpec(res.device_path);
   if (res.rows.empty()) throw InputError(fmt::format("{}: the dataset is empty", res.dataset_path));
   // The between-op costs are not in the dataset; keep the ones the models had.
-  try {
-    const predictors::ModelSet earlier = predictors::ModelSet::load(dir);
-    res.kept_overheads = earlier.overheads;
-    res.kept_code_cold = earlier.code_cold;
-  } catch (const InputError&) {
-    res.kept_overheads = {};  // no earlier models: fit without them
-  }
+  // Read from the manifest alone: a refit follows a change of features or a
+  // copy of the dataset, where the old kernel models are stale or missing
+  // (loading them whole, a missing booster file silently dropped the costs).
+  const predictors::ModelSet earlier = predictors::ModelSet::loadStepCosts(dir);
+  res.kept_overheads = earlier.overheads;
+  res.kept_code_cold = earlier.code_cold;
   std::map<std::string, FamilyRun> per_family;
   for (const DatasetRow& r : res.rows) {
     FamilyRun& f = per_family[core::opFamily(r.sample.node)];

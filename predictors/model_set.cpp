@@ -89,20 +89,45 @@ void ModelSet::save(const std::string& dir) const {
   if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
 }
 
-ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
-  fs::path path = fs::path(dir) / kManifestName;
+namespace {
+
+// The manifest at `path`, its format and version checked.
+nlohmann::json readManifest(const fs::path& path) {
   nlohmann::json manifest = readJson(path);
-  if (field<std::string>(manifest, "format", path) != kFormatName) {
+  if (field<std::string>(manifest, "format", path) != ModelSet::kFormatName) {
     throw InputError(fmt::format("{}: not a tracetwin model manifest (format must be '{}')",
-                                 path.string(), kFormatName));
+                                 path.string(), ModelSet::kFormatName));
   }
   int version = field<int>(manifest, "format_version", path);
-  if (version != kFormatVersion) {
+  if (version != ModelSet::kFormatVersion) {
     throw InputError(
         fmt::format("{}: stale model set: format version {}, this build reads {}; "
                     "re-run `tracetwin calibrate`",
-                    path.string(), version, kFormatVersion));
+                    path.string(), version, ModelSet::kFormatVersion));
   }
+  return manifest;
+}
+
+void readStepCosts(const nlohmann::json& manifest, const fs::path& path, ModelSet* set) {
+  if (manifest.contains("overheads"))
+    set->overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
+  if (manifest.contains("code_cold"))
+    set->code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
+}
+
+}  // namespace
+
+ModelSet ModelSet::loadStepCosts(const std::string& dir) {
+  ModelSet set;
+  const fs::path path = fs::path(dir) / kManifestName;
+  if (!fs::exists(path)) return set;
+  readStepCosts(readManifest(path), path, &set);
+  return set;
+}
+
+ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
+  fs::path path = fs::path(dir) / kManifestName;
+  nlohmann::json manifest = readManifest(path);
   ModelSet set;
   std::string device_name = field<std::string>(manifest, "device", path);
   fs::path device_path = fs::path(dir) / field<std::string>(manifest, "device_file", path);
@@ -119,10 +144,7 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   }
   set.torch_version = field<std::string>(manifest, "torch_version", path);
   set.created = field<std::string>(manifest, "created", path);
-  if (manifest.contains("overheads"))
-    set.overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
-  if (manifest.contains("code_cold"))
-    set.code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
+  readStepCosts(manifest, path, &set);
   if (!manifest.contains("models") || !manifest["models"].is_object()) {
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }

@@ -41,6 +41,10 @@ class ModelSet {
   // `expected_device` is non-empty) a device mismatch -> InputError naming
   // the file.
   static ModelSet load(const std::string& dir, const std::string& expected_device = "");
+  // The manifest's overheads and code-cold model alone, for a refit: its
+  // kernel models are about to be replaced and may be stale or gone. A
+  // directory without a manifest gives an empty set; a bad manifest throws.
+  static ModelSet loadStepCosts(const std::string& dir);
 
  private:
   std::map<std::string, std::shared_ptr<const KernelModel>> models_;

@@ -10,6 +10,8 @@
 #include <string>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "calibration/replay_unit.h"
 #include "core/errors.h"
 #include "core/op_family.h"
@@ -200,6 +202,32 @@ TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
   // The between-op costs are not in the dataset: the refit keeps them.
   const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
   EXPECT_EQ(t1.count(predictors::kPerOutputTensor), 1u);
+}
+
+TEST_F(TinyCalibration, RefitKeepsTheStepCostsWhenTheOldModelFilesAreGone) {
+  ASSERT_NE(result_, nullptr);
+  // A refit in a directory holding the dataset and a manifest whose kernel
+  // models this build cannot load (as after a change of features, or with
+  // the boosters left behind): the step costs must survive it.
+  const std::string copy = dir_ + "_stale_models";
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  for (const char* f : {"dataset.jsonl", "device.yaml"})
+    fs::copy_file(fs::path(dir_) / f, fs::path(copy) / f);
+  nlohmann::json manifest;
+  std::ifstream(fs::path(dir_) / "manifest.json") >> manifest;
+  ASSERT_FALSE(manifest["models"].empty());
+  for (auto& [family, entry] : manifest["models"].items()) entry["kind"] = "from_another_build";
+  std::ofstream(fs::path(copy) / "manifest.json") << manifest.dump();
+  const auto before = predictors::ModelSet::load(dir_);
+  const auto& t1 = before.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
+  ASSERT_EQ(t1.count(predictors::kPerOutputTensor), 1u);
+  ASSERT_THROW(predictors::ModelSet::load(copy), InputError);
+  refitFromDataset(copy, libtorchVersion());
+  const auto after = predictors::ModelSet::load(copy);
+  EXPECT_EQ(after.overheads.toJson(), before.overheads.toJson());
+  EXPECT_EQ(after.code_cold.empty(), before.code_cold.empty());
+  fs::remove_all(copy);
 }
 
 TEST_F(TinyCalibration, KeepsEveryRepeatAndRefitPoolsThemAnotherWay) {

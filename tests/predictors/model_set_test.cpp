@@ -103,6 +103,22 @@ TEST_F(ModelSetTest, MissingManifestIsNamed) {
   EXPECT_THAT(loadError(), HasSubstr("manifest.json: missing"));
 }
 
+TEST_F(ModelSetTest, StepCostsLoadWithoutTheKernelModels) {
+  fs::create_directories(dir_);
+  // No manifest: nothing to keep.
+  EXPECT_TRUE(ModelSet::loadStepCosts(dir_.string()).overheads.t[0].empty());
+  ModelSet set = fitted();
+  set.overheads.t[static_cast<int>(Overhead::kT1)][kAllOps] = {0.5, 0.0, 10};
+  set.save(dir_.string());
+  for (const std::string& family : set.families()) fs::remove(dir_ / (family + ".xgb.json"));
+  const ModelSet costs = ModelSet::loadStepCosts(dir_.string());
+  EXPECT_EQ(costs.overheads.toJson(), set.overheads.toJson());
+  EXPECT_TRUE(costs.families().empty());
+  // A manifest of another format is still an error.
+  std::ofstream(dir_ / "manifest.json") << R"({"format": "something-else"})";
+  EXPECT_THROW(ModelSet::loadStepCosts(dir_.string()), InputError);
+}
+
 TEST_F(ModelSetTest, StaleFormatVersionAndDeviceMismatchAreErrors) {
   fitted().save(dir_.string());
   EXPECT_THAT(loadError("A100-SXM4-80GB"),
