@@ -83,7 +83,19 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
           static_cast<float>(item),
           s.backward ? 1.0f : 0.0f,
           lg(f->flops),
-          s.cpu_native_path ? 1.0f : 0.0f};
+          s.cpu_native_path ? 1.0f : 0.0f,
+          // The convolution as the GEMM it lowers to: N = batch x output
+          // pixels, K = input channels per group x filter taps, the weight's
+          // bytes, and the arithmetic intensity. A layer's speed follows the
+          // GEMM's shape (a skinny N streams the weight; LibTorch's native
+          // path runs [512 x 4608] x [4608 x 9] at ~5 GFLOP/s), which n, h,
+          // w, c and k tie to it only through products the trees cannot form:
+          // without these, ResNet-18 at 96 px and batch 1 was predicted at
+          // +18% (its 3x3-map layers at +50-70%), within 10% with them.
+          lg(s.n * s.out_spatial),
+          lg(s.c / s.groups * s.filter),
+          lg(s.k * (s.c / s.groups) * s.filter * item),
+          static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3)))};
 }
 
 void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse, OpFeatures* f) {
@@ -330,7 +342,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
-  if (family == "conv") return 13;
+  if (family == "conv") return 17;
   if (family == "embedding_bag") return 7 + kReuseBins + 1;
   if (family == "norm") return 6;  // memoryFeatures' 2 + normFeatures' 4
   if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||

@@ -91,6 +91,26 @@ TEST(ConvFeatures, OutputSizeFromStridePaddingDilation) {
 
 // LibTorch 1.13's CPU path choice with one thread: native kernels for
 // unstrided 1x1 filters below batch 16 and for batch 1 with small maps.
+constexpr size_t kNativePathColumn = 12;
+
+// ResNet-18's last 3x3 layer at batch 2 on a 1x1 map is the GEMM
+// [512 x 4608] x [4608 x 2]: the columns after the path flag say so.
+TEST(ConvFeatures, DescribeTheGemmTheLayerLowersTo) {
+  core::Node node = opNode(
+      "aten::conv2d",
+      {tensor({2, 512, 1, 1}), tensor({512, 512, 3, 3}), tensor({512}), intList({1, 1}),
+       intList({1, 1}), intList({1, 1}), intValue(1)},
+      {tensor({2, 512, 1, 1})}, {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
+  const OpFeatures f = computeFeatures(node);
+  ASSERT_EQ(f.x.size(), kNativePathColumn + 5);
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 1], 1.0f);                       // N = 2 x 1 pixel
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 2], std::log2(512.0f * 9));      // K = 512 x 9 taps
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 3], std::log2(512.0f * 4608 * 4));  // the weight
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 4], std::log2(f.flops / f.bytes));
+  // One FLOP per weight byte: the layer streams its weight.
+  EXPECT_NEAR(f.x[kNativePathColumn + 4], 0.0f, 0.01f);
+}
+
 TEST(ConvFeatures, FlagsTheNativeCpuPath) {
   auto conv = [](int64_t n, int64_t c, int64_t hw, int64_t k, int64_t r, int64_t stride,
                  int64_t groups) {
@@ -102,7 +122,7 @@ TEST(ConvFeatures, FlagsTheNativeCpuPath) {
         {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
     OpFeatures f = computeFeatures(node);
     EXPECT_EQ(f.x.size(), featureCount("conv"));
-    EXPECT_EQ(convShape(node).cpu_native_path, f.x.back() == 1.0f);
+    EXPECT_EQ(convShape(node).cpu_native_path, f.x[kNativePathColumn] == 1.0f);
     return convShape(node).cpu_native_path;
   };
   EXPECT_TRUE(conv(2, 256, 1, 512, 1, 1, 1));     // 1x1, batch < 16
