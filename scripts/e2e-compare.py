@@ -8,7 +8,7 @@ over rounds, and the fastest round (the one other tenants of a shared host distu
 
 On the development VM the host switches for minutes at a time into a phase where everything runs
 20-30% slower; `--quiet-ms M` waits (up to `--quiet-wait-s`) until `replay data/mlp.et.json.gz`
-runs below M ms before measuring, so that runs on different hours compare like with like.
+runs below M ms before each round, so that runs on different hours compare like with like.
 
     scripts/e2e-compare.py --out /tmp/e2e --rounds 5 --quiet-ms 7.6 \\
         new=data/models/host old=/tmp/old-models --trace-dir /tmp/captures
@@ -41,12 +41,13 @@ def mlp_replay_ms(tracetwin):
 
 
 def wait_for_quiet(tracetwin, limit_ms, wait_s):
+    """Returns the mlp replay time of the check that passed."""
     deadline = time.time() + wait_s
     while True:
         ms = mlp_replay_ms(tracetwin)
         print("quiet check: mlp replays in %.2f ms (limit %.2f)" % (ms, limit_ms), flush=True)
         if ms < limit_ms:
-            return
+            return ms
         if time.time() > deadline:
             raise SystemExit("e2e-compare.py: the host stayed slow for %d s (mlp %.2f ms)"
                              % (wait_s, ms))
@@ -90,10 +91,13 @@ def main():
         for trace, name in zip(traces, names):
             run([tracetwin, "predict", trace, "--models", directory, "--json-out",
                  os.path.join(args.out, "%s.pred.%s.json" % (name, label))])
-    if args.quiet_ms > 0:
-        wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s)
     measured = {name: [] for name in names}
+    quiet_checks_ms = []
     for r in range(args.rounds):
+        # Before every round: a phase change mid-run (runs take minutes) moved
+        # every trace of the later rounds by 5-15%.
+        if args.quiet_ms > 0:
+            quiet_checks_ms.append(wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s))
         for trace, name in zip(traces, names):
             report = os.path.join(args.out, "%s.%d.json" % (name, r + 1))
             run([tracetwin, "compare", trace, "--models", sets[0][1], "--iters",
@@ -108,6 +112,7 @@ def main():
             with open(os.path.join(args.out, "%s.pred.%s.json" % (name, label))) as f:
                 predicted[name][label] = json.load(f)["iteration_ms"]
     summary = {"rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
+               "quiet_checks_ms": quiet_checks_ms,
                "models": dict(sets),
                "traces": {n: {"measured_ms": measured[n], "predicted_ms": predicted[n]}
                           for n in names}}

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "predictors/analytic_models.h"
 #include "predictors/predictor.h"
@@ -53,25 +54,30 @@ std::shared_ptr<XgbResidualModel> scaledBy04(std::shared_ptr<const KernelModel> 
   return std::make_shared<XgbResidualModel>(std::move(base), booster, cols, cols - 1);
 }
 
+// root -> thread -> `ops`, in order, numbered from 3.
+core::Graph stepOf(std::vector<core::Node> ops) {
+  core::Graph g = graphWithOneThread();
+  core::NodeId id = 3;
+  for (core::Node& n : ops) {
+    n.id = id++;
+    n.parent = 2;
+    n.tid = 1;
+    g.addNode(std::move(n));
+  }
+  g.finalize();
+  return g;
+}
+
 // root -> thread -> zero_(A, 4 MiB), relu(B, 40 MiB): the iteration repeats,
 // so zero_ finds A 40 MiB of traffic after its last touch.
 core::Graph zeroThenLargeRelu() {
-  core::Graph g = graphWithOneThread();
   const core::Value a = tensor({kMiB}, core::DType::kFloat32, 1, "cpu");
   const core::Value b = tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu");
   core::Node zero = opNode("aten::zero_", {a}, {a});
   zero.op_schema_text = "aten::zero_(Tensor(a!) self) -> Tensor(a!)";
   core::Node relu = opNode("aten::relu", {b}, {tensor({1}, core::DType::kFloat32, 3, "cpu")});
   relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  core::NodeId id = 3;
-  for (core::Node* n : {&zero, &relu}) {
-    n->id = id++;
-    n->parent = 2;
-    n->tid = 1;
-    g.addNode(*n);
-  }
-  g.finalize();
-  return g;
+  return stepOf({zero, relu});
 }
 
 double predictedZeroUs(std::shared_ptr<const KernelModel> elementwise) {
@@ -112,21 +118,12 @@ TEST(ColdInputs, TheKneeUnderAResidualDecidesWhatIsCold) {
 // root -> thread -> relu(A -> G), relu(B, 40 MiB): G, 4 MiB, is written on
 // the storage it had last iteration, 40 MiB of traffic ago.
 TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
-  core::Graph g = graphWithOneThread();
-  const std::string relu = "aten::relu(Tensor self) -> Tensor";
   core::Node first = opNode("aten::relu", {tensor({1}, core::DType::kFloat32, 4, "cpu")},
                             {tensor({kMiB}, core::DType::kFloat32, 1, "cpu")});
   core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
                              {tensor({1}, core::DType::kFloat32, 3, "cpu")});
-  core::NodeId id = 3;
-  for (core::Node* n : {&first, &second}) {
-    n->id = id++;
-    n->parent = 2;
-    n->tid = 1;
-    n->op_schema_text = relu;
-    g.addNode(*n);
-  }
-  g.finalize();
+  for (core::Node* n : {&first, &second}) n->op_schema_text = "aten::relu(Tensor self) -> Tensor";
+  const core::Graph g = stepOf({first, second});
   ModelSet set;
   set.device = bigCacheCpu();
   set.setModel("elementwise", curve());
@@ -145,7 +142,6 @@ TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
 // root -> thread -> mm(W 4 MiB, x), relu(B, 40 MiB): the iteration repeats,
 // so the mm finds its weight 40 MiB of traffic after its last touch.
 core::Graph coldWeightMm(const std::string& device) {
-  core::Graph g = graphWithOneThread();
   core::Node mm = opNode("aten::mm",
                          {tensor({1024, 1024}, core::DType::kFloat32, 1, device),
                           tensor({1024, 1}, core::DType::kFloat32, 4, device)},
@@ -154,15 +150,7 @@ core::Graph coldWeightMm(const std::string& device) {
   core::Node relu = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, device)},
                            {tensor({1}, core::DType::kFloat32, 3, device)});
   relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  core::NodeId id = 3;
-  for (core::Node* n : {&mm, &relu}) {
-    n->id = id++;
-    n->parent = 2;
-    n->tid = 1;
-    g.addNode(*n);
-  }
-  g.finalize();
-  return g;
+  return stepOf({mm, relu});
 }
 
 TEST(ColdInputs, RooflineModelsAddTheirColdInputsDramReadOnACpu) {
