@@ -90,19 +90,6 @@ TEST(BetweenOps, InPlaceResultsAreNotProduced) {
             2);
 }
 
-// One-thread graph of `ops` (ids from 3, under the step node 2).
-core::Graph graphOf(std::vector<core::Node> ops) {
-  core::Graph g = graphWithOneThread();
-  core::NodeId id = 3;
-  for (core::Node& n : ops) {
-    n.id = id++;
-    n.parent = 2;
-    n.tid = 1;
-    g.addNode(n);
-  }
-  g.finalize();
-  return g;
-}
 
 // A CPU host whose elementwise ops follow the spec's bandwidth.
 ModelSet cpuModelSet() {
@@ -124,7 +111,7 @@ TEST(BetweenOps, PredictionAddsThemPerOpOnACpuDevice) {
     ops.push_back(opNode("aten::relu", {tensor({64}, core::DType::kFloat32, 0, "cpu")},
                          {tensor({64}, core::DType::kFloat32, 0, "cpu")}));
   }
-  const core::Graph g = graphOf(std::move(ops));
+  const core::Graph g = graphOfOps(std::move(ops));
   ModelSet set = cpuModelSet();
   const Prediction bare = predictGraph(g, set, {});
   BetweenOpsFit fit;
@@ -145,7 +132,7 @@ TEST(BetweenOps, PredictionAddsTheWrappedNumbersOfEachOp) {
   std::vector<core::Node> ops;
   for (int i = 0; i < 4; ++i)  // x.add_(1) four times
     ops.push_back(opNode("aten::add_", {x, tensor({}, core::DType::kInt64, 0, "cpu")}, {x}));
-  const core::Graph g = graphOf(std::move(ops));
+  const core::Graph g = graphOfOps(std::move(ops));
   ModelSet set = cpuModelSet();
   const Prediction bare = predictGraph(g, set, {});
   BetweenOpsFit fit;

@@ -54,20 +54,6 @@ std::shared_ptr<XgbResidualModel> scaledBy04(std::shared_ptr<const KernelModel> 
   return std::make_shared<XgbResidualModel>(std::move(base), booster, cols, cols - 1);
 }
 
-// root -> thread -> `ops`, in order, numbered from 3.
-core::Graph stepOf(std::vector<core::Node> ops) {
-  core::Graph g = graphWithOneThread();
-  core::NodeId id = 3;
-  for (core::Node& n : ops) {
-    n.id = id++;
-    n.parent = 2;
-    n.tid = 1;
-    g.addNode(std::move(n));
-  }
-  g.finalize();
-  return g;
-}
-
 // root -> thread -> zero_(A, 4 MiB), relu(B, 40 MiB): the iteration repeats,
 // so zero_ finds A 40 MiB of traffic after its last touch.
 core::Graph zeroThenLargeRelu() {
@@ -77,7 +63,7 @@ core::Graph zeroThenLargeRelu() {
   zero.op_schema_text = "aten::zero_(Tensor(a!) self) -> Tensor(a!)";
   core::Node relu = opNode("aten::relu", {b}, {tensor({1}, core::DType::kFloat32, 3, "cpu")});
   relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  return stepOf({zero, relu});
+  return graphOfOps({zero, relu});
 }
 
 double predictedZeroUs(std::shared_ptr<const KernelModel> elementwise) {
@@ -123,7 +109,7 @@ TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
   core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
                              {tensor({1}, core::DType::kFloat32, 3, "cpu")});
   for (core::Node* n : {&first, &second}) n->op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  const core::Graph g = stepOf({first, second});
+  const core::Graph g = graphOfOps({first, second});
   ModelSet set;
   set.device = bigCacheCpu();
   set.setModel("elementwise", curve());
@@ -150,7 +136,7 @@ core::Graph coldWeightMm(const std::string& device) {
   core::Node relu = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, device)},
                            {tensor({1}, core::DType::kFloat32, 3, device)});
   relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  return stepOf({mm, relu});
+  return graphOfOps({mm, relu});
 }
 
 TEST(ColdInputs, RooflineModelsAddTheirColdInputsDramReadOnACpu) {

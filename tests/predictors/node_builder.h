@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
@@ -70,6 +71,21 @@ inline core::Graph graphWithOneThread() {
   thread.name = "[pytorch|profiler|execution_trace|thread]";
   g.addNode(root);
   g.addNode(thread);
+  return g;
+}
+
+// graphWithOneThread() with `ops` under the thread, in order, ids from 3;
+// finalized.
+inline core::Graph graphOfOps(std::vector<core::Node> ops) {
+  core::Graph g = graphWithOneThread();
+  core::NodeId id = 3;
+  for (core::Node& n : ops) {
+    n.id = id++;
+    n.parent = 2;
+    n.tid = 1;
+    g.addNode(std::move(n));
+  }
+  g.finalize();
   return g;
 }
 
