@@ -90,7 +90,6 @@ TEST(BetweenOps, InPlaceResultsAreNotProduced) {
             2);
 }
 
-
 // A CPU host whose elementwise ops follow the spec's bandwidth.
 ModelSet cpuModelSet() {
   DeviceSpec cpu;
