@@ -284,8 +284,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   markColdInputs(recs, models);
   predictDeviceTimes(recs, graph, models, opts);
   addCodeColdPenalties(recs, models, opts);
-  addColdOutputReads(recs, models, opts);
-  addColdInputReads(recs, models, opts);
+  addColdDramReads(recs, models, opts);
   const int64_t recorded = applyRecordedKernels(recs, opts);
 
   const OverheadTable& table = overheadTable(models, opts);

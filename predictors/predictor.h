@@ -51,7 +51,7 @@ struct OpPrediction {
   // (ColdBytes::inputs): why an op costs more in a step than alone.
   double cold_input_bytes = 0.0;
   // Of predicted_us, reading those bytes from DRAM, for models whose time is
-  // the cache-hot one (GEMM and convolution on a CPU; addColdInputReads).
+  // the cache-hot one (GEMM and convolution on a CPU; addColdDramReads).
   double cold_input_us = 0.0;
 };
 

@@ -51,49 +51,40 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   }
 }
 
-// CPU models: an op whose outputs land on memory that went cold first reads
-// those lines from DRAM (write-allocate). Offline on the 11 traces of
-// 2026-11-24 it moved every trace it touched toward the replays: embbag's
-// 1.28 MB embedding gradients (+34 us each), ResNet-18's weight gradients
-// (conv, +1.1 ms a step); docs/prediction.md. Added, not a floor: the op's
-// own traffic comes on top. Not across devices (a GPU's L2 takes
-// whole-sector writes without reading them).
-void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
-                        const PredictOptions& opts) {
+// CPU models: the DRAM reads a step adds to a kernel model's cache-hot time,
+// at the device's DRAM bandwidth, on top of the prediction (not floors: the
+// op's own traffic comes as well). Not across devices, not for fallbacks.
+// - Cold outputs: an op whose outputs land on memory that went cold first
+//   reads those lines (write-allocate). Offline on the 11 traces of
+//   2026-11-24 it moved every trace it touched toward the replays: embbag's
+//   1.28 MB embedding gradients (+34 us each), ResNet-18's weight gradients
+//   (conv, +1.1 ms a step); docs/prediction.md. A GPU's L2 takes
+//   whole-sector writes without reading them.
+// - Cold inputs of roofline families (GEMM, convolution), which unlike the
+//   bandwidth-curve and cache models have no DRAM floor. ResNet-18's last
+//   convolutions read a 9.4 MB weight that the rest of the step evicted:
+//   replayed alone in a step, 950 us against 810-900 us for the same shapes
+//   in calibration, whose repeated calls find the weight in the LLC.
+void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                      const PredictOptions& opts) {
   if (opts.target || models.device.kind != DeviceKind::kCpu) return;
-  if (models.device.memory_bandwidth <= 0) return;
-  for (OpRecord& r : recs) {
-    if (r.fallback || r.cold_output_bytes <= 0) continue;
-    const double extra = r.cold_output_bytes / models.device.memory_bandwidth * 1e6;
-    r.out.predicted_us += extra;
-    r.out.cold_output_us = extra;
-  }
-}
-
-// CPU models: a GEMM or convolution whose inputs went cold reads them from
-// DRAM on top of its cache-hot time. ResNet-18's last convolutions read a
-// 9.4 MB weight that the rest of the step evicted: replayed alone in a step,
-// 950 us against 810-900 us for the same shapes in calibration, whose
-// repeated calls find the weight in the LLC. Added, as for cold outputs
-// (addColdOutputReads), at the device's DRAM bandwidth; not across devices.
-void addColdInputReads(std::vector<OpRecord>& recs, const ModelSet& models,
-                       const PredictOptions& opts) {
-  if (opts.target || models.device.kind != DeviceKind::kCpu) return;
-  if (models.device.memory_bandwidth <= 0) return;
-  const KernelModel* last_model = nullptr;
-  const std::string* last_family = nullptr;
+  const double bandwidth = models.device.memory_bandwidth;
+  if (bandwidth <= 0) return;
+  // The family's model is looked up for ops with cold inputs only, and
+  // again only when the family changes.
+  const std::string* family = nullptr;
   bool hot_only = false;
   for (OpRecord& r : recs) {
-    if (r.fallback || r.f.cold_bytes <= 0) continue;
-    if (last_family == nullptr || *last_family != r.f.family) {
-      last_family = &r.f.family;
-      last_model = models.model(r.f.family);
-      hot_only = last_model != nullptr && hotOnlyModel(last_model);
+    if (r.fallback) continue;
+    r.out.cold_output_us = r.cold_output_bytes / bandwidth * 1e6;
+    if (r.f.cold_bytes > 0 && (family == nullptr || *family != r.f.family)) {
+      family = &r.f.family;
+      const KernelModel* model = models.model(r.f.family);
+      hot_only = model != nullptr && hotOnlyModel(model);
     }
-    if (!hot_only) continue;
-    const double extra = r.f.cold_bytes / models.device.memory_bandwidth * 1e6;
-    r.out.predicted_us += extra;
-    r.out.cold_input_us = extra;
+    r.out.cold_input_us = r.f.cold_bytes > 0 && hot_only ? r.f.cold_bytes / bandwidth * 1e6 : 0.0;
+    r.out.predicted_us += r.out.cold_output_us;
+    r.out.predicted_us += r.out.cold_input_us;
   }
 }
 

@@ -18,14 +18,13 @@ namespace tracetwin::predictors {
 // the cold output bytes of every op; before the kernel models run.
 void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models);
 
-// After the kernel models: each adds its share to OpPrediction::predicted_us
-// and records it in its own field (code_cold_us, cold_output_us,
-// cold_input_us). None applies across devices (PredictOptions::target).
+// After the kernel models, in this order: each adds its share to
+// OpPrediction::predicted_us and records it in its own field (code_cold_us;
+// cold_output_us and cold_input_us). Neither applies across devices
+// (PredictOptions::target).
 void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
                           const PredictOptions& opts);
-void addColdOutputReads(std::vector<OpRecord>& recs, const ModelSet& models,
-                        const PredictOptions& opts);
-void addColdInputReads(std::vector<OpRecord>& recs, const ModelSet& models,
-                       const PredictOptions& opts);
+void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                      const PredictOptions& opts);
 
 }  // namespace tracetwin::predictors

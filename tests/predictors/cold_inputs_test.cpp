@@ -173,7 +173,7 @@ TEST(ColdInputs, ALearnedResidualOverARooflineAddsTheSameRead) {
   std::vector<float> x, y;
   for (int i = 0; i < 64; ++i) {
     for (size_t c = 0; c < cols; ++c) x.push_back(static_cast<float>((i * 5 + c) % 11));
-    y.push_back(0.0f);  // the residual leaves the roofline as it is
+    y.push_back(0.0f);  // whatever the residual, the DRAM read is the base's
   }
   learned.setModel("gemm", std::make_shared<XgbResidualModel>(
                                std::make_shared<RooflineModel>(),
