@@ -68,6 +68,7 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = s.dtype;
   double item = std::max<double>(s.itemsize, 1.0);
   double out_elems = s.n * s.k * s.out_spatial;
+  f->weight_bytes = s.k * (s.c / s.groups) * s.filter * item;
   f->flops = 2.0 * out_elems * (s.c / s.groups) * s.filter * (s.backward ? 2.0 : 1.0);
   f->bytes = (s.n * s.c * s.in_spatial + s.k * (s.c / s.groups) * s.filter + out_elems) * item *
              (s.backward ? 2.0 : 1.0);

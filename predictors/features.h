@@ -48,6 +48,8 @@ struct OpFeatures {
   double table_bytes = 0.0;      // E * D * itemsize
   double gathered_bytes = 0.0;   // B * L * D * itemsize
   double unique_fraction = 1.0;  // unique rows / lookups (from the histogram)
+  // Convolutions: the filter's bytes (read once per pass over it).
+  double weight_bytes = 0.0;
 };
 
 // The op's variant, or its name when it has no flags.

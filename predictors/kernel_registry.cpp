@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "predictors/analytic_models.h"
 #include "predictors/comm_model.h"
+#include "predictors/conv_path_model.h"
 #include "predictors/kernel_model.h"
 #include "predictors/xgb_model.h"
 
@@ -19,6 +20,7 @@ std::map<std::string, ModelLoader>& kindTable() {
       {"roofline", RooflineModel::fromJson},    {"bandwidth_curve", BandwidthCurveModel::fromJson},
       {"cache_model", CacheModel::fromJson},    {"constant", ConstantModel::fromJson},
       {"alpha_beta", AlphaBetaModel::fromJson}, {"xgboost", XgbResidualModel::fromJson},
+      {"conv_path", ConvPathModel::fromJson},
   };
   return table;
 }

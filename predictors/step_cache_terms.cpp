@@ -5,6 +5,7 @@
 #include "predictors/analytic_models.h"
 #include "predictors/cache_reuse.h"
 #include "predictors/code_cold.h"
+#include "predictors/conv_path_model.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -18,10 +19,12 @@ const KernelModel* analyticBase(const KernelModel* model) {
 }
 
 // Whether the family's time is the op's on cache-hot inputs with no DRAM
-// floor for the cold ones: a roofline (the bandwidth-curve and cache models
-// have a floor).
+// floor for the cold ones: a roofline or the convolution paths (the
+// bandwidth-curve and cache models have a floor).
 bool hotOnlyModel(const KernelModel* model) {
-  return dynamic_cast<const RooflineModel*>(analyticBase(model)) != nullptr;
+  const KernelModel* base = analyticBase(model);
+  return dynamic_cast<const RooflineModel*>(base) != nullptr ||
+         dynamic_cast<const ConvPathModel*>(base) != nullptr;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "predictors/analytic_fit.h"
+#include "predictors/conv_path_model.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -26,7 +27,7 @@ struct FamilyFitter {
 const std::unordered_map<std::string, FamilyFitter>& fitters() {
   static const std::unordered_map<std::string, FamilyFitter> t = {
       {"gemm", {fitRoofline, true}},
-      {"conv", {fitRoofline, true}},
+      {"conv", {fitConvPaths, true}},
       {"embedding_bag", {fitCacheModel, true}},
       {"elementwise", {fitBandwidthCurve, true}},  // + XGBoost over shapes
       {"reduction", {fitBandwidthCurve, true}},    // + XGBoost over shapes
@@ -74,6 +75,8 @@ double interceptOf(const KernelModel& m) {
   if (j.contains("t0_us")) return j["t0_us"].get<double>();
   if (j.contains("base") && j["base"].contains("t0_us")) return j["base"]["t0_us"].get<double>();
   if (j.contains("default_us")) return j["default_us"].get<double>();
+  if (j.contains("pooled") && j["pooled"].contains("t0_us"))  // conv paths: the pooled fit's
+    return j["pooled"]["t0_us"].get<double>();
   return 0.0;
 }
 

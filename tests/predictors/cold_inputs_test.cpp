@@ -1,13 +1,14 @@
 // Cold inputs under a learned residual: the residual scales the cache-hot time
 // only, and the cache size that decides what is cold comes from the bandwidth
-// curve under the residual. Roofline-based models (GEMM, convolution) have no
-// DRAM floor: their cold inputs add a DRAM read on a CPU.
+// curve under the residual. The GEMM roofline and the convolution paths have
+// no DRAM floor: their cold inputs add a DRAM read on a CPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "predictors/analytic_models.h"
+#include "predictors/conv_path_model.h"
 #include "predictors/predictor.h"
 #include "predictors/xgb_model.h"
 #include "tests/predictors/node_builder.h"
@@ -183,6 +184,35 @@ TEST(ColdInputs, ALearnedResidualOverARooflineAddsTheSameRead) {
   const Prediction b = predictGraph(g, learned, PredictOptions{});
   EXPECT_GT(b.per_op[0].cold_input_us, 0.0);
   EXPECT_DOUBLE_EQ(b.per_op[0].cold_input_us, a.per_op[0].cold_input_us);
+}
+
+// The convolution family's base has no DRAM floor either: ResNet-18's last
+// layers read a 9.4 MB weight the rest of the step evicted.
+TEST(ColdInputs, ConvolutionPathsAddTheirColdInputsDramReadOnACpu) {
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.setModel("elementwise", curve());
+  auto paths = std::make_shared<ConvPathModel>();
+  set.setModel("conv", paths);
+  core::Node conv = opNode(
+      "aten::conv2d",
+      {tensor({2, 512, 1, 1}, core::DType::kFloat32, 1, "cpu"),
+       tensor({512, 512, 3, 3}, core::DType::kFloat32, 4, "cpu"), intList({1, 1}),
+       intList({1, 1}), intList({1, 1}), intValue(1)},
+      {tensor({2, 512, 1, 1}, core::DType::kFloat32, 5, "cpu")},
+      {"input", "weight", "stride", "padding", "dilation", "groups"});
+  core::Node relu = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
+                           {tensor({1}, core::DType::kFloat32, 3, "cpu")});
+  const core::Graph g = graphOfOps({conv, relu});
+  const Prediction p = predictGraph(g, set, PredictOptions{});
+  const OpPrediction& c = p.per_op[0];
+  ASSERT_EQ(c.family, "conv");
+  EXPECT_GT(c.cold_input_bytes, 9.4e6);
+  EXPECT_NEAR(c.cold_input_us, c.cold_input_bytes / kDramBandwidth * 1e6, 1e-9);
+  EXPECT_NEAR(c.predicted_us,
+              paths->predictUs(computeFeatures(g.node(3)), set.device) + c.cold_output_us +
+                  c.cold_input_us,
+              1e-6);
 }
 
 TEST(ColdInputs, NoDramReadIsAddedOnAGpu) {
