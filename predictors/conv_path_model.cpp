@@ -124,8 +124,7 @@ nlohmann::json ConvPathModel::save(const std::string&, const std::string&) const
 std::shared_ptr<const KernelModel> ConvPathModel::fromJson(const nlohmann::json& j,
                                                            const std::string&) {
   auto m = std::make_shared<ConvPathModel>();
-  if (!j.is_object() || !j.contains("pooled") || !j.contains("paths") ||
-      !j.at("paths").is_object())
+  if (!j.is_object() || !j.contains("pooled") || !j.contains("paths") || !j.at("paths").is_object())
     throw InputError("conv_path model: expected an object with \"pooled\" and \"paths\"");
   m->pooled = termsFromJson(j.at("pooled"), "conv_path model, pooled");
   for (const auto& [key, t] : j.at("paths").items())

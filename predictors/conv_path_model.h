@@ -16,25 +16,28 @@ namespace tracetwin::predictors {
 // compute = flops / peak(dtype) and each traffic = bytes / DRAM bandwidth (so
 // a, b and c are inverse efficiencies, comparable across devices), and one
 // set of (t0, a, b, c) per path: forward or backward, LibTorch's native
-// im2col path or oneDNN, grouped or dense.
+// im2col path or oneDNN, grouped or dense. The native path multiplies image
+// by image and reads the whole weight each time, so its weight traffic is
+// the batch times the weight.
 //
 // Why not the roofline the GEMM family uses: one compute efficiency cannot
 // serve paths whose rates differ tenfold (the native path runs ~5 GFLOP/s on
 // this host, oneDNN dense convolutions several times that), and a max() of
 // two roofs has no term for a skinny layer that streams its weight. The
-// roofline missed the calibration samples by 29% (GMAE), so the trees on top
+// roofline missed the calibration samples by 30% (GMAE), so the trees on top
 // carried factors of 2-3 and, between grid points, put them where the
-// nearest sampled shape was: two calibrations of the same host predicted
-// ResNet-18's convolutions +4% and +64% (2026-11-25). Linear per path, the
-// base misses by ~14% and interpolates smoothly.
+// nearest sampled shape was. Fitted on three random thirds of one
+// calibration's conv points, the roofline's trees missed the conv ops of 9
+// networks by 8.8-11.2% on average, these paths' by 6.3-8.4%; the base
+// alone misses the samples by ~14% (docs/prediction.md, 2026-11-25).
 class ConvPathModel : public KernelModel {
  public:
   struct Terms {
     double t0_us = 0.0;
-    double compute = 1.0;  // x flops / peak(dtype)
+    double compute = 1.0;      // x flops / peak(dtype)
     double activations = 1.0;  // x (input + output bytes) / DRAM bandwidth
-    double weights = 1.0;  // x weight bytes / DRAM bandwidth
-    int64_t samples = 0;  // fitted on (0: not fitted)
+    double weights = 1.0;      // x weight bytes / DRAM bandwidth
+    int64_t samples = 0;       // fitted on (0: not fitted)
   };
   // Used for a path with too few calibration samples of its own.
   Terms pooled;

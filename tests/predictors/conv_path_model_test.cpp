@@ -32,14 +32,14 @@ OpFeatures conv(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t r, int64_t 
                 bool backward = false) {
   const int64_t out = hw;
   if (backward) {
-    return computeFeatures(opNode(
-        "aten::convolution_backward",
-        {tensor({n, k, out, out}), tensor({n, c, hw, hw}), tensor({k, c / groups, r, r}),
-         intList({k}), intList({1, 1}), intList({r / 2, r / 2}), intList({1, 1}), intValue(0),
-         intList({0, 0}), intValue(groups)},
-        {tensor({n, c, hw, hw}), tensor({k, c / groups, r, r}), tensor({k})},
-        {"grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
-         "transposed", "output_padding", "groups"}));
+    return computeFeatures(
+        opNode("aten::convolution_backward",
+               {tensor({n, k, out, out}), tensor({n, c, hw, hw}), tensor({k, c / groups, r, r}),
+                intList({k}), intList({1, 1}), intList({r / 2, r / 2}), intList({1, 1}),
+                intValue(0), intList({0, 0}), intValue(groups)},
+               {tensor({n, c, hw, hw}), tensor({k, c / groups, r, r}), tensor({k})},
+               {"grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
+                "transposed", "output_padding", "groups"}));
   }
   return computeFeatures(
       opNode("aten::conv2d",
@@ -136,9 +136,9 @@ TEST(ConvPathModel, APathWithFewSamplesTakesThePooledTerms) {
   EXPECT_EQ(m->pooled.samples, 31);
   const OpFeatures grouped = conv(16, 64, 16, 64, 3, 64);
   const ConvPathModel::Inputs in = ConvPathModel::inputsOf(grouped, d);
-  EXPECT_DOUBLE_EQ(m->predictUs(grouped, d),
-                   m->pooled.t0_us + m->pooled.compute * in.compute_us +
-                       m->pooled.activations * in.activation_us + m->pooled.weights * in.weight_us);
+  EXPECT_DOUBLE_EQ(m->predictUs(grouped, d), m->pooled.t0_us + m->pooled.compute * in.compute_us +
+                                                 m->pooled.activations * in.activation_us +
+                                                 m->pooled.weights * in.weight_us);
 }
 
 // Times that fall as the weight grows cannot come from weight traffic: that
