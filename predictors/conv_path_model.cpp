@@ -18,6 +18,7 @@ constexpr double kUsPerS = 1e6;
 constexpr int64_t kMinPathSamples = 12;
 
 // The conv feature columns this model reads (features.cpp, convFeatures).
+constexpr size_t kLog2BatchColumn = 0;
 constexpr size_t kLog2GroupsColumn = 8;
 constexpr size_t kBackwardColumn = 10;
 constexpr size_t kNativePathColumn = 12;
@@ -94,12 +95,14 @@ ConvPathModel::Inputs ConvPathModel::inputsOf(const OpFeatures& f, const DeviceS
   // The native path runs one matrix product per image, each reading the
   // whole weight; oneDNN reads it once per call.
   const double images =
-      column(f, kNativePathColumn) && !f.x.empty() ? std::exp2(static_cast<double>(f.x[0])) : 1.0;
-  const double weight_traffic = f.weight_bytes * passes * images;
+      column(f, kNativePathColumn) ? std::exp2(static_cast<double>(f.x[kLog2BatchColumn])) : 1.0;
   Inputs in;
   in.compute_us = f.flops / d.peakFlops(f.dtype) * kUsPerS;
-  in.activation_us = std::max(f.bytes - weight_traffic, 0.0) / d.memory_bandwidth * kUsPerS;
-  in.weight_us = weight_traffic / d.memory_bandwidth * kUsPerS;
+  // OpFeatures::bytes counts the weight once per pass; the rest is the
+  // activations'.
+  in.activation_us =
+      std::max(f.bytes - f.weight_bytes * passes, 0.0) / d.memory_bandwidth * kUsPerS;
+  in.weight_us = f.weight_bytes * passes * images / d.memory_bandwidth * kUsPerS;
   return in;
 }
 

@@ -28,7 +28,7 @@ namespace tracetwin::predictors {
 // carried factors of 2-3 and, between grid points, put them where the
 // nearest sampled shape was. Fitted on three random thirds of one
 // calibration's conv points, the roofline's trees missed the conv ops of 9
-// networks by 8.8-11.2% on average, these paths' by 6.3-8.4%; the base
+// networks by 8.8-11.2% on average, these paths' by 7.1-9.0%; the base
 // alone misses the samples by ~14% (docs/prediction.md, 2026-11-25).
 class ConvPathModel : public KernelModel {
  public:

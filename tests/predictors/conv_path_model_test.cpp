@@ -93,8 +93,11 @@ TEST(ConvPathModel, WeightAndActivationTrafficSplitTheOpsBytes) {
   // each time (1x1 at batch 2: ~1.2 GB/s per image on the build host).
   const OpFeatures native = conv(2, 256, 1, 512, 1);
   ASSERT_EQ(ConvPathModel::pathKey(native), "fwd/native/dense");
-  EXPECT_NEAR(ConvPathModel::inputsOf(native, d).weight_us, 2 * native.weight_bytes / 40e9 * 1e6,
-              1e-9);
+  const ConvPathModel::Inputs per_image = ConvPathModel::inputsOf(native, d);
+  EXPECT_NEAR(per_image.weight_us, 2 * native.weight_bytes / 40e9 * 1e6, 1e-9);
+  // Its activations are what they are on any path (the weight's re-reads
+  // are not taken out of them).
+  EXPECT_NEAR(per_image.activation_us, (2.0 * 256 + 2.0 * 512) * 4 / 40e9 * 1e6, 1e-9);
 }
 
 TEST(ConvPathModel, FitRecoversEachPathsTermsAndInterpolatesBetweenShapes) {
