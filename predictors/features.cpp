@@ -68,10 +68,11 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = s.dtype;
   double item = std::max<double>(s.itemsize, 1.0);
   double out_elems = s.n * s.k * s.out_spatial;
-  f->weight_bytes = s.k * (s.c / s.groups) * s.filter * item;
+  const double weight_elems = s.k * (s.c / s.groups) * s.filter;
+  f->weight_bytes = weight_elems * item;
   f->flops = 2.0 * out_elems * (s.c / s.groups) * s.filter * (s.backward ? 2.0 : 1.0);
-  f->bytes = (s.n * s.c * s.in_spatial + s.k * (s.c / s.groups) * s.filter + out_elems) * item *
-             (s.backward ? 2.0 : 1.0);
+  f->bytes =
+      (s.n * s.c * s.in_spatial + weight_elems + out_elems) * item * (s.backward ? 2.0 : 1.0);
   f->x = {lg(s.n),
           lg(s.c),
           lg(s.h),
@@ -95,7 +96,7 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
           // +18% (its 3x3-map layers at +50-70%), within 10% with them.
           lg(s.n * s.out_spatial),
           lg(s.c / s.groups * s.filter),
-          lg(s.k * (s.c / s.groups) * s.filter * item),
+          lg(f->weight_bytes),
           static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3)))};
 }
 
