@@ -162,6 +162,9 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                         {"notes", p.notes},
                         {"families", fam},
                         {"per_op", per_op}};
+  nlohmann::json& uncalibrated = doc["uncalibrated_ops"] = nlohmann::json::array();
+  for (const predictors::UncalibratedOp& u : p.uncalibrated_ops)
+    uncalibrated.push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["original_device"] = meta->device.empty() ? "cpu" : meta->device;

@@ -90,6 +90,8 @@ std::string ConvPathModel::pathKey(const OpFeatures& f) {
   return key;
 }
 
+bool ConvPathModel::nativePath(const OpFeatures& f) { return column(f, kNativePathColumn); }
+
 ConvPathModel::Inputs ConvPathModel::inputsOf(const OpFeatures& f, const DeviceSpec& d) {
   const double passes = column(f, kBackwardColumn) ? 2.0 : 1.0;
   // The native path runs one matrix product per image, each reading the

@@ -52,6 +52,9 @@ class ConvPathModel : public KernelModel {
   // "fwd/onednn/dense", "bwd/native/dense", ... from the conv feature
   // columns (backward, log2 groups, native path).
   static std::string pathKey(const OpFeatures& f);
+  // Whether a CPU runs the convolution on LibTorch's native im2col + BLAS
+  // path (no code generated per shape, unlike oneDNN's).
+  static bool nativePath(const OpFeatures& f);
   // The three terms' inputs in microseconds at efficiency 1.
   struct Inputs {
     double compute_us = 0, activation_us = 0, weight_us = 0;

@@ -56,6 +56,11 @@ const KernelModel* ModelSet::model(const std::string& family) const {
   return it == models_.end() ? nullptr : it->second.get();
 }
 
+bool ModelSet::calibrated(const std::string& family, const std::string& op) const {
+  auto it = calibrated_ops.find(family);
+  return it == calibrated_ops.end() || it->second.count(op) > 0;
+}
+
 std::vector<std::string> ModelSet::families() const {
   std::vector<std::string> out;
   for (const auto& kv : models_) out.push_back(kv.first);
@@ -75,6 +80,7 @@ void ModelSet::save(const std::string& dir) const {
   manifest["created"] = created.empty() ? todayUtc() : created;
   manifest["overheads"] = overheads.toJson();
   if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
+  if (!calibrated_ops.empty()) manifest["calibrated_ops"] = calibrated_ops;
   nlohmann::json models = nlohmann::json::object();
   for (const auto& [family, model] : models_) {
     nlohmann::json params = model->save(dir, family);
@@ -115,6 +121,28 @@ void readStepCosts(const nlohmann::json& manifest, const fs::path& path, ModelSe
     set->code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
 }
 
+// {"<family>": ["aten::op", ...], ...}
+std::map<std::string, std::set<std::string>> calibratedOps(const nlohmann::json& manifest,
+                                                           const fs::path& path) {
+  const nlohmann::json& j = manifest["calibrated_ops"];
+  if (!j.is_object())
+    throw InputError(
+        fmt::format("{}: 'calibrated_ops' must be an object of op-name lists", path.string()));
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& [family, ops] : j.items()) {
+    if (!ops.is_array())
+      throw InputError(fmt::format("{}: calibrated_ops.{}: expected an array of op names",
+                                   path.string(), family));
+    for (const auto& op : ops) {
+      if (!op.is_string())
+        throw InputError(fmt::format("{}: calibrated_ops.{}: expected op names (strings), got {}",
+                                     path.string(), family, op.dump()));
+      out[family].insert(op.get<std::string>());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ModelSet ModelSet::loadStepCosts(const std::string& dir) {
@@ -145,6 +173,7 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   set.torch_version = field<std::string>(manifest, "torch_version", path);
   set.created = field<std::string>(manifest, "created", path);
   readStepCosts(manifest, path, &set);
+  if (manifest.contains("calibrated_ops")) set.calibrated_ops = calibratedOps(manifest, path);
   if (!manifest.contains("models") || !manifest["models"].is_object()) {
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ class ModelSet {
   // CPU: what small ops cost on top of their kernel model when time passed
   // since their previous call (code_cold.h). Empty in older model sets.
   CodeColdModel code_cold;
+  // Per family, the op names (no overload) the models were fitted on. A
+  // learned residual has seen nothing of another op's kernel: the predictor
+  // gives such ops the family's analytic base and says so. A family with no
+  // entry (model sets from before the list) counts every op as calibrated.
+  std::map<std::string, std::set<std::string>> calibrated_ops;
+  bool calibrated(const std::string& family, const std::string& op) const;
 
   void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
   const KernelModel* model(const std::string& family) const;  // nullptr if none

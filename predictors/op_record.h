@@ -16,6 +16,7 @@ struct OpRecord {
   OpFeatures f;
   OpPrediction out;
   bool fallback = false;
+  bool uncalibrated = false;       // op not among ModelSet::calibrated_ops: analytic base
   uint64_t shape_hash = 0;         // shapeHash(f), once per op
   double cold_output_bytes = 0;    // ColdBytes::outputs
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,13 +19,13 @@
 #include "predictors/op_record.h"
 #include "predictors/op_timing.h"
 #include "predictors/step_cache_terms.h"
+#include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
 namespace {
 
 constexpr int64_t kComputeStream = 0;
 constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
-
 
 uint64_t bitsOf(double d) {
   uint64_t u;
@@ -107,6 +108,7 @@ int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& 
     r.out.cold_output_us = 0;
     r.out.cold_input_us = 0;
     r.fallback = false;
+    r.uncalibrated = false;
     r.recorded_launches = it->second.kernels;
     ++applied;
   }
@@ -158,6 +160,21 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     s.t5 = get(Overhead::kT5);
   }
   return s;
+}
+
+// The ops predicted by an analytic base because the models never saw them,
+// by name, most frequent first.
+std::vector<UncalibratedOp> uncalibratedOps(const std::vector<OpRecord>& recs) {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  for (const OpRecord& r : recs) {
+    if (r.uncalibrated) ++counts[{r.f.op, r.f.family}];
+  }
+  std::vector<UncalibratedOp> out;
+  for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
+  std::stable_sort(out.begin(), out.end(), [](const UncalibratedOp& a, const UncalibratedOp& b) {
+    return a.count > b.count;
+  });
+  return out;
 }
 
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
@@ -234,6 +251,25 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       model = fallback.get();
     }
     std::vector<double> us = predictDistinct(*model, spec, recs, idx);
+    // Ops the models never saw take the analytic base: a learned residual
+    // knows nothing of their kernels (ModelSet::calibrated_ops).
+    const KernelModel* base = unmodelled ? model : analyticBase(model);
+    std::vector<size_t> unseen;  // positions in idx
+    if (base != model) {
+      for (size_t k = 0; k < idx.size(); ++k) {
+        if (!models.calibrated(family, recs[idx[k]].f.op)) unseen.push_back(k);
+      }
+    }
+    if (!unseen.empty()) {
+      std::vector<size_t> unseen_idx;
+      unseen_idx.reserve(unseen.size());
+      for (size_t k : unseen) unseen_idx.push_back(idx[k]);
+      const std::vector<double> base_us = predictDistinct(*base, spec, recs, unseen_idx);
+      for (size_t j = 0; j < unseen.size(); ++j) {
+        us[unseen[j]] = base_us[j];
+        recs[unseen_idx[j]].uncalibrated = true;
+      }
+    }
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);
@@ -244,7 +280,9 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                                origin, *opts.target);
       }
       r.out.predicted_us = t;
-      r.out.model = unmodelled ? "fallback:" + model->kind() : model->kind();
+      r.out.model = unmodelled       ? "fallback:" + model->kind()
+                    : r.uncalibrated ? "uncalibrated:" + base->kind()
+                                     : model->kind();
       r.fallback = unmodelled;
       if (unmodelled && family != "comm") predictFromChildren(r, graph, models, opts);
     }
@@ -321,6 +359,20 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
     p.per_op.push_back(std::move(o));
   }
+  p.uncalibrated_ops = uncalibratedOps(recs);
+  if (!p.uncalibrated_ops.empty()) {
+    int64_t ops = 0;
+    std::vector<std::string> names;
+    for (const UncalibratedOp& u : p.uncalibrated_ops) {
+      ops += u.count;
+      if (names.size() < 4) names.push_back(fmt::format("{} x{}", u.name, u.count));
+    }
+    p.notes.push_back(fmt::format(
+        "{} ops of {} kinds the models were not calibrated on ({}{}) were predicted by their "
+        "family's analytic model alone",
+        ops, p.uncalibrated_ops.size(), fmt::join(names, ", "),
+        p.uncalibrated_ops.size() > names.size() ? ", ..." : ""));
+  }
   if (opts.target) {
     p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
                                   models.device.name, opts.target->name));
@@ -373,6 +425,10 @@ nlohmann::json predictionToJson(const Prediction& p) {
   for (const OpPrediction& o : p.per_op) j["per_op"].push_back(opJson(o));
   j["unmodelled_ops"] = nlohmann::json::array();
   for (const OpPrediction& o : p.unmodelled_ops) j["unmodelled_ops"].push_back(opJson(o));
+  j["uncalibrated_ops"] = nlohmann::json::array();
+  for (const UncalibratedOp& u : p.uncalibrated_ops) {
+    j["uncalibrated_ops"].push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});
+  }
   j["notes"] = p.notes;
   return j;
 }

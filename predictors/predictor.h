@@ -62,20 +62,30 @@ struct Breakdown {
   double exposed_comm_ms = 0.0;  // communication not overlapped by compute
 };
 
+// Ops of a family the models were not fitted on, by name.
+struct UncalibratedOp {
+  std::string name;
+  std::string family;
+  int64_t count = 0;
+};
+
 struct Prediction {
   double iteration_ms = 0.0;
   std::string device;  // device the times are for
   std::vector<OpPrediction> per_op;
   Breakdown breakdown;
   std::vector<OpPrediction> unmodelled_ops;  // predicted by a device-spec fallback
-  std::vector<std::string> notes;            // defaults used, scaling applied ...
+  // Predicted by their family's analytic base (ModelSet::calibrated_ops).
+  std::vector<UncalibratedOp> uncalibrated_ops;
+  std::vector<std::string> notes;  // defaults used, scaling applied ...
 };
 
 // Predicts the ops core::selectTopLevelOps picks from `graph`.
 Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts);
 
-// Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops, notes.
+// Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
+// uncalibrated_ops, notes.
 nlohmann::json predictionToJson(const Prediction& p);
 
 }  // namespace tracetwin::predictors

@@ -11,13 +11,6 @@
 namespace tracetwin::predictors {
 namespace {
 
-// The analytic model under a learned residual, else `model` itself: the
-// residual only scales the cache-hot time, the base says how DRAM is paid.
-const KernelModel* analyticBase(const KernelModel* model) {
-  if (const auto* learned = dynamic_cast<const XgbResidualModel*>(model)) return &learned->base();
-  return model;
-}
-
 // Whether the family's time is the op's on cache-hot inputs with no DRAM
 // floor for the cold ones: a roofline or the convolution paths (the
 // bandwidth-curve and cache models have a floor).
@@ -117,9 +110,12 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
     OpRecord& r = recs[i];
     if (r.fallback) continue;
     const double previous = i > 0 ? us[i - 1] : us.back();
-    const double extra = us[i] > CodeColdModel::kMaxOpUs
-                             ? models.code_cold.ownPenaltyUs(r.f.op, r.f.family, idle_same_shape[i])
-                             : models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
+    double extra = 0;
+    if (us[i] <= CodeColdModel::kMaxOpUs) {
+      extra = models.code_cold.penaltyUs(r.f.op, r.f.family, idle[i], previous);
+    } else if (!(r.f.family == "conv" && ConvPathModel::nativePath(r.f))) {
+      extra = models.code_cold.ownPenaltyUs(r.f.op, r.f.family, idle_same_shape[i]);
+    }
     if (extra <= 0) continue;
     // A field, not a suffix on `model`: building 100k strings cost 120 ms of
     // the 100k-op benchmark's 290.

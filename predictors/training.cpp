@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "predictors/analytic_fit.h"
@@ -195,8 +196,18 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
       fit.holdout_gmae = gmae(predictAll(*chosen, hold, device), times(hold));
       fit.analytic_gmae = gmae(predictAll(*analytic, hold, device), times(hold));
     }
+    if (opts.refit_on_all && !hold.empty()) {
+      std::vector<const Sample*> every = train;
+      every.insert(every.end(), hold.begin(), hold.end());
+      analytic = fitter.analytic(every, device);
+      chosen = learn ? fitLearned(analytic, family, every, device, opts) : analytic;
+    }
     fit.intercept_us = interceptOf(*analytic);
     out->setModel(family, chosen);
+    std::set<std::string>& names = out->calibrated_ops[family];
+    names.clear();
+    for (const Sample* s : train) names.insert(s->f.op);
+    for (const Sample* s : hold) names.insert(s->f.op);
     report.families.push_back(fit);
   }
   if (opts.replay_loop_us > 0) {

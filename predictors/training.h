@@ -25,6 +25,9 @@ struct FitOptions {
   // Per-op cost of the replay loop itself (CPU ModelSets), measured by
   // calibration over no-op iterations; stored as T1 "__all__" when > 0.
   double replay_loop_us = 0.0;
+  // After the hold-out is scored, fit the kept model again on every sample
+  // (training set and hold-out) for the ModelSet.
+  bool refit_on_all = true;
 };
 
 struct FamilyFit {

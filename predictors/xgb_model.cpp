@@ -161,4 +161,9 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
   }
 }
 
+const KernelModel* analyticBase(const KernelModel* model) {
+  if (const auto* learned = dynamic_cast<const XgbResidualModel*>(model)) return &learned->base();
+  return model;
+}
+
 }  // namespace tracetwin::predictors

@@ -71,4 +71,8 @@ class XgbResidualModel : public KernelModel {
   size_t repeated_column_;
 };
 
+// The analytic model under a learned residual, else `model` itself: the
+// residual only scales the cache-hot time, the base says how DRAM is paid.
+const KernelModel* analyticBase(const KernelModel* model);
+
 }  // namespace tracetwin::predictors

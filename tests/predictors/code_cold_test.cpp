@@ -10,6 +10,8 @@
 
 #include "core/errors.h"
 #include "predictors/analytic_models.h"
+#include "predictors/conv_path_model.h"
+#include "predictors/features.h"
 #include "predictors/model_set.h"
 #include "predictors/predictor.h"
 #include "tests/predictors/node_builder.h"
@@ -197,6 +199,47 @@ TEST(CodeCold, LargeOpsGoColdPerShape) {
   EXPECT_NEAR(cold.per_op[0].code_cold_us, 0, 1e-9);                       // A right after A
   EXPECT_NEAR(cold.per_op[1].code_cold_us, 50 * share(2 * a, 100), 1e-6);  // B: A, A since
   EXPECT_NEAR(cold.per_op[2].code_cold_us, 50 * share(b, 100), 1e-6);      // A: B since
+}
+
+// A 1x1 convolution on LibTorch's native path and a 3x3 one on oneDNN's, each
+// well above kMaxOpUs: the oneDNN layer runs a kernel generated for its
+// shapes and pays the per-shape code-cold term; the native path (im2col +
+// BLAS, no per-shape code) replays as fast after other layers as after
+// itself (mobilenet_v3's and squeezenet's 1x1 layers, 2026-11-25), and does not.
+TEST(CodeCold, NativePathConvolutionsPayNoPerShapeTerm) {
+  SmallOps s = smallOps();
+  core::Graph g = graphWithOneThread();
+  core::NodeId id = 3;
+  for (int64_t r : {1, 3}) {
+    core::Node conv =
+        opNode("aten::conv2d",
+               {tensor({4, 64, 8, 8}, core::DType::kFloat32, 0, "cpu"),
+                tensor({64, 64, r, r}, core::DType::kFloat32, 0, "cpu"), tensor({64}),
+                intList({1, 1}), intList({r / 2, r / 2}), intList({1, 1}), intValue(1)},
+               {tensor({4, 64, 8, 8}, core::DType::kFloat32, 0, "cpu")},
+               {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
+    conv.id = id++;
+    conv.parent = 2;
+    conv.tid = 1;
+    conv.op_schema_text =
+        "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] "
+        "padding=0, int[2] dilation=1, int groups=1) -> Tensor";
+    g.addNode(std::move(conv));
+  }
+  g.finalize();
+  auto paths = std::make_shared<ConvPathModel>();
+  paths->pooled.t0_us = 200;  // every layer above kMaxOpUs
+  s.models.setModel("conv", paths);
+  s.models.code_cold.tau_us = 100;
+  s.models.code_cold.per_family_us = {{"conv", 50}};
+  s.models.code_cold.pairs = 1;
+  const Prediction p = predictGraph(g, s.models, {});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  ASSERT_TRUE(ConvPathModel::nativePath(computeFeatures(g.node(3))));
+  ASSERT_FALSE(ConvPathModel::nativePath(computeFeatures(g.node(4))));
+  EXPECT_EQ(p.per_op[0].code_cold_us, 0);
+  // The 3x3 layer last ran an iteration ago: the 1x1 one's time since.
+  EXPECT_NEAR(p.per_op[1].code_cold_us, 50 * share(p.per_op[0].predicted_us, 100), 1e-6);
 }
 
 TEST(CodeCold, ModelSetSavesAndLoadsIt) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "core/errors.h"
 #include "predictors/analytic_models.h"
@@ -155,6 +156,29 @@ TEST_F(ModelSetTest, ContextColumnOutOfRangeIsAnError) {
   params["repeated_column"] = 99;
   std::ofstream(dir_ / "manifest.json") << j.dump();
   EXPECT_THAT(loadError(), HasSubstr("repeated_column 99 is not below n_features"));
+}
+
+TEST_F(ModelSetTest, CalibratedOpNamesRoundTripAndBadListsAreErrors) {
+  ModelSet set = fitted();
+  ASSERT_EQ(set.calibrated_ops.at("gemm"), std::set<std::string>{"aten::mm"});
+  set.save(dir_.string());
+  const ModelSet back = ModelSet::load(dir_.string());
+  EXPECT_EQ(back.calibrated_ops, set.calibrated_ops);
+  EXPECT_FALSE(back.calibrated("gemm", "aten::addmm"));
+  std::ifstream in(dir_ / "manifest.json");
+  nlohmann::json j;
+  in >> j;
+  // Model sets from before the list load and count every op as calibrated.
+  nlohmann::json old = j;
+  old.erase("calibrated_ops");
+  std::ofstream(dir_ / "manifest.json") << old.dump();
+  EXPECT_TRUE(ModelSet::load(dir_.string()).calibrated("gemm", "aten::addmm"));
+  j["calibrated_ops"]["gemm"] = {"aten::mm", 7};
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("calibrated_ops.gemm: expected op names (strings), got 7"));
+  j["calibrated_ops"] = {"aten::mm"};
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("'calibrated_ops' must be an object of op-name lists"));
 }
 
 TEST(ModelSet, UnknownFamilyIsRejected) {

@@ -10,6 +10,8 @@
 #include "core/trace_reader.h"
 #include "predictors/analytic_models.h"
 #include "predictors/comm_model.h"
+#include "predictors/training.h"
+#include "predictors/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 
@@ -263,6 +265,76 @@ TEST(Predictor, OpAfterItsOwnVariantUsesTheRepeatedFixedCost) {
   EXPECT_NEAR(p.per_op[1].predicted_us, 2.0, 0.01);  // after relu
   EXPECT_NEAR(p.per_op[2].predicted_us, 1.0, 0.01);  // after add_
   EXPECT_NEAR(p.per_op[3].predicted_us, 0.5, 0.01);  // relu has no @rep entry
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+// Elementwise models fitted on relu alone, whose rows of one element run 4x
+// slower per byte than wide ones: a shape effect the bandwidth curve cannot
+// express, so the XGBoost residual carries it.
+ModelSet reluOnlyModels(const DeviceSpec& d) {
+  std::vector<MeasuredOp> samples;
+  for (double r = 64; r <= 1 << 16; r *= 1.2) {
+    const auto rows = static_cast<int64_t>(r);
+    for (int64_t inner : {int64_t{1}, int64_t{1024}}) {
+      const int64_t numel = rows * inner;
+      const double bytes = 8.0 * static_cast<double>(numel);
+      MeasuredOp m;
+      m.node = opNode("aten::relu", {tensor({rows, inner})}, {tensor({rows, inner})});
+      m.measured_us = 1 + bytes / 10e9 * 1e6 * (inner == 1 ? 4 : 1);
+      m.device = d.name;
+      samples.push_back(m);
+    }
+  }
+  ModelSet set;
+  FitOptions opts;
+  opts.xgb_rounds = 50;
+  fitModels(samples, d, opts, &set);
+  return set;
+}
+
+TEST(Predictor, OpsTheModelsNeverSawTakeTheAnalyticBaseAndAreListed) {
+  const DeviceSpec d = h100();
+  ModelSet set = reluOnlyModels(d);
+  ASSERT_EQ(set.model("elementwise")->kind(), "xgboost");
+  core::Graph g = graphWithOneThread();
+  g.addNode(withIds(opNode("aten::relu", {tensor({65536, 1})}, {tensor({65536, 1})}), 3, 2,
+                    "aten::relu(Tensor self) -> Tensor"));
+  g.addNode(withIds(opNode("aten::sigmoid", {tensor({65536, 1})}, {tensor({65536, 1})}), 4, 2,
+                    "aten::sigmoid(Tensor self) -> Tensor"));
+  g.finalize();
+  const OpFeatures sigmoid = computeFeatures(g.node(4));
+  const double base_us = analyticBase(set.model("elementwise"))->predictUs(sigmoid, d);
+  const double learned_us = set.model("elementwise")->predictUs(sigmoid, d);
+  ASSERT_GT(std::abs(learned_us / base_us - 1), 0.2);  // the two differ: the test can tell
+
+  const Prediction p = predictGraph(g, set, {});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  EXPECT_EQ(p.per_op[0].model, "xgboost");
+  EXPECT_EQ(p.per_op[1].model, "uncalibrated:bandwidth_curve");
+  EXPECT_NEAR(p.per_op[1].predicted_us, base_us, 1e-9);
+  ASSERT_EQ(p.uncalibrated_ops.size(), 1u);
+  EXPECT_EQ(p.uncalibrated_ops[0].name, "aten::sigmoid");
+  EXPECT_EQ(p.uncalibrated_ops[0].family, "elementwise");
+  EXPECT_EQ(p.uncalibrated_ops[0].count, 1);
+  EXPECT_THAT(p.notes,
+              ::testing::Contains(::testing::HasSubstr(
+                  "1 ops of 1 kinds the models were not calibrated on (aten::sigmoid x1)")));
+  const nlohmann::json j = predictionToJson(p);
+  EXPECT_EQ(j["uncalibrated_ops"][0]["name"], "aten::sigmoid");
+
+  // A model set without the list (older ones) trusts its residual for every op.
+  set.calibrated_ops.clear();
+  const Prediction old = predictGraph(g, set, {});
+  EXPECT_EQ(old.per_op[1].model, "xgboost");
+  EXPECT_NEAR(old.per_op[1].predicted_us, learned_us, 1e-9);
+  EXPECT_TRUE(old.uncalibrated_ops.empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "predictors/comm_model.h"
 #include "tests/predictors/node_builder.h"
@@ -355,6 +356,78 @@ TEST(Features, VariantMarksZeroDimMixedAndStridedOperands) {
             "aten::dropout#off#nc");
   // Families without a memory-bound model keep the op name.
   EXPECT_EQ(key(opNode("aten::mm", {x, tensor({8, 2})}, {tensor({4, 2})})), "aten::mm");
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+// One sample of each of ten view ops, each with its own time: the view
+// family's per-op constants fit a held-out op only when the hold-out joins
+// the final fit.
+std::vector<MeasuredOp> viewSamples() {
+  const char* ops[] = {"aten::view",      "aten::reshape", "aten::t",       "aten::transpose",
+                       "aten::unsqueeze", "aten::expand",  "aten::squeeze", "aten::flatten",
+                       "aten::select",    "aten::slice"};
+  std::vector<MeasuredOp> samples;
+  double us = 1.0;
+  for (const char* op : ops) {
+    core::Value a = tensor({64, 64}, core::DType::kFloat32, 0, "cpu");
+    MeasuredOp m;
+    m.node = opNode(op, {a}, {tensor({64, 64}, core::DType::kFloat32, 0, "cpu")});
+    m.measured_us = us;
+    us *= 1.5;
+    samples.push_back(m);
+  }
+  return samples;
+}
+
+TEST(Training, KeptModelsAreFittedAgainOnTheHoldoutToo) {
+  DeviceSpec cpu = testGpu();
+  cpu.kind = DeviceKind::kCpu;
+  FitOptions opts;
+  opts.use_xgboost = false;
+  opts.holdout_fraction = 0.5;
+  const std::vector<MeasuredOp> samples = viewSamples();
+  auto worstMiss = [&](const ModelSet& set) {
+    double worst = 0;
+    for (const MeasuredOp& s : samples) {
+      const double p = set.model("view")->predictUs(computeFeatures(s.node), cpu);
+      worst = std::max(worst, std::abs(p - s.measured_us) / s.measured_us);
+    }
+    return worst;
+  };
+  ModelSet train_only, every;
+  opts.refit_on_all = false;
+  const FitReport r1 = fitModels(samples, cpu, opts, &train_only);
+  opts.refit_on_all = true;
+  const FitReport r2 = fitModels(samples, cpu, opts, &every);
+  ASSERT_GT(familyOf(r1, "view").n_holdout, 0);
+  // The report scores the model fitted without the hold-out either way.
+  EXPECT_DOUBLE_EQ(familyOf(r1, "view").holdout_gmae, familyOf(r2, "view").holdout_gmae);
+  // Without the hold-out its ops take the family's median (times 1.5x apart).
+  EXPECT_GT(worstMiss(train_only), 0.3);
+  EXPECT_LT(worstMiss(every), 1e-9);
+}
+
+TEST(Training, ModelSetListsTheOpsEachFamilyWasFittedOn) {
+  DeviceSpec cpu = testGpu();
+  cpu.kind = DeviceKind::kCpu;
+  FitOptions opts;
+  opts.use_xgboost = false;
+  ModelSet set;
+  opts.holdout_fraction = 0.5;  // ops seen only in the hold-out count too
+  fitModels(viewSamples(), cpu, opts, &set);
+  ASSERT_EQ(set.calibrated_ops.count("view"), 1u);
+  EXPECT_EQ(set.calibrated_ops.at("view").size(), 10u);
+  EXPECT_TRUE(set.calibrated("view", "aten::slice"));
+  EXPECT_FALSE(set.calibrated("view", "aten::narrow"));
+  // A family the fit never saw has no list: nothing to tell.
+  EXPECT_TRUE(set.calibrated("gemm", "aten::mm"));
 }
 
 }  // namespace
