@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <regex>
 #include <tuple>
 
 #include "calibration/cold_units.h"
@@ -125,6 +126,24 @@ class UnitMeasurer {
 
 // One family's sweep: its grid in sampling order and how far it got, so a
 // second pass can go on where the first stopped.
+// The family's grid for the device, narrowed to --cases when given.
+std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const CalibrationOptions& o) {
+  std::vector<MicrobenchCase> cases = fam.cases(gridFor(o.device));
+  if (o.case_filter.empty()) return cases;
+  std::regex keep;
+  try {
+    keep = std::regex(o.case_filter);
+  } catch (const std::regex_error& e) {
+    throw UsageError(
+        fmt::format("--cases '{}' is not a regular expression: {}", o.case_filter, e.what()));
+  }
+  cases.erase(
+      std::remove_if(cases.begin(), cases.end(),
+                     [&](const MicrobenchCase& c) { return !std::regex_search(c.label, keep); }),
+      cases.end());
+  return cases;
+}
+
 struct FamilySweep {
   const MicrobenchFamily* family = nullptr;
   std::vector<ReplayUnit> cases;
@@ -162,7 +181,7 @@ void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
   FamilySweep s;
   s.family = &fam;
-  std::vector<MicrobenchCase> cases = fam.cases(gridFor(o.device));
+  std::vector<MicrobenchCase> cases = gridCases(fam, o);
   const size_t grid_points = cases.size();
   std::mt19937_64 rng(o.seed ^ std::hash<std::string>{}(fam.name));
   std::shuffle(cases.begin(), cases.end(), rng);
@@ -400,6 +419,16 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   }
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
+  if (!o.case_filter.empty()) {
+    size_t matching = 0;
+    for (const MicrobenchFamily* f : families) matching += gridCases(*f, o).size();
+    if (matching == 0) {
+      throw UsageError(fmt::format(
+          "--cases '{}' matches no grid point of the families calibrated (labels such as "
+          "\"relu numel=1000 float32\" are the dataset's `case` fields)",
+          o.case_filter));
+    }
+  }
   if (!replay::replayAvailable()) {
     throw UnavailableError(
         "calibration replays microbenchmarks, but this tracetwin was built "

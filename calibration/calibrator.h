@@ -53,6 +53,10 @@ struct CalibrationOptions {
   // spent 45 of 60 s waiting and did not lower the repeat GMAE
   // (docs/calibration.md).
   double host_tolerance = 0;
+  // When set, only grid points whose label this (ECMAScript) regular
+  // expression finds, e.g. "hardswish|nll": new ops measured for a dataset
+  // that lacks them.
+  std::string case_filter;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest
   predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)

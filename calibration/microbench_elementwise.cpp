@@ -101,6 +101,43 @@ const std::vector<ElementwiseOp>& ops() {
              "Tensor",
              {same(b, s, dt), same(b, s, dt), B::intValue(0)}, {same(b, s, dt)});
        }},
+      // Backward of the activations above, and MobileNetV3's hard
+      // activations: 2-5% of an LSTM's or a MobileNet's step, and before
+      // they were on the grid the elementwise trees guessed them from other
+      // ops' kernels.
+      {"sigmoid_backward", 3,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+              {same(b, s, dt), same(b, s, dt)}, {same(b, s, dt)});
+       }},
+      {"tanh_backward", 3,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+              {same(b, s, dt), same(b, s, dt)}, {same(b, s, dt)});
+       }},
+      {"hardswish", 2,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::hardswish(Tensor self) -> Tensor", {same(b, s, dt)}, {same(b, s, dt)});
+       }},
+      {"hardswish_", 2,
+       [](B& b, const Shape& s, DType dt) {
+         auto self = same(b, s, dt);
+         b.op("aten::hardswish_(Tensor(a!) self) -> Tensor(a!)", {self}, {self});
+       }},
+      {"hardswish_backward", 3,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+              {same(b, s, dt), same(b, s, dt)}, {same(b, s, dt)});
+       }},
+      {"hardsigmoid", 2,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::hardsigmoid(Tensor self) -> Tensor", {same(b, s, dt)}, {same(b, s, dt)});
+       }},
+      {"hardsigmoid_backward", 3,
+       [](B& b, const Shape& s, DType dt) {
+         b.op("aten::hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+              {same(b, s, dt), same(b, s, dt)}, {same(b, s, dt)});
+       }},
       {"zero_", 1,
        [](B& b, const Shape& s, DType dt) {
          auto self = same(b, s, dt);

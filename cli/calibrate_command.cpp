@@ -187,6 +187,9 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "off, the gauge is only recorded)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
+  sub.add_option("--cases", o.case_filter,
+                 "only the grid points whose label matches this regular expression (e.g. "
+                 "'hardswish|nll'); the labels are the dataset's `case` fields");
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")

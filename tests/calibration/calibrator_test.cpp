@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "calibration/replay_unit.h"
 #include "core/errors.h"
@@ -276,7 +275,44 @@ TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("embedding_bag"), std::string::npos) << e.what();
   }
+  o.families = {"elementwise"};
+  o.case_filter = "no such grid point";
+  try {
+    runCalibration(o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("matches no grid point"), std::string::npos) << e.what();
+  }
+  o.case_filter = "relu(";
+  try {
+    runCalibration(o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a regular expression"), std::string::npos)
+        << e.what();
+  }
   EXPECT_FALSE(fs::exists(o.out_dir));
+}
+
+// --cases: only the grid points whose label matches are measured (what
+// extends a dataset with ops it lacks).
+TEST(Calibrator, CaseFilterMeasuresOnlyTheMatchingGridPoints) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
+  CalibrationOptions o;
+  o.out_dir = (fs::temp_directory_path() / ("tracetwin_calib_cases_" + std::to_string(::getpid())))
+                  .string();
+  o.budget_s = 2;
+  o.families = {"elementwise"};
+  o.case_filter = "^(hardswish_backward|nll_loss_backward) numel=(1|1000) ";
+  const CalibrationResult r = runCalibration(o);
+  fs::remove_all(o.out_dir);
+  ASSERT_EQ(r.families.size(), 1u);
+  EXPECT_EQ(r.families[0].grid_points, 2);  // one dtype on a CPU; nll_loss is a reduction
+  ASSERT_FALSE(r.rows.empty());
+  for (const DatasetRow& row : r.rows) {
+    EXPECT_EQ(row.case_label.rfind("hardswish_backward numel=1", 0), 0u) << row.case_label;
+    EXPECT_EQ(row.sample.node.name, "aten::hardswish_backward");
+  }
 }
 
 // The copy grid's transpose+contiguous case runs a view op (transpose) right
