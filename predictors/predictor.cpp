@@ -255,9 +255,10 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     // knows nothing of their kernels (ModelSet::calibrated_ops).
     const KernelModel* base = unmodelled ? model : analyticBase(model);
     std::vector<size_t> unseen;  // positions in idx
-    if (base != model) {
+    auto fitted_on = models.calibrated_ops.find(family);
+    if (base != model && fitted_on != models.calibrated_ops.end()) {
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (!models.calibrated(family, recs[idx[k]].f.op)) unseen.push_back(k);
+        if (fitted_on->second.count(recs[idx[k]].f.op) == 0) unseen.push_back(k);
       }
     }
     if (!unseen.empty()) {
@@ -368,10 +369,9 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
       if (names.size() < 4) names.push_back(fmt::format("{} x{}", u.name, u.count));
     }
     p.notes.push_back(fmt::format(
-        "{} ops of {} kinds the models were not calibrated on ({}{}) were predicted by their "
+        "{} ops whose names the models were not fitted on ({}{}) were predicted by their "
         "family's analytic model alone",
-        ops, p.uncalibrated_ops.size(), fmt::join(names, ", "),
-        p.uncalibrated_ops.size() > names.size() ? ", ..." : ""));
+        ops, fmt::join(names, ", "), p.uncalibrated_ops.size() > names.size() ? ", ..." : ""));
   }
   if (opts.target) {
     p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",

@@ -323,9 +323,8 @@ TEST(Predictor, OpsTheModelsNeverSawTakeTheAnalyticBaseAndAreListed) {
   EXPECT_EQ(p.uncalibrated_ops[0].name, "aten::sigmoid");
   EXPECT_EQ(p.uncalibrated_ops[0].family, "elementwise");
   EXPECT_EQ(p.uncalibrated_ops[0].count, 1);
-  EXPECT_THAT(p.notes,
-              ::testing::Contains(::testing::HasSubstr(
-                  "1 ops of 1 kinds the models were not calibrated on (aten::sigmoid x1)")));
+  EXPECT_THAT(p.notes, ::testing::Contains(::testing::HasSubstr(
+                           "1 ops whose names the models were not fitted on (aten::sigmoid x1)")));
   const nlohmann::json j = predictionToJson(p);
   EXPECT_EQ(j["uncalibrated_ops"][0]["name"], "aten::sigmoid");
 
