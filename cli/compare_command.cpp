@@ -20,6 +20,7 @@
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
 #include "core/errors.h"
+#include "core/statistics.h"
 #include "core/trace_reader.h"
 #include "predictors/model_set.h"
 #include "predictors/predictor.h"
@@ -45,6 +46,23 @@ struct FamilyRow {
 
 double errorPct(double predicted, double measured) {
   return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+}
+
+// How far the measured iterations spread: p10 and p90, and their distance
+// as a share of the median. On a shared host one replay's iterations have
+// spread over 5.6-8.4 ms (transformer, 2026-11-25) while the models'
+// error was 10%; an error inside the spread says little about them.
+struct Spread {
+  double p10_ms = 0, p90_ms = 0, pct = 0;
+};
+constexpr double kNoisySpreadPct = 10;
+
+Spread spreadOf(const std::vector<double>& iterations_ms, double median_ms) {
+  Spread s;
+  s.p10_ms = core::quantile(iterations_ms, 0.1);
+  s.p90_ms = core::quantile(iterations_ms, 0.9);
+  s.pct = median_ms > 0 ? 100.0 * (s.p90_ms - s.p10_ms) / median_ms : 0.0;
+  return s;
 }
 
 predictors::ModelSet loadModels(const std::string& dir) {
@@ -91,6 +109,18 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r,
   fmt::print("{:<14} {:>6} {:>13.3f} {:>14.3f} {:>8.1f}%\n", "iteration", r.replayed_ops,
              r.iteration_ms_median, p.iteration_ms,
              errorPct(p.iteration_ms, r.iteration_ms_median));
+  if (r.iterations_ms.size() >= 3) {
+    const Spread s = spreadOf(r.iterations_ms, r.iteration_ms_median);
+    fmt::print("note: measured iterations p10 {:.3f} ms, p90 {:.3f} ms ({:.1f}% of the median)\n",
+               s.p10_ms, s.p90_ms, s.pct);
+    if (s.pct > kNoisySpreadPct) {
+      fmt::print(
+          "warning: the replayed iterations spread over {:.1f}% of their median: the host was "
+          "disturbed while measuring, and an error within that spread says little about the "
+          "models; run again, or with more --iters\n",
+          s.pct);
+    }
+  }
   if (r.outside_ops_ms > 0) {
     // What the measured row holds: time outside the ops' calls, and the
     // difference between the iteration median and the sum of op medians.
@@ -148,20 +178,22 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
       op["cold_input_us"] = it->second->cold_input_us;
     per_op.push_back(std::move(op));
   }
-  nlohmann::json doc = {{"trace", a.trace},
-                        {"models", a.models},
-                        {"device", r.device},
-                        {"threads", r.threads},
-                        {"measured_ms", r.iteration_ms_median},
-                        {"measured_iterations_ms", r.iterations_ms},
-                        {"measured_outside_ops_ms", r.outside_ops_ms},
-                        {"predicted_ms", p.iteration_ms},
-                        {"error_pct", errorPct(p.iteration_ms, r.iteration_ms_median)},
-                        {"coverage", r.coverage},
-                        {"unmodelled_ops", p.unmodelled_ops.size()},
-                        {"notes", p.notes},
-                        {"families", fam},
-                        {"per_op", per_op}};
+  nlohmann::json doc = {
+      {"trace", a.trace},
+      {"models", a.models},
+      {"device", r.device},
+      {"threads", r.threads},
+      {"measured_ms", r.iteration_ms_median},
+      {"measured_iterations_ms", r.iterations_ms},
+      {"measured_outside_ops_ms", r.outside_ops_ms},
+      {"measured_spread_pct", spreadOf(r.iterations_ms, r.iteration_ms_median).pct},
+      {"predicted_ms", p.iteration_ms},
+      {"error_pct", errorPct(p.iteration_ms, r.iteration_ms_median)},
+      {"coverage", r.coverage},
+      {"unmodelled_ops", p.unmodelled_ops.size()},
+      {"notes", p.notes},
+      {"families", fam},
+      {"per_op", per_op}};
   nlohmann::json& uncalibrated = doc["uncalibrated_ops"] = nlohmann::json::array();
   for (const predictors::UncalibratedOp& u : p.uncalibrated_ops)
     uncalibrated.push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});

@@ -20,4 +20,15 @@ inline double median(std::vector<double> values) {
   return 0.5 * (*std::max_element(values.begin(), mid_it) + upper);
 }
 
+// The q-quantile (0 <= q <= 1) by linear interpolation between order
+// statistics (numpy's default); 0 for no values.
+inline double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(at);
+  const size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (at - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
 }  // namespace tracetwin::core

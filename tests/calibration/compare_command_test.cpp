@@ -1,4 +1,5 @@
 // The calibrate and compare commands end to end through the binary.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,7 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "core/statistics.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
 #include "tests/test_paths.h"
@@ -70,6 +73,16 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
       100.0 * (doc["predicted_ms"].get<double>() - doc["measured_ms"].get<double>()) /
       doc["measured_ms"].get<double>();
   EXPECT_NEAR(doc["error_pct"].get<double>(), signed_error, 1e-9);
+  // The iterations' p10-p90 spread, as a share of their median, in both.
+  const std::vector<double> its = doc["measured_iterations_ms"].get<std::vector<double>>();
+  ASSERT_EQ(its.size(), 3u);
+  const double spread = 100 * (core::quantile(its, 0.9) - core::quantile(its, 0.1)) /
+                        doc["measured_ms"].get<double>();
+  EXPECT_NEAR(doc["measured_spread_pct"].get<double>(), spread, 1e-9);
+  EXPECT_NE(r.output.find(fmt::format("({:.1f}% of the median)", spread)), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("the replayed iterations spread over") != std::string::npos, spread > 10)
+      << r.output;
   // The MLP step's ops fall in these families (88 ops: mm/linear, add_/mul_/
   // relu, t/view, sum, cross-entropy); every one must have both numbers.
   int64_t ops = 0;
