@@ -10,10 +10,10 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <regex>
 #include <tuple>
 
 #include "calibration/cold_units.h"
+#include "calibration/grid_selection.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
 #include "calibration/microbench.h"
@@ -32,26 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::vector<const MicrobenchFamily*> resolveFamilies(const std::vector<std::string>& names) {
-  std::vector<const MicrobenchFamily*> out;
-  if (names.empty()) {
-    for (const MicrobenchFamily& f : microbenchRegistry()) out.push_back(&f);
-    return out;
-  }
-  for (const std::string& n : names) out.push_back(&microbenchFamily(n));  // UsageError if unknown
-  return out;
-}
-
-GridOptions gridFor(const std::string& device) {
-  GridOptions g;
-  g.device = device == "cuda" ? "cuda:0" : device;
-  if (device != "cpu") {
-    g.dtypes = {core::DType::kFloat32, core::DType::kFloat16, core::DType::kBFloat16};
-    g.accelerator = true;
-  }
-  return g;
 }
 
 // Running estimate of wall seconds per grid point from its cost estimate.
@@ -126,24 +106,6 @@ class UnitMeasurer {
 
 // One family's sweep: its grid in sampling order and how far it got, so a
 // second pass can go on where the first stopped.
-// The family's grid for the device, narrowed to --cases when given.
-std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const CalibrationOptions& o) {
-  std::vector<MicrobenchCase> cases = fam.cases(gridFor(o.device));
-  if (o.case_filter.empty()) return cases;
-  std::regex keep;
-  try {
-    keep = std::regex(o.case_filter);
-  } catch (const std::regex_error& e) {
-    throw UsageError(
-        fmt::format("--cases '{}' is not a regular expression: {}", o.case_filter, e.what()));
-  }
-  cases.erase(
-      std::remove_if(cases.begin(), cases.end(),
-                     [&](const MicrobenchCase& c) { return !std::regex_search(c.label, keep); }),
-      cases.end());
-  return cases;
-}
-
 struct FamilySweep {
   const MicrobenchFamily* family = nullptr;
   std::vector<ReplayUnit> cases;
@@ -181,7 +143,7 @@ void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
   FamilySweep s;
   s.family = &fam;
-  std::vector<MicrobenchCase> cases = gridCases(fam, o);
+  std::vector<MicrobenchCase> cases = gridCases(fam, o.device, o.case_filter);
   const size_t grid_points = cases.size();
   std::mt19937_64 rng(o.seed ^ std::hash<std::string>{}(fam.name));
   std::shuffle(cases.begin(), cases.end(), rng);
@@ -419,16 +381,7 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   }
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
-  if (!o.case_filter.empty()) {
-    size_t matching = 0;
-    for (const MicrobenchFamily* f : families) matching += gridCases(*f, o).size();
-    if (matching == 0) {
-      throw UsageError(fmt::format(
-          "--cases '{}' matches no grid point of the families calibrated (labels such as "
-          "\"relu numel=1000 float32\" are the dataset's `case` fields)",
-          o.case_filter));
-    }
-  }
+  checkCaseFilter(families, o.device, o.case_filter);
   if (!replay::replayAvailable()) {
     throw UnavailableError(
         "calibration replays microbenchmarks, but this tracetwin was built "

@@ -1,0 +1,32 @@
+// Which grid points a calibration measures: the families asked for, each
+// family's grid for the device, and the --cases filter on their labels.
+// Calibration-private.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibration/microbench.h"
+
+namespace tracetwin::calibration {
+
+// The registered families named (all when `names` is empty); UsageError
+// listing the known ones for an unknown name.
+std::vector<const MicrobenchFamily*> resolveFamilies(const std::vector<std::string>& names);
+
+// The grid options of a device: "cpu", or a CUDA device, whose grids add
+// half-precision dtypes and the sizes that keep a GPU busy.
+GridOptions gridFor(const std::string& device);
+
+// The family's grid for the device, keeping only the labels the (ECMAScript)
+// regular expression `case_filter` finds when it is not empty; UsageError
+// when it does not parse.
+std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const std::string& device,
+                                      const std::string& case_filter);
+
+// UsageError, before anything is measured, when a non-empty `case_filter`
+// matches no grid point of `families`.
+void checkCaseFilter(const std::vector<const MicrobenchFamily*>& families,
+                     const std::string& device, const std::string& case_filter);
+
+}  // namespace tracetwin::calibration
