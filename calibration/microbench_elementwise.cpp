@@ -102,9 +102,9 @@ const std::vector<ElementwiseOp>& ops() {
              {same(b, s, dt), same(b, s, dt), B::intValue(0)}, {same(b, s, dt)});
        }},
       // Backward of the activations above, and MobileNetV3's hard
-      // activations: 2-5% of an LSTM's or a MobileNet's step, and before
-      // they were on the grid the elementwise trees guessed them from other
-      // ops' kernels.
+      // activations: 0.5-1% of an LSTM's or a MobileNet's step, which the
+      // elementwise trees guessed from other ops' kernels while these were
+      // on no grid.
       {"sigmoid_backward", 3,
        [](B& b, const Shape& s, DType dt) {
          b.op("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",

@@ -50,8 +50,9 @@ double errorPct(double predicted, double measured) {
 
 // How far the measured iterations spread: p10 and p90, and their distance
 // as a share of the median. On a shared host one replay's iterations have
-// spread over 5.6-8.4 ms (transformer, 2026-11-25) while the models'
-// error was 10%; an error inside the spread says little about them.
+// spread over 5.6-8.4 ms (transformer, 2026-11-25), and the same
+// prediction's error moved from -17% in that round to +7% in the next: an
+// error inside the spread says little about the models.
 struct Spread {
   double p10_ms = 0, p90_ms = 0, pct = 0;
 };
@@ -194,9 +195,7 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
       {"notes", p.notes},
       {"families", fam},
       {"per_op", per_op}};
-  nlohmann::json& uncalibrated = doc["uncalibrated_ops"] = nlohmann::json::array();
-  for (const predictors::UncalibratedOp& u : p.uncalibrated_ops)
-    uncalibrated.push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});
+  doc["uncalibrated_ops"] = predictors::uncalibratedOpsJson(p);
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["original_device"] = meta->device.empty() ? "cpu" : meta->device;

@@ -425,12 +425,17 @@ nlohmann::json predictionToJson(const Prediction& p) {
   for (const OpPrediction& o : p.per_op) j["per_op"].push_back(opJson(o));
   j["unmodelled_ops"] = nlohmann::json::array();
   for (const OpPrediction& o : p.unmodelled_ops) j["unmodelled_ops"].push_back(opJson(o));
-  j["uncalibrated_ops"] = nlohmann::json::array();
-  for (const UncalibratedOp& u : p.uncalibrated_ops) {
-    j["uncalibrated_ops"].push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});
-  }
+  j["uncalibrated_ops"] = uncalibratedOpsJson(p);
   j["notes"] = p.notes;
   return j;
+}
+
+nlohmann::json uncalibratedOpsJson(const Prediction& p) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const UncalibratedOp& u : p.uncalibrated_ops) {
+    out.push_back({{"name", u.name}, {"family", u.family}, {"count", u.count}});
+  }
+  return out;
 }
 
 }  // namespace tracetwin::predictors

@@ -87,5 +87,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
 // Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
 // uncalibrated_ops, notes.
 nlohmann::json predictionToJson(const Prediction& p);
+// [{"name", "family", "count"}, ...] of Prediction::uncalibrated_ops, as
+// both `predict` and `compare` write it.
+nlohmann::json uncalibratedOpsJson(const Prediction& p);
 
 }  // namespace tracetwin::predictors

@@ -110,6 +110,15 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   if (!predictors::ModelSet::load(modelsDir()).code_cold.empty()) {
     EXPECT_GT(cold_ops, 0);
   }
+  // Ops outside the models' fitted op names, by name (the bundled models were
+  // not fitted on the step's two aten::zeros).
+  ASSERT_TRUE(doc["uncalibrated_ops"].is_array());
+  for (const auto& u : doc["uncalibrated_ops"]) {
+    EXPECT_GT(u["count"].get<int64_t>(), 0) << u.dump();
+    EXPECT_FALSE(predictors::ModelSet::load(modelsDir())
+                     .calibrated(u["family"].get<std::string>(), u["name"].get<std::string>()))
+        << u.dump();
+  }
   // CPU models name what differs between their host and this one (an empty
   // list here when they were calibrated on it), and the text says so too.
   ASSERT_TRUE(doc.contains("models_host_differences"));
