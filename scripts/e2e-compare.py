@@ -54,6 +54,38 @@ def wait_for_quiet(tracetwin, limit_ms, wait_s):
         time.sleep(30)
 
 
+def print_families(names, sets, measured_families, predicted_families):
+    """Per op family over all traces: the sum of predicted against the sum of measured op
+    times (each trace's family time its median over rounds), and the mean |error| of the
+    family in the traces where it measured at least 0.2 ms. An iteration's error can hide
+    families that miss in opposite directions; this table shows them. Returns the totals."""
+    families = sorted({fam for name in names for rnd in measured_families[name] for fam in rnd})
+    print("\nper op family over all traces: sum of predicted vs sum of measured op times "
+          "(median round); in brackets the mean |error| over traces where it took >= 0.2 ms")
+    print("%-14s %10s " % ("family", "measured") + " ".join("%16s" % l for l, _ in sets))
+    totals = {}
+    for fam in families:
+        meas_total = 0.0
+        pred_total = {l: 0.0 for l, _ in sets}
+        per_trace = {l: [] for l, _ in sets}
+        for name in names:
+            m = statistics.median(rnd.get(fam, 0.0) for rnd in measured_families[name])
+            meas_total += m
+            for label, _ in sets:
+                p = predicted_families[name][label].get(fam, 0.0)
+                pred_total[label] += p
+                if m >= 0.2:
+                    per_trace[label].append(abs(100.0 * (p - m) / m))
+        cells = []
+        for label, _ in sets:
+            err = 100.0 * (pred_total[label] - meas_total) / meas_total if meas_total > 0 else 0
+            spread = statistics.mean(per_trace[label]) if per_trace[label] else 0.0
+            cells.append("%+7.1f%% (%4.1f)" % (err, spread))
+        print("%-14s %10.2f " % (fam, meas_total) + " ".join("%16s" % c for c in cells))
+        totals[fam] = {"measured_ms": meas_total, "predicted_ms": pred_total}
+    return totals
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="+", metavar="LABEL=DIR",
@@ -92,6 +124,7 @@ def main():
             run([tracetwin, "predict", trace, "--models", directory, "--json-out",
                  os.path.join(args.out, "%s.pred.%s.json" % (name, label))])
     measured = {name: [] for name in names}
+    measured_families = {name: [] for name in names}  # per round: family -> measured ms
     quiet_checks_ms = []
     for r in range(args.rounds):
         # Before every round: a phase change mid-run (runs take minutes) moved
@@ -103,14 +136,23 @@ def main():
             run([tracetwin, "compare", trace, "--models", sets[0][1], "--iters",
                  str(args.iters), "--json-out", report])
             with open(report) as f:
-                measured[name].append(json.load(f)["measured_ms"])
+                doc = json.load(f)
+            measured[name].append(doc["measured_ms"])
+            measured_families[name].append(
+                {fam: row["measured_ms"] for fam, row in doc["families"].items()})
 
     predicted = {}
+    predicted_families = {}  # name -> label -> family -> predicted ms
     for name in names:
         predicted[name] = {}
+        predicted_families[name] = {}
         for label, _ in sets:
             with open(os.path.join(args.out, "%s.pred.%s.json" % (name, label))) as f:
-                predicted[name][label] = json.load(f)["iteration_ms"]
+                doc = json.load(f)
+            predicted[name][label] = doc["iteration_ms"]
+            fams = predicted_families[name][label] = {}
+            for op in doc["per_op"]:
+                fams[op["family"]] = fams.get(op["family"], 0.0) + op["predicted_us"] / 1000.0
     summary = {"rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
                "quiet_checks_ms": quiet_checks_ms,
                "models": dict(sets),
@@ -134,6 +176,7 @@ def main():
         print("%-29s " % "within 10%" + " ".join("%10d" % within[l] for l, _ in sets))
         print("%-29s " % "mean |error| %" + " ".join("%10.1f" % (total[l] / len(names))
                                                       for l, _ in sets))
+    summary["families"] = print_families(names, sets, measured_families, predicted_families)
     with open(os.path.join(args.out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return 0

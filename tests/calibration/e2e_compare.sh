@@ -16,7 +16,8 @@ fi
 grep -q "a=/nonexistent" <<<"$out" || { echo "FAIL: the error does not name the model set: $out"; exit 1; }
 
 python3 scripts/e2e-compare.py --build "$build" --out "$work/run" --rounds 1 --iters 3 \
-  bundle=data/models/host again=data/models/host
+  bundle=data/models/host again=data/models/host | tee "$work/out.txt"
+grep -q "^per op family over all traces" "$work/out.txt" || { echo "FAIL: no per-family table"; exit 1; }
 python3 - "$work/run/e2e.json" <<'PY'
 import glob, json, math, sys
 doc = json.load(open(sys.argv[1]))
@@ -27,5 +28,11 @@ for name, t in doc["traces"].items():
     p = t["predicted_ms"]
     assert set(p) == {"bundle", "again"} and all(math.isfinite(v) and v > 0 for v in p.values()), (name, p)
     assert p["bundle"] == p["again"], (name, p)  # predict is deterministic
+# Per family over all traces: every family the MLP step has, measured and predicted by both sets.
+fams = doc["families"]
+for fam in ("gemm", "elementwise", "view", "reduction", "softmax"):
+    f = fams[fam]
+    assert f["measured_ms"] > 0, (fam, f)
+    assert f["predicted_ms"]["bundle"] > 0 and f["predicted_ms"]["bundle"] == f["predicted_ms"]["again"], (fam, f)
 print("ok: %d traces" % len(names))
 PY
