@@ -251,25 +251,25 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       model = fallback.get();
     }
     std::vector<double> us = predictDistinct(*model, spec, recs, idx);
-    // Ops the models never saw take the analytic base: a learned residual
-    // knows nothing of their kernels (ModelSet::calibrated_ops).
+    // Ops the models never saw (ModelSet::calibrated_ops) are listed, and
+    // take the analytic base where a learned residual sits on it: the
+    // residual knows nothing of their kernels. An analytic model already
+    // gives them the family's default factor and fixed cost.
     const KernelModel* base = unmodelled ? model : analyticBase(model);
+    std::vector<size_t> unseen_idx;
     std::vector<size_t> unseen;  // positions in idx
     auto fitted_on = models.calibrated_ops.find(family);
-    if (base != model && fitted_on != models.calibrated_ops.end()) {
+    if (!unmodelled && fitted_on != models.calibrated_ops.end()) {
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (fitted_on->second.count(recs[idx[k]].f.op) == 0) unseen.push_back(k);
+        if (fitted_on->second.count(recs[idx[k]].f.op) > 0) continue;
+        unseen.push_back(k);
+        unseen_idx.push_back(idx[k]);
+        recs[idx[k]].uncalibrated = true;
       }
     }
-    if (!unseen.empty()) {
-      std::vector<size_t> unseen_idx;
-      unseen_idx.reserve(unseen.size());
-      for (size_t k : unseen) unseen_idx.push_back(idx[k]);
+    if (!unseen.empty() && base != model) {
       const std::vector<double> base_us = predictDistinct(*base, spec, recs, unseen_idx);
-      for (size_t j = 0; j < unseen.size(); ++j) {
-        us[unseen[j]] = base_us[j];
-        recs[unseen_idx[j]].uncalibrated = true;
-      }
+      for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
     }
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];

@@ -328,6 +328,27 @@ TEST(Predictor, OpsTheModelsNeverSawTakeTheAnalyticBaseAndAreListed) {
   const nlohmann::json j = predictionToJson(p);
   EXPECT_EQ(j["uncalibrated_ops"][0]["name"], "aten::sigmoid");
 
+  // An analytic family lists its unseen ops too; its prediction for them
+  // (the family's default factor and fixed cost) is what it was.
+  auto views = std::make_shared<ConstantModel>();
+  views->default_us = 0.7;
+  views->op_us = {{"aten::view", 0.3}};
+  set.setModel("view", views);
+  set.calibrated_ops["view"] = {"aten::view"};
+  core::Graph g2 = graphWithOneThread();
+  g2.addNode(withIds(opNode("aten::view", {tensor({64, 1}), intList({-1})}, {tensor({64})}), 3, 2,
+                     "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"));
+  g2.addNode(withIds(opNode("aten::squeeze", {tensor({64, 1})}, {tensor({64})}), 4, 2,
+                     "aten::squeeze(Tensor(a) self) -> Tensor(a)"));
+  g2.finalize();
+  const Prediction v = predictGraph(g2, set, {});
+  ASSERT_EQ(v.per_op.size(), 2u);
+  EXPECT_EQ(v.per_op[0].model, "constant");
+  EXPECT_EQ(v.per_op[1].model, "uncalibrated:constant");
+  EXPECT_NEAR(v.per_op[1].predicted_us, 0.7, 1e-9);
+  ASSERT_EQ(v.uncalibrated_ops.size(), 1u);
+  EXPECT_EQ(v.uncalibrated_ops[0].name, "aten::squeeze");
+
   // A model set without the list (older ones) trusts its residual for every op.
   set.calibrated_ops.clear();
   const Prediction old = predictGraph(g, set, {});
