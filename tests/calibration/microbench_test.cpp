@@ -19,6 +19,7 @@ namespace {
 // feeding contiguous is a view; pooling pairs are reductions).
 const std::map<std::string, std::set<std::string>> kAllowedExtra = {
     {"copy", {"view"}},
+    {"reduction", {"elementwise"}},  // the ReLU that makes the pooled maps
 };
 
 // Up to `n` cases spread evenly over the grid (the full GEMM grid has ~10k).
@@ -287,6 +288,33 @@ TEST(Microbench, GridsCoverActivationBackwardsHardActivationsAndNllLoss) {
     EXPECT_EQ(ops_of["elementwise"].count(op), 1u) << op;
   }
   EXPECT_EQ(ops_of["reduction"].count("aten::nll_loss_backward"), 1u);
+}
+
+// Max pooling branches on its data: it pools a ReLU's output, as in the
+// networks, not the uniform [-1, 1) fill an input of its own would get.
+TEST(Microbench, MaxPoolingPoolsAReluOutput) {
+  const auto cases = microbenchFamily("reduction").cases(GridOptions{});
+  for (const char* label : {"max_pool2d [16x32x16x16] float32",
+                            "max_pool2d 3x3 pad 1 [16x32x16x16] float32"}) {
+    SCOPED_TRACE(label);
+    GraphBuilder b("cpu");
+    findCase(cases, label).add_copy(b);
+    const core::Graph g = b.build("one copy");
+    std::map<int64_t, std::string> producer;  // storage -> op that wrote it
+    int pools = 0;
+    for (const core::Node& n : g.nodes()) {
+      if (n.name == "aten::max_pool2d" || n.name == "aten::max_pool2d_with_indices") {
+        ASSERT_TRUE(n.inputs.at(0).isTensor());
+        const core::TensorValue& in = *n.inputs.at(0).tensor;
+        EXPECT_EQ(producer[in.storage_id], "aten::relu") << n.name;
+        ++pools;
+      }
+      for (const core::Value& v : n.outputs) {
+        core::forEachTensor(v, [&](const core::TensorValue& t) { producer[t.storage_id] = n.name; });
+      }
+    }
+    EXPECT_EQ(pools, 2);
+  }
 }
 
 }  // namespace
