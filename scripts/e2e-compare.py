@@ -18,6 +18,7 @@ Uses only the standard library; needs a built tracetwin (`make build`).
 import argparse
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -54,6 +55,14 @@ def wait_for_quiet(tracetwin, limit_ms, wait_s):
         time.sleep(30)
 
 
+def gmae(errors_pct):
+    """Geometric mean of |relative error| (DESIGN.md's accuracy measure), in percent. An error
+    of exactly zero counts as 0.01% so one exact hit does not zero the mean."""
+    if not errors_pct:
+        return 0.0
+    return math.exp(statistics.mean(math.log(max(abs(e), 0.01)) for e in errors_pct))
+
+
 def print_families(names, sets, measured_families, predicted_families):
     """Per op family over all traces: the sum of predicted against the sum of measured op
     times (each trace's family time its median over rounds), and the mean |error| of the
@@ -61,8 +70,9 @@ def print_families(names, sets, measured_families, predicted_families):
     families that miss in opposite directions; this table shows them. Returns the totals."""
     families = sorted({fam for name in names for rnd in measured_families[name] for fam in rnd})
     print("\nper op family over all traces: sum of predicted vs sum of measured op times "
-          "(median round); in brackets the mean |error| over traces where it took >= 0.2 ms")
-    print("%-14s %10s " % ("family", "measured") + " ".join("%16s" % l for l, _ in sets))
+          "(median round); in brackets the mean |error| and the GMAE over traces where it took "
+          ">= 0.2 ms")
+    print("%-14s %10s " % ("family", "measured") + " ".join("%22s" % l for l, _ in sets))
     totals = {}
     for fam in families:
         meas_total = 0.0
@@ -79,10 +89,14 @@ def print_families(names, sets, measured_families, predicted_families):
         cells = []
         for label, _ in sets:
             err = 100.0 * (pred_total[label] - meas_total) / meas_total if meas_total > 0 else 0
-            spread = statistics.mean(per_trace[label]) if per_trace[label] else 0.0
-            cells.append("%+7.1f%% (%4.1f)" % (err, spread))
-        print("%-14s %10.2f " % (fam, meas_total) + " ".join("%16s" % c for c in cells))
-        totals[fam] = {"measured_ms": meas_total, "predicted_ms": pred_total}
+            if per_trace[label]:
+                cells.append("%+7.1f%% (%4.1f, %4.1f)" % (err, statistics.mean(per_trace[label]),
+                                                         gmae(per_trace[label])))
+            else:  # no trace where the family took 0.2 ms
+                cells.append("%+7.1f%% (   -,    -)" % err)
+        print("%-14s %10.2f " % (fam, meas_total) + " ".join("%22s" % c for c in cells))
+        totals[fam] = {"measured_ms": meas_total, "predicted_ms": pred_total,
+                       "gmae_pct": {l: gmae(per_trace[l]) for l, _ in sets}}
     return totals
 
 
@@ -158,11 +172,11 @@ def main():
                "models": dict(sets),
                "traces": {n: {"measured_ms": measured[n], "predicted_ms": predicted[n]}
                           for n in names}}
+    summary["end_to_end"] = {}
     for baseline in ("median", "fastest"):
         print("\nerror against the %s round: (predicted - measured) / measured" % baseline)
         print("%-18s %10s " % ("trace", "measured") + " ".join("%10s" % l for l, _ in sets))
-        within = {l: 0 for l, _ in sets}
-        total = {l: 0.0 for l, _ in sets}
+        errors = {l: [] for l, _ in sets}
         for name in names:
             ms = measured[name]
             x = statistics.median(ms) if baseline == "median" else min(ms)
@@ -170,12 +184,17 @@ def main():
             for label, _ in sets:
                 err = 100.0 * (predicted[name][label] - x) / x
                 row.append(err)
-                within[label] += abs(err) <= 10
-                total[label] += abs(err)
+                errors[label].append(err)
             print("%-18s %10.2f " % (name, x) + " ".join("%+9.1f%%" % e for e in row))
-        print("%-29s " % "within 10%" + " ".join("%10d" % within[l] for l, _ in sets))
-        print("%-29s " % "mean |error| %" + " ".join("%10.1f" % (total[l] / len(names))
+        scores = {l: {"within_10pct": sum(abs(e) <= 10 for e in errors[l]),
+                      "mean_abs_error_pct": statistics.mean(abs(e) for e in errors[l]),
+                      "gmae_pct": gmae(errors[l])} for l, _ in sets}
+        summary["end_to_end"][baseline] = scores
+        print("%-29s " % "within 10%" + " ".join("%10d" % scores[l]["within_10pct"]
+                                                  for l, _ in sets))
+        print("%-29s " % "mean |error| %" + " ".join("%10.1f" % scores[l]["mean_abs_error_pct"]
                                                       for l, _ in sets))
+        print("%-29s " % "GMAE %" + " ".join("%10.1f" % scores[l]["gmae_pct"] for l, _ in sets))
     summary["families"] = print_families(names, sets, measured_families, predicted_families)
     with open(os.path.join(args.out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=2)

@@ -18,6 +18,7 @@ grep -q "a=/nonexistent" <<<"$out" || { echo "FAIL: the error does not name the 
 python3 scripts/e2e-compare.py --build "$build" --out "$work/run" --rounds 1 --iters 3 \
   bundle=data/models/host again=data/models/host | tee "$work/out.txt"
 grep -q "^per op family over all traces" "$work/out.txt" || { echo "FAIL: no per-family table"; exit 1; }
+grep -q "^GMAE %" "$work/out.txt" || { echo "FAIL: no end-to-end GMAE line"; exit 1; }
 python3 - "$work/run/e2e.json" <<'PY'
 import glob, json, math, sys
 doc = json.load(open(sys.argv[1]))
@@ -34,5 +35,19 @@ for fam in ("gemm", "elementwise", "view", "reduction", "softmax"):
     f = fams[fam]
     assert f["measured_ms"] > 0, (fam, f)
     assert f["predicted_ms"]["bundle"] > 0 and f["predicted_ms"]["bundle"] == f["predicted_ms"]["again"], (fam, f)
+# End to end per baseline: the counts and means agree with the per-trace errors, and the GMAE
+# (geometric mean of |error|) is at most their arithmetic mean.
+for baseline, pick in (("median", lambda ms: sorted(ms)[len(ms) // 2]), ("fastest", min)):
+    for label in ("bundle", "again"):
+        s = doc["end_to_end"][baseline][label]
+        errs = [100.0 * (t["predicted_ms"][label] - pick(t["measured_ms"])) / pick(t["measured_ms"])
+                for t in doc["traces"].values()]
+        assert s["within_10pct"] == sum(abs(e) <= 10 for e in errs), (baseline, label, s)
+        assert abs(s["mean_abs_error_pct"] - sum(map(abs, errs)) / len(errs)) < 1e-9, (baseline, s)
+        assert 0 < s["gmae_pct"] <= s["mean_abs_error_pct"] + 1e-9, (baseline, s)
+        g = math.exp(sum(math.log(max(abs(e), 0.01)) for e in errs) / len(errs))
+        assert abs(s["gmae_pct"] - g) < 1e-9, (baseline, s, g)
+for fam in ("gemm", "elementwise"):
+    assert fams[fam]["gmae_pct"]["bundle"] == fams[fam]["gmae_pct"]["again"] > 0, (fam, fams[fam])
 print("ok: %d traces" % len(names))
 PY
