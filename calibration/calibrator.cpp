@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <random>
 #include <tuple>
 
 #include "calibration/cold_units.h"
@@ -116,38 +115,12 @@ struct FamilySweep {
   bool exhausted() const { return next >= cases.size(); }
 };
 
-// A small budget must still span the sizes: before the random order, visit
-// 12 points at cost quantiles 0, 1/16, ..., 11/16 (the costliest quarter
-// waits for the random order), so no family's share goes to one huge point.
-void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
-  constexpr size_t kFront = 12, kSteps = 16;
-  if (cases.size() < 2 * kSteps) return;
-  std::vector<size_t> by_cost(cases.size());
-  for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
-  std::stable_sort(by_cost.begin(), by_cost.end(),
-                   [&](size_t a, size_t b) { return cases[a].est_us < cases[b].est_us; });
-  std::vector<bool> front(cases.size(), false);
-  std::vector<MicrobenchCase> ordered;
-  ordered.reserve(cases.size());
-  for (size_t q = 0; q < kFront; ++q) {
-    const size_t i = by_cost[q * cases.size() / kSteps];
-    front[i] = true;
-    ordered.push_back(cases[i]);
-  }
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (!front[i]) ordered.push_back(std::move(cases[i]));
-  }
-  cases = std::move(ordered);
-}
-
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
   FamilySweep s;
   s.family = &fam;
   std::vector<MicrobenchCase> cases = gridCases(fam, o.device, o.case_filter);
   const size_t grid_points = cases.size();
-  std::mt19937_64 rng(o.seed ^ std::hash<std::string>{}(fam.name));
-  std::shuffle(cases.begin(), cases.end(), rng);
-  frontLoadCostQuantiles(cases);
+  orderForSweep(cases, o.seed ^ std::hash<std::string>{}(fam.name));
   // Units in sampling order; a group of small cases takes the place of the
   // case that filled it.
   // CPU: the first kColdGroups full groups are followed by their cold

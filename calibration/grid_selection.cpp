@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <random>
 #include <regex>
 
 #include "core/errors.h"
@@ -58,6 +59,49 @@ void checkCaseFilter(const std::vector<const MicrobenchFamily*>& families,
         "numel=1000 float32\" are the dataset's `case` fields)",
         case_filter));
   }
+}
+
+namespace {
+
+// A small budget must still span the sizes: before the random order, visit
+// 12 points at cost quantiles 0, 1/16, ..., 11/16 (the costliest quarter
+// waits for the random order), so no family's share goes to one huge point.
+void frontLoadCostQuantiles(std::vector<MicrobenchCase>& cases) {
+  constexpr size_t kFront = 12, kSteps = 16;
+  if (cases.size() < 2 * kSteps) return;
+  std::vector<size_t> by_cost(cases.size());
+  for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](size_t a, size_t b) { return cases[a].est_us < cases[b].est_us; });
+  std::vector<bool> front(cases.size(), false);
+  std::vector<MicrobenchCase> ordered;
+  ordered.reserve(cases.size());
+  for (size_t q = 0; q < kFront; ++q) {
+    const size_t i = by_cost[q * cases.size() / kSteps];
+    front[i] = true;
+    ordered.push_back(cases[i]);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!front[i]) ordered.push_back(std::move(cases[i]));
+  }
+  cases = std::move(ordered);
+}
+
+}  // namespace
+
+void orderForSweep(std::vector<MicrobenchCase>& cases, uint64_t seed) {
+  std::vector<MicrobenchCase> anchors;
+  for (const MicrobenchCase& c : cases) {
+    if (c.anchor) anchors.push_back(c);
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(cases.begin(), cases.end(), rng);
+  frontLoadCostQuantiles(cases);
+  if (anchors.empty()) return;
+  cases.erase(std::remove_if(cases.begin(), cases.end(),
+                             [](const MicrobenchCase& c) { return c.anchor; }),
+              cases.end());
+  cases.insert(cases.begin(), anchors.begin(), anchors.end());
 }
 
 }  // namespace tracetwin::calibration

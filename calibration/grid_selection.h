@@ -3,6 +3,7 @@
 // Calibration-private.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,11 @@ std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const std::st
 // matches no grid point of `families`.
 void checkCaseFilter(const std::vector<const MicrobenchFamily*>& families,
                      const std::string& device, const std::string& case_filter);
+
+// The order a sweep visits `cases` in: the anchors first (in grid order),
+// then 12 points at cost quantiles 0, 1/16, ..., 11/16 (the costliest
+// quarter waits), then the rest in a random order drawn from `seed`. Without
+// anchors, the order of the calibrations before anchors existed.
+void orderForSweep(std::vector<MicrobenchCase>& cases, uint64_t seed);
 
 }  // namespace tracetwin::calibration

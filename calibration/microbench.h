@@ -48,6 +48,10 @@ struct MicrobenchCase {
   // Embedding cases only: index-reuse histogram (predictors::kReuseBins
   // bins) of the indices replay generates for every embedding op of the case.
   std::vector<double> index_reuse;
+  // Measured first in every sweep, whatever the budget (orderForSweep): a
+  // point that bounds the family's features where its trees would otherwise
+  // extrapolate (the conv grid's largest native-path weights).
+  bool anchor = false;
 };
 
 struct MicrobenchFamily {

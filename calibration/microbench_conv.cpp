@@ -83,6 +83,17 @@ MicrobenchCase convCase(const GridOptions& grid, const ConvPoint& p, DType dt) {
                       [=](B& b) { addConvPair(b, p, dt); });
 }
 
+// The grid's largest weights (512 -> 512 channels, 3x3: 9.4 MB) at batch 1
+// on 1-4 px maps, which LibTorch runs on its native im2col path. Its cost
+// there is mostly packing the weight for BLAS (6.6 ms forward for any output
+// of 1-4 pixels, 12.0 ms for 16), and trees cannot carry that beyond the
+// weights they were fitted on: the 05:24 calibration sampled no
+// such point, its largest native weight was 4.7 MB, and ResNet-18's layer 4
+// at 96 px (3x3 maps) came out at 12.1 ms against 8.5 replayed.
+bool isWeightAnchor(const ConvPoint& p) {
+  return p.n == 1 && p.c == 512 && p.k == 512 && p.r == 3 && p.hw <= 4 && p.groups == 1;
+}
+
 }  // namespace
 
 bool realisticLayer(int64_t c, int64_t k, int64_t hw) {
@@ -112,6 +123,7 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
                 ConvPoint p{n, c, k, hw, r, stride, bias};
                 if (p.out() < 1 || p.flops() > max_flops) continue;
                 cases.push_back(convCase(grid, p, dt));
+                cases.back().anchor = isWeightAnchor(p);
               }
             }
             // Depthwise (MobileNet, EfficientNet): K = C, one filter per channel.
