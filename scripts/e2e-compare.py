@@ -65,8 +65,8 @@ def gmae(errors_pct):
 
 def print_families(names, sets, measured_families, predicted_families):
     """Per op family over all traces: the sum of predicted against the sum of measured op
-    times (each trace's family time its median over rounds), and the mean |error| of the
-    family in the traces where it measured at least 0.2 ms. An iteration's error can hide
+    times (each trace's family time its median over rounds), and the mean |error| and GMAE of
+    the family in the traces where it measured at least 0.2 ms. An iteration's error can hide
     families that miss in opposite directions; this table shows them. Returns the totals."""
     families = sorted({fam for name in names for rnd in measured_families[name] for fam in rnd})
     print("\nper op family over all traces: sum of predicted vs sum of measured op times "
