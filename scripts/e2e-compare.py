@@ -56,10 +56,10 @@ def wait_for_quiet(tracetwin, limit_ms, wait_s):
 
 
 def gmae(errors_pct):
-    """Geometric mean of |relative error| (DESIGN.md's accuracy measure), in percent. An error
-    of exactly zero counts as 0.01% so one exact hit does not zero the mean."""
+    """Geometric mean of |relative error| (DESIGN.md's accuracy measure), in percent; None for no
+    errors. An error of exactly zero counts as 0.01% so one exact hit does not zero the mean."""
     if not errors_pct:
-        return 0.0
+        return None
     return math.exp(statistics.mean(math.log(max(abs(e), 0.01)) for e in errors_pct))
 
 
