@@ -56,9 +56,14 @@ const KernelModel* ModelSet::model(const std::string& family) const {
   return it == models_.end() ? nullptr : it->second.get();
 }
 
-bool ModelSet::calibrated(const std::string& family, const std::string& op) const {
+const std::set<std::string>* ModelSet::calibratedOpsOf(const std::string& family) const {
   auto it = calibrated_ops.find(family);
-  return it == calibrated_ops.end() || it->second.count(op) > 0;
+  return it == calibrated_ops.end() ? nullptr : &it->second;
+}
+
+bool ModelSet::calibrated(const std::string& family, const std::string& op) const {
+  const std::set<std::string>* ops = calibratedOpsOf(family);
+  return ops == nullptr || ops->count(op) > 0;
 }
 
 std::vector<std::string> ModelSet::families() const {

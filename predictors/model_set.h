@@ -35,6 +35,9 @@ class ModelSet {
   // gives such ops the family's analytic base and says so. A family with no
   // entry (model sets from before the list) counts every op as calibrated.
   std::map<std::string, std::set<std::string>> calibrated_ops;
+  // The op names `family`'s models were fitted on; nullptr when the set has
+  // no list for it (every op then counts as calibrated).
+  const std::set<std::string>* calibratedOpsOf(const std::string& family) const;
   bool calibrated(const std::string& family, const std::string& op) const;
 
   void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);

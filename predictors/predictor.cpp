@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -258,10 +259,10 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     const KernelModel* base = unmodelled ? model : analyticBase(model);
     std::vector<size_t> unseen_idx;
     std::vector<size_t> unseen;  // positions in idx
-    auto fitted_on = models.calibrated_ops.find(family);
-    if (!unmodelled && fitted_on != models.calibrated_ops.end()) {
+    const std::set<std::string>* fitted_on = unmodelled ? nullptr : models.calibratedOpsOf(family);
+    if (fitted_on != nullptr) {
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (fitted_on->second.count(recs[idx[k]].f.op) > 0) continue;
+        if (fitted_on->count(recs[idx[k]].f.op) > 0) continue;
         unseen.push_back(k);
         unseen_idx.push_back(idx[k]);
         recs[idx[k]].uncalibrated = true;
