@@ -1,5 +1,6 @@
 #include "predictors/cache_reuse.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace tracetwin::predictors {
@@ -43,8 +44,13 @@ std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, doub
       for (size_t k = first[i]; k < first[i + 1]; ++k) {
         const Touch& t = touches[k];
         double& last = last_touch.try_emplace(t.storage, -1.0).first->second;
-        if (pass == 1 && last >= 0 && clock - last > cache_bytes) {
-          (t.input ? cold[i].inputs : cold[i].outputs) += t.bytes;
+        // Touched already by this op (an in-place op's output, a tensor
+        // passed twice): no new lines in the cache, nothing cold.
+        if (last == clock) continue;
+        if (pass == 1 && last >= 0) {
+          const double since = std::max(0.0, clock - last - t.bytes);
+          const double cached = std::clamp(cache_bytes - since, 0.0, t.bytes);
+          (t.input ? cold[i].inputs : cold[i].outputs) += t.bytes - cached;
         }
         last = clock;
         bytes += t.bytes;
