@@ -77,7 +77,9 @@ TEST(ReplayPlan, TheSqrtOfAnInPlaceChainMarksItsUpfrontOrigin) {
   int upfront_marked = 0;
   for (const SlotInfo& s : plan.tensors.slots()) {
     if (s.meta.tensor_id == 1 && s.upfront) upfront_marked += s.non_negative ? 1 : 0;
-    if (s.meta.tensor_id == 3) EXPECT_FALSE(s.non_negative) << "the other operand";
+    if (s.meta.tensor_id == 3) {
+      EXPECT_FALSE(s.non_negative) << "the other operand";
+    }
   }
   EXPECT_EQ(upfront_marked, 1);
 }
