@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "calibration/cold_units.h"
+#include "calibration/evicted_units.h"
 #include "calibration/grid_selection.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
@@ -115,7 +116,9 @@ struct FamilySweep {
   bool exhausted() const { return next >= cases.size(); }
 };
 
-FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o) {
+// `evict_bytes`: the stream of the family's evicted unit (CPU).
+FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
+                       int64_t evict_bytes) {
   FamilySweep s;
   s.family = &fam;
   std::vector<MicrobenchCase> cases = gridCases(fam, o.device, o.case_filter);
@@ -123,8 +126,8 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
   orderForSweep(cases, o.seed ^ std::hash<std::string>{}(fam.name));
   // Units in sampling order; a group of small cases takes the place of the
   // case that filled it.
-  // CPU: the first kColdGroups full groups are followed by their cold
-  // copies, so both sides of each pair are measured moments apart.
+  // CPU: the first kColdGroups full groups are followed by their cold and
+  // evicted copies, so both sides of each pair are measured moments apart.
   const int cold_groups = o.device == "cpu" ? kColdGroups : 0;
   int cold_made = 0;
   ReplayUnit pending;
@@ -142,6 +145,7 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o)
         for (int64_t n : kBusySpacerSizes) {
           for (bool rewarm : {false, true}) s.cases.push_back(coldUnit(group, n, rewarm));
         }
+        s.cases.push_back(evictedUnit(group, evict_bytes));
         ++cold_made;
       }
     }
@@ -292,12 +296,12 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
 
 void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,
                 CalibrationResult& res) {
-  // Cold rows only measure the code-cold penalty; the kernel models learn
-  // from the rest.
+  // Cold and evicted rows only measure the code-cold and cold-tensor terms;
+  // the kernel models learn from the rest.
   std::vector<predictors::MeasuredOp> samples;
   samples.reserve(res.rows.size());
   for (const DatasetRow& r : res.rows) {
-    if (!isColdRow(r)) samples.push_back(r.sample);
+    if (!isColdRow(r) && !isEvictedRow(r)) samples.push_back(r.sample);
   }
   fo.torch_version = torch_version;
   // The between-op cost fitted over the sweep's graphs supersedes the probe's
@@ -315,6 +319,10 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   res.code_cold = predictors::fitCodeCold(coldPairs(res.rows));
   if (res.code_cold.empty()) res.code_cold = res.kept_code_cold;  // a dataset without cold rows
   models.code_cold = res.code_cold;
+  res.cold_tensors =
+      predictors::fitColdTensors(evictedPairs(res.rows), res.device.memory_bandwidth);
+  if (res.cold_tensors.empty()) res.cold_tensors = res.kept_cold_tensors;
+  models.cold_tensors = res.cold_tensors;
   res.fit_seconds = secondsSince(t0);
   models.device = res.device;
   models.torch_version = torch_version;
@@ -377,7 +385,8 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   res.replay_loop_us = probe.replay_loop_us;
 
   std::vector<FamilySweep> sweeps;
-  for (const MicrobenchFamily* f : families) sweeps.push_back(startSweep(*f, o));
+  const int64_t evict_bytes = evictBytes(res.device.lastLevelCacheBytes());
+  for (const MicrobenchFamily* f : families) sweeps.push_back(startSweep(*f, o, evict_bytes));
   CostModel cost;
   UnitMeasurer measure(o, res.device.name);
   // Small grids finish early; later passes give their time to the big ones
@@ -433,6 +442,7 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   const predictors::ModelSet earlier = predictors::ModelSet::loadStepCosts(dir);
   res.kept_overheads = earlier.overheads;
   res.kept_code_cold = earlier.code_cold;
+  res.kept_cold_tensors = earlier.cold_tensors;
   std::map<std::string, FamilyRun> per_family;
   for (const DatasetRow& r : res.rows) {
     FamilyRun& f = per_family[core::opFamily(r.sample.node)];

@@ -15,6 +15,7 @@
 #include "calibration/repeat_pooling.h"
 #include "predictors/between_ops.h"
 #include "predictors/code_cold.h"
+#include "predictors/cold_tensors.h"
 #include "predictors/training.h"
 
 namespace tracetwin::calibration {
@@ -104,6 +105,9 @@ struct CalibrationResult {
   // from the cold units (empty when none paired); a refit of a dataset
   // without cold rows keeps the earlier models' (kept_code_cold).
   predictors::CodeColdModel code_cold, kept_code_cold;
+  // CPU: what small ops cost more per input tensor that went cold, from the
+  // evicted units; kept from the earlier models likewise.
+  predictors::ColdTensorModel cold_tensors, kept_cold_tensors;
   predictors::DeviceSpec device;
   HostGateSummary host_gate;
   double replay_loop_us = 0;

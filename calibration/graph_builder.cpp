@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/errors.h"
@@ -213,6 +215,81 @@ void GraphBuilder::busySpacer(int64_t n) {
   op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {busy_buffers_[0], busy_buffers_[1]},
      {tensor({n, n})});
   nodes_.back().scope = kSpacerScope;
+}
+
+void GraphBuilder::flush(int64_t bytes) {
+  if (flush_buffers_.empty()) {
+    const int64_t floats = std::max<int64_t>(bytes / 8, 1);
+    flush_buffers_ = {tensor({floats}), tensor({floats})};
+  }
+  op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+     {flush_buffers_[0], flush_buffers_[1], boolValue(false)}, {flush_buffers_[0]});
+  nodes_.back().scope = kSpacerScope;
+}
+
+namespace {
+
+// Replaces every tensor of `v` that `renamed` has (by tensor id).
+void rename(core::Value& v, const std::map<int64_t, core::Value>& renamed) {
+  if (v.kind == core::ValueKind::kTensor) {
+    auto it = renamed.find(v.tensor->tensor_id);
+    if (it != renamed.end()) v = it->second;
+    return;
+  }
+  for (core::Value& e : v.elements) rename(e, renamed);
+}
+
+void collectIds(const core::Value& v, std::set<int64_t>* ids, std::set<int64_t>* storages) {
+  core::forEachTensor(v, [&](const core::TensorValue& t) {
+    ids->insert(t.tensor_id);
+    storages->insert(t.storage_id);
+  });
+}
+
+}  // namespace
+
+void GraphBuilder::renewOutputs(core::Value& v, const std::set<int64_t>& input_ids,
+                                const std::set<int64_t>& input_storages, Renaming* renaming) {
+  if (v.kind != core::ValueKind::kTensor) {
+    for (core::Value& e : v.elements) renewOutputs(e, input_ids, input_storages, renaming);
+    return;
+  }
+  if (!v.tensor->defined() || input_ids.count(v.tensor->tensor_id) > 0) return;  // in place
+  core::Value fresh = v;
+  fresh.tensor->tensor_id = next_tensor_++;
+  // A view keeps its input's storage (renewed or not); anything else gets
+  // its own.
+  const int64_t storage = v.tensor->storage_id;
+  if (auto it = renaming->storages.find(storage); it != renaming->storages.end()) {
+    fresh.tensor->storage_id = it->second;
+  } else if (input_storages.count(storage) == 0) {
+    fresh.tensor->storage_id = next_tensor_++;
+    renaming->storages[storage] = fresh.tensor->storage_id;
+  }
+  renaming->tensors[v.tensor->tensor_id] = fresh;
+  v = fresh;
+}
+
+void GraphBuilder::repeatOps(core::NodeId first, core::NodeId end) {
+  std::vector<core::Node> copies;
+  Renaming renaming;
+  for (const core::Node& n : nodes_) {
+    if (n.id < first || n.id >= end) continue;
+    core::Node c = n;
+    c.id = next_node_++;
+    c.rf_id = c.id;
+    std::set<int64_t> input_ids, input_storages;
+    for (core::Value& v : c.inputs) {
+      rename(v, renaming.tensors);
+      collectIds(v, &input_ids, &input_storages);
+    }
+    for (core::Value& v : c.outputs) {
+      rename(v, renaming.tensors);  // in place on a tensor renewed before
+      renewOutputs(v, input_ids, input_storages, &renaming);
+    }
+    copies.push_back(std::move(c));
+  }
+  for (core::Node& c : copies) nodes_.push_back(std::move(c));
 }
 
 core::Graph GraphBuilder::build(const std::string& source_name) {

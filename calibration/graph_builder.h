@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,18 @@ class GraphBuilder {
   // step (predictors/code_cold.h).
   void busySpacer(int64_t n);
 
+  // A spacer that evicts every cache from what the graph touched before it:
+  // a copy_ between two buffers of bytes / 2 (made on first use, reused),
+  // tagged like spacer(). The ops after it find their tensors in DRAM, as a
+  // training step's optimizer finds the parameters it last touched an
+  // iteration ago (predictors/cold_tensors.h).
+  void flush(int64_t bytes);
+
+  // Appends the ops [first, end) once more on the same inputs: now cache-hot.
+  // An output that is not also an input (not in place) gets a new tensor,
+  // and a later op of the range that read it reads the new one.
+  void repeatOps(core::NodeId first, core::NodeId end);
+
   // Finalizes and returns the graph; the builder is spent afterwards.
   core::Graph build(const std::string& source_name);
 
@@ -72,12 +85,22 @@ class GraphBuilder {
   core::NodeId nextNodeId() const { return next_node_; }
 
  private:
+  // repeatOps: what the copies renamed, by old tensor id and old storage id.
+  struct Renaming {
+    std::map<int64_t, core::Value> tensors;
+    std::map<int64_t, int64_t> storages;
+  };
+  // repeatOps: new ids for the outputs in `v` that are not inputs.
+  void renewOutputs(core::Value& v, const std::set<int64_t>& input_ids,
+                    const std::set<int64_t>& input_storages, Renaming* renaming);
+
   std::string device_;
   std::vector<core::Node> nodes_;
   core::NodeId next_node_ = 3;               // 1 = process root, 2 = thread
   int64_t next_tensor_ = 100;                // ids and storage ids share one counter
   std::vector<core::Value> spacer_buffers_;  // made on first use, reused
   std::vector<core::Value> busy_buffers_;
+  std::vector<core::Value> flush_buffers_;
   std::map<std::pair<std::vector<int64_t>, core::DType>, core::Value> shared_;
 };
 

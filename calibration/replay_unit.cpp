@@ -31,10 +31,41 @@ std::string signature(const core::Node& n) {
   return key;
 }
 
-// The unit's graph and, per node id, the index of the case that added it.
+// Marks the nodes from `first` up to the builder's next id as case `index`'s.
+void markCase(const GraphBuilder& b, core::NodeId first, size_t index,
+              std::vector<size_t>* case_of) {
+  if (case_of->size() < static_cast<size_t>(b.nextNodeId())) {
+    case_of->resize(static_cast<size_t>(b.nextNodeId()), 0);
+  }
+  for (core::NodeId id = first; id < b.nextNodeId(); ++id) (*case_of)[size_t(id)] = index;
+}
+
+// Evicted unit rounds: the flush, then per case kEvictedCopies copies on
+// their own tensors (cold data; the first also cold code, which the median
+// of the copies leaves out), then the same ops again (hot), marked as case
+// i + n.
+void addEvictedRounds(const ReplayUnit& u, std::vector<size_t>& order, std::mt19937_64& rng,
+                      GraphBuilder& b, std::vector<size_t>* case_of) {
+  const size_t n = u.cases.size();
+  for (int r = 0; r < kRounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    b.flush(u.flush_bytes);
+    for (size_t i : order) {
+      const core::NodeId first = b.nextNodeId();
+      for (int k = 0; k < kEvictedCopies; ++k) u.cases[i].add_copy(b);
+      const core::NodeId end = b.nextNodeId();
+      markCase(b, first, i, case_of);
+      b.repeatOps(first, end);
+      markCase(b, end, i + n, case_of);
+    }
+  }
+}
+
+// The unit's graph and, per node id, the index of the case that added it
+// (an evicted unit's hot copies: the index plus the number of cases).
 core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t seed,
                       std::vector<size_t>* case_of) {
-  if (u.cases.size() == 1 && u.busy_spacer == 0) {
+  if (u.cases.size() == 1 && u.busy_spacer == 0 && u.flush_bytes == 0) {
     core::Graph g = u.cases[0].build();
     case_of->clear();  // every node belongs to case 0
     return g;
@@ -43,6 +74,10 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
   std::vector<size_t> order(u.cases.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(seed);
+  if (u.flush_bytes > 0) {
+    addEvictedRounds(u, order, rng, b, case_of);
+    return b.build(fmt::format("microbenchmark evicted group of {}", u.cases.size()));
+  }
   const bool cold = u.busy_spacer > 0;
   for (int r = 0; r < (cold ? 1 : kRounds); ++r) {
     std::shuffle(order.begin(), order.end(), rng);
@@ -51,10 +86,7 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
       if (cold && u.rewarm) b.spacer();
       const core::NodeId first = b.nextNodeId();
       u.cases[i].add_copy(b);
-      if (case_of->size() < static_cast<size_t>(b.nextNodeId())) {
-        case_of->resize(static_cast<size_t>(b.nextNodeId()), 0);
-      }
-      for (core::NodeId id = first; id < b.nextNodeId(); ++id) (*case_of)[size_t(id)] = i;
+      markCase(b, first, i, case_of);
     }
   }
   return b.build(
@@ -134,7 +166,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     // against ~1 us in the view grid, and its 15 rows alone took the view
     // family's hold-out GMAE from 12% to 59% (docs/calibration.md).
     const size_t case_index = caseOf(m.id);
-    if (core::opFamily(*node) != u.cases[case_index].family) continue;
+    if (core::opFamily(*node) != u.cases[case_index % u.cases.size()].family) continue;
     auto& g = groups[{case_index, signature(*node)}];
     if (g.second.empty()) g.first = m.id;
     g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
@@ -157,11 +189,16 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     out.between = b;
   }
   for (auto& [key, group] : groups) {
-    const MicrobenchCase& c = u.cases[key.first];
+    const MicrobenchCase& c = u.cases[key.first % u.cases.size()];
     DatasetRow row;
-    row.case_label = u.busy_spacer > 0 ? fmt::format("{}{} mm{}{}", c.label, kColdSuffix,
-                                                     u.busy_spacer, u.rewarm ? " rewarmed" : "")
-                                       : c.label;
+    if (u.busy_spacer > 0) {
+      row.case_label = fmt::format("{}{} mm{}{}", c.label, kColdSuffix, u.busy_spacer,
+                                   u.rewarm ? " rewarmed" : "");
+    } else if (u.flush_bytes > 0) {
+      row.case_label = c.label + (key.first < u.cases.size() ? kEvictedSuffix : kEvictedHotSuffix);
+    } else {
+      row.case_label = c.label;
+    }
     row.idle_us = idle_us[group.first];
     row.previous_us = previous_us[group.first];
     row.sample.node = graph.node(group.first);

@@ -44,12 +44,24 @@ inline constexpr size_t kColdCases = 6;  // of the group's 12: ~0.1 s per iterat
 inline constexpr int64_t kBusySpacerSizes[] = {128, 320};
 inline constexpr const char* kColdSuffix = " [cold]";
 
+// Evicted units (CPU): the first kColdGroups groups of each family run once
+// more, each round after a stream of flush_bytes that evicts every cache
+// (GraphBuilder::flush): per case kEvictedCopies copies on their own tensors,
+// then the same ops on the same tensors again, now hot; as in an optimizer's
+// loop, only the first copy finds its code cold. Rows "<label> [evicted]" and
+// "<label> [evicted, hot]"; the difference is what the inputs' going cold
+// costs (predictors/cold_tensors.h).
+inline constexpr int kEvictedCopies = 5;
+inline constexpr const char* kEvictedSuffix = " [evicted]";
+inline constexpr const char* kEvictedHotSuffix = " [evicted, hot]";
+
 // What one replay measures: one case on its own or a group interleaved.
 struct ReplayUnit {
   std::vector<MicrobenchCase> cases;
   double est_us = 0;        // one iteration
   int64_t busy_spacer = 0;  // > 0: a cold unit, an mm of this size before every copy
   bool rewarm = false;      // cold unit: a tiny copy_ between the mm and each copy
+  int64_t flush_bytes = 0;  // > 0: an evicted unit, this stream before every round
 };
 
 bool interleavable(const MicrobenchCase& c);

@@ -114,6 +114,14 @@ void printReport(const calibration::CalibrationResult& r) {
     for (const auto& [family, us] : c.per_family_us) fmt::print("; {} {:.1f}", family, us);
     fmt::print("\n");
   }
+  if (!r.cold_tensors.empty()) {
+    const predictors::ColdTensorModel& c = r.cold_tensors;
+    fmt::print("cold tensors (a small op pays per input tensor that went cold): {:.2f} us over {} "
+               "pairs",
+               c.all_us, c.pairs);
+    for (const auto& [family, us] : c.per_family_us) fmt::print("; {} {:.2f}", family, us);
+    fmt::print("\n");
+  }
   fmt::print("\nmeasured {:.1f} s, fitted {:.1f} s; {} samples (repeats pooled: {})\n",
              r.measure_seconds, r.fit_seconds, r.rows.size(), calibration::poolingName(r.pooling));
   fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);

@@ -167,16 +167,9 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
                          {"family", m.family},
                          {"measured_us", on_gpu ? m.device_us : m.cpu_us},
                          {"predicted_us", it != predicted.end() ? it->second->predicted_us : 0.0}};
-    // The code-cold and cold-output shares of predicted_us, as `predict
-    // --json-out` reports them.
-    if (it != predicted.end() && it->second->code_cold_us > 0)
-      op["code_cold_us"] = it->second->code_cold_us;
-    if (it != predicted.end() && it->second->cold_output_us > 0)
-      op["cold_output_us"] = it->second->cold_output_us;
-    if (it != predicted.end() && it->second->cold_input_bytes > 0)
-      op["cold_input_bytes"] = it->second->cold_input_bytes;
-    if (it != predicted.end() && it->second->cold_input_us > 0)
-      op["cold_input_us"] = it->second->cold_input_us;
+    // The step terms' shares of predicted_us, as `predict --json-out`
+    // reports them.
+    if (it != predicted.end()) predictors::addStepTerms(*it->second, &op);
     per_op.push_back(std::move(op));
   }
   nlohmann::json doc = {

@@ -51,6 +51,7 @@ std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, doub
           const double since = std::max(0.0, clock - last - t.bytes);
           const double cached = std::clamp(cache_bytes - since, 0.0, t.bytes);
           (t.input ? cold[i].inputs : cold[i].outputs) += t.bytes - cached;
+          if (t.input && t.bytes > 0) cold[i].input_tensors += (t.bytes - cached) / t.bytes;
         }
         last = clock;
         bytes += t.bytes;

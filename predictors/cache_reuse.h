@@ -15,6 +15,9 @@ namespace tracetwin::predictors {
 
 struct ColdBytes {
   double inputs = 0.0;
+  // Input tensors that went cold, each counted by the share of its bytes
+  // that did (cold_tensors.h charges a small op per cold tensor).
+  double input_tensors = 0.0;
   // Output bytes on a storage last touched long ago: execution traces name a
   // storage by its data pointer, so this is memory the allocator handed back
   // after it went cold. A write-allocate CPU reads each such line from DRAM

@@ -85,6 +85,7 @@ void ModelSet::save(const std::string& dir) const {
   manifest["created"] = created.empty() ? todayUtc() : created;
   manifest["overheads"] = overheads.toJson();
   if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
+  if (!cold_tensors.empty()) manifest["cold_tensors"] = cold_tensors.toJson();
   if (!calibrated_ops.empty()) manifest["calibrated_ops"] = calibrated_ops;
   nlohmann::json models = nlohmann::json::object();
   for (const auto& [family, model] : models_) {
@@ -124,6 +125,8 @@ void readStepCosts(const nlohmann::json& manifest, const fs::path& path, ModelSe
     set->overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
   if (manifest.contains("code_cold"))
     set->code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
+  if (manifest.contains("cold_tensors"))
+    set->cold_tensors = ColdTensorModel::fromJson(manifest["cold_tensors"], path.string());
 }
 
 // {"<family>": ["aten::op", ...], ...}

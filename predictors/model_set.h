@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "predictors/code_cold.h"
+#include "predictors/cold_tensors.h"
 #include "predictors/device_spec.h"
 #include "predictors/kernel_model.h"
 #include "predictors/overheads.h"
@@ -30,6 +31,9 @@ class ModelSet {
   // CPU: what small ops cost on top of their kernel model when time passed
   // since their previous call (code_cold.h). Empty in older model sets.
   CodeColdModel code_cold;
+  // CPU: what small ops cost on top per input tensor that went cold
+  // (cold_tensors.h). Empty in older model sets.
+  ColdTensorModel cold_tensors;
   // Per family, the op names (no overload) the models were fitted on. A
   // learned residual has seen nothing of another op's kernel: the predictor
   // gives such ops the family's analytic base and says so. A family with no
@@ -51,7 +55,7 @@ class ModelSet {
   // `expected_device` is non-empty) a device mismatch -> InputError naming
   // the file.
   static ModelSet load(const std::string& dir, const std::string& expected_device = "");
-  // The manifest's overheads and code-cold model alone, for a refit: its
+  // The manifest's overheads, code-cold and cold-tensor models alone, for a refit: its
   // kernel models are about to be replaced and may be stale or gone. A
   // directory without a manifest gives an empty set; a bad manifest throws.
   static ModelSet loadStepCosts(const std::string& dir);

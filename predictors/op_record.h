@@ -19,6 +19,7 @@ struct OpRecord {
   bool uncalibrated = false;       // op not among ModelSet::calibrated_ops: analytic base
   uint64_t shape_hash = 0;         // shapeHash(f), once per op
   double cold_output_bytes = 0;    // ColdBytes::outputs
+  double cold_input_tensors = 0;   // ColdBytes::input_tensors
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
 };
 

@@ -108,6 +108,7 @@ int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& 
     r.out.code_cold_us = 0;
     r.out.cold_output_us = 0;
     r.out.cold_input_us = 0;
+    r.out.cold_tensor_us = 0;
     r.fallback = false;
     r.uncalibrated = false;
     r.recorded_launches = it->second.kernels;
@@ -323,6 +324,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   }
   markColdInputs(recs, models);
   predictDeviceTimes(recs, graph, models, opts);
+  addColdTensorPenalties(recs, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdDramReads(recs, models, opts);
   const int64_t recorded = applyRecordedKernels(recs, opts);
@@ -404,15 +406,21 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   return p;
 }
 
+void addStepTerms(const OpPrediction& o, nlohmann::json* op) {
+  nlohmann::json& j = *op;
+  if (o.code_cold_us > 0) j["code_cold_us"] = o.code_cold_us;
+  if (o.cold_output_us > 0) j["cold_output_us"] = o.cold_output_us;
+  if (o.cold_input_bytes > 0) j["cold_input_bytes"] = o.cold_input_bytes;
+  if (o.cold_input_us > 0) j["cold_input_us"] = o.cold_input_us;
+  if (o.cold_tensor_us > 0) j["cold_tensor_us"] = o.cold_tensor_us;
+}
+
 nlohmann::json predictionToJson(const Prediction& p) {
   auto opJson = [](const OpPrediction& o) {
     nlohmann::json j{{"id", o.id},         {"name", o.name},
                      {"family", o.family}, {"predicted_us", o.predicted_us},
                      {"cpu_us", o.cpu_us}, {"model", o.model}};
-    if (o.code_cold_us > 0) j["code_cold_us"] = o.code_cold_us;
-    if (o.cold_output_us > 0) j["cold_output_us"] = o.cold_output_us;
-    if (o.cold_input_bytes > 0) j["cold_input_bytes"] = o.cold_input_bytes;
-    if (o.cold_input_us > 0) j["cold_input_us"] = o.cold_input_us;
+    addStepTerms(o, &j);
     return j;
   };
   nlohmann::json j;

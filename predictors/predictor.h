@@ -53,6 +53,9 @@ struct OpPrediction {
   // Of predicted_us, reading those bytes from DRAM, for models whose time is
   // the cache-hot one (GEMM and convolution on a CPU; addColdDramReads).
   double cold_input_us = 0.0;
+  // Of predicted_us, the latency of the input tensors that went cold (their
+  // metadata and first lines; small CPU ops, cold_tensors.h).
+  double cold_tensor_us = 0.0;
 };
 
 struct Breakdown {
@@ -87,6 +90,9 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
 // Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
 // uncalibrated_ops, notes.
 nlohmann::json predictionToJson(const Prediction& p);
+// The step terms' shares of an op's prediction (code_cold_us, cold_output_us,
+// cold_input_bytes, cold_input_us, cold_tensor_us), where non-zero, into `op`.
+void addStepTerms(const OpPrediction& o, nlohmann::json* op);
 // [{"name", "family", "count"}, ...] of Prediction::uncalibrated_ops, as
 // both `predict` and `compare` write it.
 nlohmann::json uncalibratedOpsJson(const Prediction& p);

@@ -44,6 +44,7 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
     recs[i].f.cold_bytes = cold[i].inputs;
     recs[i].out.cold_input_bytes = cold[i].inputs;
     recs[i].cold_output_bytes = cold[i].outputs;
+    recs[i].cold_input_tensors = cold[i].input_tensors;
   }
 }
 
@@ -81,6 +82,22 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
     r.out.cold_input_us = r.f.cold_bytes > 0 && hot_only ? r.f.cold_bytes / bandwidth * 1e6 : 0.0;
     r.out.predicted_us += r.out.cold_output_us;
     r.out.predicted_us += r.out.cold_input_us;
+  }
+}
+
+// CPU models with a cold-tensor term: a small op pays, per input tensor that
+// went cold, the latency of its metadata and first lines (cold_tensors.h).
+// Small by the kernel model's time, as calibration measured it on the grid
+// points it interleaves. Not across devices: the figure is this host's.
+void addColdTensorPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                            const PredictOptions& opts) {
+  if (models.cold_tensors.empty() || opts.target || models.device.kind != DeviceKind::kCpu) return;
+  for (OpRecord& r : recs) {
+    if (r.fallback || r.cold_input_tensors <= 0 || r.out.predicted_us > CodeColdModel::kMaxOpUs)
+      continue;
+    const double extra = models.cold_tensors.perTensorUs(r.f.family) * r.cold_input_tensors;
+    r.out.predicted_us += extra;
+    r.out.cold_tensor_us = extra;
   }
 }
 

@@ -19,9 +19,11 @@ namespace tracetwin::predictors {
 void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models);
 
 // After the kernel models, in this order: each adds its share to
-// OpPrediction::predicted_us and records it in its own field (code_cold_us;
-// cold_output_us and cold_input_us). Neither applies across devices
-// (PredictOptions::target).
+// OpPrediction::predicted_us and records it in its own field (cold_tensor_us;
+// code_cold_us; cold_output_us and cold_input_us). None applies across
+// devices (PredictOptions::target).
+void addColdTensorPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                            const PredictOptions& opts);
 void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
                           const PredictOptions& opts);
 void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,

@@ -165,16 +165,38 @@ TEST_F(TinyCalibration, ColdUnitsFitTheCodeColdPenalty) {
   EXPECT_GT(c.pairs, 0);
   EXPECT_GT(c.tau_us, 0);
   EXPECT_EQ(predictors::ModelSet::load(dir_).code_cold.toJson(), c.toJson());
-  // The kernel models never see the cold rows.
+  // The kernel models never see the cold rows, nor the evicted ones.
   for (const auto& f : result_->fit.families) {
     int64_t warm = 0;
     for (const auto& r : result_->rows) {
       if (core::opFamily(r.sample.node) == f.family &&
-          r.case_label.find(" [cold]") == std::string::npos)
+          r.case_label.find(" [cold]") == std::string::npos &&
+          r.case_label.find(" [evicted") == std::string::npos)
         ++warm;
     }
     EXPECT_EQ(f.n_train + f.n_holdout, warm) << f.family;
   }
+}
+
+TEST_F(TinyCalibration, EvictedUnitsFitTheColdTensorTerm) {
+  ASSERT_NE(result_, nullptr);
+  std::set<std::pair<std::string, std::string>> cold, hot;
+  for (const auto& r : result_->rows) {
+    const std::string& l = r.case_label;
+    if (l.find(" [evicted, hot]") != std::string::npos) {
+      hot.emplace(l.substr(0, l.find(" [evicted, hot]")), r.sample.node.name);
+    } else if (l.find(" [evicted]") != std::string::npos) {
+      cold.emplace(l.substr(0, l.find(" [evicted]")), r.sample.node.name);
+    }
+  }
+  ASSERT_FALSE(cold.empty());
+  EXPECT_EQ(cold, hot);  // every op measured both ways
+  const predictors::ColdTensorModel& c = result_->cold_tensors;
+  ASSERT_FALSE(c.empty());
+  EXPECT_GT(c.pairs, 0);
+  EXPECT_LE(c.pairs, static_cast<int64_t>(cold.size()));  // ops with input tensors
+  EXPECT_GE(c.all_us, 0);
+  EXPECT_EQ(predictors::ModelSet::load(dir_).cold_tensors.toJson(), c.toJson());
 }
 
 TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {

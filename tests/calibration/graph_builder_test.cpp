@@ -65,6 +65,47 @@ TEST(GraphBuilder, ValuesCarryTraceTypeStrings) {
   EXPECT_FALSE(b.undefinedTensor().tensor->defined());
 }
 
+TEST(GraphBuilder, RepeatedOpsReadTheSameInputsAndWriteNewOutputs) {
+  // mm, then relu_ in place on its output, then a view of that.
+  GraphBuilder g2;
+  auto a = g2.tensor({4, 8});
+  auto m = g2.tensor({8, 2});
+  auto out = g2.tensor({4, 2});
+  const core::NodeId mm = g2.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, m}, {out});
+  g2.op("aten::relu_(Tensor(a!) self) -> Tensor(a!)", {out}, {out});
+  auto view = g2.viewOf(out, {8});
+  g2.op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", {out, GraphBuilder::intList({8})},
+        {view});
+  const core::NodeId end = g2.nextNodeId();
+  g2.flush(int64_t{1} << 20);
+  g2.repeatOps(mm, end);
+  const core::Graph g = g2.build("repeat");
+  const core::NodeId mm2 = end + 1;  // after the flush
+  const core::Node& first_mm = g.node(mm);
+  const core::Node& again = g.node(mm2);
+  EXPECT_EQ(again.name, "aten::mm");
+  EXPECT_EQ(again.inputs[0].tensor->tensor_id, first_mm.inputs[0].tensor->tensor_id);
+  EXPECT_EQ(again.inputs[1].tensor->tensor_id, first_mm.inputs[1].tensor->tensor_id);
+  const core::TensorValue& out2 = *again.outputs[0].tensor;
+  EXPECT_NE(out2.tensor_id, out.tensor->tensor_id);
+  EXPECT_NE(out2.storage_id, out.tensor->storage_id);
+  EXPECT_EQ(out2.shape, out.tensor->shape);
+  // The repeated relu_ works in place on the new output, and the view reads
+  // it and shares its storage.
+  const core::Node& relu2 = g.node(mm2 + 1);
+  EXPECT_EQ(relu2.inputs[0].tensor->tensor_id, out2.tensor_id);
+  EXPECT_EQ(relu2.outputs[0].tensor->tensor_id, out2.tensor_id);
+  const core::Node& view2 = g.node(mm2 + 2);
+  EXPECT_EQ(view2.inputs[0].tensor->tensor_id, out2.tensor_id);
+  EXPECT_EQ(view2.outputs[0].tensor->storage_id, out2.storage_id);
+  EXPECT_NE(view2.outputs[0].tensor->tensor_id, view.tensor->tensor_id);
+  // The flush is a spacer copy_ of the whole size, read and write.
+  const core::Node& flush = g.node(end);
+  EXPECT_EQ(flush.name, "aten::copy_");
+  EXPECT_EQ(flush.scope, kSpacerScope);
+  EXPECT_EQ(flush.inputs[0].tensor->bytes() + flush.inputs[1].tensor->bytes(), int64_t{1} << 20);
+}
+
 TEST(GraphBuilder, WrongArgumentCountIsAUsageError) {
   GraphBuilder b;
   EXPECT_THROW(b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {b.tensor({2, 2})}, {}),

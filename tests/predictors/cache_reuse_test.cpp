@@ -40,6 +40,7 @@ TEST(CacheReuse, ThePartOfATensorThatOutlivesTheTrafficSinceItsLastTouchIsHot) {
   const std::vector<ColdBytes> cold = coldBytes({&n0, &n1, &n2}, 20.0 * kMiB);
   // A: 4 MiB; C (2 MiB): 40 MiB since op 2 of the last iteration, all cold.
   EXPECT_EQ(cold[2].inputs, 4.0 * kMiB + 2.0 * kMiB);
+  EXPECT_DOUBLE_EQ(cold[2].input_tensors, 0.25 + 1.0);  // a quarter of A, all of C
   // A again, as op 2's in-place output: touched by this op already, and no
   // traffic either (op 0 finds only C's 2 MiB after A's last touch).
   EXPECT_EQ(cold[2].outputs, 0.0);

@@ -102,6 +102,48 @@ TEST(ColdInputs, TheKneeUnderAResidualDecidesWhatIsCold) {
   EXPECT_DOUBLE_EQ(predictedZeroUs(scaledBy04(curve())), bare);
 }
 
+TEST(ColdInputs, SmallOpsPayPerColdInputTensorOnACpu) {
+  // zero_ of A (4 MiB, cold: 40 MiB since its last touch) is a small op at
+  // 10 TB/s; relu of B is not. Per cold tensor 0.5 us, 0.7 for elementwise.
+  auto fast = std::make_shared<BandwidthCurveModel>(*curve());
+  for (double& bw : fast->knots_bandwidth) bw *= 250;  // the same knee, 8 MiB
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.device.memory_bandwidth = 1e13;  // the DRAM floor under the fixed cost as well
+  set.setModel("elementwise", fast);
+  set.cold_tensors.pairs = 6;
+  set.cold_tensors.all_us = 0.5;
+  set.cold_tensors.per_family_us = {{"elementwise", 0.7}};
+  const core::Graph g = zeroThenLargeRelu();
+  Prediction p = predictGraph(g, set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  const double hot = fast->hotUs(computeFeatures(g.node(3)), set.device);
+  ASSERT_LT(hot, 80.0);
+  EXPECT_NEAR(p.per_op[0].cold_tensor_us, 0.7, 1e-9);
+  EXPECT_NEAR(p.per_op[0].predicted_us, hot + 0.7 + p.per_op[0].cold_output_us, 1e-6);
+  EXPECT_EQ(predictionToJson(p)["per_op"][0]["cold_tensor_us"].get<double>(), 0.7);
+  // Without the model, nothing.
+  set.cold_tensors = ColdTensorModel();
+  EXPECT_EQ(predictGraph(g, set, PredictOptions{}).per_op[0].cold_tensor_us, 0.0);
+  // Not on a GPU.
+  set.cold_tensors.pairs = 6;
+  set.cold_tensors.all_us = 0.5;
+  set.device.kind = DeviceKind::kGpu;
+  EXPECT_EQ(predictGraph(g, set, PredictOptions{}).per_op[0].cold_tensor_us, 0.0);
+}
+
+TEST(ColdInputs, LargeOpsPayNoColdTensorTerm) {
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.setModel("elementwise", curve());
+  set.cold_tensors.pairs = 6;
+  set.cold_tensors.all_us = 0.5;
+  const Prediction p = predictGraph(zeroThenLargeRelu(), set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  ASSERT_GT(p.per_op[1].predicted_us, 80.0);  // relu of 40 MiB
+  EXPECT_EQ(p.per_op[1].cold_tensor_us, 0.0);
+}
+
 // root -> thread -> relu(A -> G), relu(B, 40 MiB): G, 4 MiB, is written on
 // the storage it had last iteration, 40 MiB of traffic ago.
 TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
