@@ -230,13 +230,13 @@ void GraphBuilder::flush(int64_t bytes) {
 namespace {
 
 // Replaces every tensor of `v` that `renamed` has (by tensor id).
-void rename(core::Value& v, const std::map<int64_t, core::Value>& renamed) {
+void substituteTensors(core::Value& v, const std::map<int64_t, core::Value>& renamed) {
   if (v.kind == core::ValueKind::kTensor) {
     auto it = renamed.find(v.tensor->tensor_id);
     if (it != renamed.end()) v = it->second;
     return;
   }
-  for (core::Value& e : v.elements) rename(e, renamed);
+  for (core::Value& e : v.elements) substituteTensors(e, renamed);
 }
 
 void collectIds(const core::Value& v, std::set<int64_t>* ids, std::set<int64_t>* storages) {
@@ -280,11 +280,11 @@ void GraphBuilder::repeatOps(core::NodeId first, core::NodeId end) {
     c.rf_id = c.id;
     std::set<int64_t> input_ids, input_storages;
     for (core::Value& v : c.inputs) {
-      rename(v, renaming.tensors);
+      substituteTensors(v, renaming.tensors);
       collectIds(v, &input_ids, &input_storages);
     }
     for (core::Value& v : c.outputs) {
-      rename(v, renaming.tensors);  // in place on a tensor renewed before
+      substituteTensors(v, renaming.tensors);  // in place on a tensor renewed before
       renewOutputs(v, input_ids, input_storages, &renaming);
     }
     copies.push_back(std::move(c));
