@@ -30,23 +30,24 @@ ReplayUnit coldUnit(const ReplayUnit& group, int64_t spacer_n, bool rewarm) {
 bool isColdRow(const DatasetRow& r) { return r.case_label.find(kColdSuffix) != std::string::npos; }
 
 std::vector<predictors::CodeColdPair> coldPairs(const std::vector<DatasetRow>& rows) {
-  std::map<std::pair<std::string, std::string>, const DatasetRow*> warm;
-  for (const DatasetRow& r : rows) {
-    if (!isColdRow(r) && !r.sample.repeated) warm[{r.case_label, r.sample.node.name}] = &r;
-  }
+  const PointOf cold = [](const DatasetRow& r) -> std::optional<std::string> {
+    if (!isColdRow(r)) return std::nullopt;
+    return r.case_label.substr(0, r.case_label.find(kColdSuffix));
+  };
+  // The interleaved row of the point: neither cold nor among copies of itself.
+  const PointOf interleaved = [](const DatasetRow& r) -> std::optional<std::string> {
+    if (isColdRow(r) || r.sample.repeated) return std::nullopt;
+    return r.case_label;
+  };
   std::vector<predictors::CodeColdPair> pairs;
-  for (const DatasetRow& r : rows) {
-    if (!isColdRow(r)) continue;
-    const std::string base = r.case_label.substr(0, r.case_label.find(kColdSuffix));
-    auto it = warm.find({base, r.sample.node.name});
-    if (it == warm.end()) continue;
+  for (const auto& [c, warm] : pairByPoint(rows, cold, interleaved)) {
     predictors::CodeColdPair p;
-    p.op = predictors::computeFeatures(r.sample.node).op;
-    p.family = core::opFamily(r.sample.node);
-    p.warm_us = it->second->sample.measured_us;
-    p.cold_us = r.sample.measured_us;
-    p.idle_us = r.idle_us;
-    p.previous_us = r.previous_us;
+    p.op = predictors::computeFeatures(c->sample.node).op;
+    p.family = core::opFamily(c->sample.node);
+    p.warm_us = warm->sample.measured_us;
+    p.cold_us = c->sample.measured_us;
+    p.idle_us = c->idle_us;
+    p.previous_us = c->previous_us;
     pairs.push_back(std::move(p));
   }
   return pairs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "core/errors.h"
 #include "core/op_family.h"
@@ -189,6 +190,23 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     rows[i].sample.node = g.node(kFirstId + static_cast<core::NodeId>(i));
   }
   return rows;
+}
+
+std::vector<std::pair<const DatasetRow*, const DatasetRow*>> pairByPoint(
+    const std::vector<DatasetRow>& rows, const PointOf& measured, const PointOf& reference) {
+  std::map<std::pair<std::string, std::string>, const DatasetRow*> references;
+  for (const DatasetRow& r : rows) {
+    if (std::optional<std::string> point = reference(r))
+      references[{*point, r.sample.node.name}] = &r;
+  }
+  std::vector<std::pair<const DatasetRow*, const DatasetRow*>> pairs;
+  for (const DatasetRow& r : rows) {
+    const std::optional<std::string> point = measured(r);
+    if (!point) continue;
+    auto it = references.find({*point, r.sample.node.name});
+    if (it != references.end()) pairs.emplace_back(&r, it->second);
+  }
+  return pairs;
 }
 
 }  // namespace tracetwin::calibration

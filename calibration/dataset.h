@@ -9,8 +9,11 @@
 // `calibrate --refit DIR` fits new models without measuring again.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
@@ -42,5 +45,15 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows);
 
 // Reads what writeDataset wrote; InputError names the path and line at fault.
 std::vector<DatasetRow> readDataset(const std::string& path);
+
+// The grid point a row's label belongs to ("add_ numel=10 float32" for
+// "add_ numel=10 float32 [cold] mm128"), or nullopt for a row of another kind.
+using PointOf = std::function<std::optional<std::string>(const DatasetRow&)>;
+
+// Rows measured two ways, matched by grid point and op name: each row that
+// `measured` places at a point, with the row that `reference` places at the
+// same point (the last such row); rows without one are left out.
+std::vector<std::pair<const DatasetRow*, const DatasetRow*>> pairByPoint(
+    const std::vector<DatasetRow>& rows, const PointOf& measured, const PointOf& reference);
 
 }  // namespace tracetwin::calibration

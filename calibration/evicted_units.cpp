@@ -33,33 +33,28 @@ bool isEvictedRow(const DatasetRow& r) {
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The grid point of a row whose label ends in `suffix`.
+PointOf pointBefore(const std::string& suffix) {
+  return [suffix](const DatasetRow& r) -> std::optional<std::string> {
+    const std::string& l = r.case_label;
+    if (l.size() < suffix.size() || l.compare(l.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return std::nullopt;
+    return l.substr(0, l.size() - suffix.size());
+  };
 }
 
 }  // namespace
 
 std::vector<predictors::ColdTensorPair> evictedPairs(const std::vector<DatasetRow>& rows) {
-  const std::string cold_suffix = kEvictedSuffix;
-  const std::string hot_suffix = kEvictedHotSuffix;
-  std::map<std::pair<std::string, std::string>, const DatasetRow*> hot;
-  for (const DatasetRow& r : rows) {
-    if (!endsWith(r.case_label, hot_suffix)) continue;
-    const std::string base = r.case_label.substr(0, r.case_label.size() - hot_suffix.size());
-    hot[{base, r.sample.node.name}] = &r;
-  }
   std::vector<predictors::ColdTensorPair> pairs;
-  for (const DatasetRow& r : rows) {
-    if (!endsWith(r.case_label, cold_suffix)) continue;
-    const std::string base = r.case_label.substr(0, r.case_label.size() - cold_suffix.size());
-    auto it = hot.find({base, r.sample.node.name});
-    if (it == hot.end()) continue;
+  for (const auto& [cold, hot] :
+       pairByPoint(rows, pointBefore(kEvictedSuffix), pointBefore(kEvictedHotSuffix))) {
     predictors::ColdTensorPair p;
-    p.op = predictors::computeFeatures(r.sample.node).op;
-    p.family = core::opFamily(r.sample.node);
-    p.hot_us = it->second->sample.measured_us;
-    p.cold_us = r.sample.measured_us;
-    for (const core::Value& v : r.sample.node.inputs) {
+    p.op = predictors::computeFeatures(cold->sample.node).op;
+    p.family = core::opFamily(cold->sample.node);
+    p.hot_us = hot->sample.measured_us;
+    p.cold_us = cold->sample.measured_us;
+    for (const core::Value& v : cold->sample.node.inputs) {
       core::forEachTensor(v, [&](const core::TensorValue& t) {
         if (!t.defined() || t.bytes() <= 0) return;
         p.tensors += 1;

@@ -103,6 +103,35 @@ TEST(RepeatPooling, MedianOrFastest) {
   EXPECT_EQ(poolingName(RepeatPooling::kMedian), "median");
 }
 
+TEST(Dataset, RowsPairByGridPointAndOp) {
+  auto row = [](const std::string& label, const std::string& op, double us) {
+    DatasetRow r;
+    r.case_label = label;
+    r.sample.node.name = op;
+    r.sample.measured_us = us;
+    return r;
+  };
+  const std::vector<DatasetRow> rows = {
+      row("a", "aten::t", 1.0),          row("a", "aten::t", 1.5),  // the last reference counts
+      row("a", "aten::mm", 9.0),         row("a [x]", "aten::t", 3.0),
+      row("a [x]", "aten::view", 4.0),   // no reference for this op
+      row("b [x]", "aten::t", 5.0),      // no reference for this point
+  };
+  const PointOf measured = [](const DatasetRow& r) -> std::optional<std::string> {
+    const size_t at = r.case_label.find(" [x]");
+    if (at == std::string::npos) return std::nullopt;
+    return r.case_label.substr(0, at);
+  };
+  const PointOf reference = [](const DatasetRow& r) -> std::optional<std::string> {
+    if (r.case_label.find(" [x]") != std::string::npos) return std::nullopt;
+    return r.case_label;
+  };
+  const auto pairs = pairByPoint(rows, measured, reference);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].first->sample.measured_us, 3.0);
+  EXPECT_EQ(pairs[0].second->sample.measured_us, 1.5);
+}
+
 TEST(Dataset, BadLineNamesFileAndLine) {
   const std::string path = tempPath("bad.jsonl");
   {
