@@ -1,7 +1,7 @@
 #include "calibration/cold_units.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 

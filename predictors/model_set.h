@@ -55,9 +55,10 @@ class ModelSet {
   // `expected_device` is non-empty) a device mismatch -> InputError naming
   // the file.
   static ModelSet load(const std::string& dir, const std::string& expected_device = "");
-  // The manifest's overheads, code-cold and cold-tensor models alone, for a refit: its
-  // kernel models are about to be replaced and may be stale or gone. A
-  // directory without a manifest gives an empty set; a bad manifest throws.
+  // The manifest's overheads, code-cold and cold-tensor models alone, for a
+  // refit: its kernel models are about to be replaced and may be stale or
+  // gone. A directory without a manifest gives an empty set; a bad manifest
+  // throws.
   static ModelSet loadStepCosts(const std::string& dir);
 
  private:

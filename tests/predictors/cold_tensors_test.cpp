@@ -25,8 +25,9 @@ TEST(ColdTensors, FitIsTheMedianPerTensorLessTheDramTime) {
       pair("elementwise", 1.0, 1.6, 2),          // 0.3 per tensor
       pair("elementwise", 0.5, 1.4, 3),          // 0.3
       pair("elementwise", 2.0, 3.8, 2, 10000),   // (1.8 - 1.0) / 2 = 0.4
-      pair("view", 0.4, 0.5, 1),                 // 0.1: one pair, below kMinPairs
-      pair("view", 0.4, 0.3, 1),                 // faster cold: 0, not negative
+      pair("view", 0.4, 0.5, 1),                 // 0.1
+      pair("view", 0.4, 0.3, 1),                 // faster cold: 0, not negative; two view
+                                                 // pairs, below kMinPairs
       pair("norm", 0, 2.0, 1),                   // no hot time: left out
   };
   const ColdTensorModel m = fitColdTensors(pairs, dram);
