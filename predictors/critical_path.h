@@ -9,7 +9,7 @@
 namespace tracetwin::predictors {
 
 struct SimOp {
-  int64_t thread = 0;  // CPU timeline
+  int64_t thread = 0;  // CPU timeline; a switch of thread in issue order is a hand-over
   int64_t stream = 0;  // device timeline (ignored when cpu_only)
   // CPU costs, microseconds: T1 gap before the op, T2 to first launch,
   // T4 per launch, T5 between launches, T3 after the last launch.

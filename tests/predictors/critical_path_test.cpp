@@ -84,15 +84,20 @@ TEST(CriticalPath, CollectiveWaitsForSlowestRankWithoutCountingAsCpuBound) {
   EXPECT_DOUBLE_EQ(r.exposed_comm_us, 10);
 }
 
-TEST(CriticalPath, ThreadsAdvanceIndependently) {
-  SimOp a = kernel(0, 0);
-  a.launches = 0;
-  a.t5 = 100;  // a 100 us CPU-only op on thread 1
-  a.thread = 1;
-  SimOp b = kernel(10);  // thread 0 is not held up by thread 1
-  SimResult r = simulate({a, b});
+TEST(CriticalPath, AThreadTakesOverWhereTheOtherThreadLeftOff) {
+  // Forward on thread 0, backward on thread 1 while thread 0 blocks, the
+  // optimizer on thread 0 again: the CPU clocks hand over at each switch.
+  SimOp forward = kernel(10);  // CPU 0-1, device 1-11
+  SimOp backward = kernel(0, 0);
+  backward.launches = 0;
+  backward.t5 = 100;  // a 100 us CPU-only op on thread 1
+  backward.thread = 1;
+  SimOp optimizer = kernel(10);
+  SimResult r = simulate({forward, backward, optimizer});
   EXPECT_DOUBLE_EQ(r.start_us[1], 1);
-  EXPECT_DOUBLE_EQ(r.iteration_us, 100);
+  EXPECT_DOUBLE_EQ(r.end_us[1], 101);
+  EXPECT_DOUBLE_EQ(r.start_us[2], 102);  // launched after the hand-back
+  EXPECT_DOUBLE_EQ(r.iteration_us, 112);
 }
 
 TEST(CriticalPath, CpuDeviceRunsOpsOnTheThread) {
