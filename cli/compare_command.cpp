@@ -133,8 +133,8 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r,
   }
   if (r.coverage < 1.0) {
     fmt::print(
-        "note: replay coverage {:.1f}% ({} of {} ops); failed or skipped ops are predicted "
-        "but not measured\n",
+        "note: replay coverage {:.1f}% ({} of {} ops); the failed or skipped ops are left out "
+        "of the prediction too\n",
         100.0 * r.coverage, r.replayed_ops, r.selected_ops);
   }
   if (!p.unmodelled_ops.empty()) {
@@ -197,12 +197,25 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
   return doc;
 }
 
+// The ops the replay did not time (skipped or failed, with no stand-in) are
+// left out of the prediction too: both sides then time the same graph. A
+// GPU trace replayed on a CPU host skips its cuDNN-only ops (lstm's
+// _cudnn_rnn_backward), which would otherwise count on one side only.
+predictors::PredictOptions unreplayedLeftOut(const replay::ReplayResult& r) {
+  predictors::PredictOptions opts;
+  for (const auto* issues : {&r.skipped, &r.failed})
+    for (const replay::OpIssue& op : *issues) opts.excluded.insert(op.id);
+  for (const replay::Placeholder& p : r.placeholders) opts.excluded.erase(p.id);
+  return opts;
+}
+
 void runCompare(const CompareArgs& a) {
   const std::string host_malloc = applyHostMalloc(a.malloc_mode);
   const predictors::ModelSet models = loadModels(a.models);
   const core::Graph graph = core::readTrace(a.trace);
-  const predictors::Prediction prediction = predictors::predictGraph(graph, models, {});
   const replay::ReplayResult result = replay::replayGraph(graph, a.options);
+  const predictors::Prediction prediction =
+      predictors::predictGraph(graph, models, unreplayedLeftOut(result));
   const bool on_gpu = a.options.device != "cpu";
   const auto rows = familyRows(result, prediction, on_gpu);
   printTable(a, result, prediction, rows);

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "predictors/fresh_pages.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -10,8 +12,9 @@ namespace tracetwin::cli {
 
 // The values glibc's own dynamic thresholds top out at (mmap: 32 MiB on
 // 64-bit) and a trim threshold no iteration's frees reach. The same values as
-// scripts/capture.py and scripts/fidelity.py use.
-constexpr int kPinnedMmapThreshold = 32 << 20;
+// scripts/capture.py and scripts/fidelity.py use; the predictor charges page
+// faults to outputs above the mmap threshold (predictors/fresh_pages.h).
+constexpr int kPinnedMmapThreshold = static_cast<int>(predictors::kMmapThresholdBytes);
 constexpr int kPinnedTrimThreshold = 1 << 30;
 
 void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {

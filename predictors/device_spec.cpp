@@ -126,7 +126,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   yaml::MapReader top(root, source, "device");
   top.checkKeys({"name", "kind", "peak_tflops", "memory_gb", "memory_bandwidth_gbps",
                  "compute_units", "clock_mhz"},
-                {"caches", "links", "sources", "description"});
+                {"caches", "links", "page_fault_us", "sources", "description"});
   DeviceSpec spec;
   spec.name = top.str("name");
   std::string kind = top.str("kind");
@@ -144,6 +144,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   spec.clock_hz = top.positive("clock_mhz") * kMega;
   spec.caches = readCaches(top);
   spec.links = readLinks(top);
+  if (top.has("page_fault_us")) spec.page_fault_us = top.nonNegative("page_fault_us");
   if (top.has("sources")) spec.sources = top.strList("sources");
   return spec;
 }
@@ -188,6 +189,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
     }
     out << YAML::EndSeq;
   }
+  if (spec.page_fault_us > 0)
+    out << YAML::Key << "page_fault_us" << YAML::Value << spec.page_fault_us;
   if (!spec.sources.empty()) {
     out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
     for (const std::string& s : spec.sources) out << s;

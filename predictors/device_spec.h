@@ -40,6 +40,9 @@ struct DeviceSpec {
   int64_t compute_units = 0;      // SMs (GPU) or cores (CPU)
   double clock_hz = 0.0;          // boost clock
   std::vector<LinkSpec> links;
+  // CPU: a first write to a fresh 4 KiB page beyond writing it again
+  // (calibration/page_fault_probe.h), microseconds; 0 when not measured.
+  double page_fault_us = 0.0;
   std::vector<std::string> sources;  // where the figures come from
 
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,

@@ -19,6 +19,7 @@
 #include "predictors/cross_device.h"
 #include "predictors/op_record.h"
 #include "predictors/op_timing.h"
+#include "predictors/rnn_steps.h"
 #include "predictors/step_cache_terms.h"
 #include "predictors/xgb_model.h"
 
@@ -109,6 +110,7 @@ int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& 
     r.out.cold_output_us = 0;
     r.out.cold_input_us = 0;
     r.out.cold_tensor_us = 0;
+    r.out.page_fault_us = 0;
     r.fallback = false;
     r.uncalibrated = false;
     r.recorded_launches = it->second.kernels;
@@ -196,21 +198,17 @@ void childOps(const core::Graph& graph, const core::Node& node,
   }
 }
 
-// An op no model covers whose trace records the ops it ran (aten::lstm on a
-// CPU: per step a linear, sigmoid_, tanh, mul and add_) is predicted as the
-// sum of those children, each by its own family's model (and so on down):
-// the family fallback on its tensor bytes put lstm's 45 ms at 0.06 ms.
-// Returns false (and leaves `r` alone) when `r` has no child ops or none
-// of them has a model.
-bool predictFromChildren(OpRecord& r, const core::Graph& graph, const ModelSet& models,
-                         const PredictOptions& opts) {
-  std::vector<const core::Node*> kids;
-  childOps(graph, *r.node, &kids);
-  if (kids.empty()) return false;
+// Predicts `r` as the sum of `parts` (ops with a count each), each by its own
+// family's model (and so on down). Returns false (and leaves `r` alone) when
+// there are no parts or none of them has a model.
+bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, double>>& parts,
+                  const std::string& label, const core::Graph& graph, const ModelSet& models,
+                  const PredictOptions& opts) {
+  if (parts.empty()) return false;
   std::vector<OpRecord> sub;
-  sub.reserve(kids.size());
-  for (const core::Node* k : kids) {
-    OpRecord c{k, computeFeatures(*k), {}};
+  sub.reserve(parts.size());
+  for (const auto& [node, count] : parts) {
+    OpRecord c{node, computeFeatures(*node), {}};
     c.shape_hash = shapeHash(c.f);
     if (!sub.empty()) c.f.repeated = variantKey(sub.back().f) == variantKey(c.f);
     sub.push_back(std::move(c));
@@ -218,15 +216,40 @@ bool predictFromChildren(OpRecord& r, const core::Graph& graph, const ModelSet& 
   predictDeviceTimes(sub, graph, models, opts);
   double total = 0;
   size_t unmodelled = 0;
-  for (const OpRecord& c : sub) {
-    total += c.out.predicted_us;
-    unmodelled += c.fallback ? 1 : 0;
+  for (size_t k = 0; k < sub.size(); ++k) {
+    total += parts[k].second * sub[k].out.predicted_us;
+    unmodelled += sub[k].fallback ? 1 : 0;
   }
   if (unmodelled == sub.size()) return false;  // no better than the op's own fallback
   r.out.predicted_us = total;
-  r.out.model = fmt::format("children:{}", sub.size());
+  r.out.model = fmt::format("{}:{}", label, sub.size());
   r.fallback = unmodelled > 0;  // still listed while any part is a fallback
   return true;
+}
+
+// An op no model covers whose trace records the ops it ran (aten::lstm on a
+// CPU: per step a linear, sigmoid_, tanh, mul and add_) is predicted as the
+// sum of those children: the family fallback on its tensor bytes put lstm's
+// 45 ms at 0.06 ms. A GPU trace records a fused kernel op under an RNN op
+// instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
+// own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
+// without children.
+void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& models,
+                      const PredictOptions& opts) {
+  std::vector<const core::Node*> kids;
+  childOps(graph, *r.node, &kids);
+  const std::vector<RnnPart> steps = rnnSteps(*r.node);
+  const bool fused_rnn = std::any_of(kids.begin(), kids.end(), [](const core::Node* k) {
+    return k->name.find("_rnn") != std::string::npos;
+  });
+  std::vector<std::pair<const core::Node*, double>> parts;
+  if (steps.empty() || !fused_rnn) {
+    for (const core::Node* k : kids) parts.push_back({k, 1.0});
+    if (predictAsSum(r, parts, "children", graph, models, opts)) return;
+    parts.clear();
+  }
+  for (const RnnPart& p : steps) parts.push_back({&p.node, p.count});
+  predictAsSum(r, parts, "rnn_steps", graph, models, opts);
 }
 
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
@@ -287,7 +310,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                     : r.uncalibrated ? "uncalibrated:" + base->kind()
                                      : model->kind();
       r.fallback = unmodelled;
-      if (unmodelled && family != "comm") predictFromChildren(r, graph, models, opts);
+      if (unmodelled && family != "comm") predictFromParts(r, graph, models, opts);
     }
   }
 }
@@ -305,6 +328,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   int64_t unsized_comms = 0;
   std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
   for (core::NodeId id : sel.ops) {
+    if (opts.excluded.count(id)) continue;
     const core::Node& n = graph.node(id);
     OpRecord r{&n, computeFeatures(n), {}};
     r.shape_hash = shapeHash(r.f);
@@ -327,6 +351,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   addColdTensorPenalties(recs, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdDramReads(recs, models, opts);
+  addFreshPageFaults(recs, models, opts);
   const int64_t recorded = applyRecordedKernels(recs, opts);
 
   const OverheadTable& table = overheadTable(models, opts);
@@ -413,6 +438,7 @@ void addStepTerms(const OpPrediction& o, nlohmann::json* op) {
   if (o.cold_input_bytes > 0) j["cold_input_bytes"] = o.cold_input_bytes;
   if (o.cold_input_us > 0) j["cold_input_us"] = o.cold_input_us;
   if (o.cold_tensor_us > 0) j["cold_tensor_us"] = o.cold_tensor_us;
+  if (o.page_fault_us > 0) j["page_fault_us"] = o.page_fault_us;
 }
 
 nlohmann::json predictionToJson(const Prediction& p) {

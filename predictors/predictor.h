@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph.h"
@@ -34,6 +35,9 @@ struct PredictOptions {
     int64_t kernels = 0;
   };
   std::unordered_map<core::NodeId, RecordedKernels> recorded_kernels;
+  // Top-level ops left out of the prediction: `compare` passes the ops its
+  // replay skipped or failed, so that both sides time the same graph.
+  std::unordered_set<core::NodeId> excluded;
 };
 
 struct OpPrediction {
@@ -56,6 +60,9 @@ struct OpPrediction {
   // Of predicted_us, the latency of the input tensors that went cold (their
   // metadata and first lines; small CPU ops, cold_tensors.h).
   double cold_tensor_us = 0.0;
+  // Of predicted_us, faulting in outputs mapped fresh for the call (CPU
+  // models; fresh_pages.h).
+  double page_fault_us = 0.0;
 };
 
 struct Breakdown {
@@ -91,7 +98,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
 // uncalibrated_ops, notes.
 nlohmann::json predictionToJson(const Prediction& p);
 // The step terms' shares of an op's prediction (code_cold_us, cold_output_us,
-// cold_input_bytes, cold_input_us, cold_tensor_us), where non-zero, into `op`.
+// cold_input_bytes, cold_input_us, cold_tensor_us, page_fault_us), where non-zero, into `op`.
 void addStepTerms(const OpPrediction& o, nlohmann::json* op);
 // [{"name", "family", "count"}, ...] of Prediction::uncalibrated_ops, as
 // both `predict` and `compare` write it.

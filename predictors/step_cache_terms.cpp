@@ -6,6 +6,7 @@
 #include "predictors/cache_reuse.h"
 #include "predictors/code_cold.h"
 #include "predictors/conv_path_model.h"
+#include "predictors/fresh_pages.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -82,6 +83,19 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
     r.out.cold_input_us = r.f.cold_bytes > 0 && hot_only ? r.f.cold_bytes / bandwidth * 1e6 : 0.0;
     r.out.predicted_us += r.out.cold_output_us;
     r.out.predicted_us += r.out.cold_input_us;
+  }
+}
+
+void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts) {
+  const double per_page = models.device.page_fault_us;
+  if (per_page <= 0 || opts.target || models.device.kind != DeviceKind::kCpu) return;
+  for (OpRecord& r : recs) {
+    if (r.fallback) continue;
+    const double bytes = freshMappedBytes(*r.node);
+    if (bytes <= 0) continue;
+    r.out.page_fault_us = bytes / double(kPageBytes) * per_page;
+    r.out.predicted_us += r.out.page_fault_us;
   }
 }
 

@@ -20,7 +20,7 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models);
 
 // After the kernel models, in this order: each adds its share to
 // OpPrediction::predicted_us and records it in its own field (cold_tensor_us;
-// code_cold_us; cold_output_us and cold_input_us). None applies across
+// code_cold_us; cold_output_us and cold_input_us; page_fault_us). None applies across
 // devices (PredictOptions::target).
 void addColdTensorPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
                             const PredictOptions& opts);
@@ -28,5 +28,9 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
                           const PredictOptions& opts);
 void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
                       const PredictOptions& opts);
+// Outputs mapped fresh for every call (fresh_pages.h) fault in each page at
+// the device's measured page_fault_us (page_fault_us).
+void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts);
 
 }  // namespace tracetwin::predictors

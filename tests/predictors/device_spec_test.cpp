@@ -106,6 +106,22 @@ TEST(DeviceSpec, SaveThenLoadRoundTrips) {
   EXPECT_EQ(back.sources, d.sources);
 }
 
+TEST(DeviceSpec, MeasuredPageFaultCostRoundTripsAndMustNotBeNegative) {
+  DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  EXPECT_EQ(d.page_fault_us, 0);  // optional: datasheets have no such figure
+  d.page_fault_us = 1.37;
+  DeviceSpec back = parseDeviceSpec(deviceSpecToYaml(d), "spec.yaml");
+  EXPECT_DOUBLE_EQ(back.page_fault_us, 1.37);
+  std::string text = deviceSpecToYaml(d);
+  text.replace(text.find("page_fault_us: 1.37"), 19, "page_fault_us: -1");
+  try {
+    parseDeviceSpec(text, "spec.yaml");
+    ADD_FAILURE() << "a negative page_fault_us loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("page_fault_us"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
   SystemSpec s = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
   EXPECT_EQ(s.worldSize(), 8);

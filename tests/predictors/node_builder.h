@@ -49,6 +49,22 @@ inline core::Value intList(std::vector<int64_t> xs) {
   return v;
 }
 
+inline core::Value boolValue(bool b) {
+  core::Value v;
+  v.kind = core::ValueKind::kBool;
+  v.type = "Bool";
+  v.bool_value = b;
+  return v;
+}
+
+inline core::Value tensorList(std::vector<core::Value> ts) {
+  core::Value v;
+  v.kind = core::ValueKind::kList;
+  v.type = "GenericList[Tensor]";
+  v.elements = std::move(ts);
+  return v;
+}
+
 inline core::Value stringValue(std::string s) {
   core::Value v;
   v.kind = core::ValueKind::kString;

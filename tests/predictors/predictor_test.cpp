@@ -99,6 +99,34 @@ TEST(Predictor, UnmodelledOpWithChildOpsIsTheSumOfItsChildren) {
   EXPECT_TRUE(nested.unmodelled_ops.empty());
 }
 
+TEST(Predictor, RnnOverAnUnmodelledCudnnChildTakesAtenStepsInstead) {
+  // aten::lstm recorded on a GPU: its child aten::_cudnn_rnn has no model.
+  // Batch 8, 32 steps, input 64, hidden 128, one layer, time-major.
+  core::Graph g = graphWithOneThread();
+  core::Value x = tensor({32, 8, 64});
+  core::Value h = tensor({1, 8, 128});
+  core::Value params = tensorList({tensor({512, 64}), tensor({512, 128}), tensor({512}),
+                                   tensor({512})});
+  core::Node lstm = withIds(opNode("aten::lstm", {x, tensorList({h, h}), params, boolValue(true),
+                                                  intValue(1), core::Value{}, boolValue(true),
+                                                  boolValue(false), boolValue(false)},
+                                   {tensor({32, 8, 128}), h, h}),
+                            3, 2,
+                            "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool "
+                            "has_biases, int num_layers, float dropout, bool train, bool "
+                            "bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)");
+  g.addNode(lstm);
+  g.addNode(withIds(opNode("aten::_cudnn_rnn", {x}, {tensor({32, 8, 128})}), 4, 3,
+                    "aten::_cudnn_rnn(Tensor input) -> Tensor"));
+  g.finalize();
+  const Prediction p = predictGraph(g, handMadeModels(h100()), PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 1u);
+  EXPECT_EQ(p.per_op[0].model.rfind("rnn_steps:", 0), 0u) << p.per_op[0].model;
+  EXPECT_TRUE(p.unmodelled_ops.empty());
+  // 32 step linears at the roofline's 4 us fixed cost at least.
+  EXPECT_GT(p.per_op[0].predicted_us, 32 * 4.0);
+}
+
 TEST(Predictor, SmallGraphAccountsForEveryOp) {
   DeviceSpec d = h100();
   ModelSet set = handMadeModels(d);
@@ -120,6 +148,19 @@ TEST(Predictor, SmallGraphAccountsForEveryOp) {
   EXPECT_NEAR(p.breakdown.device_active_ms, device_sum / 1000, 1e-9);  // one stream: no overlap
   EXPECT_NEAR(p.breakdown.device_active_ms + p.breakdown.device_idle_ms, p.iteration_ms, 1e-9);
   EXPECT_FALSE(p.notes.empty());  // default overheads were used, and said so
+}
+
+TEST(Predictor, ExcludedOpsAreLeftOutOfEveryTotal) {
+  ModelSet set = handMadeModels(h100());
+  const Prediction all = predictGraph(smallGraph(), set, PredictOptions{});
+  PredictOptions opts;
+  opts.excluded = {3};  // the mm, as if the replay had skipped it
+  const Prediction rest = predictGraph(smallGraph(), set, opts);
+  ASSERT_EQ(rest.per_op.size(), all.per_op.size() - 1);
+  for (const OpPrediction& o : rest.per_op) EXPECT_NE(o.id, 3);
+  EXPECT_NEAR(rest.breakdown.device_active_ms,
+              all.breakdown.device_active_ms - all.per_op[0].predicted_us / 1000, 1e-9);
+  EXPECT_LT(rest.iteration_ms, all.iteration_ms);
 }
 
 TEST(Predictor, OverheadsFileDrivesTheCpuSide) {

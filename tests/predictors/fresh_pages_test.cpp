@@ -1,0 +1,63 @@
+// Which outputs an op maps fresh (fresh_pages.h), and the page faults a CPU
+// prediction charges for them.
+#include "predictors/fresh_pages.h"
+
+#include <gtest/gtest.h>
+
+#include "predictors/analytic_models.h"
+#include "predictors/predictor.h"
+#include "tests/predictors/node_builder.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using namespace tracetwin::testing;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+core::Value cpuTensor(int64_t bytes, int64_t storage) {
+  return tensor({bytes / 4}, core::DType::kFloat32, storage, "cpu");
+}
+
+TEST(FreshPages, AnOutputAtTheMmapThresholdOnANewStorageIsMappedFresh) {
+  const core::Value in = cpuTensor(64 * kMiB, 1);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(64 * kMiB, 2)})),
+                   64.0 * kMiB);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(32 * kMiB, 2)})),
+                   32.0 * kMiB);
+  // Below the threshold: from the heap.
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(31 * kMiB, 2)})), 0);
+  // In place (or a view): the output is an input's storage.
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu_", {in}, {in})), 0);
+  // Two outputs on one new storage count once, by the larger.
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::split", {in},
+                                           {cpuTensor(40 * kMiB, 3), cpuTensor(48 * kMiB, 3)})),
+                   48.0 * kMiB);
+}
+
+// relu on 64 MiB: its output's 16,384 pages at 1 us each on a CPU that
+// measured page faults; nothing where the spec has no figure.
+TEST(FreshPages, ACpuPredictionChargesEachPageOfAFreshOutput) {
+  core::Node relu = opNode("aten::relu", {cpuTensor(64 * kMiB, 1)}, {cpuTensor(64 * kMiB, 2)});
+  relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
+  const core::Graph g = graphOfOps({relu});
+  ModelSet set;
+  set.device.name = "test-cpu";
+  set.device.kind = DeviceKind::kCpu;
+  set.device.peak_flops = {{"float32", 1e11}};
+  set.device.memory_bandwidth = 10e9;
+  set.setModel("elementwise", BandwidthCurveModel::fromDevice(set.device));
+  const double without = predictGraph(g, set, PredictOptions{}).per_op.at(0).predicted_us;
+  set.device.page_fault_us = 1.0;
+  const OpPrediction with = predictGraph(g, set, PredictOptions{}).per_op.at(0);
+  EXPECT_DOUBLE_EQ(with.page_fault_us, 16384.0);
+  EXPECT_NEAR(with.predicted_us, without + 16384.0, 1e-6);
+  // Not carried to another device: the figure is this host's.
+  PredictOptions elsewhere;
+  elsewhere.target = set.device;
+  elsewhere.target->kind = DeviceKind::kGpu;
+  EXPECT_DOUBLE_EQ(predictGraph(g, set, elsewhere).per_op.at(0).page_fault_us, 0);
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
