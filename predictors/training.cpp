@@ -4,13 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "core/statistics.h"
 #include "predictors/analytic_fit.h"
+#include "predictors/analytic_models.h"
 #include "predictors/conv_path_model.h"
 #include "predictors/xgb_model.h"
 
@@ -81,6 +84,23 @@ double interceptOf(const KernelModel& m) {
   return 0.0;
 }
 
+// Per op, its largest grid point's bytes and the median residual (y) of its
+// points from half that size up (SizeEdge).
+SizeEdges sizeEdges(const std::vector<const Sample*>& train, const std::vector<float>& y) {
+  SizeEdges edges;
+  for (const Sample* s : train) {
+    SizeEdge& e = edges[s->f.op];
+    e.max_bytes = std::max(e.max_bytes, s->f.bytes);
+  }
+  std::unordered_map<std::string, std::vector<double>> top;
+  for (size_t i = 0; i < train.size(); ++i) {
+    const OpFeatures& f = train[i]->f;
+    if (f.bytes >= edges[f.op].max_bytes / 2) top[f.op].push_back(y[i]);
+  }
+  for (auto& [op, e] : edges) e.log_ratio = core::median(top[op]);
+  return edges;
+}
+
 std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel> base,
                                               const std::string& family,
                                               const std::vector<const Sample*>& train,
@@ -99,8 +119,14 @@ std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel>
   }
   XgbParams p{opts.xgb_rounds, opts.xgb_max_depth, opts.xgb_eta, opts.seed};
   std::shared_ptr<const Booster> booster = Booster::train(x, cols, y, p);
+  // Edges for memory-bound families only: a roofline or convolution base
+  // scales with FLOPs, along which the trees of those families do better
+  // (mlp_big's 4096^3 GEMMs, 60x the largest grid point's bytes: -8% of
+  // their replayed time from the trees, -10% held at the edge).
+  SizeEdges edges;
+  if (dynamic_cast<const BandwidthCurveModel*>(base.get()) != nullptr) edges = sizeEdges(train, y);
   return std::make_shared<XgbResidualModel>(std::move(base), std::move(booster), cols,
-                                            repeated_column);
+                                            repeated_column, std::move(edges));
 }
 
 // Whether the XGBoost residual beats the analytic model on data it was not

@@ -100,11 +100,12 @@ void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_co
 
 XgbResidualModel::XgbResidualModel(std::shared_ptr<const KernelModel> base,
                                    std::shared_ptr<const Booster> booster, size_t n_features,
-                                   size_t repeated_column)
+                                   size_t repeated_column, SizeEdges edges)
     : base_(std::move(base)),
       booster_(std::move(booster)),
       n_features_(n_features),
-      repeated_column_(repeated_column) {}
+      repeated_column_(repeated_column),
+      edges_(std::move(edges)) {}
 
 double XgbResidualModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
   std::vector<double> out;
@@ -125,7 +126,13 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
   // cached) would take a cold 1.28 MB gradient under what DRAM can deliver
   // (38 GB/s here: 34 us; embbag's zero_ measures 31-38 us).
   for (size_t i = 0; i < ops.size(); ++i) {
-    const double hot = base_->hotUs(*ops[i], d) * std::exp(static_cast<double>(log_ratio[i]));
+    double ratio = static_cast<double>(log_ratio[i]);
+    if (!edges_.empty()) {
+      auto edge = edges_.find(ops[i]->op);
+      if (edge != edges_.end() && ops[i]->bytes > kBeyondEdge * edge->second.max_bytes)
+        ratio = edge->second.log_ratio;
+    }
+    const double hot = base_->hotUs(*ops[i], d) * std::exp(ratio);
     (*out_us)[i] = std::max(hot, base_->coldFloorUs(*ops[i], d));
   }
 }
@@ -138,6 +145,12 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
                       {"n_features", n_features_},
                       {"files", {file}}};
   if (repeated_column_ != kNoRepeatedColumn) j["repeated_column"] = repeated_column_;
+  if (!edges_.empty()) {
+    nlohmann::json edges = nlohmann::json::object();  // sorted by op: stable files
+    for (const auto& [op, e] : edges_)
+      edges[op] = {{"max_bytes", e.max_bytes}, {"log_ratio", e.log_ratio}};
+    j["size_edges"] = std::move(edges);
+  }
   return j;
 }
 
@@ -155,7 +168,13 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
           fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}", dir,
                       repeated_column, n_features));
     }
-    return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column);
+    SizeEdges edges;
+    if (j.contains("size_edges")) {
+      for (const auto& [op, e] : j.at("size_edges").items())
+        edges[op] = {e.at("max_bytes").get<double>(), e.at("log_ratio").get<double>()};
+    }
+    return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column,
+                                              std::move(edges));
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "predictors/kernel_model.h"
@@ -48,12 +49,32 @@ inline constexpr size_t kNoRepeatedColumn = static_cast<size_t>(-1);
 void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_column,
                       std::vector<float>* rows);
 
+// The top of one op's calibrated sizes and the residual it had there. The
+// trees extrapolate flat only along a family's range: an op larger than any
+// of its own grid points, though smaller than other ops of its family, lands
+// in leaves those other ops shaped. cnn_big's max_pool2d over 512 MB (its
+// grid stops at 12.5 MB; sum and mean reach 32 MB) came out at 1.68 s
+// against 0.56 s replayed, 8.6x the 12.5 MB time at 2x the size.
+struct SizeEdge {
+  double max_bytes = 0;  // OpFeatures::bytes of the op's largest grid point
+  double log_ratio = 0;  // median log(measured / base) over its points >= max_bytes / 2
+};
+using SizeEdges = std::unordered_map<std::string, SizeEdge>;  // by OpFeatures::op
+// The edge holds from this multiple of max_bytes: just past its grid an op's
+// trees still do better (with the edge from 1x, the hold-out GMAE of a
+// refitted bundle rose from 6.5 to 7.2% for copy and the view family's
+// check flipped; from 2x every family scored as before).
+inline constexpr double kBeyondEdge = 8.0;
+
 class XgbResidualModel : public KernelModel {
  public:
   // `repeated_column`: kNoRepeatedColumn for models saved before the context
-  // column (they still load and predict as they were trained).
+  // column (they still load and predict as they were trained). `edges`:
+  // beyond an op's edge the residual is held at the edge's (models saved
+  // without edges use the trees everywhere).
   XgbResidualModel(std::shared_ptr<const KernelModel> base, std::shared_ptr<const Booster> booster,
-                   size_t n_features, size_t repeated_column = kNoRepeatedColumn);
+                   size_t n_features, size_t repeated_column = kNoRepeatedColumn,
+                   SizeEdges edges = {});
   std::string kind() const override { return "xgboost"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
@@ -69,6 +90,7 @@ class XgbResidualModel : public KernelModel {
   std::shared_ptr<const Booster> booster_;
   size_t n_features_;
   size_t repeated_column_;
+  SizeEdges edges_;
 };
 
 // The analytic model under a learned residual, else `model` itself: the
