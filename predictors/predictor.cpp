@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/device_twins.h"
+#include "core/errors.h"
 #include "core/op_family.h"
 #include "predictors/between_ops.h"
 #include "predictors/comm_model.h"
@@ -198,6 +202,22 @@ void childOps(const core::Graph& graph, const core::Node& node,
   }
 }
 
+// The ATen twin of a cuDNN or MIOpen op (kept in `twins`), else `node`.
+const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins) {
+  if (node.name.find("cudnn") == std::string::npos && node.name.find("miopen") == std::string::npos)
+    return node;
+  try {
+    if (std::optional<core::Node> twin = core::substituteForDevice(node, true)) {
+      twins->push_back(std::move(*twin));
+      return twins->back();
+    }
+  } catch (const InputError&) {
+    // No twin (aten::_cudnn_rnn_backward): the op keeps its own name, and
+    // its family's fallback or children.
+  }
+  return node;
+}
+
 // Predicts `r` as the sum of `parts` (ops with a count each), each by its own
 // family's model (and so on down). Returns false (and leaves `r` alone) when
 // there are no parts or none of them has a model.
@@ -327,9 +347,17 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   recs.reserve(sel.ops.size());
   int64_t unsized_comms = 0;
   std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
+  // CPU times are those of what a CPU runs: a GPU trace's cuDNN ops as the
+  // ATen twins the replay substitutes for them (core/device_twins.h).
+  // cnn_big's cudnn_batch_norm_backward, a name the norm family never saw,
+  // took the family's analytic base; its twin native_batch_norm_backward
+  // has trees.
+  std::deque<core::Node> twins;
+  const bool cpu_times = dest.kind == DeviceKind::kCpu;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
-    const core::Node& n = graph.node(id);
+    const core::Node& recorded = graph.node(id);
+    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins) : recorded;
     OpRecord r{&n, computeFeatures(n), {}};
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
@@ -342,7 +370,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
       ++unsized_comms;
     }
     r.out.id = id;
-    r.out.name = n.name;
+    r.out.name = recorded.name;
     r.out.family = r.f.family;
     recs.push_back(std::move(r));
   }

@@ -5,11 +5,11 @@
 #include <set>
 #include <string>
 
+#include "core/device_twins.h"
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "replay/op_resolver.h"
 #include "replay/stride_hints.h"
-#include "replay/substitutions.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -90,7 +90,7 @@ class PlanBuilder {
  private:
   const core::Node* substitute(const core::Node& recorded, ReplayPlan& plan, PreparedOp& op) {
     try {
-      auto twin = substituteForDevice(recorded, devices_.target.is_cpu());
+      auto twin = core::substituteForDevice(recorded, devices_.target.is_cpu());
       if (!twin) return &recorded;
       plan.substitutions.push_back({recorded.id, recorded.schema->qualifiedName(), twin->name});
       plan.twins.push_back(std::move(*twin));

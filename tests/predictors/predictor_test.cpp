@@ -211,6 +211,32 @@ TEST(Predictor, TargetDeviceScalesTimes) {
   EXPECT_GT(on_a100.per_op[0].predicted_us, on_h100.per_op[0].predicted_us);
 }
 
+TEST(Predictor, CpuModelsPredictTheAtenTwinsOfCudnnOps) {
+  // The ResNet trace was recorded on a GPU: cudnn_batch_norm(_backward)
+  // runs on a CPU as native_batch_norm(_backward), which the norm family
+  // of the bundled host models was fitted on.
+  core::Graph g = core::readTrace(sharedTrace("resnet_1.1.0_et.json.gz"));
+  const ModelSet host = ModelSet::load(sourcePath("data/models/host"));
+  const Prediction cpu = predictGraph(g, host, PredictOptions{});
+  int cudnn_ops = 0;
+  for (const OpPrediction& o : cpu.per_op) {
+    if (o.name.find("cudnn_batch_norm") == std::string::npos) continue;
+    ++cudnn_ops;  // reported under the trace's name, predicted by the twin's trees
+    EXPECT_EQ(o.model, "xgboost") << o.name;
+  }
+  EXPECT_GT(cudnn_ops, 0);
+  for (const UncalibratedOp& u : cpu.uncalibrated_ops)
+    EXPECT_EQ(u.name.find("cudnn"), std::string::npos) << u.name;
+  // Predicting for a GPU, the cuDNN ops stay themselves.
+  PredictOptions on_h100;
+  on_h100.target = h100();
+  const Prediction gpu = predictGraph(g, host, on_h100);
+  bool listed = false;
+  for (const UncalibratedOp& u : gpu.uncalibrated_ops)
+    listed = listed || u.name.find("cudnn_batch_norm") != std::string::npos;
+  EXPECT_TRUE(listed);
+}
+
 TEST(Predictor, ResnetTraceOnH100GivesASaneIteration) {
   core::Graph g = core::readTrace(sharedTrace("resnet_1.1.0_et.json.gz"));
   DeviceSpec d = h100();

@@ -1,13 +1,13 @@
 // cuDNN ops of the shared ResNet trace (recorded on a GPU) become their
 // generic ATen twins for a CPU replay.
-#include "replay/substitutions.h"
+#include "core/device_twins.h"
 
 #include <gtest/gtest.h>
 
 #include "core/trace_reader.h"
 #include "tests/test_paths.h"
 
-namespace tracetwin::replay {
+namespace tracetwin::core {
 namespace {
 
 const core::Node* firstNamed(const core::Graph& g, const std::string& name) {
@@ -81,4 +81,4 @@ TEST_F(ResnetSubstitutions, NothingChangesOnACudaTargetOrForGenericOps) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay
+}  // namespace tracetwin::core

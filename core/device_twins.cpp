@@ -1,4 +1,4 @@
-#include "replay/substitutions.h"
+#include "core/device_twins.h"
 
 #include <fmt/core.h>
 
@@ -7,12 +7,8 @@
 #include "core/errors.h"
 #include "core/op_schema.h"
 
-namespace tracetwin::replay {
+namespace tracetwin::core {
 namespace {
-
-using core::Node;
-using core::Value;
-using core::ValueKind;
 
 Value boolValue(bool b) {
   Value v;
@@ -216,4 +212,4 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
   return twin;
 }
 
-}  // namespace tracetwin::replay
+}  // namespace tracetwin::core

@@ -1,5 +1,6 @@
 // Device-specific ops (cuDNN, MIOpen) do not exist on a CPU host: each is
-// rewritten into its generic ATen twin before resolution. The rewrite works on
+// rewritten into its generic ATen twin, before resolution in a replay and
+// before the models in a prediction of CPU times. The rewrite works on
 // core::Node (argument order, dropped/added arguments, fewer outputs), so it
 // is torch-free and unit-tested on its own.
 #pragma once
@@ -11,7 +12,7 @@
 
 #include "core/graph.h"
 
-namespace tracetwin::replay {
+namespace tracetwin::core {
 
 struct SubstitutionRule {
   std::string to;           // qualified name of the twin, "aten::native_batch_norm"
@@ -32,4 +33,4 @@ const std::vector<std::pair<std::string, SubstitutionRule>>& substitutionRegistr
 // inputs do not fit the rule (node id and counts in the message).
 std::optional<core::Node> substituteForDevice(const core::Node& node, bool target_is_cpu);
 
-}  // namespace tracetwin::replay
+}  // namespace tracetwin::core
