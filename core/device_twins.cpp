@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <memory>
 #include <unordered_map>
 
 #include "core/errors.h"
@@ -180,6 +181,16 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
     for (const auto& [name, rule] : kRegistry) m.emplace(name, &rule);
     return m;
   }();
+  // Each twin's schema parsed once and shared, as the reader shares the
+  // recorded ones: a prediction substitutes every cuDNN op of a trace.
+  static const std::unordered_map<const SubstitutionRule*, std::shared_ptr<const OpSchema>>
+      schemas = [] {
+        std::unordered_map<const SubstitutionRule*, std::shared_ptr<const OpSchema>> m;
+        for (const auto& [name, rule] : kRegistry)
+          m.emplace(&rule, std::make_shared<const OpSchema>(
+                               parseOpSchema(rule.to_schema, "substitution registry")));
+        return m;
+      }();
   const std::string key = node.schema ? node.schema->qualifiedName() : node.name;
   auto it = index.find(key);
   if (it == index.end()) {
@@ -201,8 +212,7 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
   Node twin = node;
   twin.name = rule.to;
   twin.op_schema_text = rule.to_schema;
-  twin.schema = std::make_shared<const core::OpSchema>(
-      core::parseOpSchema(rule.to_schema, "substitution registry"));
+  twin.schema = schemas.at(&rule);
   twin.inputs = rule.map_inputs(node);
   twin.outputs.clear();
   for (size_t from : rule.output_map) {

@@ -7,6 +7,15 @@
 namespace tracetwin::predictors {
 
 double freshMappedBytes(const core::Node& op) {
+  // Every op of a graph comes here, and almost none has such an output:
+  // look before allocating anything.
+  bool large = false;
+  for (const core::Value& v : op.outputs) {
+    core::forEachTensor(v, [&](const core::TensorValue& t) {
+      large = large || (t.defined() && t.bytes() >= kMmapThresholdBytes);
+    });
+  }
+  if (!large) return 0;
   std::vector<int64_t> inputs;
   for (const core::Value& v : op.inputs)
     core::forEachTensor(v, [&](const core::TensorValue& t) { inputs.push_back(t.storage_id); });

@@ -203,18 +203,22 @@ void childOps(const core::Graph& graph, const core::Node& node,
 }
 
 // The ATen twin of a cuDNN or MIOpen op (kept in `twins`), else `node`.
-const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins) {
+// `no_twin`: recorded schemas that had none (aten::_cudnn_rnn_backward) or
+// whose inputs did not fit the rule; their ops keep their own name and
+// their family's model, fallback or children, without a throw per op.
+const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins,
+                          std::unordered_set<const core::OpSchema*>* no_twin) {
   if (node.name.find("cudnn") == std::string::npos && node.name.find("miopen") == std::string::npos)
     return node;
+  if (node.schema && no_twin->count(node.schema.get())) return node;
   try {
     if (std::optional<core::Node> twin = core::substituteForDevice(node, true)) {
       twins->push_back(std::move(*twin));
       return twins->back();
     }
   } catch (const InputError&) {
-    // No twin (aten::_cudnn_rnn_backward): the op keeps its own name, and
-    // its family's fallback or children.
   }
+  if (node.schema) no_twin->insert(node.schema.get());
   return node;
 }
 
@@ -353,11 +357,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   // took the family's analytic base; its twin native_batch_norm_backward
   // has trees.
   std::deque<core::Node> twins;
+  std::unordered_set<const core::OpSchema*> no_twin;
   const bool cpu_times = dest.kind == DeviceKind::kCpu;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
-    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins) : recorded;
+    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin) : recorded;
     OpRecord r{&n, computeFeatures(n), {}};
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
