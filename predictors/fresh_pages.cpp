@@ -4,18 +4,25 @@
 #include <utility>
 #include <vector>
 
+#include "core/op_family.h"
+#include "predictors/feature_shapes.h"
+
 namespace tracetwin::predictors {
 
-double freshMappedBytes(const core::Node& op) {
-  // Every op of a graph comes here, and almost none has such an output:
-  // look before allocating anything.
+namespace {
+
+bool anyLarge(const std::vector<core::Value>& values) {
   bool large = false;
-  for (const core::Value& v : op.outputs) {
+  for (const core::Value& v : values) {
     core::forEachTensor(v, [&](const core::TensorValue& t) {
       large = large || (t.defined() && t.bytes() >= kMmapThresholdBytes);
     });
   }
-  if (!large) return 0;
+  return large;
+}
+
+// The outputs' part of freshMappedBytes.
+double freshOutputBytes(const core::Node& op) {
   std::vector<int64_t> inputs;
   for (const core::Value& v : op.inputs)
     core::forEachTensor(v, [&](const core::TensorValue& t) { inputs.push_back(t.storage_id); });
@@ -35,6 +42,30 @@ double freshMappedBytes(const core::Node& op) {
   }
   double bytes = 0;
   for (const auto& f : fresh) bytes += double(f.second);
+  return bytes;
+}
+
+}  // namespace
+
+double freshMappedBytes(const core::Node& op) {
+  // Every op of a graph comes here, and almost none has a tensor that large:
+  // look before allocating anything.
+  const bool large_out = anyLarge(op.outputs);
+  if (!large_out && !anyLarge(op.inputs)) return 0;
+  return (large_out ? freshOutputBytes(op) : 0.0) + oneDnnReorderBytes(op);
+}
+
+double oneDnnReorderBytes(const core::Node& op) {
+  if (core::opFamily(op) != "conv" || convShape(op).cpu_native_path) return 0;
+  // The filter is small next to the activations; a tensor counts once per
+  // side (an in-place output is its input).
+  double bytes = 0;
+  auto add = [&](const core::TensorValue& t) {
+    if (t.defined() && t.bytes() >= kMmapThresholdBytes && t.shape.size() >= 3)
+      bytes += double(t.bytes());
+  };
+  for (const core::Value& v : op.inputs) core::forEachTensor(v, add);
+  for (const core::Value& v : op.outputs) core::forEachTensor(v, add);
   return bytes;
 }
 

@@ -35,6 +35,31 @@ TEST(FreshPages, AnOutputAtTheMmapThresholdOnANewStorageIsMappedFresh) {
                    48.0 * kMiB);
 }
 
+core::Node conv2d(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t r) {
+  return opNode("aten::conv2d",
+                {tensor({n, c, hw, hw}, core::DType::kFloat32, 0, "cpu"),
+                 tensor({k, c, r, r}, core::DType::kFloat32, 0, "cpu"),
+                 tensor({k}, core::DType::kFloat32, 0, "cpu"), intList({1, 1}),
+                 intList({r / 2, r / 2}), intList({1, 1}), intValue(1)},
+                {tensor({n, k, hw, hw}, core::DType::kFloat32, 0, "cpu")},
+                {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
+}
+
+TEST(FreshPages, AOneDnnConvolutionAlsoMapsAReorderBufferPerLargeTensor) {
+  // cnn_big's first layer: 25 MB in (below the threshold), 512 MiB out.
+  const core::Node first = conv2d(512, 3, 64, 64, 3);
+  EXPECT_DOUBLE_EQ(oneDnnReorderBytes(first), 512.0 * kMiB);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(first), 2 * 512.0 * kMiB);  // the output, and its buffer
+  // Both sides large: 128 MiB in, 256 MiB out.
+  EXPECT_DOUBLE_EQ(oneDnnReorderBytes(conv2d(512, 64, 32, 128, 3)), 384.0 * kMiB);
+  // A 1x1 convolution below batch 16 runs LibTorch's native kernels.
+  EXPECT_DOUBLE_EQ(oneDnnReorderBytes(conv2d(8, 4096, 32, 64, 1)), 0);
+  // Not a convolution.
+  EXPECT_DOUBLE_EQ(
+      oneDnnReorderBytes(opNode("aten::relu", {cpuTensor(64 * kMiB, 1)}, {cpuTensor(64 * kMiB, 2)})),
+      0);
+}
+
 // relu on 64 MiB: its output's 16,384 pages at 1 us each on a CPU that
 // measured page faults; nothing where the spec has no figure.
 TEST(FreshPages, ACpuPredictionChargesEachPageOfAFreshOutput) {
