@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "tests/value_builders.h"
 
 namespace tracetwin::testing {
 
@@ -33,44 +34,14 @@ inline core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::
   return v;
 }
 
-inline core::Value intValue(int64_t x) {
-  core::Value v;
-  v.kind = core::ValueKind::kInt;
-  v.type = "Int";
-  v.int_value = x;
-  return v;
-}
-
-inline core::Value intList(std::vector<int64_t> xs) {
-  core::Value v;
-  v.kind = core::ValueKind::kList;
-  v.type = "GenericList[Int]";
-  for (int64_t x : xs) v.elements.push_back(intValue(x));
-  return v;
-}
-
-inline core::Value boolValue(bool b) {
-  core::Value v;
-  v.kind = core::ValueKind::kBool;
-  v.type = "Bool";
-  v.bool_value = b;
-  return v;
+inline core::Value intList(const std::vector<int64_t>& xs) {
+  std::vector<core::Value> elements;
+  for (int64_t x : xs) elements.push_back(intValue(x));
+  return listValue(std::move(elements), "GenericList[Int]");
 }
 
 inline core::Value tensorList(std::vector<core::Value> ts) {
-  core::Value v;
-  v.kind = core::ValueKind::kList;
-  v.type = "GenericList[Tensor]";
-  v.elements = std::move(ts);
-  return v;
-}
-
-inline core::Value stringValue(std::string s) {
-  core::Value v;
-  v.kind = core::ValueKind::kString;
-  v.type = "String";
-  v.string_value = std::move(s);
-  return v;
+  return listValue(std::move(ts), "GenericList[Tensor]");
 }
 
 // A graph holding only the process root (id 1) and one thread (id 2); tests

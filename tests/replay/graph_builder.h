@@ -10,6 +10,7 @@
 
 #include "core/graph.h"
 #include "core/op_schema.h"
+#include "tests/value_builders.h"
 
 namespace tracetwin::testing {
 
@@ -36,51 +37,6 @@ inline core::Value undefinedTensor(int64_t id) {
   v.type = "Tensor(nullptr (uninitialized))";
   v.tensor->tensor_id = id;
   return v;
-}
-
-inline core::Value intValue(int64_t x) {
-  core::Value v;
-  v.kind = core::ValueKind::kInt;
-  v.type = "Int";
-  v.int_value = x;
-  return v;
-}
-
-inline core::Value doubleValue(double x) {
-  core::Value v;
-  v.kind = core::ValueKind::kDouble;
-  v.type = "Double";
-  v.double_value = x;
-  return v;
-}
-
-inline core::Value boolValue(bool b) {
-  core::Value v;
-  v.kind = core::ValueKind::kBool;
-  v.type = "Bool";
-  v.bool_value = b;
-  return v;
-}
-
-inline core::Value noneValue() {
-  core::Value v;
-  v.kind = core::ValueKind::kNone;
-  v.type = "None";
-  return v;
-}
-
-inline core::Value listValue(std::vector<core::Value> elements) {
-  core::Value v;
-  v.kind = core::ValueKind::kList;
-  v.type = "GenericList[]";
-  v.elements = std::move(elements);
-  return v;
-}
-
-inline core::Value intListValue(const std::vector<int64_t>& xs) {
-  std::vector<core::Value> elements;
-  for (int64_t x : xs) elements.push_back(intValue(x));
-  return listValue(std::move(elements));
 }
 
 class GraphBuilder {

@@ -7,32 +7,9 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "tests/value_builders.h"
 
 namespace tracetwin::testing {
-
-inline core::Value intValue(int64_t v) {
-  core::Value out;
-  out.kind = core::ValueKind::kInt;
-  out.type = "Int";
-  out.int_value = v;
-  return out;
-}
-
-inline core::Value stringValue(const std::string& s) {
-  core::Value out;
-  out.kind = core::ValueKind::kString;
-  out.type = "String";
-  out.string_value = s;
-  return out;
-}
-
-inline core::Value intListValue(const std::vector<int64_t>& values) {
-  core::Value out;
-  out.kind = core::ValueKind::kList;
-  out.type = "GenericList[]";
-  for (int64_t v : values) out.elements.push_back(intValue(v));
-  return out;
-}
 
 inline core::Value tensorValue(int64_t id, int64_t numel) {
   core::Value out;
@@ -49,11 +26,7 @@ inline core::Value tensorValue(int64_t id, int64_t numel) {
 }
 
 inline core::Value tensorList(std::vector<core::Value> tensors) {
-  core::Value out;
-  out.kind = core::ValueKind::kList;
-  out.type = "GenericList[Tensor(float)]";
-  out.elements = std::move(tensors);
-  return out;
+  return listValue(std::move(tensors), "GenericList[Tensor(float)]");
 }
 
 inline core::Value pgTuple() {
