@@ -179,13 +179,18 @@ ProbeResult probeDevice(const ProbeOptions& o) {
   spec.compute_units = std::max<int64_t>(1, cpu ? facts.logical_cpus : 1);
   spec.clock_hz = facts.clock_hz > 0 ? facts.clock_hz : 1e9;
   if (cpu) spec.caches = facts.caches;
-  if (cpu) spec.page_fault_us = measurePageFaultUs();
+  if (cpu) {
+    const PageCosts pages = measurePageCosts();
+    spec.page_fault_us = pages.fault_us;
+    spec.page_unmap_us = pages.unmap_us;
+  }
   spec.sources.push_back(fmt::format(
       "measured by tracetwin calibrate: {} ({} logical CPUs), replays with {} intra-op thread(s); "
       "peak FLOP/s from a {}^3 mm, bandwidth from a {} MiB copy_{}",
       facts.cpu_model.empty() ? "unknown CPU" : facts.cpu_model, facts.logical_cpus, o.threads,
       o.mm_size, o.copy_bytes >> 20,
-      cpu ? ", page faults from writing fresh and mapped 64 MiB (page_fault_probe.h)" : ""));
+      cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h)"
+          : ""));
   return out;
 }
 

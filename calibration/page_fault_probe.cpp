@@ -36,21 +36,25 @@ double timedFill(void* p, int64_t bytes, int value) {
 
 }  // namespace
 
-double measurePageFaultUs(const PageFaultProbeOptions& o) {
+PageCosts measurePageCosts(const PageFaultProbeOptions& o) {
   const int64_t bytes = std::max<int64_t>(o.bytes, kPageBytes);
   const double pages = double(bytes / kPageBytes);
-  std::vector<double> per_page;
+  std::vector<double> fault, unmap;
   void* warm = mapAnonymous(bytes);
   timedFill(warm, bytes, 1);  // fault it in once
   for (int r = 0; r < std::max(o.repeats, 1); ++r) {
     void* fresh = mapAnonymous(bytes);
     const double fresh_us = timedFill(fresh, bytes, r);
+    const auto t0 = std::chrono::steady_clock::now();
     munmap(fresh, size_t(bytes));
+    unmap.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        pages);
     const double warm_us = timedFill(warm, bytes, r);
-    per_page.push_back(std::max(0.0, fresh_us - warm_us) / pages);
+    fault.push_back(std::max(0.0, fresh_us - warm_us) / pages);
   }
   munmap(warm, size_t(bytes));
-  return core::median(per_page);
+  return {core::median(fault), core::median(unmap)};
 }
 
 }  // namespace tracetwin::calibration

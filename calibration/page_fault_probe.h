@@ -2,7 +2,8 @@
 // (the fault, and the kernel zeroing the page) on top of the same write to
 // memory already mapped. An allocation at or above glibc's mmap threshold
 // is mapped fresh and unmapped on free, so an op whose output is that large
-// pays it on every call; calibration's grids never reach it.
+// pays it on every call, and its free unmaps it again; calibration's grids
+// never reach either.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,13 @@ struct PageFaultProbeOptions {
   int repeats = 5;
 };
 
-// Median over repeats of (fresh write - warm write) / pages, microseconds.
-// Throws RuntimeFailure when the OS refuses the mapping.
-double measurePageFaultUs(const PageFaultProbeOptions& options = {});
+struct PageCosts {
+  double fault_us = 0;  // median over repeats of (fresh write - warm write) / pages
+  double unmap_us = 0;  // median of munmap of the written mapping / pages
+};
+
+// Microseconds per 4 KiB page. Throws RuntimeFailure when the OS refuses the
+// mapping.
+PageCosts measurePageCosts(const PageFaultProbeOptions& options = {});
 
 }  // namespace tracetwin::calibration

@@ -126,7 +126,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   yaml::MapReader top(root, source, "device");
   top.checkKeys({"name", "kind", "peak_tflops", "memory_gb", "memory_bandwidth_gbps",
                  "compute_units", "clock_mhz"},
-                {"caches", "links", "page_fault_us", "sources", "description"});
+                {"caches", "links", "page_fault_us", "page_unmap_us", "sources", "description"});
   DeviceSpec spec;
   spec.name = top.str("name");
   std::string kind = top.str("kind");
@@ -145,6 +145,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   spec.caches = readCaches(top);
   spec.links = readLinks(top);
   if (top.has("page_fault_us")) spec.page_fault_us = top.nonNegative("page_fault_us");
+  if (top.has("page_unmap_us")) spec.page_unmap_us = top.nonNegative("page_unmap_us");
   if (top.has("sources")) spec.sources = top.strList("sources");
   return spec;
 }
@@ -191,6 +192,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
   }
   if (spec.page_fault_us > 0)
     out << YAML::Key << "page_fault_us" << YAML::Value << spec.page_fault_us;
+  if (spec.page_unmap_us > 0)
+    out << YAML::Key << "page_unmap_us" << YAML::Value << spec.page_unmap_us;
   if (!spec.sources.empty()) {
     out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
     for (const std::string& s : spec.sources) out << s;

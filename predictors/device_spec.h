@@ -43,6 +43,9 @@ struct DeviceSpec {
   // CPU: a first write to a fresh 4 KiB page beyond writing it again
   // (calibration/page_fault_probe.h), microseconds; 0 when not measured.
   double page_fault_us = 0.0;
+  // CPU: unmapping such a page once written (a free above the mmap
+  // threshold), microseconds; 0 when not measured.
+  double page_unmap_us = 0.0;
   std::vector<std::string> sources;  // where the figures come from
 
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,

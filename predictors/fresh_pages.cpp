@@ -47,12 +47,12 @@ double freshOutputBytes(const core::Node& op) {
 
 }  // namespace
 
-double freshMappedBytes(const core::Node& op) {
+FreshBytes freshMappedBytes(const core::Node& op) {
   // Every op of a graph comes here, and almost none has a tensor that large:
   // look before allocating anything.
   const bool large_out = anyLarge(op.outputs);
-  if (!large_out && !anyLarge(op.inputs)) return 0;
-  return (large_out ? freshOutputBytes(op) : 0.0) + oneDnnReorderBytes(op);
+  if (!large_out && !anyLarge(op.inputs)) return {};
+  return {large_out ? freshOutputBytes(op) : 0.0, oneDnnReorderBytes(op)};
 }
 
 double oneDnnReorderBytes(const core::Node& op) {

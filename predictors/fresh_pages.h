@@ -19,21 +19,26 @@ namespace tracetwin::predictors {
 inline constexpr int64_t kMmapThresholdBytes = int64_t{32} << 20;
 inline constexpr int64_t kPageBytes = 4096;
 
-// Bytes of `op`'s outputs on storages none of its inputs hold (memory the op
-// allocated; not views, in-place or out= results) whose tensor is at least
-// kMmapThresholdBytes, each storage once; for a convolution on oneDNN's
-// path, also the reorder buffers of its large tensors (below).
-double freshMappedBytes(const core::Node& op);
+struct FreshBytes {
+  // `op`'s outputs on storages none of its inputs hold (memory the op
+  // allocated; not views, in-place or out= results) whose tensor is at least
+  // kMmapThresholdBytes, each storage once: faulted in by the op, unmapped
+  // when freed after their last use.
+  double outputs = 0;
+  // Buffers the op maps and unmaps itself (oneDNN's reorders, below).
+  double temporaries = 0;
+};
+FreshBytes freshMappedBytes(const core::Node& op);
 
 // oneDNN computes a convolution on its blocked layout: it reorders each
 // plain (NCHW) activation and gradient into a buffer of the same size and
 // the result back, so each tensor of at least kMmapThresholdBytes brings a
 // fresh buffer. Debian's torch, 3->64 channels 3x3 on 64x64 maps: 0.128 ms
 // an image at batch 16 (16 MiB out), 0.93 at batch 64 and 0.98 at 512:
-// 3.1 us more per output page, 2.3 pages faulted per page written. In the
-// replay of data/h100/cnn_big the four convolutions took 2.50 s against
-// 1.67 predicted with the outputs' faults alone. Bytes of those tensors;
-// 0 for other ops and the native path.
+// 3.1 us more per output page, the output's fault and a buffer's fault and
+// unmap. In the replay of data/h100/cnn_big the four convolutions took 2.50 s
+// against 1.67 predicted with the outputs' faults alone. Bytes of those
+// tensors; 0 for other ops and the native path.
 double oneDnnReorderBytes(const core::Node& op);
 
 }  // namespace tracetwin::predictors

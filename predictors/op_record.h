@@ -20,6 +20,7 @@ struct OpRecord {
   uint64_t shape_hash = 0;         // shapeHash(f), once per op
   double cold_output_bytes = 0;    // ColdBytes::outputs
   double cold_input_tensors = 0;   // ColdBytes::input_tensors
+  double fresh_output_bytes = 0;   // FreshBytes::outputs, where page faults are charged
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
 };
 

@@ -20,6 +20,7 @@
 #include "predictors/between_ops.h"
 #include "predictors/comm_model.h"
 #include "predictors/critical_path.h"
+#include "predictors/fresh_pages.h"
 #include "predictors/cross_device.h"
 #include "predictors/op_record.h"
 #include "predictors/op_timing.h"
@@ -131,7 +132,7 @@ const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions&
 // CPU device: the fitted kernel times include dispatch, so only a measured
 // per-op loop cost (T1) is added.
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& table, bool cpu_device,
-               int* defaults_used) {
+               double page_unmap_us, int* defaults_used) {
   SimOp s;
   s.thread = r.node->tid;
   s.device_us = r.out.predicted_us;
@@ -149,6 +150,8 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
       s.t1 += it->second.median_us * r.out.predicted_us;
     if (auto it = t1_table.find(kPerWrappedNumber); it != t1_table.end())
       s.t1 += it->second.median_us * wrapped_numbers;
+    // Unmapping its outputs mapped fresh, when they are freed (fresh_pages.h).
+    s.t1 += r.fresh_output_bytes / double(kPageBytes) * page_unmap_us;
     return s;
   }
   auto get = [&](Overhead which) {
@@ -399,7 +402,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   const std::vector<int> wrapped = cpu_device ? wrappedNumbers(nodes) : std::vector<int>{};
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s = cpuCosts(r, cpu_device ? wrapped[i] : 0, table, cpu_device, &defaults_used);
+    SimOp s = cpuCosts(r, cpu_device ? wrapped[i] : 0, table, cpu_device,
+                       models.device.page_unmap_us, &defaults_used);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;

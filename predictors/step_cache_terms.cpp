@@ -90,12 +90,17 @@ void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
                         const PredictOptions& opts) {
   const double per_page = models.device.page_fault_us;
   if (per_page <= 0 || opts.target || models.device.kind != DeviceKind::kCpu) return;
+  const double unmap = models.device.page_unmap_us;
   for (OpRecord& r : recs) {
     if (r.fallback) continue;
-    const double bytes = freshMappedBytes(*r.node);
-    if (bytes <= 0) continue;
-    r.out.page_fault_us = bytes / double(kPageBytes) * per_page;
+    const FreshBytes fresh = freshMappedBytes(*r.node);
+    if (fresh.outputs <= 0 && fresh.temporaries <= 0) continue;
+    // The op faults in its outputs and its own buffers, and unmaps the
+    // buffers; the outputs are unmapped when freed, between later ops.
+    r.out.page_fault_us = (fresh.outputs + fresh.temporaries) / double(kPageBytes) * per_page +
+                          fresh.temporaries / double(kPageBytes) * unmap;
     r.out.predicted_us += r.out.page_fault_us;
+    r.fresh_output_bytes = fresh.outputs;
   }
 }
 

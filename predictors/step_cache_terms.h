@@ -29,7 +29,9 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
 void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
                       const PredictOptions& opts);
 // Outputs mapped fresh for every call (fresh_pages.h) fault in each page at
-// the device's measured page_fault_us (page_fault_us).
+// the device's measured page_fault_us (page_fault_us; with the unmapping of
+// the op's own buffers); sets OpRecord::fresh_output_bytes, whose unmapping
+// the CPU side charges between ops.
 void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
                         const PredictOptions& opts);
 

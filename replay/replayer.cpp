@@ -158,6 +158,7 @@ class IterationRunner {
       callTimed(op);
       const auto t1 = Clock::now();
       if (streams_) streams_->afterOp(op.index);
+      op.stack.clear();  // keeps its capacity; the results live on in their slots
       for (int32_t s : op.release_after) slots_.release(s);
       const double op_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
       ops_us += op_us;

@@ -110,8 +110,10 @@ TEST(DeviceSpec, MeasuredPageFaultCostRoundTripsAndMustNotBeNegative) {
   DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
   EXPECT_EQ(d.page_fault_us, 0);  // optional: datasheets have no such figure
   d.page_fault_us = 1.37;
+  d.page_unmap_us = 0.25;
   DeviceSpec back = parseDeviceSpec(deviceSpecToYaml(d), "spec.yaml");
   EXPECT_DOUBLE_EQ(back.page_fault_us, 1.37);
+  EXPECT_DOUBLE_EQ(back.page_unmap_us, 0.25);
   std::string text = deviceSpecToYaml(d);
   text.replace(text.find("page_fault_us: 1.37"), 19, "page_fault_us: -1");
   try {

@@ -21,17 +21,18 @@ core::Value cpuTensor(int64_t bytes, int64_t storage) {
 
 TEST(FreshPages, AnOutputAtTheMmapThresholdOnANewStorageIsMappedFresh) {
   const core::Value in = cpuTensor(64 * kMiB, 1);
-  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(64 * kMiB, 2)})),
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(64 * kMiB, 2)})).outputs,
                    64.0 * kMiB);
-  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(32 * kMiB, 2)})),
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(32 * kMiB, 2)})).outputs,
                    32.0 * kMiB);
   // Below the threshold: from the heap.
-  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(31 * kMiB, 2)})), 0);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(31 * kMiB, 2)})).outputs, 0);
   // In place (or a view): the output is an input's storage.
-  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu_", {in}, {in})), 0);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu_", {in}, {in})).outputs, 0);
   // Two outputs on one new storage count once, by the larger.
   EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::split", {in},
-                                           {cpuTensor(40 * kMiB, 3), cpuTensor(48 * kMiB, 3)})),
+                                           {cpuTensor(40 * kMiB, 3), cpuTensor(48 * kMiB, 3)}))
+                       .outputs,
                    48.0 * kMiB);
 }
 
@@ -49,7 +50,8 @@ TEST(FreshPages, AOneDnnConvolutionAlsoMapsAReorderBufferPerLargeTensor) {
   // cnn_big's first layer: 25 MB in (below the threshold), 512 MiB out.
   const core::Node first = conv2d(512, 3, 64, 64, 3);
   EXPECT_DOUBLE_EQ(oneDnnReorderBytes(first), 512.0 * kMiB);
-  EXPECT_DOUBLE_EQ(freshMappedBytes(first), 2 * 512.0 * kMiB);  // the output, and its buffer
+  EXPECT_DOUBLE_EQ(freshMappedBytes(first).outputs, 512.0 * kMiB);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(first).temporaries, 512.0 * kMiB);  // the output's buffer
   // Both sides large: 128 MiB in, 256 MiB out.
   EXPECT_DOUBLE_EQ(oneDnnReorderBytes(conv2d(512, 64, 32, 128, 3)), 384.0 * kMiB);
   // A 1x1 convolution below batch 16 runs LibTorch's native kernels.
@@ -61,7 +63,8 @@ TEST(FreshPages, AOneDnnConvolutionAlsoMapsAReorderBufferPerLargeTensor) {
 }
 
 // relu on 64 MiB: its output's 16,384 pages at 1 us each on a CPU that
-// measured page faults; nothing where the spec has no figure.
+// measured page faults, and 0.25 us each to unmap them when freed; nothing
+// where the spec has no figure.
 TEST(FreshPages, ACpuPredictionChargesEachPageOfAFreshOutput) {
   core::Node relu = opNode("aten::relu", {cpuTensor(64 * kMiB, 1)}, {cpuTensor(64 * kMiB, 2)});
   relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
@@ -73,10 +76,14 @@ TEST(FreshPages, ACpuPredictionChargesEachPageOfAFreshOutput) {
   set.device.memory_bandwidth = 10e9;
   set.setModel("elementwise", BandwidthCurveModel::fromDevice(set.device));
   const double without = predictGraph(g, set, PredictOptions{}).per_op.at(0).predicted_us;
+  const double cpu_without = predictGraph(g, set, PredictOptions{}).per_op.at(0).cpu_us;
   set.device.page_fault_us = 1.0;
+  set.device.page_unmap_us = 0.25;
   const OpPrediction with = predictGraph(g, set, PredictOptions{}).per_op.at(0);
   EXPECT_DOUBLE_EQ(with.page_fault_us, 16384.0);
   EXPECT_NEAR(with.predicted_us, without + 16384.0, 1e-6);
+  // Its free unmaps the output between ops: CPU time outside the op.
+  EXPECT_NEAR(with.cpu_us, cpu_without + 0.25 * 16384, 1e-6);
   // Not carried to another device: the figure is this host's.
   PredictOptions elsewhere;
   elsewhere.target = set.device;
