@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "core/errors.h"
 #include "predictors/analytic_fit.h"
@@ -133,6 +134,28 @@ TEST(ConvFeatures, FlagsTheNativeCpuPath) {
   EXPECT_FALSE(conv(1, 64, 32, 64, 3, 1, 1));     // batch 1, 65536 input elements
   EXPECT_FALSE(conv(1, 512, 2, 512, 3, 1, 512));  // depthwise: oneDNN
   EXPECT_FALSE(conv(1, 16, 4, 16, 5, 1, 1));      // 5x5: oneDNN
+}
+
+// transformer_big's dropout with p = 0 returned its input: the same tensor.
+TEST(PassThrough, AnOpThatReturnedItsInputAsItWasCostsWhatAViewDoes) {
+  const core::Value x = tensor({64, 256, 512}, core::DType::kFloat32, 0, "cpu");
+  const std::vector<std::string> args = {"input", "p", "train"};
+  core::Node off = opNode("aten::dropout", {x, doubleValue(0.0), boolValue(true)}, {x}, args);
+  EXPECT_EQ(computeFeatures(off).family, "view");
+  EXPECT_EQ(computeFeatures(off).op, "aten::dropout");
+  core::Node on = opNode("aten::dropout", {x, doubleValue(0.1), boolValue(true)},
+                         {tensor({64, 256, 512}, core::DType::kFloat32, 0, "cpu")}, args);
+  EXPECT_EQ(computeFeatures(on).family, "elementwise");
+  // In place (Tensor(a!) self): it returns self and did the work.
+  core::Node add = opNode("aten::add_", {x, x}, {x}, {"self", "other"});
+  auto schema = std::make_shared<core::OpSchema>(*add.schema);
+  schema->arguments[0].is_mutable = true;
+  add.schema = schema;
+  EXPECT_EQ(computeFeatures(add).family, "elementwise");
+  // Without a schema an out= variant cannot be told apart: the op's family.
+  core::Node bare = off;
+  bare.schema.reset();
+  EXPECT_EQ(computeFeatures(bare).family, "elementwise");
 }
 
 // The dense weight gradient of an embedding backward is written whole.
