@@ -17,7 +17,8 @@ namespace {
 constexpr int64_t kPageBytes = 4096;
 
 void* mapAnonymous(int64_t bytes) {
-  void* p = mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p =
+      mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     throw RuntimeFailure(fmt::format("page-fault probe: mmap of {} bytes failed", bytes));
   }

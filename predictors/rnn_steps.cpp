@@ -21,20 +21,28 @@ struct RnnShape {
 };
 
 bool cellOf(const std::string& name, Cell* cell) {
+  static const std::pair<const char*, Cell> kCells[] = {{"lstm", Cell::kLstm},
+                                                        {"gru", Cell::kGru},
+                                                        {"rnn_tanh", Cell::kTanh},
+                                                        {"rnn_relu", Cell::kRelu}};
   const std::string op = baseOpName(name);
-  if (op == "lstm") *cell = Cell::kLstm;
-  else if (op == "gru") *cell = Cell::kGru;
-  else if (op == "rnn_tanh") *cell = Cell::kTanh;
-  else if (op == "rnn_relu") *cell = Cell::kRelu;
-  else return false;
-  return true;
+  for (const auto& [cell_op, c] : kCells) {
+    if (op == cell_op) {
+      *cell = c;
+      return true;
+    }
+  }
+  return false;
 }
 
 int64_t gatesOf(Cell cell) {
   switch (cell) {
-    case Cell::kLstm: return 4;
-    case Cell::kGru: return 3;
-    default: return 1;
+    case Cell::kLstm:
+      return 4;
+    case Cell::kGru:
+      return 3;
+    default:
+      return 1;
   }
 }
 
@@ -194,8 +202,9 @@ std::vector<RnnPart> rnnSteps(const core::Node& rnn) {
       parts.push_back({linear(s, {s.batch, s.output}, s.output), double(s.steps)});
       cellOps(s, &parts);
       if (s.output != s.hidden) {  // LSTM projection: hy = hy @ w_hr^T
-        core::Node proj = opNode("aten::matmul", {state(s, s.hidden), tensorOf(s, {s.hidden, s.output})},
-                                 {state(s, s.output)});
+        core::Node proj =
+            opNode("aten::matmul", {state(s, s.hidden), tensorOf(s, {s.hidden, s.output})},
+                   {state(s, s.output)});
         parts.push_back({std::move(proj), double(s.steps)});
       }
       parts.push_back({stack(s, s.steps, s.output), 1.0});

@@ -26,7 +26,8 @@ TEST(FreshPages, AnOutputAtTheMmapThresholdOnANewStorageIsMappedFresh) {
   EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(32 * kMiB, 2)})).outputs,
                    32.0 * kMiB);
   // Below the threshold: from the heap.
-  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(31 * kMiB, 2)})).outputs, 0);
+  EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu", {in}, {cpuTensor(31 * kMiB, 2)})).outputs,
+                   0);
   // In place (or a view): the output is an input's storage.
   EXPECT_DOUBLE_EQ(freshMappedBytes(opNode("aten::relu_", {in}, {in})).outputs, 0);
   // Two outputs on one new storage count once, by the larger.
@@ -57,9 +58,9 @@ TEST(FreshPages, AOneDnnConvolutionAlsoMapsAReorderBufferPerLargeTensor) {
   // A 1x1 convolution below batch 16 runs LibTorch's native kernels.
   EXPECT_DOUBLE_EQ(oneDnnReorderBytes(conv2d(8, 4096, 32, 64, 1)), 0);
   // Not a convolution.
-  EXPECT_DOUBLE_EQ(
-      oneDnnReorderBytes(opNode("aten::relu", {cpuTensor(64 * kMiB, 1)}, {cpuTensor(64 * kMiB, 2)})),
-      0);
+  EXPECT_DOUBLE_EQ(oneDnnReorderBytes(
+                       opNode("aten::relu", {cpuTensor(64 * kMiB, 1)}, {cpuTensor(64 * kMiB, 2)})),
+                   0);
 }
 
 // relu on 64 MiB: its output's 16,384 pages at 1 us each on a CPU that

@@ -105,16 +105,17 @@ TEST(Predictor, RnnOverAnUnmodelledCudnnChildTakesAtenStepsInstead) {
   core::Graph g = graphWithOneThread();
   core::Value x = tensor({32, 8, 64});
   core::Value h = tensor({1, 8, 128});
-  core::Value params = tensorList({tensor({512, 64}), tensor({512, 128}), tensor({512}),
-                                   tensor({512})});
-  core::Node lstm = withIds(opNode("aten::lstm", {x, tensorList({h, h}), params, boolValue(true),
-                                                  intValue(1), core::Value{}, boolValue(true),
-                                                  boolValue(false), boolValue(false)},
-                                   {tensor({32, 8, 128}), h, h}),
-                            3, 2,
-                            "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool "
-                            "has_biases, int num_layers, float dropout, bool train, bool "
-                            "bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)");
+  core::Value params =
+      tensorList({tensor({512, 64}), tensor({512, 128}), tensor({512}), tensor({512})});
+  core::Node lstm =
+      withIds(opNode("aten::lstm",
+                     {x, tensorList({h, h}), params, boolValue(true), intValue(1), core::Value{},
+                      boolValue(true), boolValue(false), boolValue(false)},
+                     {tensor({32, 8, 128}), h, h}),
+              3, 2,
+              "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool "
+              "has_biases, int num_layers, float dropout, bool train, bool "
+              "bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)");
   g.addNode(lstm);
   g.addNode(withIds(opNode("aten::_cudnn_rnn", {x}, {tensor({32, 8, 128})}), 4, 3,
                     "aten::_cudnn_rnn(Tensor input) -> Tensor"));

@@ -30,10 +30,11 @@ core::Node lstmNode(bool batch_first = true) {
   core::Value x = batch_first ? tensor({8, 32, 64}, core::DType::kFloat32, 0, "cpu")
                               : tensor({32, 8, 64}, core::DType::kFloat32, 0, "cpu");
   core::Value h = tensor({2, 8, 128}, core::DType::kFloat32, 0, "cpu");
-  core::Node n = opNode("aten::lstm", {x, tensorList({h, h}), rnnParams(4, 64, 128, 2),
-                                       boolValue(true), intValue(2), core::Value{}, boolValue(true),
-                                       boolValue(false), boolValue(batch_first)},
-                        {});
+  core::Node n =
+      opNode("aten::lstm",
+             {x, tensorList({h, h}), rnnParams(4, 64, 128, 2), boolValue(true), intValue(2),
+              core::Value{}, boolValue(true), boolValue(false), boolValue(batch_first)},
+             {});
   n.op_schema_text.clear();
   return n;
 }
@@ -73,9 +74,9 @@ TEST(RnnSteps, TimeMajorInputReadsStepsFromTheFirstDimension) {
 TEST(RnnSteps, GruHasThreeGatesAndItsOwnCell) {
   core::Value x = tensor({10, 4, 16}, core::DType::kFloat32, 0, "cpu");
   core::Value h = tensor({2, 4, 32}, core::DType::kFloat32, 0, "cpu");
-  core::Node gru = opNode("aten::gru", {x, h, rnnParams(3, 16, 32, 1), boolValue(true),
-                                        intValue(1), core::Value{}, boolValue(false),
-                                        boolValue(true), boolValue(false)},
+  core::Node gru = opNode("aten::gru",
+                          {x, h, rnnParams(3, 16, 32, 1), boolValue(true), intValue(1),
+                           core::Value{}, boolValue(false), boolValue(true), boolValue(false)},
                           {});
   const std::vector<RnnPart> parts = rnnSteps(gru);
   // Bidirectional, one layer: two directions' linears, one cat, one final stack.
@@ -89,8 +90,9 @@ TEST(RnnSteps, GruHasThreeGatesAndItsOwnCell) {
 TEST(RnnSteps, OtherOpsPackedSequencesAndShortParameterListsHaveNone) {
   EXPECT_TRUE(rnnSteps(opNode("aten::relu", {tensor({4})}, {tensor({4})})).empty());
   // lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, ...)
-  core::Node packed = opNode("aten::lstm", {tensor({40, 64}, core::DType::kFloat32, 0, "cpu"),
-                                            tensor({10}, core::DType::kInt64, 0, "cpu")},
+  core::Node packed = opNode("aten::lstm",
+                             {tensor({40, 64}, core::DType::kFloat32, 0, "cpu"),
+                              tensor({10}, core::DType::kInt64, 0, "cpu")},
                              {});
   packed.op_schema_text.clear();
   EXPECT_TRUE(rnnSteps(packed).empty());

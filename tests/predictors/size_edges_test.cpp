@@ -61,8 +61,7 @@ TEST(SizeEdges, AnOpFarBeyondItsGridKeepsTheResidualOfItsLargestPoints) {
   ASSERT_NE(learned, nullptr);
   const auto dir = std::filesystem::temp_directory_path() / "tracetwin_size_edges_fit";
   std::filesystem::create_directories(dir);
-  const nlohmann::json edge =
-      learned->save(dir.string(), "elementwise")["size_edges"]["aten::exp"];
+  const nlohmann::json edge = learned->save(dir.string(), "elementwise")["size_edges"]["aten::exp"];
   std::filesystem::remove_all(dir);
   EXPECT_DOUBLE_EQ(edge["max_bytes"].get<double>(), 8.0 * (1 << 18));  // in and out
   // 128x exp's largest point: the base's time scaled by the edge's residual.
