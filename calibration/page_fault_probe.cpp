@@ -10,11 +10,16 @@
 
 #include "core/errors.h"
 #include "core/statistics.h"
+#include "predictors/fresh_pages.h"
 
 namespace tracetwin::calibration {
 namespace {
 
-constexpr int64_t kPageBytes = 4096;
+using predictors::kPageBytes;
+
+double microsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
 
 void* mapAnonymous(int64_t bytes) {
   void* p =
@@ -32,7 +37,7 @@ double timedFill(void* p, int64_t bytes, int value) {
   // Keep the stores: the compiler may not drop a memset whose result is read.
   volatile unsigned char sink = static_cast<unsigned char*>(p)[bytes - 1];
   (void)sink;
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  return microsSince(t0);
 }
 
 }  // namespace
@@ -48,9 +53,7 @@ PageCosts measurePageCosts(const PageFaultProbeOptions& o) {
     const double fresh_us = timedFill(fresh, bytes, r);
     const auto t0 = std::chrono::steady_clock::now();
     munmap(fresh, size_t(bytes));
-    unmap.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-        pages);
+    unmap.push_back(microsSince(t0) / pages);
     const double warm_us = timedFill(warm, bytes, r);
     fault.push_back(std::max(0.0, fresh_us - warm_us) / pages);
   }

@@ -81,15 +81,14 @@ bool readShape(const core::Node& rnn, RnnShape* s) {
     s->batch = batch_first ? dims[0] : dims[1];
   }
   s->input = dims.back();
+  // At least w_ih and w_hh per layer and direction.
   const auto p = params(rnn);
-  const int64_t groups = s->layers * s->directions;
-  if (s->layers < 1 || p.size() < size_t(groups) * 2) return false;
-  const int64_t per_group = int64_t(p.size()) / groups;
+  if (s->layers < 1 || p.size() < size_t(s->layers * s->directions) * 2) return false;
   const core::TensorValue& w_hh = *p[1];
   if (w_hh.shape.size() != 2 || w_hh.shape[0] % s->gates != 0) return false;
   s->hidden = w_hh.shape[0] / s->gates;
   s->output = w_hh.shape[1];  // LSTM with proj_size: w_hh is [4H, P]
-  if (per_group < 2 || s->steps < 1 || s->batch < 1 || s->hidden < 1) return false;
+  if (s->steps < 1 || s->batch < 1 || s->hidden < 1) return false;
   s->like = *input;
   return true;
 }
@@ -178,15 +177,22 @@ void cellOps(const RnnShape& s, std::vector<RnnPart>* out) {
   }
 }
 
-core::Node stack(const RnnShape& s, int64_t count, int64_t width) {
+// A list of `count` copies of `tensor`, as stack and cat take them.
+core::Value tensorList(int64_t count, const core::Value& tensor) {
   core::Value list;
   list.kind = core::ValueKind::kList;
   list.type = "GenericList[Tensor]";
-  list.elements.assign(size_t(count), state(s, width));
+  list.elements.assign(size_t(count), tensor);
+  return list;
+}
+
+// stack of `count` [batch, width] tensors along a new first dim.
+core::Node stack(const RnnShape& s, int64_t count, int64_t width) {
   core::Value dim;
   dim.kind = core::ValueKind::kInt;
   dim.type = "Int";
-  return opNode("aten::stack", {std::move(list), dim}, {tensorOf(s, {count, s.batch, width})});
+  return opNode("aten::stack", {tensorList(count, state(s, width)), dim},
+                {tensorOf(s, {count, s.batch, width})});
 }
 
 }  // namespace
@@ -209,14 +215,11 @@ std::vector<RnnPart> rnnSteps(const core::Node& rnn) {
       }
       parts.push_back({stack(s, s.steps, s.output), 1.0});
     }
-    if (s.directions == 2) {
-      core::Value halves;
-      halves.kind = core::ValueKind::kList;
-      halves.type = "GenericList[Tensor]";
-      halves.elements.assign(2, tensorOf(s, {s.steps, s.batch, s.output}));
-      parts.push_back({opNode("aten::cat", {std::move(halves)},
-                              {tensorOf(s, {s.steps, s.batch, 2 * s.output})}),
-                       1.0});
+    if (s.directions == 2) {  // the two directions' outputs side by side
+      parts.push_back(
+          {opNode("aten::cat", {tensorList(2, tensorOf(s, {s.steps, s.batch, s.output}))},
+                  {tensorOf(s, {s.steps, s.batch, 2 * s.output})}),
+           1.0});
     }
   }
   // The final hidden (and cell) states of every layer, stacked.
