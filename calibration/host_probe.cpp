@@ -91,14 +91,6 @@ double replayOpUs(const core::Graph& graph, const ProbeOptions& o, int iters) {
   return us[us.size() / 2];
 }
 
-double measureMmFlops(const ProbeOptions& o, core::DType dt, int64_t n) {
-  GraphBuilder b(o.device);
-  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {b.tensor({n, n}, dt), b.tensor({n, n}, dt)},
-       {b.tensor({n, n}, dt)});
-  const double us = replayOpUs(b.build(fmt::format("device probe mm {}", n)), o, 3);
-  return 2.0 * n * n * n / (us * 1e-6);
-}
-
 double measureCopyBandwidth(const ProbeOptions& o) {
   const int64_t numel = o.copy_bytes / 4;
   GraphBuilder b(o.device);
@@ -139,6 +131,14 @@ double measureReplayLoopUs(const ProbeOptions& o) {
 
 }  // namespace
 
+double probeMmFlops(const ProbeOptions& o, core::DType dt, int64_t n) {
+  GraphBuilder b(o.device);
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {b.tensor({n, n}, dt), b.tensor({n, n}, dt)},
+       {b.tensor({n, n}, dt)});
+  const double us = replayOpUs(b.build(fmt::format("device probe mm {}", n)), o, 3);
+  return 2.0 * n * n * n / (us * 1e-6);
+}
+
 HostFacts readHostFacts(const std::string& sysfs_cpu_dir, const std::string& proc_dir) {
   HostFacts f;
   f.cpu_model = procField(proc_dir + "/cpuinfo", "model name");
@@ -168,8 +168,8 @@ ProbeResult probeDevice(const ProbeOptions& o) {
   const bool cpu = o.device == "cpu";
   // The first replay is the device check: "cuda" on a host without a GPU
   // throws UnavailableError here, before anything else is measured.
-  spec.peak_flops["float32"] = measureMmFlops(o, core::DType::kFloat32, o.mm_size);
-  spec.peak_flops["float64"] = measureMmFlops(o, core::DType::kFloat64, o.mm_size * 3 / 4);
+  spec.peak_flops["float32"] = probeMmFlops(o, core::DType::kFloat32, o.mm_size);
+  spec.peak_flops["float64"] = probeMmFlops(o, core::DType::kFloat64, o.mm_size * 3 / 4);
   spec.memory_bandwidth = measureCopyBandwidth(o);
   out.replay_loop_us = cpu ? measureReplayLoopUs(o) : 0.0;
   spec.kind = cpu ? predictors::DeviceKind::kCpu : predictors::DeviceKind::kGpu;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/value.h"
 #include "predictors/device_spec.h"
 
 namespace tracetwin::calibration {
@@ -47,5 +48,9 @@ struct ProbeResult {
 
 // Throws UnavailableError when the device is absent (from replay).
 ProbeResult probeDevice(const ProbeOptions& options);
+
+// FLOP/s of an n^3 mm of `dtype` replayed on options.device (median of 3
+// iterations after a warm-up): the probe behind the spec's peak_flops.
+double probeMmFlops(const ProbeOptions& options, core::DType dtype, int64_t n);
 
 }  // namespace tracetwin::calibration

@@ -12,10 +12,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration/host_match.h"
+#include "calibration/host_probe.h"
+#include "calibration/host_speed.h"
 #include "cli/command_registry.h"
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
@@ -36,6 +39,7 @@ struct CompareArgs {
   replay::ReplayOptions options;
   std::string json_out;
   HostMalloc malloc_mode = HostMalloc::kPinned;
+  bool host_speed_check = true;
 };
 
 struct FamilyRow {
@@ -209,16 +213,43 @@ predictors::PredictOptions unreplayedLeftOut(const replay::ReplayResult& r) {
   return opts;
 }
 
+// The calibration's float32 mm probe on one thread, as `calibrate` ran it.
+double probeHostFlops() {
+  calibration::ProbeOptions probe;
+  return calibration::probeMmFlops(probe, core::DType::kFloat32, probe.mm_size);
+}
+
+nlohmann::json hostSpeedJson(const calibration::HostSpeed& s) {
+  return {{"calibrated_gflops", s.calibrated_flops / 1e9},
+          {"before_gflops", s.before_flops / 1e9},
+          {"after_gflops", s.after_flops / 1e9},
+          {"ratio", s.ratio()}};
+}
+
 void runCompare(const CompareArgs& a) {
   const std::string host_malloc = applyHostMalloc(a.malloc_mode);
   const predictors::ModelSet models = loadModels(a.models);
   const core::Graph graph = core::readTrace(a.trace);
+  const bool on_gpu = a.options.device != "cpu";
+  // The host's speed around the replay against the models' calibration
+  // (host_speed.h): CPU models on a CPU replay only.
+  std::optional<calibration::HostSpeed> host_speed;
+  if (const auto calibrated = calibration::calibratedHostFlops(models.device);
+      a.host_speed_check && !on_gpu && calibrated) {
+    host_speed.emplace();
+    host_speed->calibrated_flops = *calibrated;
+    host_speed->before_flops = probeHostFlops();
+  }
   const replay::ReplayResult result = replay::replayGraph(graph, a.options);
+  if (host_speed) host_speed->after_flops = probeHostFlops();
   const predictors::Prediction prediction =
       predictors::predictGraph(graph, models, unreplayedLeftOut(result));
-  const bool on_gpu = a.options.device != "cpu";
   const auto rows = familyRows(result, prediction, on_gpu);
   printTable(a, result, prediction, rows);
+  if (host_speed) {
+    fmt::print("{}: {}\n", host_speed->differs() ? "warning" : "note",
+               calibration::describeHostSpeed(*host_speed));
+  }
   // CPU models measured on another CPU predict that CPU (host_match.h).
   const std::vector<std::string> host_differences =
       on_gpu ? std::vector<std::string>{}
@@ -235,6 +266,7 @@ void runCompare(const CompareArgs& a) {
     nlohmann::json doc = compareJson(a, result, prediction, rows);
     doc["host_malloc"] = host_malloc;
     doc["models_host_differences"] = host_differences;
+    if (host_speed) doc["host_speed"] = hostSpeedJson(*host_speed);
     out << doc.dump(2) << '\n';
     fmt::print("json report: {}\n", a.json_out);
   }
@@ -263,6 +295,9 @@ std::function<void()> setupCompare(CLI::App& sub) {
       ->check(CLI::NonNegativeNumber);
   sub.add_option("--json-out", args->json_out,
                  "write measured_ms, predicted_ms, error_pct and per-family rows as JSON");
+  sub.add_flag("!--no-host-speed", args->host_speed_check,
+               "skip the float32 mm probe before and after a CPU replay that compares the host's "
+               "speed with the models' calibration (~0.2 s each)");
   addHostMallocOption(sub, args->malloc_mode);
   return [args] { runCompare(*args); };
 }

@@ -140,6 +140,7 @@ def main():
     measured = {name: [] for name in names}
     measured_families = {name: [] for name in names}  # per round: family -> measured ms
     quiet_checks_ms = []
+    host_speed = []  # compare's probe against the models' calibration, per replay
     for r in range(args.rounds):
         # Before every round: a phase change mid-run (runs take minutes) moved
         # every trace of the later rounds by 5-15%.
@@ -152,6 +153,8 @@ def main():
             with open(report) as f:
                 doc = json.load(f)
             measured[name].append(doc["measured_ms"])
+            if "host_speed" in doc:
+                host_speed.append(doc["host_speed"]["ratio"])
             measured_families[name].append(
                 {fam: row["measured_ms"] for fam, row in doc["families"].items()})
 
@@ -172,6 +175,15 @@ def main():
                "models": dict(sets),
                "traces": {n: {"measured_ms": measured[n], "predicted_ms": predicted[n]}
                           for n in names}}
+    summary["host_speed_ratios"] = host_speed
+    if host_speed:
+        # The host's phase against the first set's calibration: a slower host
+        # reads every prediction about that much under (docs/prediction.md,
+        # "The host's speed now").
+        print("host speed (compare's float32 mm probe against the calibration of %s): median "
+              "%.3fx over %d replays (%.3f-%.3f)" % (sets[0][0], statistics.median(host_speed),
+                                                     len(host_speed), min(host_speed),
+                                                     max(host_speed)))
     summary["end_to_end"] = {}
     for baseline in ("median", "fastest"):
         print("\nerror against the %s round: (predicted - measured) / measured" % baseline)

@@ -126,6 +126,34 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   EXPECT_EQ(doc["models_host_differences"].empty(),
             r.output.find("calibrated on another host") == std::string::npos)
       << r.output;
+  // The host's speed around the replay against the models' calibration
+  // (host_speed.h): both probes measured, the calibrated rate the models'.
+  ASSERT_TRUE(doc.contains("host_speed")) << r.output;
+  const auto& speed = doc["host_speed"];
+  EXPECT_GT(speed["before_gflops"].get<double>(), 0);
+  EXPECT_GT(speed["after_gflops"].get<double>(), 0);
+  const predictors::DeviceSpec spec = predictors::ModelSet::load(modelsDir()).device;
+  EXPECT_DOUBLE_EQ(speed["calibrated_gflops"].get<double>(), spec.peak_flops.at("float32") / 1e9);
+  EXPECT_NEAR(speed["ratio"].get<double>(),
+              0.5 * (speed["before_gflops"].get<double>() + speed["after_gflops"].get<double>()) /
+                  speed["calibrated_gflops"].get<double>(),
+              1e-12);
+  EXPECT_NE(r.output.find("host speed: the calibration's float32 mm probe ran at"),
+            std::string::npos)
+      << r.output;
+  fs::remove(json);
+}
+
+TEST(CompareCommand, NoHostSpeedSkipsTheProbe) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  const std::string json = (fs::temp_directory_path() / "tracetwin_calib_nospeed.json").string();
+  const RunResult r = run("compare " + testing::dataPath("adds5k.et.json.gz") + " --models " +
+                          modelsDir() + " --warmup 0 --iters 1 --no-host-speed --json-out " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_FALSE(doc.contains("host_speed"));
+  EXPECT_EQ(r.output.find("host speed:"), std::string::npos) << r.output;
   fs::remove(json);
 }
 

@@ -49,5 +49,8 @@ for baseline, pick in (("median", lambda ms: sorted(ms)[len(ms) // 2]), ("fastes
         assert abs(s["gmae_pct"] - g) < 1e-9, (baseline, s, g)
 for fam in ("gemm", "elementwise"):
     assert fams[fam]["gmae_pct"]["bundle"] == fams[fam]["gmae_pct"]["again"] > 0, (fam, fams[fam])
+# One host-speed ratio per compare run (the bundle is a CPU calibration), each a positive number.
+assert len(doc["host_speed_ratios"]) == len(names) * doc["rounds"], doc["host_speed_ratios"]
+assert all(r > 0 for r in doc["host_speed_ratios"]), doc["host_speed_ratios"]
 print("ok: %d traces" % len(names))
 PY

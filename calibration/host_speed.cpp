@@ -1,0 +1,38 @@
+#include "calibration/host_speed.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+namespace tracetwin::calibration {
+
+double HostSpeed::ratio() const {
+  if (calibrated_flops <= 0) return 0;
+  return 0.5 * (before_flops + after_flops) / calibrated_flops;
+}
+
+bool HostSpeed::differs() const { return std::abs(ratio() - 1.0) > kHostSpeedTolerance; }
+
+std::optional<double> calibratedHostFlops(const predictors::DeviceSpec& calibrated) {
+  if (calibrated.kind != predictors::DeviceKind::kCpu) return std::nullopt;
+  const auto it = calibrated.peak_flops.find("float32");
+  if (it == calibrated.peak_flops.end() || !(it->second > 0)) return std::nullopt;
+  return it->second;
+}
+
+std::string describeHostSpeed(const HostSpeed& s) {
+  const double r = s.ratio();
+  std::string line = fmt::format(
+      "host speed: the calibration's float32 mm probe ran at {:.2f} and {:.2f} GFLOP/s before and "
+      "after the replay, {:.2f}x the {:.2f} GFLOP/s of the models' calibration",
+      s.before_flops / 1e9, s.after_flops / 1e9, r, s.calibrated_flops / 1e9);
+  if (!s.differs()) return line;
+  return line + fmt::format(
+                    "; the host runs {:.0f}% {} than when the models were measured: expect the "
+                    "predictions to read about that much {} the replay, from the host, not the "
+                    "models",
+                    100.0 * std::abs(r - 1.0), r < 1 ? "slower" : "faster",
+                    r < 1 ? "under" : "over");
+}
+
+}  // namespace tracetwin::calibration
