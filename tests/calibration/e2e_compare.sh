@@ -52,5 +52,14 @@ for fam in ("gemm", "elementwise"):
 # One host-speed ratio per compare run (the bundle is a CPU calibration), each a positive number.
 assert len(doc["host_speed_ratios"]) == len(names) * doc["rounds"], doc["host_speed_ratios"]
 assert all(r > 0 for r in doc["host_speed_ratios"]), doc["host_speed_ratios"]
+# The third baseline: each replay scaled by its ratio, then the median round.
+for label in ("bundle", "again"):
+    s = doc["end_to_end"]["median_host_scaled"][label]
+    errs = []
+    for t in doc["traces"].values():
+        x = sorted(t["measured_host_scaled_ms"])[len(t["measured_host_scaled_ms"]) // 2]
+        errs.append(100.0 * (t["predicted_ms"][label] - x) / x)
+    assert s["within_10pct"] == sum(abs(e) <= 10 for e in errs), (label, s)
+    assert abs(s["mean_abs_error_pct"] - sum(map(abs, errs)) / len(errs)) < 1e-9, (label, s)
 print("ok: %d traces" % len(names))
 PY
