@@ -44,7 +44,7 @@ std::vector<CacheSpec> readCaches(const yaml::MapReader& top) {
     c.checkKeys({"level", "size_mb"}, {"bandwidth_gbps"});
     CacheSpec cache;
     cache.level = c.str("level");
-    cache.bytes = static_cast<int64_t>(c.positive("size_mb") * kMiB);
+    cache.bytes = c.positiveBytes("size_mb", kMiB);
     if (c.has("bandwidth_gbps")) cache.bandwidth = c.positive("bandwidth_gbps") * kGiga;
     out.push_back(cache);
   }
@@ -138,7 +138,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
     top.fail(top.get("kind"), fmt::format("'kind' must be 'gpu' or 'cpu', got '{}'", kind));
   }
   spec.peak_flops = readPeaks(top);
-  spec.memory_bytes = static_cast<int64_t>(top.positive("memory_gb") * kGiga);
+  spec.memory_bytes = top.positiveBytes("memory_gb", kGiga);
   spec.memory_bandwidth = top.positive("memory_bandwidth_gbps") * kGiga;
   spec.compute_units = top.positiveInt("compute_units");
   spec.clock_hz = top.positive("clock_mhz") * kMega;

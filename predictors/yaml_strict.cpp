@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/errors.h"
@@ -49,8 +50,14 @@ void MapReader::checkKeys(std::initializer_list<const char*> required,
   std::string known;
   for (const char* k : required) known += fmt::format("{}{}", known.empty() ? "" : ", ", k);
   for (const char* k : optional) known += fmt::format("{}{}", known.empty() ? "" : ", ", k);
+  std::set<std::string> seen;
   for (const auto& kv : node_) {
+    // YAML allows any node as a key ("? [a, b]"); a spec's keys are names.
+    if (!kv.first.IsScalar()) fail(kv.first, fmt::format("keys in {} must be plain names", what_));
     const std::string key = kv.first.as<std::string>();
+    // yaml-cpp keeps both entries of a repeated key and reads the first.
+    if (!seen.insert(key).second)
+      fail(kv.first, fmt::format("key '{}' repeated in {}", key, what_));
     bool ok = false;
     for (const char* k : required) ok = ok || key == k;
     for (const char* k : optional) ok = ok || key == k;
@@ -69,10 +76,24 @@ YAML::Node MapReader::get(const char* key) const {
   return v;
 }
 
+namespace {
+// Names and source lines are one line of text: YAML reads a quoted "a\n\nb"
+// as a name, and its writer folds the newlines of such a name differently
+// on the way back (the device-spec fuzzer's third find).
+bool oneLine(const std::string& text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::string MapReader::str(const char* key) const {
   YAML::Node v = get(key);
   if (!v.IsScalar()) fail(v, fmt::format("'{}' in {} must be a string", key, what_));
-  return v.as<std::string>();
+  std::string text = v.as<std::string>();
+  if (!oneLine(text)) fail(v, fmt::format("'{}' in {} must be one line of text", key, what_));
+  return text;
 }
 
 namespace {
@@ -102,11 +123,27 @@ double MapReader::nonNegative(const char* key) const {
   return d;
 }
 
+namespace {
+// Counts and byte sizes past this are typing errors, and past 2^63 the cast
+// to int64_t is undefined (the device-spec fuzzer's second find).
+constexpr double kLargestInteger = 4611686018427387904.0;  // 2^62
+}  // namespace
+
 int64_t MapReader::positiveInt(const char* key) const {
   YAML::Node v = get(key);
   double d = number(*this, v, key);
-  if (d <= 0 || std::floor(d) != d) fail(v, fmt::format("'{}' must be a positive integer", key));
+  if (d <= 0 || std::floor(d) != d || d > kLargestInteger)
+    fail(v, fmt::format("'{}' must be a positive integer (at most 2^62)", key));
   return static_cast<int64_t>(d);
+}
+
+int64_t MapReader::positiveBytes(const char* key, double unit_bytes) const {
+  const double bytes = positive(key) * unit_bytes;
+  if (bytes > kLargestInteger)
+    fail(get(key), fmt::format("'{}' must be at most 2^62 bytes, got {:g}", key, bytes));
+  // Rounded, not truncated: 2.007018905 GB is 2,007,018,904.9999998 bytes
+  // in double, and truncating lost a byte on every write and read back.
+  return std::llround(bytes);
 }
 
 std::vector<std::string> MapReader::strList(const char* key) const {
@@ -116,6 +153,7 @@ std::vector<std::string> MapReader::strList(const char* key) const {
   for (const auto& e : v) {
     if (!e.IsScalar()) fail(e, fmt::format("'{}' entries must be strings", key));
     out.push_back(e.as<std::string>());
+    if (!oneLine(out.back())) fail(e, fmt::format("'{}' entries must be one line of text", key));
   }
   return out;
 }

@@ -30,7 +30,10 @@ class MapReader {
   std::string str(const char* key) const;
   double positive(const char* key) const;     // number > 0
   double nonNegative(const char* key) const;  // number >= 0
-  int64_t positiveInt(const char* key) const;
+  int64_t positiveInt(const char* key) const;  // at most 2^62
+  // A size given in units of `unit_bytes` (memory_gb, size_mb), in whole
+  // bytes; at most 2^62.
+  int64_t positiveBytes(const char* key, double unit_bytes) const;
   std::vector<std::string> strList(const char* key) const;
   const std::string& source() const { return source_; }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes the trace reader with libFuzzer for a bounded time and says how long
-# it ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
+# Fuzzes the trace reader with libFuzzer for a bounded time, then the
+# operator-schema and device-spec parsers for half of it each, and says how
+# long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
 # Crashing inputs are written to <build-dir>/crashes/ and fail the script.
 set -euo pipefail
 seconds="${1:-120}"
@@ -14,7 +15,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DTRACETWIN_BUILD_FUZZ=ON -DTRACETWIN_BUILD_TESTS=OFF -DTRACETWIN_BUILD_BENCH=OFF \
   -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-cmake --build "$build" -j 2 --target trace_reader_fuzz
+cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz
 
 # Seeds: the small shared traces (uncompressed and gzip), plus snippets that
 # reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
@@ -28,18 +29,39 @@ done
 printf '%s' '{"schema": "1.0.1", "nodes": [{"name": "aten::add", "id": 3, "parent": 1, "op_schema": "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "inputs": [[5,6,0,8,4,"cpu"],[7,8,0,8,4],"inf"], "input_shapes": [[2,4],[2,4],[]], "input_types": ["Tensor(float)","Tensor(float)","Double"], "outputs": [], "output_shapes": [], "output_types": []}, {"name": "[pytorch|profiler|execution_graph|process]", "id": 1, "parent": 1, "inputs": [], "input_shapes": [], "input_types": []}]}' > "$corpus/legacy.json"
 printf '%s' '{"schema": "1.1.1-chakra.0.0.4", "nodes": [{"id": 3, "name": "record_param_comms", "ctrl_deps": 1, "inputs": {"values": [[[[1,2,0,1,4,"cuda:0"],[3,0,0,0,0,""]]], ["0","pg"], "<None>"], "shapes": [[[[1],[]]],[[],[]],[]], "types": ["GenericList[GenericList[Tensor(float),Tensor(nullptr (uninitialized))]]","Tuple[String,String]","None"], "strides": [[[[1],[]]]]}, "outputs": {"values": [], "shapes": [], "types": []}, "attrs": [{"name": "collective_name", "type": "string", "value": "all_reduce"}, {"name": "in_split_size", "type": "string", "value": "[1, 2]"}]}, {"id": 1, "name": "[pytorch|profiler|execution_trace|process]", "ctrl_deps": 1, "attrs": []}]}' > "$corpus/modern.json"
 
-# -rss_limit_mb: the reader must stay within a few times the input (inputs are
-# capped at 1 MiB here); -timeout catches hangs.
-start=$(date +%s)
-set +e
-"$build/fuzz/trace_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=1048576 \
-  -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/crashes/" -print_final_stats=1 \
-  2>&1 | tail -n 25
-status=${PIPESTATUS[0]}
-set -e
-elapsed=$(( $(date +%s) - start ))
-if [ "$status" -ne 0 ]; then
-  echo "fuzz: FAILED after ${elapsed} s; reproducer(s) in $build/crashes/" >&2
-  exit 1
-fi
-echo "fuzz: trace reader ran clean for ${elapsed} s"
+# Seeds of the two smaller targets: the shipped device specs, and schemas
+# with alias annotations, optional lists, defaults, varargs and tuples.
+mkdir -p "$build/corpus-specs" "$build/corpus-schemas"
+cp configs/devices/*.yaml data/models/host/device.yaml "$build/corpus-specs/"
+i=0
+for schema in \
+  'aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' \
+  'aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)' \
+  'aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor' \
+  'aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]' \
+  'aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)' \
+  'prim::Constant(...) -> ...'; do
+  i=$((i + 1)); printf '%s' "$schema" > "$build/corpus-schemas/seed$i"
+done
+
+# fuzz TARGET CORPUS SECONDS: -rss_limit_mb keeps each within a few times its
+# input (inputs are capped at 1 MiB here); -timeout catches hangs.
+fuzz() {
+  local target=$1 corpus=$2 secs=$3 start status elapsed
+  start=$(date +%s)
+  set +e
+  "$build/fuzz/$target" "$corpus" -max_total_time="$secs" -max_len=1048576 \
+    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/crashes/" -print_final_stats=1 \
+    2>&1 | tail -n 25
+  status=${PIPESTATUS[0]}
+  set -e
+  elapsed=$(( $(date +%s) - start ))
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz: $target FAILED after ${elapsed} s; reproducer(s) in $build/crashes/" >&2
+    exit 1
+  fi
+  echo "fuzz: $target ran clean for ${elapsed} s"
+}
+fuzz trace_reader_fuzz "$corpus" "$seconds"
+fuzz op_schema_fuzz "$build/corpus-schemas" $(( (seconds + 1) / 2 ))
+fuzz device_spec_fuzz "$build/corpus-specs" $(( (seconds + 1) / 2 ))

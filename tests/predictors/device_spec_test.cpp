@@ -74,6 +74,59 @@ clock_mhz: 1500
   EXPECT_THAT(errorOf(nested), HasSubstr("spec.yaml:3:28: unknown key 'fp8' in peak_tflops"));
 }
 
+TEST(DeviceSpec, AKeyThatIsNotANameIsAnInputError) {
+  // YAML's explicit-key form makes a key of any node. The fuzzer's first
+  // find (fuzz/device_spec_fuzz.cpp): a '?' at the start of a line of
+  // peak_tflops made the mapping after it a key of the device, and the key
+  // check's conversion threw yaml-cpp's exception, not an InputError.
+  std::string complex_key = kMinimal;
+  complex_key.replace(complex_key.find("peak_tflops: {float32: 10, bfloat16: 100}"), 41,
+                      "peak_tflops:\n  float32: 10\n?  float64: 5\n");
+  EXPECT_THAT(errorOf(complex_key), HasSubstr("spec.yaml:5:4: keys in device must be plain names"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "? [a, b]\n: 1\n"),
+              HasSubstr("spec.yaml:8:3: keys in device must be plain names"));
+}
+
+TEST(DeviceSpec, SizesAndCountsBeyondTwoToTheSixtySecondAreErrorsNotOverflows) {
+  // The fuzzer's second find: memory_gb 2.6e17 overflowed the int64_t bytes.
+  std::string memory = kMinimal;
+  memory.replace(memory.find("memory_gb: 16"), 13, "memory_gb: 257276502015999998");
+  EXPECT_THAT(errorOf(memory), HasSubstr("spec.yaml:4:12: 'memory_gb' must be at most 2^62 bytes"));
+  std::string units = kMinimal;
+  units.replace(units.find("compute_units: 80"), 17, "compute_units: 1e30");
+  EXPECT_THAT(errorOf(units), HasSubstr("'compute_units' must be a positive integer"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "caches: [{level: L2, size_mb: 1e300}]\n"),
+              HasSubstr("'size_mb' must be at most 2^62 bytes"));
+}
+
+TEST(DeviceSpec, NamesAreOneLineOfText) {
+  // The fuzzer's third find: a link named "pcie\n\n..." loaded, and the
+  // writer folded its newlines differently on the way back.
+  std::string name = kMinimal;
+  name.replace(name.find("name: test-gpu"), 14, "name: \"test\\n\\ngpu\"");
+  EXPECT_THAT(errorOf(name), HasSubstr("spec.yaml:1:7: 'name' in device must be one line of text"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) +
+                      "links: [{name: \"pcie\\n\", bandwidth_gbps: 28, latency_us: 2}]\n"),
+              HasSubstr("'name' in links[0] must be one line of text"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "sources: [\"a\\rb\"]\n"),
+              HasSubstr("'sources' entries must be one line of text"));
+}
+
+TEST(DeviceSpec, ByteSizesAreRoundedSoAWrittenSpecReadsBackTheSame) {
+  // The fuzzer's fourth find: 2,007,018,905 bytes written as memory_gb
+  // 2.0070189049999998 read back as 2,007,018,904.
+  DeviceSpec spec = parseDeviceSpec(kMinimal, "spec.yaml");
+  spec.memory_bytes = 2007018905;
+  const DeviceSpec again = parseDeviceSpec(deviceSpecToYaml(spec), "again.yaml");
+  EXPECT_EQ(again.memory_bytes, 2007018905);
+}
+
+TEST(DeviceSpec, ARepeatedKeyIsAnError) {
+  // yaml-cpp keeps both and reads the first: the second would be ignored.
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "compute_units: 2\n"),
+              HasSubstr("spec.yaml:8:1: key 'compute_units' repeated in device"));
+}
+
 TEST(DeviceSpec, MissingKeyAndWrongTypeAreErrors) {
   std::string missing = kMinimal;
   missing.erase(missing.find("clock_mhz"));
