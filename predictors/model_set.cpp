@@ -186,7 +186,21 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }
   for (const auto& [family, entry] : manifest["models"].items()) {
-    for (const auto& file : entry.value("files", nlohmann::json::array())) {
+    if (!entry.is_object()) {
+      throw InputError(fmt::format("{}: models.{}: expected an object", path.string(), family));
+    }
+    const nlohmann::json files = entry.value("files", nlohmann::json::array());
+    if (!files.is_array()) {
+      throw InputError(fmt::format("{}: models.{}.files: expected an array of file names",
+                                   path.string(), family));
+    }
+    for (const auto& file : files) {
+      // A model set is one directory: its files are names in it.
+      if (!file.is_string() || file.get<std::string>().empty() ||
+          fs::path(file.get<std::string>()).has_parent_path()) {
+        throw InputError(fmt::format("{}: models.{}.files: expected file names in {}, got {}",
+                                     path.string(), family, dir, file.dump()));
+      }
       fs::path f = fs::path(dir) / file.get<std::string>();
       if (!fs::exists(f))
         throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",

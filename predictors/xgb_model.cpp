@@ -11,11 +11,25 @@
 namespace tracetwin::predictors {
 namespace {
 
+// XGBoost's message for the last failed call, without the native stack
+// trace it appends (a dozen "[bt] (n) lib(+0x...)" lines under a corrupt
+// model file's one-line reason).
+std::string xgbLastError() {
+  std::string message = XGBGetLastError();
+  const size_t trace = message.find("Stack trace:");
+  if (trace != std::string::npos) message.erase(trace);
+  while (!message.empty() &&
+         (message.back() == '\n' || message.back() == ' ' || message.back() == ':')) {
+    message.pop_back();
+  }
+  return message;
+}
+
 // One checked call per XGBoost C function; the library's own message is kept.
 void xgbCheck(int rc, const char* call, const std::string& context = "") {
   if (rc != 0) {
     throw RuntimeFailure(fmt::format("XGBoost {} failed{}{}: {}", call,
-                                     context.empty() ? "" : " for ", context, XGBGetLastError()));
+                                     context.empty() ? "" : " for ", context, xgbLastError()));
   }
 }
 #define XGB_CALL(call) xgbCheck((call), #call)
@@ -67,7 +81,7 @@ std::unique_ptr<Booster> Booster::load(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
   auto b = std::make_unique<Booster>();
   if (XGBoosterLoadModel(b->handle_, path.c_str()) != 0) {
-    throw InputError(fmt::format("{}: cannot load XGBoost model: {}", path, XGBGetLastError()));
+    throw InputError(fmt::format("{}: cannot load XGBoost model: {}", path, xgbLastError()));
   }
   return b;
 }

@@ -99,6 +99,37 @@ TEST_F(ModelSetTest, MissingModelFileIsNamed) {
   EXPECT_THAT(loadError(), HasSubstr("gemm.xgb.json: model file of family 'gemm' missing"));
 }
 
+TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
+  fitted().save(dir_.string());
+  nlohmann::json j;
+  std::ifstream(dir_ / "manifest.json") >> j;
+  const auto withGemm = [&](const nlohmann::json& entry) {
+    nlohmann::json changed = j;
+    changed["models"]["gemm"] = entry;
+    std::ofstream(dir_ / "manifest.json") << changed.dump();
+    return loadError();
+  };
+  EXPECT_THAT(withGemm(5), HasSubstr("manifest.json: models.gemm: expected an object"));
+  nlohmann::json entry = j["models"]["gemm"];
+  entry["files"] = "gemm.xgb.json";
+  EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files: expected an array of file names"));
+  // Before: nlohmann's type_error, reported as an internal error.
+  entry["files"] = {3};
+  EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files: expected file names in"));
+  // A model set is one directory.
+  entry["files"] = {"../gemm.xgb.json"};
+  EXPECT_THAT(withGemm(entry), HasSubstr("got \"../gemm.xgb.json\""));
+}
+
+TEST_F(ModelSetTest, ACorruptBoosterFileIsNamedWithoutXgboostsStackTrace) {
+  fitted().save(dir_.string());
+  std::ofstream(dir_ / "gemm.xgb.json") << "hello";
+  const std::string error = loadError();
+  EXPECT_THAT(error, HasSubstr("gemm.xgb.json: cannot load XGBoost model: "));
+  EXPECT_EQ(error.find("Stack trace"), std::string::npos) << error;
+  EXPECT_EQ(error.find("[bt]"), std::string::npos) << error;
+}
+
 TEST_F(ModelSetTest, MissingManifestIsNamed) {
   fs::create_directories(dir_);
   EXPECT_THAT(loadError(), HasSubstr("manifest.json: missing"));
