@@ -161,12 +161,26 @@ ModelSet ModelSet::loadStepCosts(const std::string& dir) {
   return set;
 }
 
+namespace {
+// A model set is one directory: the files its manifest lists are names in it.
+fs::path fileInDir(const std::string& dir, const nlohmann::json& name, const std::string& what,
+                   const fs::path& manifest) {
+  if (!name.is_string() || name.get<std::string>().empty() ||
+      fs::path(name.get<std::string>()).has_parent_path()) {
+    throw InputError(fmt::format("{}: {}: expected a file name in {}, got {}", manifest.string(),
+                                 what, dir, name.dump()));
+  }
+  return fs::path(dir) / name.get<std::string>();
+}
+}  // namespace
+
 ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
   fs::path path = fs::path(dir) / kManifestName;
   nlohmann::json manifest = readManifest(path);
   ModelSet set;
   std::string device_name = field<std::string>(manifest, "device", path);
-  fs::path device_path = fs::path(dir) / field<std::string>(manifest, "device_file", path);
+  fs::path device_path =
+      fileInDir(dir, field<std::string>(manifest, "device_file", path), "device_file", path);
   if (!fs::exists(device_path))
     throw InputError(fmt::format("{}: device file missing", device_path.string()));
   set.device = loadDeviceSpec(device_path.string());
@@ -195,13 +209,7 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
                                    path.string(), family));
     }
     for (const auto& file : files) {
-      // A model set is one directory: its files are names in it.
-      if (!file.is_string() || file.get<std::string>().empty() ||
-          fs::path(file.get<std::string>()).has_parent_path()) {
-        throw InputError(fmt::format("{}: models.{}.files: expected file names in {}, got {}",
-                                     path.string(), family, dir, file.dump()));
-      }
-      fs::path f = fs::path(dir) / file.get<std::string>();
+      const fs::path f = fileInDir(dir, file, fmt::format("models.{}.files", family), path);
       if (!fs::exists(f))
         throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
                                      f.string(), family, path.string()));

@@ -115,10 +115,15 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
   EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files: expected an array of file names"));
   // Before: nlohmann's type_error, reported as an internal error.
   entry["files"] = {3};
-  EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files: expected file names in"));
+  EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files: expected a file name in"));
   // A model set is one directory.
   entry["files"] = {"../gemm.xgb.json"};
   EXPECT_THAT(withGemm(entry), HasSubstr("got \"../gemm.xgb.json\""));
+  // So is the device file.
+  nlohmann::json outside = j;
+  outside["device_file"] = "/etc/device.yaml";
+  std::ofstream(dir_ / "manifest.json") << outside.dump();
+  EXPECT_THAT(loadError(), HasSubstr("manifest.json: device_file: expected a file name in"));
 }
 
 TEST_F(ModelSetTest, ACorruptBoosterFileIsNamedWithoutXgboostsStackTrace) {
