@@ -251,6 +251,26 @@ TEST_F(TinyCalibration, RefitKeepsTheStepCostsWhenTheOldModelFilesAreGone) {
   fs::remove_all(copy);
 }
 
+TEST_F(TinyCalibration, RefitWithoutTheEarlierManifestIsAnInputError) {
+  ASSERT_NE(result_, nullptr);
+  // A dataset copied on its own: a refit would write models without the
+  // between-op costs, which the dataset does not hold.
+  const std::string copy = dir_ + "_no_manifest";
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  for (const char* f : {"dataset.jsonl", "device.yaml"})
+    fs::copy_file(fs::path(dir_) / f, fs::path(copy) / f);
+  try {
+    refitFromDataset(copy, libtorchVersion());
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(copy + "/manifest.json: missing"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(fs::path(copy) / "manifest.json"));
+  fs::remove_all(copy);
+}
+
 TEST_F(TinyCalibration, KeepsEveryRepeatAndRefitPoolsThemAnotherWay) {
   ASSERT_NE(result_, nullptr);
   EXPECT_EQ(result_->pooling, RepeatPooling::kMedian);
