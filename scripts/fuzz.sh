@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the trace reader with libFuzzer for a bounded time, then the
-# operator-schema and device-spec parsers for half of it each, and says how
-# long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
+# operator-schema and device-spec parsers and the Kineto reader for half of it
+# each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
 # Crashing inputs are written to <build-dir>/crashes/ and fail the script.
 set -euo pipefail
 seconds="${1:-120}"
@@ -15,7 +15,8 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DTRACETWIN_BUILD_FUZZ=ON -DTRACETWIN_BUILD_TESTS=OFF -DTRACETWIN_BUILD_BENCH=OFF \
   -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz
+cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz \
+  kineto_reader_fuzz
 
 # Seeds: the small shared traces (uncompressed and gzip), plus snippets that
 # reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
@@ -44,6 +45,14 @@ for schema in \
   i=$((i + 1)); printf '%s' "$schema" > "$build/corpus-schemas/seed$i"
 done
 
+# Seeds of the Kineto reader: the CPU profiles beside the bundled traces and
+# the H100 Kineto traces (whose ET the target links against), uncompressed.
+mkdir -p "$build/corpus-kineto"
+for t in data/cnn.profiler.json.gz data/mlp.profiler.json.gz data/embbag.profiler.json.gz \
+  data/h100/*.kineto.json.gz; do
+  gzip -dc "$t" > "$build/corpus-kineto/$(basename "${t%.gz}")"
+done
+
 # fuzz TARGET CORPUS SECONDS: -rss_limit_mb keeps each within a few times its
 # input (inputs are capped at 1 MiB here); -timeout catches hangs.
 fuzz() {
@@ -65,3 +74,4 @@ fuzz() {
 fuzz trace_reader_fuzz "$corpus" "$seconds"
 fuzz op_schema_fuzz "$build/corpus-schemas" $(( (seconds + 1) / 2 ))
 fuzz device_spec_fuzz "$build/corpus-specs" $(( (seconds + 1) / 2 ))
+fuzz kineto_reader_fuzz "$build/corpus-kineto" $(( (seconds + 1) / 2 ))
