@@ -1,7 +1,8 @@
 // Convolution microbenchmarks: conv2d (what nn.Conv2d records) and the
 // convolution_backward autograd runs for it, over N, C, K, H=W, filter size,
-// stride, bias, and depthwise (groups = C). Both ops sit in one graph per
-// grid point. The grid keeps to the layers CNNs are built of (K between C/4
+// stride, bias, and depthwise (groups = C); and a sparser grid of
+// conv_transpose2d with its backward. Both ops sit in one graph per grid
+// point. The grid keeps to the layers CNNs are built of (K between C/4
 // and 4C, feature maps no larger than a ResNet stem's, 7x7 only on 3-channel
 // inputs), so the points a sweep samples land where real layers are.
 #include <fmt/core.h>
@@ -38,6 +39,11 @@ constexpr const char* kConvBackward =
     "aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
     "bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] "
     "output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)";
+
+constexpr const char* kConvTranspose2d =
+    "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] "
+    "stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> "
+    "Tensor";
 
 struct ConvPoint {
   int64_t n, c, k, hw, r, stride;
@@ -94,6 +100,84 @@ bool isWeightAnchor(const ConvPoint& p) {
   return p.n == 1 && p.c == 512 && p.k == 512 && p.r == 3 && p.hw <= 4 && p.groups == 1;
 }
 
+// Transposed convolutions (ConvTranspose2d: decoders, upsampling heads) and
+// their backward. LibTorch 1.13 runs them on the CPU through
+// slow_conv_transpose2d (im2col, BLAS, col2im), 10-20x a oneDNN layer of
+// the same FLOPs: conv_ae's 8x8 -> 16x16 layer took 563 us. The filters and
+// strides decoders use: 4x4 / 2 with padding 1 (doubles the map), 3x3 / 2
+// with output_padding 1 (doubles it too), 3x3 / 1 (keeps it).
+struct TransposedPoint {
+  int64_t n, c, k, hw, r, stride, pad, output_padding;
+  bool bias;
+  int64_t out() const { return (hw - 1) * stride - 2 * pad + r + output_padding; }
+  double flops() const { return 2.0 * n * hw * hw * c * k * r * r; }
+};
+const std::vector<int64_t> kTransposedChannels = {16, 32, 64, 128, 256};
+const std::vector<int64_t> kTransposedSpatial = {4, 7, 8, 16, 32};
+// A sparser grid than the forward one (about 4% of the conv points): its
+// batches are {1, 4, 16} of the CPU's and the accelerator's own.
+bool transposedBatch(int64_t n) { return n == 1 || n == 4 || n == 16 || n >= 64; }
+constexpr int64_t kMaxTransposedOutElems = 64 * 64 * 64;  // one image's output map
+
+void addTransposedPair(B& b, const TransposedPoint& p, DType dt) {
+  const int64_t o = p.out();
+  auto input = b.tensor({p.n, p.c, p.hw, p.hw}, dt);
+  auto weight = b.tensor({p.c, p.k, p.r, p.r}, dt);
+  auto bias = p.bias ? b.tensor({p.k}, dt) : B::none();
+  b.op(kConvTranspose2d,
+       {input, weight, bias, B::intList({p.stride, p.stride}), B::intList({p.pad, p.pad}),
+        B::intList({p.output_padding, p.output_padding}), B::intValue(1), B::intList({1, 1})},
+       {b.tensor({p.n, p.k, o, o}, dt)});
+  b.op(kConvBackward,
+       {b.tensor({p.n, p.k, o, o}, dt), input, weight, p.bias ? B::intList({p.k}) : B::none(),
+        B::intList({p.stride, p.stride}), B::intList({p.pad, p.pad}), B::intList({1, 1}),
+        B::boolValue(true), B::intList({p.output_padding, p.output_padding}), B::intValue(1),
+        B::boolList({true, true, p.bias})},
+       {b.tensor({p.n, p.c, p.hw, p.hw}, dt), b.tensor({p.c, p.k, p.r, p.r}, dt),
+        p.bias ? b.tensor({p.k}, dt) : b.undefinedTensor()});
+}
+
+MicrobenchCase transposedCase(const GridOptions& grid, const TransposedPoint& p, DType dt) {
+  const double bytes = static_cast<double>(p.n * p.c * p.hw * p.hw + p.c * p.k * p.r * p.r +
+                                           p.n * p.k * p.out() * p.out()) *
+                       core::dtypeItemsize(dt);
+  // The native path runs at about the BLAS rate, not oneDNN's.
+  return repeatedCase(
+      grid, "conv",
+      fmt::format("conv_transpose2d n={} c={} k={} hw={} r={} s={}{}{} {}", p.n, p.c, p.k, p.hw,
+                  p.r, p.stride, p.output_padding > 0 ? " outpad" : "", p.bias ? " bias" : "",
+                  dtypeLabel(dt)),
+      3.0 * estimateOpUs(p.flops(), kEstGemmFlops, bytes),
+      [=](B& b) { addTransposedPair(b, p, dt); });
+}
+
+void addTransposedCases(const GridOptions& grid, const std::vector<int64_t>& batches,
+                        double max_flops, DType dt, std::vector<MicrobenchCase>* cases) {
+  struct Filter {
+    int64_t r, stride, pad, output_padding;
+  };
+  for (int64_t n : batches) {
+    if (!transposedBatch(n)) continue;
+    for (int64_t hw : kTransposedSpatial) {
+      for (int64_t c : kTransposedChannels) {
+        // Halving the channels as the map doubles, keeping them, and an
+        // image decoder's last layer (3 channels out).
+        for (int64_t k : {c / 2, c, int64_t{3}}) {
+          if (k == 3 && c > 64) continue;
+          for (Filter f : {Filter{4, 2, 1, 0}, Filter{3, 2, 1, 1}, Filter{3, 1, 1, 0}}) {
+            const bool bias = (n + c + k + hw + f.r) % 2 == 0;
+            TransposedPoint p{n, c, k, hw, f.r, f.stride, f.pad, f.output_padding, bias};
+            if (p.flops() > max_flops || c * hw * hw > kMaxImageElems ||
+                p.k * p.out() * p.out() > kMaxTransposedOutElems)
+              continue;
+            cases->push_back(transposedCase(grid, p, dt));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool realisticLayer(int64_t c, int64_t k, int64_t hw) {
@@ -136,6 +220,7 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
         }
       }
     }
+    addTransposedCases(grid, batches, max_flops, dt, &cases);
   }
   return cases;
 }

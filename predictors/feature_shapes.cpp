@@ -110,28 +110,36 @@ ConvShape convShape(const core::Node& node) {
   const auto& x = in->shape;
   const auto& w = wt->shape;
   size_t dims = x.size() - 2;
+  // conv_transpose2d, and the convolution ops with `transposed` set (the
+  // backward of a transposed convolution): the weight is [in, out / groups,
+  // ...] and the map grows by the stride.
+  s.transposed =
+      base.find("conv_transpose") != std::string::npos || intArg(node, "transposed", 99, 0) != 0;
   s.n = static_cast<double>(x[0]);
   s.c = static_cast<double>(x[1]);
   s.h = static_cast<double>(x[2]);
   s.w = dims >= 2 ? static_cast<double>(x[3]) : 1.0;
-  s.k = static_cast<double>(w[0]);
+  s.groups = static_cast<double>(std::max<int64_t>(intArg(node, "groups", 99, 1), 1));
+  s.k = s.transposed ? static_cast<double>(w[1]) * s.groups : static_cast<double>(w[0]);
   s.filter = product(w, 2);
   s.in_spatial = product(x, 2);
-  s.groups = static_cast<double>(std::max<int64_t>(intArg(node, "groups", 99, 1), 1));
   // Each name looked up once: this runs for every convolution of a graph.
   const size_t stride_at = argIndex(node, "stride", 99);
   const size_t padding_at = argIndex(node, "padding", 99);
   const size_t dilation_at = argIndex(node, "dilation", 99);
+  const size_t output_padding_at = s.transposed ? argIndex(node, "output_padding", 99) : 99;
   s.stride = intListElementAt(node, stride_at, 0, 1);
   s.dilation = intListElementAt(node, dilation_at, 0, 1);
   s.out_spatial = 1;
   bool strided = false, dilated = false, one_by_one = true, big_filter = dims >= 1;
   for (size_t d = 0; d < dims; ++d) {
-    const int64_t stride = intListElementAt(node, stride_at, d, 1);
+    const int64_t stride = std::max<int64_t>(intListElementAt(node, stride_at, d, 1), 1);
     const int64_t dilation = intListElementAt(node, dilation_at, d, 1);
     const int64_t pad = intListElementAt(node, padding_at, d, 0);
-    const int64_t out =
-        (x[d + 2] + 2 * pad - dilation * (w[d + 2] - 1) - 1) / std::max<int64_t>(stride, 1) + 1;
+    const int64_t span = dilation * (w[d + 2] - 1);
+    const int64_t out = s.transposed ? (x[d + 2] - 1) * stride - 2 * pad + span +
+                                           intListElementAt(node, output_padding_at, d, 0) + 1
+                                     : (x[d + 2] + 2 * pad - span - 1) / stride + 1;
     s.out_spatial *= static_cast<double>(std::max<int64_t>(out, 1));
     strided |= stride != 1;
     dilated |= dilation != 1;
@@ -140,7 +148,9 @@ ConvShape convShape(const core::Node& node) {
   }
   const bool onednn = (strided || dilated || s.n >= 16 || !one_by_one) &&
                       (s.groups > 1 || big_filter || s.n > 1 || s.n * s.c * s.in_spatial > 20480);
-  s.cpu_native_path = !onednn;
+  // LibTorch 1.13 has no oneDNN transposed convolution on a CPU: every one
+  // runs slow_conv_transpose2d/3d (im2col, BLAS, col2im).
+  s.cpu_native_path = !onednn || s.transposed;
   s.itemsize = in->itemsize > 0 ? in->itemsize : 4;
   s.dtype = in->dtype;
   return s;

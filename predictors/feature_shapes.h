@@ -32,6 +32,9 @@ struct ConvShape {
   // unstrided filters below batch 16, or batch 1 with small filters and
   // small maps (ConvParams::use_mkldnn). The two paths differ up to 10x.
   bool cpu_native_path = false;
+  // A transposed convolution (ConvTranspose): `c` is its input's channels
+  // and `k` its output's, as for any other; out_spatial is the grown map.
+  bool transposed = false;
   int64_t itemsize = 4;
   core::DType dtype = core::DType::kFloat32;
 };

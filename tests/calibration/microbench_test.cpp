@@ -11,6 +11,7 @@
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "predictors/feature_shapes.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -18,8 +19,7 @@ namespace {
 // Families a grid's helper ops may belong to besides its own (a transpose
 // feeding contiguous is a view; pooling pairs are reductions).
 const std::map<std::string, std::set<std::string>> kAllowedExtra = {
-    {"copy", {"view"}},
-    {"reduction", {"elementwise"}},  // the ReLU that makes the pooled maps
+    {"copy", {"view"}}, {"reduction", {"elementwise"}},  // the ReLU that makes the pooled maps
 };
 
 // Up to `n` cases spread evenly over the grid (the full GEMM grid has ~10k).
@@ -183,6 +183,33 @@ TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
   EXPECT_EQ(bwd.outputs[1].tensor->shape, (std::vector<int64_t>{64, 1, 3, 3}));
 }
 
+TEST(Microbench, TransposedConvGrowsTheMapAndItsBackwardSaysTransposed) {
+  const auto cases = convCases(GridOptions{});
+  const core::Graph g =
+      findCase(cases, "conv_transpose2d n=4 c=32 k=16 hw=8 r=4 s=2 bias float32").build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& fwd = g.node(ops.at(0));
+  EXPECT_EQ(fwd.name, "aten::conv_transpose2d");
+  EXPECT_EQ(fwd.inputs[1].tensor->shape, (std::vector<int64_t>{32, 16, 4, 4}));  // [in, out]
+  EXPECT_EQ(fwd.outputs[0].tensor->shape, (std::vector<int64_t>{4, 16, 16, 16}));
+  const core::Node& bwd = g.node(ops.at(1));
+  EXPECT_EQ(bwd.name, "aten::convolution_backward");
+  EXPECT_TRUE(bwd.inputs[7].bool_value);  // transposed
+  EXPECT_EQ(bwd.inputs[0].tensor->shape, (std::vector<int64_t>{4, 16, 16, 16}));
+  EXPECT_EQ(bwd.outputs[0].tensor->shape, (std::vector<int64_t>{4, 32, 8, 8}));
+  // The predictor reads the same shapes back (predictors/feature_shapes.h).
+  const predictors::ConvShape s = predictors::convShape(fwd);
+  EXPECT_TRUE(s.transposed);
+  EXPECT_DOUBLE_EQ(s.k, 16);
+  EXPECT_DOUBLE_EQ(s.out_spatial, 256);
+  EXPECT_DOUBLE_EQ(predictors::convShape(bwd).out_spatial, 256);
+  // output_padding 1 on a 3x3 / 2 filter doubles the map too.
+  const core::Graph o =
+      findCase(cases, "conv_transpose2d n=1 c=64 k=32 hw=7 r=3 s=2 outpad float32").build();
+  EXPECT_EQ(o.node(core::selectTopLevelOps(o).ops.at(0)).outputs[0].tensor->shape,
+            (std::vector<int64_t>{1, 32, 14, 14}));
+}
+
 TEST(Microbench, ConvGridKeepsToRealisticLayers) {
   for (const MicrobenchCase& c : convCases(GridOptions{})) {
     const core::Graph g = c.build();
@@ -294,8 +321,8 @@ TEST(Microbench, GridsCoverActivationBackwardsHardActivationsAndNllLoss) {
 // networks, not the uniform [-1, 1) fill an input of its own would get.
 TEST(Microbench, MaxPoolingPoolsAReluOutput) {
   const auto cases = microbenchFamily("reduction").cases(GridOptions{});
-  for (const char* label : {"max_pool2d [16x32x16x16] float32",
-                            "max_pool2d 3x3 pad 1 [16x32x16x16] float32"}) {
+  for (const char* label :
+       {"max_pool2d [16x32x16x16] float32", "max_pool2d 3x3 pad 1 [16x32x16x16] float32"}) {
     SCOPED_TRACE(label);
     GraphBuilder b("cpu");
     findCase(cases, label).add_copy(b);
@@ -310,7 +337,8 @@ TEST(Microbench, MaxPoolingPoolsAReluOutput) {
         ++pools;
       }
       for (const core::Value& v : n.outputs) {
-        core::forEachTensor(v, [&](const core::TensorValue& t) { producer[t.storage_id] = n.name; });
+        core::forEachTensor(v,
+                            [&](const core::TensorValue& t) { producer[t.storage_id] = n.name; });
       }
     }
     EXPECT_EQ(pools, 2);

@@ -97,15 +97,16 @@ constexpr size_t kNativePathColumn = 12;
 // ResNet-18's last 3x3 layer at batch 2 on a 1x1 map is the GEMM
 // [512 x 4608] x [4608 x 2]: the columns after the path flag say so.
 TEST(ConvFeatures, DescribeTheGemmTheLayerLowersTo) {
-  core::Node node = opNode(
-      "aten::conv2d",
-      {tensor({2, 512, 1, 1}), tensor({512, 512, 3, 3}), tensor({512}), intList({1, 1}),
-       intList({1, 1}), intList({1, 1}), intValue(1)},
-      {tensor({2, 512, 1, 1})}, {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
+  core::Node node = opNode("aten::conv2d",
+                           {tensor({2, 512, 1, 1}), tensor({512, 512, 3, 3}), tensor({512}),
+                            intList({1, 1}), intList({1, 1}), intList({1, 1}), intValue(1)},
+                           {tensor({2, 512, 1, 1})},
+                           {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
   const OpFeatures f = computeFeatures(node);
-  ASSERT_EQ(f.x.size(), kNativePathColumn + 5);
-  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 1], 1.0f);                       // N = 2 x 1 pixel
-  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 2], std::log2(512.0f * 9));      // K = 512 x 9 taps
+  ASSERT_EQ(f.x.size(), kNativePathColumn + 6);
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 5], 0.0f);                          // not transposed
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 1], 1.0f);                          // N = 2 x 1 pixel
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 2], std::log2(512.0f * 9));         // K = 512 x 9 taps
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 3], std::log2(512.0f * 4608 * 4));  // the weight
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 4], std::log2(f.flops / f.bytes));
   // One FLOP per weight byte: the layer streams its weight.
@@ -134,6 +135,53 @@ TEST(ConvFeatures, FlagsTheNativeCpuPath) {
   EXPECT_FALSE(conv(1, 64, 32, 64, 3, 1, 1));     // batch 1, 65536 input elements
   EXPECT_FALSE(conv(1, 512, 2, 512, 3, 1, 512));  // depthwise: oneDNN
   EXPECT_FALSE(conv(1, 16, 4, 16, 5, 1, 1));      // 5x5: oneDNN
+}
+
+// conv_ae's decoder (ConvTranspose2d(32, 16, 4, stride=2, padding=1) on 8x8
+// maps at batch 4): LibTorch 1.13 ran it through slow_conv_transpose2d in 563
+// us. Read as a forward convolution, the weight [32, 16, 4, 4] made it 32 out
+// channels on a 3x3 map, and it was predicted at 35 us.
+TEST(ConvFeatures, ATransposedConvolutionGrowsItsMapAndTakesTheNativePath) {
+  const std::vector<std::string> args = {"input",   "weight",         "bias",   "stride",
+                                         "padding", "output_padding", "groups", "dilation"};
+  core::Node fwd =
+      opNode("aten::conv_transpose2d",
+             {tensor({4, 32, 8, 8}), tensor({32, 16, 4, 4}), tensor({16}), intList({2, 2}),
+              intList({1, 1}), intList({0, 0}), intValue(1), intList({1, 1})},
+             {tensor({4, 16, 16, 16})}, args);
+  const ConvShape s = convShape(fwd);
+  EXPECT_TRUE(s.transposed);
+  EXPECT_TRUE(s.cpu_native_path);
+  EXPECT_DOUBLE_EQ(s.c, 32);
+  EXPECT_DOUBLE_EQ(s.k, 16);
+  EXPECT_DOUBLE_EQ(s.out_spatial, 16.0 * 16);  // (8 - 1) * 2 - 2 + 3 + 1
+  const OpFeatures f = computeFeatures(fwd);
+  EXPECT_EQ(f.family, "conv");
+  ASSERT_EQ(f.x.size(), featureCount("conv"));
+  EXPECT_FLOAT_EQ(f.x.back(), 1.0f);
+  // Every input pixel times the [32 x 16 x 16] filter bank.
+  EXPECT_DOUBLE_EQ(f.flops, 2.0 * 4 * 64 * 32 * 16 * 16);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, 32.0 * 16 * 16 * 4);
+  // output_padding adds to the map; the backward (transposed = true) reads
+  // the same shapes from (grad_output, input, weight).
+  core::Node padded = fwd;
+  padded.inputs[5] = intList({1, 1});
+  EXPECT_DOUBLE_EQ(convShape(padded).out_spatial, 17.0 * 17);
+  core::Node bwd = opNode("aten::convolution_backward",
+                          {tensor({4, 16, 16, 16}), tensor({4, 32, 8, 8}), tensor({32, 16, 4, 4}),
+                           intList({16}), intList({2, 2}), intList({1, 1}), intList({1, 1}),
+                           boolValue(true), intList({0, 0}), intValue(1), intList({1, 1, 1})},
+                          {tensor({4, 32, 8, 8}), tensor({32, 16, 4, 4}), tensor({16})},
+                          {"grad_output", "input", "weight", "bias_sizes", "stride", "padding",
+                           "dilation", "transposed", "output_padding", "groups", "output_mask"});
+  const ConvShape b = convShape(bwd);
+  EXPECT_TRUE(b.transposed && b.backward && b.cpu_native_path);
+  EXPECT_DOUBLE_EQ(b.k, 16);
+  EXPECT_DOUBLE_EQ(b.out_spatial, 16.0 * 16);
+  EXPECT_DOUBLE_EQ(computeFeatures(bwd).flops, 2.0 * f.flops);
+  // The same op with transposed = false is a forward convolution's backward.
+  bwd.inputs[7] = boolValue(false);
+  EXPECT_FALSE(convShape(bwd).transposed);
 }
 
 // transformer_big's dropout with p = 0 returned its input: the same tensor.
