@@ -29,6 +29,13 @@ captures=(
   "mobilenet_i96 mobilenet_v3 batch=2 image=96"
   "resnet18_i96 resnet18_small batch=1 image=96"
   "transformer_d128 transformer d_model=128 heads=8 ffn=512 seq=64 batch=8 vocab=1000"
+  # Session 19: models of kinds no earlier capture had (a GRU with RMSprop, dilated Conv1d,
+  # a pre-norm vision transformer with GELU and AdamW, transposed convolutions).
+  "gru gru"
+  "tcn tcn"
+  "vit_tiny vit_tiny"
+  "conv_ae conv_ae"
+  "conv_ae_c32 conv_ae channels=32 image=48 batch=8"
 )
 for spec in "${captures[@]}"; do
   read -r name workload params <<<"$spec"
