@@ -19,7 +19,9 @@ const std::vector<MicrobenchFamily>& microbenchRegistry() {
   // vary more, gets the larger share.
   static const std::vector<MicrobenchFamily> registry = {
       {"gemm", "mm, addmm, linear, bmm over M,N,K (and batch) grids", 0.18, gemmCases},
-      {"conv", "conv2d forward + convolution_backward over N,C,K,H,W,filter,stride, depthwise",
+      {"conv",
+       "conv2d forward + convolution_backward over N,C,K,H,W,filter,stride, depthwise; "
+       "conv_transpose2d + its backward",
        0.24, convCases},
       {"embedding_bag",
        "embedding_bag (+ _embedding_bag_backward) and embedding over batch, rows, pooling, dim, "
