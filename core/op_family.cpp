@@ -42,6 +42,11 @@ constexpr FamilyEntry kFamilyTable[] = {
     {"conv_transpose1d", "conv"},
     {"conv_transpose2d", "conv"},
     {"conv_transpose3d", "conv"},
+    // cudnn_/mkldnn_convolution_transpose once the backend prefix is off;
+    // LibTorch's CPU kernels under conv_transpose2d/3d.
+    {"convolution_transpose", "conv"},
+    {"slow_conv_transpose2d", "conv"},
+    {"slow_conv_transpose3d", "conv"},
     {"convolution_overrideable", "conv"},
     {"depthwise_conv2d", "conv"},
     {"conv_depthwise2d", "conv"},

@@ -110,11 +110,13 @@ ConvShape convShape(const core::Node& node) {
   const auto& x = in->shape;
   const auto& w = wt->shape;
   size_t dims = x.size() - 2;
-  // conv_transpose2d, and the convolution ops with `transposed` set (the
-  // backward of a transposed convolution): the weight is [in, out / groups,
-  // ...] and the map grows by the stride.
-  s.transposed =
-      base.find("conv_transpose") != std::string::npos || intArg(node, "transposed", 99, 0) != 0;
+  // conv_transpose2d, cudnn_convolution_transpose (a GPU trace), and the
+  // convolution ops with `transposed` set (the backward of a transposed
+  // convolution): the weight is [in, out / groups, ...] and the map grows by
+  // the stride.
+  s.transposed = base.find("conv_transpose") != std::string::npos ||
+                 base.find("convolution_transpose") != std::string::npos ||
+                 intArg(node, "transposed", 99, 0) != 0;
   s.n = static_cast<double>(x[0]);
   s.c = static_cast<double>(x[1]);
   s.h = static_cast<double>(x[2]);

@@ -179,6 +179,17 @@ TEST(ConvFeatures, ATransposedConvolutionGrowsItsMapAndTakesTheNativePath) {
   EXPECT_DOUBLE_EQ(b.k, 16);
   EXPECT_DOUBLE_EQ(b.out_spatial, 16.0 * 16);
   EXPECT_DOUBLE_EQ(computeFeatures(bwd).flops, 2.0 * f.flops);
+  // A GPU trace's cuDNN op: (self, weight, padding, output_padding, stride,
+  // dilation, groups, ...), no `transposed` argument.
+  core::Node cudnn =
+      opNode("aten::cudnn_convolution_transpose",
+             {tensor({4, 32, 8, 8}), tensor({32, 16, 4, 4}), intList({1, 1}), intList({0, 0}),
+              intList({2, 2}), intList({1, 1}), intValue(1)},
+             {tensor({4, 16, 16, 16})},
+             {"self", "weight", "padding", "output_padding", "stride", "dilation", "groups"});
+  EXPECT_TRUE(convShape(cudnn).transposed);
+  EXPECT_DOUBLE_EQ(convShape(cudnn).out_spatial, 16.0 * 16);
+  EXPECT_DOUBLE_EQ(computeFeatures(cudnn).flops, f.flops);
   // The same op with transposed = false is a forward convolution's backward.
   bwd.inputs[7] = boolValue(false);
   EXPECT_FALSE(convShape(bwd).transposed);
