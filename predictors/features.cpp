@@ -77,24 +77,37 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
   f->flops = 2.0 * macs * (s.backward ? 2.0 : 1.0);
   f->bytes =
       (s.n * s.c * s.in_spatial + weight_elems + out_elems) * item * (s.backward ? 2.0 : 1.0);
-  f->x = {lg(s.n), lg(s.c), lg(s.h), lg(s.w), lg(s.k), lg(s.filter), static_cast<float>(s.stride),
-          static_cast<float>(s.dilation), lg(s.groups), static_cast<float>(item),
-          s.backward ? 1.0f : 0.0f, lg(f->flops), s.cpu_native_path ? 1.0f : 0.0f,
-          // The convolution as the GEMM it lowers to: N = batch x output
-          // pixels, K = input channels per group x filter taps, the weight's
-          // bytes, and the arithmetic intensity. A layer's speed follows the
-          // GEMM's shape (a skinny N streams the weight; LibTorch's native
-          // path runs [512 x 4608] x [4608 x 9] at ~5 GFLOP/s), which n, h,
-          // w, c and k tie to it only through products the trees cannot form:
-          // without these, ResNet-18 at 96 px and batch 1 was predicted at
-          // +18% (its 3x3-map layers at +50-70%), within 10% with them.
-          // A transposed one: [N x input pixels, C / groups] times the
-          // weight, then scattered back (col2im).
-          lg(s.n * (s.transposed ? s.in_spatial : s.out_spatial)),
-          lg(s.c / s.groups * (s.transposed ? 1.0 : s.filter)), lg(f->weight_bytes),
-          static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3))),
-          // Appended last: boosters saved with the first 17 columns still load.
-          s.transposed ? 1.0f : 0.0f};
+  f->x = {
+      lg(s.n),
+      lg(s.c),
+      lg(s.h),
+      lg(s.w),
+      lg(s.k),
+      lg(s.filter),
+      static_cast<float>(s.stride),
+      static_cast<float>(s.dilation),
+      lg(s.groups),
+      static_cast<float>(item),
+      s.backward ? 1.0f : 0.0f,
+      lg(f->flops),
+      s.cpu_native_path ? 1.0f : 0.0f,
+      // The convolution as the GEMM it lowers to: N = batch x output
+      // pixels, K = input channels per group x filter taps, the weight's
+      // bytes, and the arithmetic intensity. A layer's speed follows the
+      // GEMM's shape (a skinny N streams the weight; LibTorch's native
+      // path runs [512 x 4608] x [4608 x 9] at ~5 GFLOP/s), which n, h,
+      // w, c and k tie to it only through products the trees cannot form:
+      // without these, ResNet-18 at 96 px and batch 1 was predicted at
+      // +18% (its 3x3-map layers at +50-70%), within 10% with them.
+      // A transposed one: [N x input pixels, C / groups] times the
+      // weight, then scattered back (col2im).
+      lg(s.n * (s.transposed ? s.in_spatial : s.out_spatial)),
+      lg(s.c / s.groups * (s.transposed ? 1.0 : s.filter)),
+      lg(f->weight_bytes),
+      static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3))),
+      // Appended last: boosters saved with the first 17 columns still load.
+      s.transposed ? 1.0f : 0.0f,
+  };
 }
 
 void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse, OpFeatures* f) {

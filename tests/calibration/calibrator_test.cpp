@@ -56,6 +56,15 @@ class TinyCalibration : public ::testing::Test {
   void SetUp() override {
     if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   }
+  // A fresh directory beside dir_ holding only its dataset and device file.
+  static std::string copyOfDatasetAndDevice(const std::string& suffix) {
+    const std::string copy = dir_ + suffix;
+    fs::remove_all(copy);
+    fs::create_directories(copy);
+    for (const char* f : {"dataset.jsonl", "device.yaml"})
+      fs::copy_file(fs::path(dir_) / f, fs::path(copy) / f);
+    return copy;
+  }
   static std::string dir_;
   static CalibrationResult* result_;
   static int progress_calls_;
@@ -230,11 +239,7 @@ TEST_F(TinyCalibration, RefitKeepsTheStepCostsWhenTheOldModelFilesAreGone) {
   // A refit in a directory holding the dataset and a manifest whose kernel
   // models this build cannot load (as after a change of features, or with
   // the boosters left behind): the step costs must survive it.
-  const std::string copy = dir_ + "_stale_models";
-  fs::remove_all(copy);
-  fs::create_directories(copy);
-  for (const char* f : {"dataset.jsonl", "device.yaml"})
-    fs::copy_file(fs::path(dir_) / f, fs::path(copy) / f);
+  const std::string copy = copyOfDatasetAndDevice("_stale_models");
   nlohmann::json manifest;
   std::ifstream(fs::path(dir_) / "manifest.json") >> manifest;
   ASSERT_FALSE(manifest["models"].empty());
@@ -255,11 +260,7 @@ TEST_F(TinyCalibration, RefitWithoutTheEarlierManifestIsAnInputError) {
   ASSERT_NE(result_, nullptr);
   // A dataset copied on its own: a refit would write models without the
   // between-op costs, which the dataset does not hold.
-  const std::string copy = dir_ + "_no_manifest";
-  fs::remove_all(copy);
-  fs::create_directories(copy);
-  for (const char* f : {"dataset.jsonl", "device.yaml"})
-    fs::copy_file(fs::path(dir_) / f, fs::path(copy) / f);
+  const std::string copy = copyOfDatasetAndDevice("_no_manifest");
   try {
     refitFromDataset(copy, libtorchVersion());
     ADD_FAILURE() << "expected an InputError";
