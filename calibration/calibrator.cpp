@@ -439,18 +439,7 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   // Read from the manifest alone: a refit follows a change of features or a
   // copy of the dataset, where the old kernel models are stale or missing
   // (loading them whole, a missing booster file silently dropped the costs).
-  // Without a manifest there is nothing to keep, and models without those
-  // costs predict small-op steps far low (adds5k: 20% under), so that is an
-  // error rather than a refit that looks like any other.
-  const std::filesystem::path manifest =
-      std::filesystem::path(dir) / predictors::ModelSet::kManifestName;
-  if (!std::filesystem::exists(manifest)) {
-    throw InputError(fmt::format(
-        "{}: missing; a refit keeps the between-op, code-cold and cold-tensor costs of the models "
-        "that were there (the dataset does not hold them): copy the manifest.json of the "
-        "calibration that wrote {} beside it",
-        manifest.string(), res.dataset_path));
-  }
+  // Without a manifest there is nothing to keep: loadStepCosts refuses.
   const predictors::ModelSet earlier = predictors::ModelSet::loadStepCosts(dir);
   res.kept_overheads = earlier.overheads;
   res.kept_code_cold = earlier.code_cold;

@@ -57,8 +57,7 @@ class ModelSet {
   static ModelSet load(const std::string& dir, const std::string& expected_device = "");
   // The manifest's overheads, code-cold and cold-tensor models alone, for a
   // refit: its kernel models are about to be replaced and may be stale or
-  // gone. A directory without a manifest gives an empty set; a bad manifest
-  // throws.
+  // gone. A missing or bad manifest throws.
   static ModelSet loadStepCosts(const std::string& dir);
 
  private:

@@ -142,8 +142,8 @@ TEST_F(ModelSetTest, MissingManifestIsNamed) {
 
 TEST_F(ModelSetTest, StepCostsLoadWithoutTheKernelModels) {
   fs::create_directories(dir_);
-  // No manifest: nothing to keep.
-  EXPECT_TRUE(ModelSet::loadStepCosts(dir_.string()).overheads.t[0].empty());
+  // No manifest: nothing to keep, which a refit must not mistake for "no costs".
+  EXPECT_THROW(ModelSet::loadStepCosts(dir_.string()), InputError);
   ModelSet set = fitted();
   set.overheads.t[static_cast<int>(Overhead::kT1)][kAllOps] = {0.5, 0.0, 10};
   set.save(dir_.string());
