@@ -21,6 +21,7 @@
 #include "calibration/steady_host_gate.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "core/statistics.h"
 #include "predictors/between_ops.h"
 #include "predictors/model_set.h"
 #include "replay/replayer.h"
@@ -256,16 +257,20 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
                                     std::map<std::string, double>* repeat_gmae) {
   std::map<std::tuple<std::string, bool, core::NodeId>, size_t> first;
   std::vector<std::vector<std::pair<double, double>>> runs;  // (measured us, slowdown)
+  std::vector<std::vector<double>> host_runs;                // GPU: host us of each run
   std::vector<DatasetRow> pooled;
   for (DatasetRow& r : rows) {
     auto key = std::make_tuple(r.case_label, r.sample.repeated, r.sample.node.id);
     auto [it, inserted] = first.emplace(key, pooled.size());
+    const double host_us = r.host_us;
     if (inserted) {
       runs.push_back({{r.sample.measured_us, r.host_slowdown}});
+      host_runs.emplace_back();
       pooled.push_back(std::move(r));
     } else {
       runs[it->second].emplace_back(r.sample.measured_us, r.host_slowdown);
     }
+    if (host_us > 0) host_runs[it->second].push_back(host_us);
   }
   auto steady = [&](const std::pair<double, double>& m) {
     return tolerance <= 1 || m.second <= tolerance;
@@ -286,12 +291,23 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
       ++n;
     }
     pooled[i].sample.measured_us = pooledUs(t, pooling);
+    if (!host_runs[i].empty()) pooled[i].host_us = core::median(host_runs[i]);
     if (t.size() >= 2) pooled[i].repeats_us = t;
     pooled[i].host_slowdown = slowdown;
   }
   for (const auto& [family, s] : log_sums)
     (*repeat_gmae)[family] = std::exp(s.first / static_cast<double>(s.second));
   return pooled;
+}
+
+// GPU rows: each op's host call beside its kernels (predictors/host_costs.h).
+std::vector<predictors::HostCostSample> hostCostSamples(const std::vector<DatasetRow>& rows) {
+  std::vector<predictors::HostCostSample> samples;
+  for (const DatasetRow& r : rows) {
+    if (r.host_us > 0 && r.kernels >= 0)
+      samples.push_back({r.sample.node.name, r.host_us, r.sample.measured_us, r.kernels});
+  }
+  return samples;
 }
 
 void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,
@@ -316,6 +332,9 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   } else if (!res.kept_overheads.empty()) {
     models.overheads = res.kept_overheads;
   }
+  // GPU rows carry their host times, so a refit fits these again.
+  res.host_costs = predictors::fitHostCosts(hostCostSamples(res.rows));
+  predictors::applyHostCosts(res.host_costs, &models.overheads);
   res.code_cold = predictors::fitCodeCold(coldPairs(res.rows));
   if (res.code_cold.empty()) res.code_cold = res.kept_code_cold;  // a dataset without cold rows
   models.code_cold = res.code_cold;

@@ -16,7 +16,12 @@
 #include "predictors/between_ops.h"
 #include "predictors/code_cold.h"
 #include "predictors/cold_tensors.h"
+#include "predictors/host_costs.h"
 #include "predictors/training.h"
+
+namespace tracetwin::replay {
+struct ReplayOptions;  // replay/replayer.h
+}  // namespace tracetwin::replay
 
 namespace tracetwin::calibration {
 
@@ -62,6 +67,9 @@ struct CalibrationOptions {
   std::string torch_version;   // recorded in the ModelSet manifest
   predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)
   std::function<void(const CalibrationProgress&)> on_progress;
+  // Seam for tests: adjusts the options of every microbenchmark replay (a
+  // fake kernel collector stands in for CUPTI on a host without a GPU).
+  std::function<void(replay::ReplayOptions&)> adjust_replay;
 };
 
 struct FamilyRun {
@@ -96,10 +104,13 @@ struct CalibrationResult {
   std::vector<FamilyRun> families;
   std::vector<std::string> failures;  // "<case>: <reason>" (first 20)
   std::vector<DatasetRow> rows;
-  // CPU: iteration minus the ops' own times of every replayed graph, and the
-  // fit of it (predictors/between_ops.h).
+  // Iteration (GPU: the host loop) minus the ops' own host times of every
+  // replayed graph, and the fit of it (predictors/between_ops.h).
   std::vector<predictors::BetweenOpsSample> between_ops;
   predictors::BetweenOpsFit between_fit;
+  // GPU: the host time of each op's call, per op name, from the rows'
+  // host_us (predictors/host_costs.h); empty on a CPU.
+  predictors::HostCostFit host_costs;
   predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
   // CPU: what small ops cost more when time passed since their previous call,
   // from the cold units (empty when none paired); a refit of a dataset

@@ -122,6 +122,10 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     if (r.idle_us > 0) line["idle_us"] = r.idle_us;
     if (r.previous_us > 0) line["previous_us"] = r.previous_us;
     if (r.repeats_us.size() >= 2) line["repeats_us"] = r.repeats_us;
+    if (r.host_us > 0) {
+      line["host_us"] = r.host_us;
+      line["kernels"] = r.kernels;
+    }
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -169,6 +173,17 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
                                      path, line_no));
       }
       row.repeats_us = rep.get<std::vector<double>>();
+    }
+    if (j.contains("host_us")) {
+      if (!j["host_us"].is_number() || !(j["host_us"].get<double>() > 0) ||
+          !j.contains("kernels") || !j["kernels"].is_number_integer() ||
+          j["kernels"].get<int64_t>() < 0 || j["kernels"].get<int64_t>() > (1 << 20)) {
+        throw InputError(fmt::format(
+            "{}:{}: \"host_us\" must be a positive number, with \"kernels\" a count of 0 or more",
+            path, line_no));
+      }
+      row.host_us = j["host_us"].get<double>();
+      row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
     }
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();

@@ -2,7 +2,7 @@
 // one JSON object per line,
 //   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated",
 //    "host_slowdown" (when gauged), "idle_us", "previous_us", "repeats_us" (when
-//    measured more than once), "node"}
+//    measured more than once), "host_us" and "kernels" (GPU), "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so
@@ -35,6 +35,12 @@ struct DatasetRow {
   // Every measurement pooled into sample.measured_us, in measuring order
   // (empty when measured once), so a refit can pool them another way.
   std::vector<double> repeats_us;
+  // GPU: the op's call on the host (dispatcher, launches, median over the
+  // iterations) and the kernels, memcpys and memsets it launched; what the
+  // host-cost fit learns from (predictors/host_costs.h). 0 and -1 on a CPU,
+  // where the op's time is its host time, and in datasets written before.
+  double host_us = 0;
+  int kernels = -1;
 };
 
 // The node as an ET 1.0.1 node object (ids kept).

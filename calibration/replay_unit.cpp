@@ -118,6 +118,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   // holds no optimizer state to settle: no untimed iterations in between.
   ro.settle_iters = 0;
   ro.seed = o.seed;
+  if (o.adjust_replay) o.adjust_replay(ro);
   replay::ReplayResult r;
   try {
     r = replay::replayGraph(graph, ro);
@@ -132,7 +133,9 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   if (!r.skipped.empty() && out.failure.empty()) {
     out.failure = fmt::format("{} skipped: {}", r.skipped[0].name, r.skipped[0].reason);
   }
-  const bool on_cpu = o.device == "cpu";
+  // A replay whose kernels were timed (CUDA with CUPTI, or a test's fake
+  // collector) gives device time per op, and its host time beside it.
+  const bool on_cpu = o.device == "cpu" && !r.device_summary.collected;
   // Measured time since each op's previous call (code_cold.h), from the
   // per-op medians in graph order.
   std::unordered_map<core::NodeId, double> idle_us, previous_us;
@@ -157,7 +160,13 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   auto caseOf = [&](core::NodeId id) {
     return size_t(id) < case_of.size() ? case_of[size_t(id)] : size_t{0};
   };
-  std::map<std::pair<size_t, std::string>, std::pair<core::NodeId, std::vector<double>>> groups;
+  // Identical copies of one case's op: the first copy's id, and per copy its
+  // time, host time and kernel count.
+  struct Copies {
+    core::NodeId first = core::kNoNode;
+    std::vector<double> us, host_us, kernels;
+  };
+  std::map<std::pair<size_t, std::string>, Copies> groups;
   for (const replay::OpMeasurement& m : r.per_op) {
     const core::Node* node = graph.findNode(m.id);
     if (node == nullptr || node->scope == kSpacerScope) continue;
@@ -167,13 +176,18 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     // family's hold-out GMAE from 12% to 59% (docs/calibration.md).
     const size_t case_index = caseOf(m.id);
     if (core::opFamily(*node) != u.cases[case_index % u.cases.size()].family) continue;
-    auto& g = groups[{case_index, signature(*node)}];
-    if (g.second.empty()) g.first = m.id;
-    g.second.push_back(on_cpu ? m.cpu_us : m.device_us);
+    Copies& g = groups[{case_index, signature(*node)}];
+    if (g.us.empty()) g.first = m.id;
+    g.us.push_back(on_cpu ? m.cpu_us : m.device_us);
+    g.host_us.push_back(m.cpu_us);
+    g.kernels.push_back(double(m.kernels));
   }
-  if (on_cpu && out.failure.empty() && r.iteration_ms_median > 0) {
+  // What the host loop held beyond the ops' calls: on a CPU the iteration,
+  // on a GPU the loop that issued it (the iteration is the device's).
+  const double host_iteration_ms = on_cpu ? r.iteration_ms_median : r.host_loop_ms;
+  if (out.failure.empty() && host_iteration_ms > 0) {
     predictors::BetweenOpsSample b;
-    b.iteration_us = r.iteration_ms_median * 1e3;
+    b.iteration_us = host_iteration_ms * 1e3;
     b.between_us = b.iteration_us;
     std::vector<const core::Node*> replayed;
     for (const replay::OpMeasurement& m : r.per_op) {
@@ -202,7 +216,11 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     row.idle_us = idle_us[group.first];
     row.previous_us = previous_us[group.first];
     row.sample.node = graph.node(group.first);
-    row.sample.measured_us = core::median(group.second);
+    row.sample.measured_us = core::median(group.us);
+    if (!on_cpu) {
+      row.host_us = core::median(group.host_us);
+      row.kernels = static_cast<int>(std::lround(core::median(group.kernels)));
+    }
     row.sample.repeated = u.cases.size() == 1;
     row.sample.device = device_name;
     if (core::opFamily(row.sample.node) == "embedding_bag") row.sample.index_reuse = c.index_reuse;

@@ -19,7 +19,7 @@ namespace tracetwin::calibration {
 struct CaseOutcome {
   std::vector<DatasetRow> rows;
   std::string failure;                                  // empty when every op ran
-  std::optional<predictors::BetweenOpsSample> between;  // CPU replays that ran whole
+  std::optional<predictors::BetweenOpsSample> between;  // replays that ran whole
 };
 
 // Small ops run 1.5-3x slower inside a real step than back to back with

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibration/calibrator.h"
@@ -104,6 +106,23 @@ void printReport(const calibration::CalibrationResult& r) {
         "replayed graphs\n",
         r.between_fit.per_op_us, r.between_fit.per_output_us, 100 * r.between_fit.share_of_op_time,
         r.between_fit.per_wrapped_us, r.between_fit.samples);
+  }
+  if (r.host_costs.ok()) {
+    // The costs with the most measurements, where an op's host time shows.
+    std::vector<std::pair<std::string, predictors::HostCost>> ops(r.host_costs.per_op.begin(),
+                                                                  r.host_costs.per_op.end());
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+      return a.second.samples > b.second.samples;
+    });
+    fmt::print(
+        "host time per op call (the CPU side of the device's replay): {} ops from {} "
+        "measurements; median {:.2f} us for the {} that launch kernels, {:.2f} us for the {} that "
+        "launch none",
+        r.host_costs.per_op.size(), r.host_costs.samples, r.host_costs.launching_us,
+        r.host_costs.launching_ops, r.host_costs.no_kernel_us, r.host_costs.no_kernel_ops);
+    for (size_t i = 0; i < ops.size() && i < 6; ++i)
+      fmt::print("; {} {:.2f}", ops[i].first, ops[i].second.host_us);
+    fmt::print("\n");
   }
   if (!r.code_cold.empty()) {
     const predictors::CodeColdModel& c = r.code_cold;

@@ -95,6 +95,16 @@ std::map<std::string, FamilyRow> familyRows(const replay::ReplayResult& r,
   return rows;
 }
 
+// The CPU side of a device replay: the host loop that issued an iteration
+// against the CPU time the prediction charges its ops (T1-T5). Apart from
+// the iteration, this judges the host-cost model alone: the replay issues
+// every op from one thread, as the simulation serialises threads.
+double predictedHostMs(const predictors::Prediction& p) {
+  double us = 0;
+  for (const auto& o : p.per_op) us += o.cpu_us;
+  return us / 1000.0;
+}
+
 void printTable(const CompareArgs& a, const replay::ReplayResult& r,
                 const predictors::Prediction& p, const std::map<std::string, FamilyRow>& rows) {
   fmt::print("compare {} on {} ({} threads) with models {}\n", a.trace, r.device, r.threads,
@@ -126,7 +136,13 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r,
           s.pct);
     }
   }
-  if (r.outside_ops_ms > 0) {
+  if (r.device != "cpu" && r.host_loop_ms > 0) {
+    const double predicted_host = predictedHostMs(p);
+    fmt::print(
+        "note: host issue time per iteration (ops' calls and the loop around them): measured "
+        "{:.3f} ms, predicted {:.3f} ms ({:+.1f}%)\n",
+        r.host_loop_ms, predicted_host, errorPct(predicted_host, r.host_loop_ms));
+  } else if (r.outside_ops_ms > 0) {
     // What the measured row holds: time outside the ops' calls, and the
     // difference between the iteration median and the sum of op medians.
     fmt::print(
@@ -193,6 +209,10 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
       {"families", fam},
       {"per_op", per_op}};
   doc["uncalibrated_ops"] = predictors::uncalibratedOpsJson(p);
+  if (on_gpu) {
+    doc["measured_host_ms"] = r.host_loop_ms;
+    doc["predicted_host_ms"] = predictedHostMs(p);
+  }
   if (auto meta = replay::readTraceMeta(a.trace); meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["original_device"] = meta->device.empty() ? "cpu" : meta->device;

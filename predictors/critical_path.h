@@ -27,6 +27,14 @@ struct SimOp {
   double rank_arrival_us = -1;
 };
 
+// What an op keeps its CPU timeline busy for beyond its T1, as simulate()
+// advances it for an op that launches kernels (T2, T4 per launch, T5 between
+// launches, T3) or none (T5 alone); a CPU device's op body is device time.
+inline double hostUs(const SimOp& op) {
+  if (op.launches <= 0) return op.t2 + op.t3 + op.t5;
+  return op.t2 + op.t4 * op.launches + op.t5 * (op.launches - 1) + op.t3;
+}
+
 struct SimResult {
   double iteration_us = 0;
   double device_active_us = 0;   // union of busy intervals over all streams

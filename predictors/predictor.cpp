@@ -128,6 +128,21 @@ const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions&
   return opts.overheads ? *opts.overheads : models.overheads;
 }
 
+// The between-op terms a calibration fitted beside T1 (between_ops.h): per
+// produced tensor, per wrapped number and a share of the op's own time (on a
+// CPU its predicted time, on a GPU its host time). Tables without them (a
+// Kineto link's) add nothing.
+double betweenOpTermsUs(const OverheadTable& table, const core::Node& node, int wrapped_numbers,
+                        double op_us) {
+  const auto& t1 = table.t[static_cast<int>(Overhead::kT1)];
+  auto term = [&t1](const char* key) {
+    auto it = t1.find(key);
+    return it == t1.end() ? 0.0 : it->second.median_us;
+  };
+  return term(kPerOutputTensor) * producedTensors(node) +
+         term(kPerWrappedNumber) * wrapped_numbers + term(kShareOfOpTime) * op_us;
+}
+
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing);
 // CPU device: the fitted kernel times include dispatch, so only a measured
 // per-op loop cost (T1) is added.
@@ -143,13 +158,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     double t1 = table.us(Overhead::kT1, op, &used);
     s.t1 = used ? 0.0 : t1;
     // Freeing what the op produced, later in the iteration (between_ops.h).
-    const auto& t1_table = table.t[static_cast<int>(Overhead::kT1)];
-    if (auto it = t1_table.find(kPerOutputTensor); it != t1_table.end())
-      s.t1 += it->second.median_us * producedTensors(*r.node);
-    if (auto it = t1_table.find(kShareOfOpTime); it != t1_table.end())
-      s.t1 += it->second.median_us * r.out.predicted_us;
-    if (auto it = t1_table.find(kPerWrappedNumber); it != t1_table.end())
-      s.t1 += it->second.median_us * wrapped_numbers;
+    s.t1 += betweenOpTermsUs(table, *r.node, wrapped_numbers, r.out.predicted_us);
     // Unmapping its outputs mapped fresh, when they are freed (fresh_pages.h).
     s.t1 += r.fresh_output_bytes / double(kPageBytes) * page_unmap_us;
     return s;
@@ -170,6 +179,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     s.t4 = get(Overhead::kT4);
     s.t5 = get(Overhead::kT5);
   }
+  s.t1 += betweenOpTermsUs(table, *r.node, wrapped_numbers, hostUs(s));
   return s;
 }
 
@@ -399,11 +409,11 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
-  const std::vector<int> wrapped = cpu_device ? wrappedNumbers(nodes) : std::vector<int>{};
+  const std::vector<int> wrapped = wrappedNumbers(nodes);
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s = cpuCosts(r, cpu_device ? wrapped[i] : 0, table, cpu_device,
-                       models.device.page_unmap_us, &defaults_used);
+    SimOp s =
+        cpuCosts(r, wrapped[i], table, cpu_device, models.device.page_unmap_us, &defaults_used);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;
@@ -420,8 +430,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
-    o.cpu_us =
-        s.t1 + s.t2 + s.t3 + s.t4 * s.launches + s.t5 * (s.launches > 0 ? s.launches - 1 : 1);
+    o.cpu_us = s.t1 + hostUs(s);
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
     p.per_op.push_back(std::move(o));
   }

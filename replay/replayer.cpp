@@ -67,7 +67,8 @@ struct Measurements {
   std::vector<int> kernels;                    // last iteration
   std::vector<double> start_us;                // last iteration
   std::vector<double> iterations_ms;
-  std::vector<double> outside_ops_ms;  // CPU only: iteration minus its ops' timed calls
+  std::vector<double> outside_ops_ms;  // host time outside its ops' timed calls
+  std::vector<double> host_loop_ms;    // the host's issue loop, first op to last
   std::vector<KernelRecord> last_kernels;
   // Per measured iteration, CUDA with a collector only.
   std::vector<double> busy_ms, span_ms, attributed_share, records, unattributed;
@@ -107,6 +108,7 @@ class IterationRunner {
     }
     m_.iterations_ms.reserve(iters);
     m_.outside_ops_ms.reserve(iters);
+    m_.host_loop_ms.reserve(iters);
     for (auto* per_iteration :
          {&m_.busy_ms, &m_.span_ms, &m_.attributed_share, &m_.records, &m_.unattributed}) {
       per_iteration->reserve(iters);
@@ -169,13 +171,18 @@ class IterationRunner {
       }
     }
     if (streams_) streams_->endIteration();
+    const double loop_ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - iteration_start).count();
     const double ms = timer_->stopMs();
     if (collector_) collectKernels(measured);
     slots_.releaseProduced();
     slots_.setTracking(false);
     if (measured && complete) {
       m_.iterations_ms.push_back(ms);
-      if (!cuda_) m_.outside_ops_ms.push_back(ms - ops_us / 1000.0);
+      m_.host_loop_ms.push_back(loop_ms);
+      // On CUDA the timer measures the device; the host's own time outside
+      // the ops is the loop's.
+      m_.outside_ops_ms.push_back((cuda_ ? loop_ms : ms) - ops_us / 1000.0);
     }
     return complete;
   }
@@ -270,6 +277,7 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
   result.iterations_ms = m.iterations_ms;
   result.iteration_ms_median = median(m.iterations_ms);
   result.outside_ops_ms = median(m.outside_ops_ms);
+  result.host_loop_ms = median(m.host_loop_ms);
   result.kernels = m.last_kernels;
   int64_t replayed = 0;
   for (const PreparedOp& op : plan.ops) {

@@ -125,12 +125,18 @@ struct ReplayResult {
   // Minor page faults in each measured iteration (replay/page_faults.h);
   // empty where the OS does not count them.
   std::vector<int64_t> page_faults;
-  // CPU replays: median over measured iterations of the iteration's time
-  // outside its ops' timed calls (the loop, frees, wrapped numbers). The
-  // iteration median minus the sum of per-op medians is larger on a noisy
-  // host: whole iterations run slower or faster together (resnet18_b4: 0.15
-  // ms outside the ops against a 2.3 ms difference). 0 on CUDA.
+  // Median over measured iterations of the iteration's host time outside its
+  // ops' timed calls (the loop, frees, wrapped numbers). The iteration median
+  // minus the sum of per-op medians is larger on a noisy host: whole
+  // iterations run slower or faster together (resnet18_b4: 0.15 ms outside
+  // the ops against a 2.3 ms difference). On CUDA, where the iteration is the
+  // device's, it is the host loop's time outside the calls.
   double outside_ops_ms = 0;
+  // Median over measured iterations of the host's wall time from issuing the
+  // first op to the last op's return. On a CPU it is the iteration; on CUDA
+  // calls return once their kernels are queued, and a loop as long as the
+  // iteration says the replay was bound by its host, not the device.
+  double host_loop_ms = 0;
   int64_t selected_ops = 0;
   int64_t replayed_ops = 0;  // ops that ran without failure in every iteration
   double coverage = 0;       // replayed / selected

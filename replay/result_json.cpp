@@ -30,6 +30,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["iteration_ms_median"] = r.iteration_ms_median;
   j["page_faults"] = r.page_faults;
   j["outside_ops_ms"] = r.outside_ops_ms;
+  j["host_loop_ms"] = r.host_loop_ms;
   j["selected_ops"] = r.selected_ops;
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;

@@ -94,6 +94,54 @@ TEST(Dataset, KeepsRepeatsAndRejectsBadOnes) {
   std::remove(path.c_str());
 }
 
+// GPU rows carry the op's host call and kernel count; CPU rows neither.
+TEST(Dataset, KeepsHostTimesAndRejectsBadOnes) {
+  const MicrobenchCase c = microbenchFamily("copy").cases(GridOptions{}).front();
+  const core::Graph g = c.build();
+  DatasetRow gpu;
+  gpu.case_label = c.label;
+  gpu.sample.node = g.node(core::selectTopLevelOps(g).ops.front());
+  gpu.sample.measured_us = 3.0;
+  gpu.host_us = 7.25;
+  gpu.kernels = 2;
+  DatasetRow cpu = gpu;
+  cpu.host_us = 0;
+  cpu.kernels = -1;
+  const std::string path = tempPath("host_us.jsonl");
+  writeDataset(path, {gpu, cpu});
+  const std::vector<DatasetRow> back = readDataset(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_DOUBLE_EQ(back[0].host_us, 7.25);
+  EXPECT_EQ(back[0].kernels, 2);
+  EXPECT_DOUBLE_EQ(back[1].host_us, 0.0);
+  EXPECT_EQ(back[1].kernels, -1);
+
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  in.close();
+  const std::string good = "\"host_us\":7.25";
+  const size_t at = line.find(good);
+  ASSERT_NE(at, std::string::npos) << line;
+  for (const std::string bad : {"\"host_us\":-1.0", "\"host_us\":\"slow\"", "\"host_us\":0"}) {
+    std::string edited = line;
+    edited.replace(at, good.size(), bad);
+    std::ofstream(path) << edited << "\n";
+    try {
+      readDataset(path);
+      FAIL() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ":1: \"host_us\""), std::string::npos)
+          << e.what();
+    }
+  }
+  std::string no_count = line;
+  no_count.replace(no_count.find("\"kernels\":2"), 11, "\"kernels\":-3");
+  std::ofstream(path) << no_count << "\n";
+  EXPECT_THROW(readDataset(path), InputError);
+  std::remove(path.c_str());
+}
+
 TEST(RepeatPooling, MedianOrFastest) {
   const std::vector<double> us = {4.0, 9.0, 2.5, 5.0};
   EXPECT_DOUBLE_EQ(pooledUs(us, RepeatPooling::kMedian), 4.5);

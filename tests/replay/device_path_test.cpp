@@ -89,6 +89,13 @@ TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTim
   EXPECT_EQ(unbalanced, 0) << "every pushOp has its popOp";
   EXPECT_EQ(r.iterations_ms, (std::vector<double>{1.5, 2.5, 2.0})) << "warm-up (9 ms) not measured";
   EXPECT_DOUBLE_EQ(r.iteration_ms_median, 2.0);
+  // The host loop is the host's own clock, not the device timer's: three
+  // 8-element adds issue in well under the timer's 1.5 ms.
+  EXPECT_GT(r.host_loop_ms, 0.0);
+  EXPECT_LT(r.host_loop_ms, 1.5);
+  double calls_ms = 0;
+  for (const OpMeasurement& m : r.per_op) calls_ms += m.cpu_us / 1000.0;
+  EXPECT_GT(r.host_loop_ms, 0.5 * calls_ms) << "the loop holds the ops' calls";
   ASSERT_EQ(r.per_op.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_DOUBLE_EQ(r.per_op[i].device_us, 10.0 * double(i + 1)) << "op " << i;
