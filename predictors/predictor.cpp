@@ -131,23 +131,34 @@ const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions&
 // The between-op terms a calibration fitted beside T1 (between_ops.h): per
 // produced tensor, per wrapped number and a share of the op's own time (on a
 // CPU its predicted time, on a GPU its host time). Tables without them (a
-// Kineto link's) add nothing.
-double betweenOpTermsUs(const OverheadTable& table, const core::Node& node, int wrapped_numbers,
-                        double op_us) {
-  const auto& t1 = table.t[static_cast<int>(Overhead::kT1)];
-  auto term = [&t1](const char* key) {
-    auto it = t1.find(key);
-    return it == t1.end() ? 0.0 : it->second.median_us;
-  };
-  return term(kPerOutputTensor) * producedTensors(node) +
-         term(kPerWrappedNumber) * wrapped_numbers + term(kShareOfOpTime) * op_us;
-}
+// Kineto link's) add nothing. Read once per prediction: the lookups and the
+// tensor counting cost as much as the rest of an op's CPU side.
+struct BetweenOpTerms {
+  double per_output_us = 0, per_wrapped_us = 0, share_of_op_time = 0;
+
+  explicit BetweenOpTerms(const OverheadTable& table) {
+    const auto& t1 = table.t[static_cast<int>(Overhead::kT1)];
+    auto term = [&t1](const char* key) {
+      auto it = t1.find(key);
+      return it == t1.end() ? 0.0 : it->second.median_us;
+    };
+    per_output_us = term(kPerOutputTensor);
+    per_wrapped_us = term(kPerWrappedNumber);
+    share_of_op_time = term(kShareOfOpTime);
+  }
+  double us(const core::Node& node, int wrapped_numbers, double op_us) const {
+    double us = share_of_op_time * op_us + per_wrapped_us * wrapped_numbers;
+    if (per_output_us != 0) us += per_output_us * producedTensors(node);
+    return us;
+  }
+};
 
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing);
 // CPU device: the fitted kernel times include dispatch, so only a measured
 // per-op loop cost (T1) is added.
-SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& table, bool cpu_device,
-               double page_unmap_us, int* defaults_used) {
+SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& table,
+               const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
+               int* defaults_used) {
   SimOp s;
   s.thread = r.node->tid;
   s.device_us = r.out.predicted_us;
@@ -158,7 +169,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     double t1 = table.us(Overhead::kT1, op, &used);
     s.t1 = used ? 0.0 : t1;
     // Freeing what the op produced, later in the iteration (between_ops.h).
-    s.t1 += betweenOpTermsUs(table, *r.node, wrapped_numbers, r.out.predicted_us);
+    s.t1 += between.us(*r.node, wrapped_numbers, r.out.predicted_us);
     // Unmapping its outputs mapped fresh, when they are freed (fresh_pages.h).
     s.t1 += r.fresh_output_bytes / double(kPageBytes) * page_unmap_us;
     return s;
@@ -179,7 +190,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     s.t4 = get(Overhead::kT4);
     s.t5 = get(Overhead::kT5);
   }
-  s.t1 += betweenOpTermsUs(table, *r.node, wrapped_numbers, hostUs(s));
+  s.t1 += between.us(*r.node, wrapped_numbers, hostUs(s));
   return s;
 }
 
@@ -409,11 +420,13 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
-  const std::vector<int> wrapped = wrappedNumbers(nodes);
+  const BetweenOpTerms between(table);
+  const std::vector<int> wrapped =
+      between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s =
-        cpuCosts(r, wrapped[i], table, cpu_device, models.device.page_unmap_us, &defaults_used);
+    SimOp s = cpuCosts(r, wrapped[i], table, between, cpu_device, models.device.page_unmap_us,
+                       &defaults_used);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;
