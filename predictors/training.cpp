@@ -188,10 +188,15 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
   if (dropped)
     report.notes.push_back(
         fmt::format("dropped {} samples with non-positive or non-finite time", dropped));
+  // The split draws on a sample's index within its family, so one family's
+  // rows added, dropped or replaced leave every other family's split, and
+  // with it the choice of its model, as it was (by the global index, a
+  // dataset whose embedding rows were replaced refitted elementwise as its
+  // analytic model and view with a residual, none of their rows changed).
   std::map<std::string, std::pair<std::vector<const Sample*>, std::vector<const Sample*>>> split;
-  for (size_t i = 0; i < all.size(); ++i) {
-    auto& [train, hold] = split[all[i].f.family];
-    (isHoldout(i, opts) ? hold : train).push_back(&all[i]);
+  for (const Sample& sample : all) {
+    auto& [train, hold] = split[sample.f.family];
+    (isHoldout(train.size() + hold.size(), opts) ? hold : train).push_back(&sample);
   }
   for (auto& [family, sets] : split) {
     auto& [train, hold] = sets;

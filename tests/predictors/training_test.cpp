@@ -290,6 +290,31 @@ TEST(Training, SplitIsDeterministicAndBadSamplesAreDropped) {
   EXPECT_EQ(familyOf(r1, "gemm").model_kind, "roofline");
 }
 
+// One family's rows replaced in the middle of a dataset: every other
+// family keeps its split, its model and its score.
+TEST(Training, AFamilysRowsLeaveTheOtherFamiliesSplitAlone) {
+  Synth s1(7), s2(7), s3(11);
+  std::vector<MeasuredOp> before = elementwiseSamples(60, s1);
+  const std::vector<MeasuredOp> gemm = gemmSamples(80, s1);
+  before.insert(before.begin(), gemm.begin(), gemm.end());
+  std::vector<MeasuredOp> after = elementwiseSamples(60, s2);
+  const std::vector<MeasuredOp> fewer_gemm = gemmSamples(45, s3);  // other rows, fewer
+  after.insert(after.begin(), fewer_gemm.begin(), fewer_gemm.end());
+  FitOptions opts;
+  opts.use_xgboost = false;
+  ModelSet m1, m2;
+  const FitReport r1 = fitModels(before, testGpu(), opts, &m1);
+  const FitReport r2 = fitModels(after, testGpu(), opts, &m2);
+  const FamilyFit& e1 = familyOf(r1, "elementwise");
+  const FamilyFit& e2 = familyOf(r2, "elementwise");
+  EXPECT_EQ(e1.n_train, e2.n_train);
+  EXPECT_EQ(e1.n_holdout, e2.n_holdout);
+  EXPECT_GT(e1.n_holdout, 0);
+  EXPECT_DOUBLE_EQ(e1.holdout_gmae, e2.holdout_gmae);
+  EXPECT_NE(familyOf(r1, "gemm").n_holdout + familyOf(r1, "gemm").n_train,
+            familyOf(r2, "gemm").n_holdout + familyOf(r2, "gemm").n_train);
+}
+
 TEST(Training, GmaeIsGeometricMeanOfRelativeErrors) {
   // errors 0.1 and 0.4: geometric mean 0.2
   EXPECT_NEAR(gmae({110, 60}, {100, 100}), 0.2, 1e-12);
