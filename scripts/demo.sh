@@ -12,15 +12,14 @@ models=${DEMO_MODELS:-data/models/host}
 budget=${DEMO_BUDGET_S:-60}
 tracetwin="$build/tracetwin"
 
-cpu_model() { sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -1; }
-
-# The bundled models fit the host only if device.yaml names this CPU model
-# (calibrate records it in the device's sources).
+# The bundled models fit the host only if they were measured on a CPU like
+# this one: same clock, logical CPUs and cache sizes (`tracetwin host`). The
+# CPU's name alone is not enough: the development VM kept "AMD EPYC" across
+# two CPU generations.
 models_fit_host() {
   [[ -f "$models/manifest.json" && -f "$models/device.yaml" ]] || return 1
-  local cpu
-  cpu=$(cpu_model)
-  [[ -z "$cpu" ]] || grep -qF -- "$cpu" "$models/device.yaml"
+  local report
+  report=$("$tracetwin" host --models "$models") && grep -qx 'fits: yes' <<<"$report"
 }
 
 if ! models_fit_host; then

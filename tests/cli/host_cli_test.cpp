@@ -1,0 +1,115 @@
+// `tracetwin host`: this host's CPU, clock and caches, and whether a model
+// set's CPU models were calibrated on a host like it (what `make demo` asks
+// before it uses the bundled models).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/core/trace_builder.h"
+#include "tests/test_paths.h"
+
+namespace tracetwin {
+namespace {
+
+struct HostRun {
+  int code = -1;
+  std::string output;
+};
+
+HostRun runHost(const std::string& args) {
+  testing::TempDir dir;
+  const std::string out = dir.path() + "/out.txt";
+  const std::string cmd = testing::tracetwinBinary() + " host " + args + " >" + out + " 2>&1";
+  HostRun run;
+  const int status = std::system(cmd.c_str());
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream text;
+  text << std::ifstream(out).rdbuf();
+  run.output = text.str();
+  return run;
+}
+
+nlohmann::json hereFacts() {
+  const HostRun run = runHost("--json");
+  EXPECT_EQ(run.code, 0) << run.output;
+  return nlohmann::json::parse(run.output).at("host");
+}
+
+// A model set directory whose device.yaml describes a CPU with this clock,
+// logical CPU count and caches (sizes in bytes by level).
+void writeCpuModelSet(const std::string& dir, double clock_mhz, int64_t cpus,
+                      const nlohmann::json& caches) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/manifest.json") << "{}";
+  std::ofstream yaml(dir + "/device.yaml");
+  yaml.precision(17);
+  yaml << "name: host-cpu\nkind: cpu\npeak_tflops:\n  float32: 0.007\nmemory_gb: 16\n"
+       << "memory_bandwidth_gbps: 30\ncompute_units: " << cpus << "\nclock_mhz: " << clock_mhz
+       << "\ncaches:\n";
+  for (const auto& [level, bytes] : caches.items()) {
+    yaml << "  - level: " << level << "\n    size_mb: " << bytes.get<double>() / (1 << 20) << "\n";
+  }
+}
+
+TEST(HostCli, DescribesThisHost) {
+  const HostRun run = runHost("");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_EQ(run.output.rfind("host: ", 0), 0u) << run.output;
+  const nlohmann::json facts = hereFacts();
+  EXPECT_GT(facts.at("logical_cpus").get<int64_t>(), 0) << facts.dump();
+}
+
+TEST(HostCli, ModelsOfAHostLikeThisOneFitAndOfAnotherDoNot) {
+  const nlohmann::json here = hereFacts();
+  const nlohmann::json caches = here.at("caches");
+  if (caches.empty() || !(here.at("clock_mhz").get<double>() > 0))
+    GTEST_SKIP() << "this host reports no caches or clock: nothing to compare";
+  testing::TempDir dir;
+  const std::string same = dir.path() + "/same", other = dir.path() + "/other";
+  writeCpuModelSet(same, here.at("clock_mhz").get<double>(), here.at("logical_cpus"), caches);
+  nlohmann::json other_caches = caches;
+  const std::string level = caches.begin().key();
+  other_caches[level] = caches.begin()->get<int64_t>() * 3 / 2;  // 32 KiB -> 48 KiB, say
+  writeCpuModelSet(other, here.at("clock_mhz").get<double>(), here.at("logical_cpus"),
+                   other_caches);
+
+  const HostRun fits = runHost("--models " + same);
+  ASSERT_EQ(fits.code, 0) << fits.output;
+  EXPECT_NE(fits.output.find("\nfits: yes\n"), std::string::npos) << fits.output;
+
+  const HostRun differs = runHost("--models " + other);
+  ASSERT_EQ(differs.code, 0) << differs.output;
+  EXPECT_NE(differs.output.find("\nfits: no\n"), std::string::npos) << differs.output;
+  EXPECT_NE(differs.output.find("calibrated on another host (" + level), std::string::npos)
+      << differs.output;
+
+  const nlohmann::json j = nlohmann::json::parse(runHost("--json --models " + other).output);
+  EXPECT_FALSE(j.at("fits").get<bool>());
+  ASSERT_EQ(j.at("differences").size(), 1u) << j.dump();
+}
+
+TEST(HostCli, GpuModelsAreNotThisHostsAndADirectoryWithoutModelsIsAnInputError) {
+  testing::TempDir dir;
+  const std::string gpu = dir.path() + "/gpu";
+  std::filesystem::create_directories(gpu);
+  std::ofstream(gpu + "/manifest.json") << "{}";
+  std::filesystem::copy_file(testing::sourcePath("configs/devices/h100.yaml"),
+                             gpu + "/device.yaml");
+  const HostRun run = runHost("--models " + gpu);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("not a host CPU"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\nfits: no\n"), std::string::npos) << run.output;
+
+  const HostRun empty = runHost("--models " + dir.path());
+  EXPECT_EQ(empty.code, 2) << empty.output;
+  EXPECT_NE(empty.output.find(dir.path() + ": not a model set"), std::string::npos) << empty.output;
+}
+
+}  // namespace
+}  // namespace tracetwin
