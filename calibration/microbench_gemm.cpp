@@ -32,6 +32,18 @@ std::vector<int64_t> withLarge(std::vector<int64_t> sizes, const std::vector<int
   return sizes;
 }
 
+// Operands past the last-level cache (CPU). Debian's LibTorch multiplies with
+// the reference BLAS, whose loops run through all of mat2 (linear: the
+// weight) once per row of the result: the grid's K x N, at most 4 MiB, stays
+// in the caches, while data/h100/mlp_big's 4096 x 4096 weights (64 MiB) come
+// from DRAM every time. Replayed here, its 4096^3 mm ran at 4.9 GFLOP/s
+// against 6.0 for 512^3, and the grid's trees put them 17-27% fast. The rate
+// depends on K and N, not on the number of rows: [64 x 4096] x [4096 x 4096]
+// runs at 4.9 as well (and [64 x 2048] x [2048 x 2048], 16 MiB, at 6.1), in
+// 0.4 s instead of 28. So these points span K and N to 4096 with few rows.
+const std::vector<int64_t> kWideSizes = {2048, 4096};
+const std::vector<int64_t> kWideRows = {16, 64};
+
 constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
 constexpr const char* kAddmm =
     "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
@@ -92,6 +104,15 @@ std::vector<MicrobenchCase> gemmCases(const GridOptions& grid) {
           for (int64_t k : sizes) {
             if (2.0 * m * n * k > max_flops) continue;
             cases.push_back(gemmCase(grid, kind, m, n, k, dt));
+          }
+        }
+      }
+    }
+    if (!grid.accelerator) {  // the accelerator's sizes reach 8192 anyway
+      for (const char* kind : {"mm", "addmm", "linear"}) {
+        for (int64_t m : kWideRows) {
+          for (int64_t n : kWideSizes) {
+            for (int64_t k : kWideSizes) cases.push_back(gemmCase(grid, kind, m, n, k, dt));
           }
         }
       }

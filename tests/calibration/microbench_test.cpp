@@ -135,6 +135,24 @@ TEST(Microbench, GemmShapesAreAsAsked) {
   EXPECT_EQ(bn.outputs[0].tensor->shape, (std::vector<int64_t>{8, 9, 16}));
 }
 
+// On a CPU the GEMM grid reaches K and N of 4096 with a few rows: operands
+// past the last-level cache, which the reference BLAS sweeps once per row,
+// at a fraction of a second per point.
+TEST(Microbench, CpuGemmGridReachesOperandsPastTheLastLevelCache) {
+  const auto cases = gemmCases(GridOptions{});
+  for (const char* kind : {"mm", "addmm", "linear"}) {
+    const std::string label = std::string(kind) + " m=64 n=4096 k=4096 float32";
+    const core::Graph g = findCase(cases, label).build();
+    const core::Node& n = g.node(core::selectTopLevelOps(g).ops.at(0));
+    const int64_t weight_bytes = n.inputs[kind == std::string("addmm") ? 2 : 1].tensor->numel * 4;
+    EXPECT_EQ(weight_bytes, int64_t{64} << 20) << label;
+    EXPECT_EQ(n.outputs[0].tensor->shape, (std::vector<int64_t>{64, 4096})) << label;
+  }
+  EXPECT_NO_THROW(findCase(cases, "linear m=16 n=2048 k=4096 float32"));
+  EXPECT_THROW(findCase(cases, "mm m=512 n=4096 k=4096 float32"), std::runtime_error)
+      << "few rows only: a point stays under a second";
+}
+
 TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
   const auto cases = convCases(GridOptions{});
   const core::Graph g = findCase(cases, "conv2d n=2 c=16 k=32 hw=32 r=3 s=2 float32").build();
