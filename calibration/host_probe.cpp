@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "calibration/cold_write_probe.h"
 #include "calibration/graph_builder.h"
 #include "calibration/page_fault_probe.h"
 #include "core/errors.h"
@@ -183,13 +184,17 @@ ProbeResult probeDevice(const ProbeOptions& o) {
     const PageCosts pages = measurePageCosts();
     spec.page_fault_us = pages.fault_us;
     spec.page_unmap_us = pages.unmap_us;
+    ColdWriteProbeOptions cold;
+    cold.flush_bytes = std::max(cold.flush_bytes, 4 * spec.lastLevelCacheBytes());
+    spec.cold_write_us_per_mib = measureColdWriteUsPerMiB(cold);
   }
   spec.sources.push_back(fmt::format(
       "measured by tracetwin calibrate: {} ({} logical CPUs), replays with {} intra-op thread(s); "
       "peak FLOP/s from a {}^3 mm, bandwidth from a {} MiB copy_{}",
       facts.cpu_model.empty() ? "unknown CPU" : facts.cpu_model, facts.logical_cpus, o.threads,
       o.mm_size, o.copy_bytes >> 20,
-      cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h)"
+      cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h), "
+            "cold writes from 8 MiB written after a stream and again (cold_write_probe.h)"
           : ""));
   return out;
 }

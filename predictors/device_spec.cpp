@@ -126,7 +126,8 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   yaml::MapReader top(root, source, "device");
   top.checkKeys({"name", "kind", "peak_tflops", "memory_gb", "memory_bandwidth_gbps",
                  "compute_units", "clock_mhz"},
-                {"caches", "links", "page_fault_us", "page_unmap_us", "sources", "description"});
+                {"caches", "links", "page_fault_us", "page_unmap_us", "cold_write_us_per_mib",
+                 "sources", "description"});
   DeviceSpec spec;
   spec.name = top.str("name");
   std::string kind = top.str("kind");
@@ -146,6 +147,8 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   spec.links = readLinks(top);
   if (top.has("page_fault_us")) spec.page_fault_us = top.nonNegative("page_fault_us");
   if (top.has("page_unmap_us")) spec.page_unmap_us = top.nonNegative("page_unmap_us");
+  if (top.has("cold_write_us_per_mib"))
+    spec.cold_write_us_per_mib = top.nonNegative("cold_write_us_per_mib");
   if (top.has("sources")) spec.sources = top.strList("sources");
   return spec;
 }
@@ -194,6 +197,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
     out << YAML::Key << "page_fault_us" << YAML::Value << spec.page_fault_us;
   if (spec.page_unmap_us > 0)
     out << YAML::Key << "page_unmap_us" << YAML::Value << spec.page_unmap_us;
+  if (spec.cold_write_us_per_mib)
+    out << YAML::Key << "cold_write_us_per_mib" << YAML::Value << *spec.cold_write_us_per_mib;
   if (!spec.sources.empty()) {
     out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
     for (const std::string& s : spec.sources) out << s;

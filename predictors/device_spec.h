@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct DeviceSpec {
   // CPU: unmapping such a page once written (a free above the mmap
   // threshold), microseconds; 0 when not measured.
   double page_unmap_us = 0.0;
+  // CPU: writing a MiB whose lines went cold beyond writing it warm (the
+  // write-allocate reads; calibration/cold_write_probe.h), microseconds;
+  // unset when not measured (then the copy bandwidth stands in for it).
+  std::optional<double> cold_write_us_per_mib;
   std::vector<std::string> sources;  // where the figures come from
 
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,

@@ -68,13 +68,19 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
   if (opts.target || models.device.kind != DeviceKind::kCpu) return;
   const double bandwidth = models.device.memory_bandwidth;
   if (bandwidth <= 0) return;
+  // A cold output line costs what the device's probe measured, where it did;
+  // else a read at the copy bandwidth, which overstates it on the EPYCs here
+  // (cold_write_probe.h).
+  const double cold_write_us_per_byte = models.device.cold_write_us_per_mib
+                                            ? *models.device.cold_write_us_per_mib / (1 << 20)
+                                            : 1e6 / bandwidth;
   // The family's model is looked up for ops with cold inputs only, and
   // again only when the family changes.
   const std::string* family = nullptr;
   bool hot_only = false;
   for (OpRecord& r : recs) {
     if (r.fallback) continue;
-    r.out.cold_output_us = r.cold_output_bytes / bandwidth * 1e6;
+    r.out.cold_output_us = r.cold_output_bytes * cold_write_us_per_byte;
     if (r.f.cold_bytes > 0 && (family == nullptr || *family != r.f.family)) {
       family = &r.f.family;
       const KernelModel* model = models.model(r.f.family);

@@ -168,6 +168,26 @@ TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
             p.per_op[0].cold_output_us);
 }
 
+// Where the device's probe measured what a cold output line costs, that
+// figure replaces the read at the copy bandwidth.
+TEST(ColdInputs, AMeasuredColdWriteCostReplacesTheCopyBandwidth) {
+  core::Node first = opNode("aten::relu", {tensor({1}, core::DType::kFloat32, 4, "cpu")},
+                            {tensor({kMiB}, core::DType::kFloat32, 1, "cpu")});
+  core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
+                             {tensor({1}, core::DType::kFloat32, 3, "cpu")});
+  for (core::Node* n : {&first, &second}) n->op_schema_text = "aten::relu(Tensor self) -> Tensor";
+  const core::Graph g = graphOfOps({first, second});
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.device.cold_write_us_per_mib = 25.0;
+  set.setModel("elementwise", curve());
+  const Prediction p = predictGraph(g, set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  EXPECT_NEAR(p.per_op[0].cold_output_us, 4.0 * 25.0, 1e-9) << "4 MiB at 25 us per MiB";
+  set.device.cold_write_us_per_mib = 0.0;  // measured: cold lines cost nothing more
+  EXPECT_EQ(predictGraph(g, set, PredictOptions{}).per_op[0].cold_output_us, 0.0);
+}
+
 // root -> thread -> mm(W 4 MiB, x), relu(B, 40 MiB): the iteration repeats,
 // so the mm finds its weight 40 MiB of traffic after its last touch.
 core::Graph coldWeightMm(const std::string& device) {

@@ -177,6 +177,28 @@ TEST(DeviceSpec, MeasuredPageFaultCostRoundTripsAndMustNotBeNegative) {
   }
 }
 
+TEST(DeviceSpec, MeasuredColdWriteCostIsOptionalRoundTripsAndMustNotBeNegative) {
+  DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  EXPECT_FALSE(d.cold_write_us_per_mib.has_value());
+  EXPECT_EQ(deviceSpecToYaml(d).find("cold_write_us_per_mib"), std::string::npos);
+  for (double us : {0.0, 27.58}) {  // 0 is a measurement: cold lines cost nothing more
+    d.cold_write_us_per_mib = us;
+    const DeviceSpec back = parseDeviceSpec(deviceSpecToYaml(d), "spec.yaml");
+    ASSERT_TRUE(back.cold_write_us_per_mib.has_value()) << us;
+    EXPECT_DOUBLE_EQ(*back.cold_write_us_per_mib, us);
+  }
+  std::string text = deviceSpecToYaml(d);
+  const size_t at = text.find("cold_write_us_per_mib: ");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('\n', at) - at, "cold_write_us_per_mib: -3");
+  try {
+    parseDeviceSpec(text, "spec.yaml");
+    ADD_FAILURE() << "a negative cold_write_us_per_mib loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cold_write_us_per_mib"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
   SystemSpec s = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
   EXPECT_EQ(s.worldSize(), 8);
