@@ -1,7 +1,8 @@
 // Elementwise microbenchmarks: the activations, arithmetic and optimizer
 // updates the bundled training steps spend their op count on (SGD/Adam's
 // add_/mul_/addcmul_/addcdiv_/sqrt/div and zero_), over tensor sizes from
-// one element (launch/dispatch-bound) to 4 Mi elements (bandwidth-bound).
+// one element (launch/dispatch-bound) to 4 Mi elements (bandwidth-bound),
+// and the nll part of cross-entropy's backward, a fill of its gradient.
 #include <fmt/core.h>
 
 #include <functional>
@@ -27,6 +28,18 @@ struct ElementwiseOp {
 };
 
 Value same(B& b, const Shape& s, DType dt) { return b.tensor(s, dt); }
+
+// The backward of cross_entropy_loss's nll part, which autograd records on its
+// own: it zero-fills the [batch, classes] gradient and writes one value per
+// row, a fill like zero_ (core/op_family.cpp files it with the elementwise
+// ops; among the reductions, whose curve is the pooling ops', its held-out
+// points came out 167% off).
+constexpr const char* kNllLossBackward =
+    "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int "
+    "reduction, int ignore_index, Tensor total_weight) -> Tensor";
+// [batch, classes] of classifier heads and language-model outputs.
+const std::vector<Shape> kLogitMatrices = {{32, 10},    {128, 10},   {512, 1000}, {64, 1000},
+                                           {2048, 100}, {256, 8192}, {4096, 32},  {8, 50000}};
 
 // 0-dim double tensor: how Python scalars (lr, momentum) reach SGD's mul_/add_.
 Value scalarTensor(B& b) { return b.tensor({}, DType::kFloat64); }
@@ -241,6 +254,18 @@ std::vector<MicrobenchCase> elementwiseCases(const GridOptions& grid) {
           grid, "elementwise",
           fmt::format("add [{}x{}] by [{}] {}", m[0], m[1], m[1], dtypeLabel(dt)),
           estimateOpUs(0, 1, bytes), [=](B& b) { addBroadcast(b, kAdd, m, {m[1]}, dt, true); }));
+    }
+    for (const Shape& s : kLogitMatrices) {
+      const double bytes = static_cast<double>(s[0] * s[1]) * item;
+      cases.push_back(
+          repeatedCase(grid, "elementwise",
+                       fmt::format("nll_loss_backward [{}x{}] {}", s[0], s[1], dtypeLabel(dt)),
+                       estimateOpUs(0, 1, bytes), [=](B& b) {
+                         b.op(kNllLossBackward,
+                              {b.tensor({}, dt), b.tensor(s, dt), b.tensor({s[0]}, DType::kInt64),
+                               B::none(), B::intValue(1), B::intValue(-100), b.tensor({}, dt)},
+                              {b.tensor(s, dt)});
+                       }));
     }
   }
   return cases;

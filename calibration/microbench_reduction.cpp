@@ -1,7 +1,7 @@
 // Reduction microbenchmarks: sum/mean/amax over rows or columns of matrices,
 // the pooling ops CNNs record (max_pool2d + its backward, adaptive average
 // pooling) and the loss ops the core table files as reductions (a click
-// model's binary cross-entropy, the nll part of cross-entropy's backward).
+// model's binary cross-entropy).
 #include <fmt/core.h>
 
 #include <functional>
@@ -46,15 +46,6 @@ constexpr const char* kMaxPoolBackward =
 constexpr const char* kBceWithLogits =
     "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
     "Tensor? pos_weight=None, int reduction=1) -> Tensor";
-// The backward of cross_entropy_loss's nll part, which autograd records on its
-// own: it zero-fills the [batch, classes] gradient and writes one value per
-// row, a memset more than a reduction.
-constexpr const char* kNllLossBackward =
-    "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int "
-    "reduction, int ignore_index, Tensor total_weight) -> Tensor";
-// [batch, classes] of classifier heads and language-model outputs.
-const std::vector<Shape> kLogitMatrices = {{32, 10},    {128, 10},   {512, 1000}, {64, 1000},
-                                           {2048, 100}, {256, 8192}, {4096, 32},  {8, 50000}};
 // Logit vectors for binary_cross_entropy_with_logits (a click model's loss).
 const std::vector<int64_t> kLogits = {1, 16, 128, 1024, 16384, 262144};
 constexpr const char* kAdaptiveAvg =
@@ -156,16 +147,6 @@ std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
             b.op(kBceWithLogits,
                  {b.tensor({n}, dt), b.tensor({n}, dt), B::none(), B::none(), B::intValue(1)},
                  {b.tensor({}, dt)});
-          }));
-    }
-    for (const Shape& s : kLogitMatrices) {
-      cases.push_back(reductionCase(
-          grid, fmt::format("nll_loss_backward [{}x{}] {}", s[0], s[1], dtypeLabel(dt)),
-          numel(s) * item, [=](B& b) {
-            b.op(kNllLossBackward,
-                 {b.tensor({}, dt), b.tensor(s, dt), b.tensor({s[0]}, DType::kInt64), B::none(),
-                  B::intValue(1), B::intValue(-100), b.tensor({}, dt)},
-                 {b.tensor(s, dt)});
           }));
     }
   }

@@ -246,6 +246,8 @@ constexpr const char* kElementwiseNames[] = {
     "sigmoid_backward", "tanh_backward", "threshold_backward", "hardtanh_backward",
     "native_dropout_backward", "type_as", "float", "half", "bfloat16", "isnan", "isinf",
     "nan_to_num", "bounds_check_indices",
+    // Fills of a gradient with one value written per row: write-bound, like zero_.
+    "nll_loss_backward", "nll_loss2d_backward",
 };
 // clang-format on
 
