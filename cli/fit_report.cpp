@@ -13,6 +13,14 @@ void printFitReport(const predictors::FitReport& report) {
                f.model_kind, f.n_train, f.n_holdout, 100.0 * f.holdout_gmae,
                100.0 * f.analytic_gmae, f.intercept_us);
   }
+  // Where each family's hold-out error comes from: its worst ops.
+  for (const auto& f : report.families) {
+    if (f.worst_holdout_ops.size() < 2) continue;  // one op: the row above says it all
+    fmt::print("  {} hold-out, worst ops:", f.family);
+    for (const auto& s : f.worst_holdout_ops)
+      fmt::print(" {} {:.1f}% ({})", s.op, 100.0 * s.gmae, s.samples);
+    fmt::print("\n");
+  }
   for (const std::string& n : report.notes) fmt::print("  note: {}\n", n);
 }
 

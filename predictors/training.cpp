@@ -150,6 +150,26 @@ bool residualHelps(const std::string& family, const FamilyFitter& fitter,
   return *learned_score < *analytic_score;
 }
 
+// Per op name of the hold-out, the GMAE of `predicted`; the worst
+// kWorstHoldoutOps, worst first.
+std::vector<FamilyFit::OpScore> worstOps(const std::vector<const Sample*>& hold,
+                                         const std::vector<double>& predicted) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_op;
+  for (size_t i = 0; i < hold.size(); ++i) {
+    auto& [pred, meas] = by_op[hold[i]->f.op];
+    pred.push_back(predicted[i]);
+    meas.push_back(hold[i]->us);
+  }
+  std::vector<FamilyFit::OpScore> scores;
+  for (const auto& [op, pm] : by_op)
+    scores.push_back({op, gmae(pm.first, pm.second), static_cast<int64_t>(pm.first.size())});
+  std::stable_sort(
+      scores.begin(), scores.end(),
+      [](const FamilyFit::OpScore& a, const FamilyFit::OpScore& b) { return a.gmae > b.gmae; });
+  if (scores.size() > kWorstHoldoutOps) scores.resize(kWorstHoldoutOps);
+  return scores;
+}
+
 }  // namespace
 
 double gmae(const std::vector<double>& predicted, const std::vector<double>& measured) {
@@ -224,8 +244,10 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
     FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()),
                   static_cast<int64_t>(hold.size())};
     if (!hold.empty()) {
-      fit.holdout_gmae = gmae(predictAll(*chosen, hold, device), times(hold));
+      const std::vector<double> predicted = predictAll(*chosen, hold, device);
+      fit.holdout_gmae = gmae(predicted, times(hold));
       fit.analytic_gmae = gmae(predictAll(*analytic, hold, device), times(hold));
+      fit.worst_holdout_ops = worstOps(hold, predicted);
     }
     if (opts.refit_on_all && !hold.empty()) {
       std::vector<const Sample*> every = train;

@@ -38,7 +38,16 @@ struct FamilyFit {
   double holdout_gmae = 0.0;   // geometric mean of |pred - meas| / meas on hold-out
   double analytic_gmae = 0.0;  // same, for the analytic model alone
   double intercept_us = 0.0;   // fitted fixed cost per op (launch / dispatch)
+  // The hold-out's ops the kept model misses most: GMAE per op name, worst
+  // first (at most kWorstHoldoutOps), with how many hold-out samples each.
+  struct OpScore {
+    std::string op;
+    double gmae = 0.0;
+    int64_t samples = 0;
+  };
+  std::vector<OpScore> worst_holdout_ops;
 };
+inline constexpr size_t kWorstHoldoutOps = 3;
 
 struct FitReport {
   std::vector<FamilyFit> families;
