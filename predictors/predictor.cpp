@@ -147,9 +147,9 @@ struct BetweenOpTerms {
     share_of_op_time = term(kShareOfOpTime);
   }
   double us(const core::Node& node, int wrapped_numbers, double op_us) const {
-    double us = share_of_op_time * op_us + per_wrapped_us * wrapped_numbers;
-    if (per_output_us != 0) us += per_output_us * producedTensors(node);
-    return us;
+    double total = share_of_op_time * op_us + per_wrapped_us * wrapped_numbers;
+    if (per_output_us != 0) total += per_output_us * producedTensors(node);
+    return total;
   }
 };
 
