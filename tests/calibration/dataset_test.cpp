@@ -59,54 +59,61 @@ TEST(Dataset, RoundTripsNodesTimesAndReuse) {
   std::remove(path.c_str());
 }
 
-TEST(Dataset, KeepsRepeatsAndRejectsBadOnes) {
+// One row of the copy grid's first point, measured at 3 us.
+DatasetRow copyRow() {
   const MicrobenchCase c = microbenchFamily("copy").cases(GridOptions{}).front();
   const core::Graph g = c.build();
   DatasetRow r;
   r.case_label = c.label;
   r.sample.node = g.node(core::selectTopLevelOps(g).ops.front());
   r.sample.measured_us = 3.0;
-  r.repeats_us = {4.5, 2.0, 3.0};
-  const std::string path = tempPath("repeats.jsonl");
-  writeDataset(path, {r});
-  ASSERT_EQ(readDataset(path).size(), 1u);
-  EXPECT_EQ(readDataset(path)[0].repeats_us, r.repeats_us);
+  return r;
+}
 
+// Writes `row` to `path`, then for each of `bads` the first line with `good`
+// replaced by it: reading it back must be an InputError naming the file,
+// line 1 and then `named`.
+void expectEachEditRejected(const std::string& path, const DatasetRow& row, const std::string& good,
+                            const std::vector<std::string>& bads, const std::string& named) {
+  writeDataset(path, {row});
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
   in.close();
-  const std::string good = "\"repeats_us\":[4.5,2.0,3.0]";
   const size_t at = line.find(good);
   ASSERT_NE(at, std::string::npos) << line;
-  for (const std::string bad : {"\"repeats_us\":[4.5,-2.0]", "\"repeats_us\":\"fast\""}) {
+  for (const std::string& bad : bads) {
     std::string edited = line;
     edited.replace(at, good.size(), bad);
     std::ofstream(path) << edited << "\n";
     try {
       readDataset(path);
-      FAIL() << "accepted " << bad;
+      ADD_FAILURE() << "accepted " << bad;
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(path + ":1: \"repeats_us\""), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find(path + ":1: " + named), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(Dataset, KeepsRepeatsAndRejectsBadOnes) {
+  DatasetRow r = copyRow();
+  r.repeats_us = {4.5, 2.0, 3.0};
+  const std::string path = tempPath("repeats.jsonl");
+  writeDataset(path, {r});
+  ASSERT_EQ(readDataset(path).size(), 1u);
+  EXPECT_EQ(readDataset(path)[0].repeats_us, r.repeats_us);
+  expectEachEditRejected(path, r, "\"repeats_us\":[4.5,2.0,3.0]",
+                         {"\"repeats_us\":[4.5,-2.0]", "\"repeats_us\":\"fast\""},
+                         "\"repeats_us\"");
   std::remove(path.c_str());
 }
 
 // GPU rows carry the op's host call and kernel count; CPU rows neither.
 TEST(Dataset, KeepsHostTimesAndRejectsBadOnes) {
-  const MicrobenchCase c = microbenchFamily("copy").cases(GridOptions{}).front();
-  const core::Graph g = c.build();
-  DatasetRow gpu;
-  gpu.case_label = c.label;
-  gpu.sample.node = g.node(core::selectTopLevelOps(g).ops.front());
-  gpu.sample.measured_us = 3.0;
+  DatasetRow gpu = copyRow();
   gpu.host_us = 7.25;
   gpu.kernels = 2;
-  DatasetRow cpu = gpu;
-  cpu.host_us = 0;
-  cpu.kernels = -1;
+  DatasetRow cpu = copyRow();
   const std::string path = tempPath("host_us.jsonl");
   writeDataset(path, {gpu, cpu});
   const std::vector<DatasetRow> back = readDataset(path);
@@ -115,30 +122,12 @@ TEST(Dataset, KeepsHostTimesAndRejectsBadOnes) {
   EXPECT_EQ(back[0].kernels, 2);
   EXPECT_DOUBLE_EQ(back[1].host_us, 0.0);
   EXPECT_EQ(back[1].kernels, -1);
-
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  in.close();
-  const std::string good = "\"host_us\":7.25";
-  const size_t at = line.find(good);
-  ASSERT_NE(at, std::string::npos) << line;
-  for (const std::string bad : {"\"host_us\":-1.0", "\"host_us\":\"slow\"", "\"host_us\":0"}) {
-    std::string edited = line;
-    edited.replace(at, good.size(), bad);
-    std::ofstream(path) << edited << "\n";
-    try {
-      readDataset(path);
-      FAIL() << "accepted " << bad;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(path + ":1: \"host_us\""), std::string::npos)
-          << e.what();
-    }
-  }
-  std::string no_count = line;
-  no_count.replace(no_count.find("\"kernels\":2"), 11, "\"kernels\":-3");
-  std::ofstream(path) << no_count << "\n";
-  EXPECT_THROW(readDataset(path), InputError);
+  expectEachEditRejected(path, gpu, "\"host_us\":7.25",
+                         {"\"host_us\":-1.0", "\"host_us\":\"slow\"", "\"host_us\":0"},
+                         "\"host_us\"");
+  // A kernel count that is not a count is named with the host time it goes with.
+  expectEachEditRejected(path, gpu, "\"kernels\":2", {"\"kernels\":-3", "\"kernels\":1.5"},
+                         "\"host_us\"");
   std::remove(path.c_str());
 }
 

@@ -146,13 +146,17 @@ TEST(ColdInputs, LargeOpsPayNoColdTensorTerm) {
 
 // root -> thread -> relu(A -> G), relu(B, 40 MiB): G, 4 MiB, is written on
 // the storage it had last iteration, 40 MiB of traffic ago.
-TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
+core::Graph coldOutputRelu() {
   core::Node first = opNode("aten::relu", {tensor({1}, core::DType::kFloat32, 4, "cpu")},
                             {tensor({kMiB}, core::DType::kFloat32, 1, "cpu")});
   core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
                              {tensor({1}, core::DType::kFloat32, 3, "cpu")});
   for (core::Node* n : {&first, &second}) n->op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  const core::Graph g = graphOfOps({first, second});
+  return graphOfOps({first, second});
+}
+
+TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
+  const core::Graph g = coldOutputRelu();
   ModelSet set;
   set.device = bigCacheCpu();
   set.setModel("elementwise", curve());
@@ -171,12 +175,7 @@ TEST(ColdInputs, OutputsOnColdMemoryPayADramReadOnCpuModels) {
 // Where the device's probe measured what a cold output line costs, that
 // figure replaces the read at the copy bandwidth.
 TEST(ColdInputs, AMeasuredColdWriteCostReplacesTheCopyBandwidth) {
-  core::Node first = opNode("aten::relu", {tensor({1}, core::DType::kFloat32, 4, "cpu")},
-                            {tensor({kMiB}, core::DType::kFloat32, 1, "cpu")});
-  core::Node second = opNode("aten::relu", {tensor({10 * kMiB}, core::DType::kFloat32, 2, "cpu")},
-                             {tensor({1}, core::DType::kFloat32, 3, "cpu")});
-  for (core::Node* n : {&first, &second}) n->op_schema_text = "aten::relu(Tensor self) -> Tensor";
-  const core::Graph g = graphOfOps({first, second});
+  const core::Graph g = coldOutputRelu();
   ModelSet set;
   set.device = bigCacheCpu();
   set.device.cold_write_us_per_mib = 25.0;
