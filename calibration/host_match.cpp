@@ -1,6 +1,7 @@
 #include "calibration/host_match.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <map>
@@ -47,6 +48,19 @@ std::vector<std::string> hostDifferences(const HostFacts& there, const HostFacts
         fmt::format("{} {} there, {} here", c.level, sizeText(c.bytes), sizeText(it->second)));
   }
   return out;
+}
+
+std::string describeHost(const HostFacts& h) {
+  std::vector<std::string> parts;
+  std::string cpu = h.cpu_model.empty() ? "unknown CPU" : h.cpu_model;
+  if (h.cpu_family >= 0 && h.cpu_model_number >= 0)
+    cpu += fmt::format(" (family {}, model {})", h.cpu_family, h.cpu_model_number);
+  parts.push_back(cpu);
+  if (h.logical_cpus > 0) parts.push_back(fmt::format("{} logical CPUs", h.logical_cpus));
+  if (h.clock_hz > 0) parts.push_back(fmt::format("{:.0f} MHz", h.clock_hz / 1e6));
+  for (const predictors::CacheSpec& c : h.caches)
+    parts.push_back(fmt::format("{} {}", c.level, sizeText(c.bytes)));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrated,

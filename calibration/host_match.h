@@ -28,6 +28,10 @@ inline constexpr double kClockTolerance = 0.03;
 // either side (0, -1, empty) is no difference.
 std::vector<std::string> hostDifferences(const HostFacts& there, const HostFacts& here);
 
+// One line for a person: "AMD EPYC (family 25, model 17), 2 logical CPUs,
+// 2596 MHz, L1 32 KiB, L2 1 MiB, L3 32 MiB"; unknown figures are left out.
+std::string describeHost(const HostFacts& host);
+
 // The same for the host `calibrated` was measured on (its clock, logical CPUs
 // and caches); empty when `calibrated` is not a CPU.
 std::vector<std::string> hostDifferences(const predictors::DeviceSpec& calibrated,

@@ -30,25 +30,6 @@ struct HostArgs {
   bool json = false;
 };
 
-std::string sizeText(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 20) && bytes % (int64_t{1} << 20) == 0)
-    return fmt::format("{} MiB", bytes >> 20);
-  return fmt::format("{} KiB", bytes >> 10);
-}
-
-std::string describe(const calibration::HostFacts& h) {
-  std::vector<std::string> parts;
-  std::string cpu = h.cpu_model.empty() ? "unknown CPU" : h.cpu_model;
-  if (h.cpu_family >= 0 && h.cpu_model_number >= 0)
-    cpu += fmt::format(" (family {}, model {})", h.cpu_family, h.cpu_model_number);
-  parts.push_back(cpu);
-  if (h.logical_cpus > 0) parts.push_back(fmt::format("{} logical CPUs", h.logical_cpus));
-  if (h.clock_hz > 0) parts.push_back(fmt::format("{:.0f} MHz", h.clock_hz / 1e6));
-  for (const predictors::CacheSpec& c : h.caches)
-    parts.push_back(fmt::format("{} {}", c.level, sizeText(c.bytes)));
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
 nlohmann::json factsJson(const calibration::HostFacts& h) {
   nlohmann::json caches = nlohmann::json::object();
   for (const predictors::CacheSpec& c : h.caches) caches[c.level] = c.bytes;
@@ -77,7 +58,7 @@ predictors::DeviceSpec calibratedDevice(const std::string& dir) {
 void runHost(const HostArgs& a) {
   const calibration::HostFacts here = calibration::readHostFacts();
   nlohmann::json doc = {{"host", factsJson(here)}};
-  if (!a.json) fmt::print("host: {}\n", describe(here));
+  if (!a.json) fmt::print("host: {}\n", calibration::describeHost(here));
   if (!a.models.empty()) {
     const predictors::DeviceSpec device = calibratedDevice(a.models);
     const bool cpu = device.kind == predictors::DeviceKind::kCpu;
