@@ -166,11 +166,11 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
     if (j.contains("repeats_us")) {
       const json& rep = j["repeats_us"];
       const bool numbers = rep.is_array() && std::all_of(rep.begin(), rep.end(), [](const json& x) {
-                             return x.is_number() && x.get<double>() > 0;
+                             return x.is_number() && x.get<double>() >= 0;
                            });
       if (!numbers) {
-        throw InputError(fmt::format("{}:{}: \"repeats_us\" must be an array of positive numbers",
-                                     path, line_no));
+        throw InputError(fmt::format(
+            "{}:{}: \"repeats_us\" must be an array of non-negative numbers", path, line_no));
       }
       row.repeats_us = rep.get<std::vector<double>>();
     }

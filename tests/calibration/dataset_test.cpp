@@ -102,6 +102,13 @@ TEST(Dataset, KeepsRepeatsAndRejectsBadOnes) {
   writeDataset(path, {r});
   ASSERT_EQ(readDataset(path).size(), 1u);
   EXPECT_EQ(readDataset(path)[0].repeats_us, r.repeats_us);
+  // An op that launched no kernel measures 0 on a device that times kernels
+  // (dropout with p = 0 on a GPU): its row is written and reads back; the fit
+  // drops it, as it does when it measures it.
+  r.repeats_us = {0.0, 0.0, 0.0};
+  writeDataset(path, {r});
+  EXPECT_EQ(readDataset(path)[0].repeats_us, r.repeats_us);
+  r.repeats_us = {4.5, 2.0, 3.0};
   expectEachEditRejected(path, r, "\"repeats_us\":[4.5,2.0,3.0]",
                          {"\"repeats_us\":[4.5,-2.0]", "\"repeats_us\":\"fast\""},
                          "\"repeats_us\"");
