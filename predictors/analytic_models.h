@@ -17,7 +17,11 @@ class RooflineModel : public KernelModel {
   double compute_eff = 0.8;  // H100 bf16 8192^3 matmul: 798 / 989 TFLOP/s
   double memory_eff = 0.9;   // H100 D2D copy: 3.0 / 3.35 TB/s
   std::string kind() const override { return "roofline"; }
+  // t0 + the slower of compute and memory at the fitted efficiencies (which
+  // a residual scales), and predictUs that bounded by computeFloorUs.
+  double hotUs(const OpFeatures& f, const DeviceSpec& d) const override;
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
+  double computeFloorUs(const OpFeatures& f, const DeviceSpec& d) const override;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;
   static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
                                                      const std::string& dir);

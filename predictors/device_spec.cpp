@@ -69,30 +69,36 @@ std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
 
 const char* deviceKindName(DeviceKind kind) { return kind == DeviceKind::kGpu ? "gpu" : "cpu"; }
 
-double DeviceSpec::peakFlops(core::DType dtype) const {
-  const char* key = "float32";
+namespace {
+// The peak_tflops key a tensor dtype reads.
+const char* peakKey(core::DType dtype) {
   switch (dtype) {
     case core::DType::kFloat16:
-      key = "float16";
-      break;
+      return "float16";
     case core::DType::kBFloat16:
-      key = "bfloat16";
-      break;
+      return "bfloat16";
     case core::DType::kFloat64:
-      key = "float64";
-      break;
+      return "float64";
     case core::DType::kInt8:
     case core::DType::kUInt8:
-      key = "int8";
-      break;
+      return "int8";
     default:
-      break;
+      return "float32";
   }
-  if (auto it = peak_flops.find(key); it != peak_flops.end()) return it->second;
+}
+}  // namespace
+
+double DeviceSpec::peakFlops(core::DType dtype) const {
+  if (auto it = peak_flops.find(peakKey(dtype)); it != peak_flops.end()) return it->second;
   if (auto it = peak_flops.find("float32"); it != peak_flops.end()) return it->second;
   double best = 0;
   for (const auto& kv : peak_flops) best = std::max(best, kv.second);
   return best > 0 ? best : 1e12;
+}
+
+double DeviceSpec::listedPeakFlops(core::DType dtype) const {
+  auto it = peak_flops.find(peakKey(dtype));
+  return it == peak_flops.end() ? 0.0 : it->second;
 }
 
 int64_t DeviceSpec::lastLevelCacheBytes() const {

@@ -56,6 +56,9 @@ struct DeviceSpec {
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,
   // integers use int8 or float32; falls back to float32, then to the largest.
   double peakFlops(core::DType dtype) const;
+  // The peak listed for `dtype` itself (its own key, as peakFlops picks it),
+  // or 0 when the spec lists none and peakFlops would fall back.
+  double listedPeakFlops(core::DType dtype) const;
   // Largest cache (L2 on GPUs, LLC on CPUs); 0 when none is listed.
   int64_t lastLevelCacheBytes() const;
   double lastLevelCacheBandwidth() const;  // bytes/s, 3x DRAM when unknown

@@ -29,6 +29,9 @@ class KernelModel {
     return predictUs(f, device);
   }
   virtual double coldFloorUs(const OpFeatures&, const DeviceSpec&) const { return 0.0; }
+  // The least time the op's arithmetic takes at the device's listed peak for
+  // its dtype: a bound a learned residual must not cross (0: none).
+  virtual double computeFloorUs(const OpFeatures&, const DeviceSpec&) const { return 0.0; }
   // Many ops at once (learned models amortise their per-call cost here).
   virtual void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& device,
                             std::vector<double>* out_us) const {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xgboost/c_api.h>  // XGBoost 1.6 C API: DMatrix, Booster
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -147,7 +148,8 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
         ratio = edge->second.log_ratio;
     }
     const double hot = base_->hotUs(*ops[i], d) * std::exp(ratio);
-    (*out_us)[i] = std::max(hot, base_->coldFloorUs(*ops[i], d));
+    (*out_us)[i] =
+        std::max({hot, base_->coldFloorUs(*ops[i], d), base_->computeFloorUs(*ops[i], d)});
   }
 }
 
