@@ -205,7 +205,7 @@ void memoryFeatures(const core::Node& node, OpFeatures* f) {
 // [4, 576, 4, 4], which a bytes-only curve cannot tell apart. The row count,
 // row length and that alignment go to the XGBoost residual.
 void normFeatures(const core::Node& node, OpFeatures* f) {
-  f->x.reserve(6);
+  f->x.reserve(8);
   memoryFeatures(node, f);
   const core::TensorValue* x = tensorArg(node, "input", 0);
   if (x == nullptr) x = tensorArg(node, "grad_out", 0);
@@ -228,6 +228,19 @@ void normFeatures(const core::Node& node, OpFeatures* f) {
   f->x.push_back(lg(inner));
   f->x.push_back(aligned ? 1.0F : 0.0F);
   f->x.push_back((layer_norm ? 2.0F : 0.0F) + (backward ? 1.0F : 0.0F));
+  // How many statistics the op keeps and how many elements feed each: a
+  // batch norm reduces over N x H x W per channel, a layer norm over each
+  // row. rows = N x C hides that split, and a GPU parallelises over the
+  // statistics: on an H100 [128, 16, 56, 56] took 204 us forward and
+  // [32, 64, 56, 56] 54 us, with the same rows and plane. Appended last, so
+  // boosters fitted on the first 6 columns still load.
+  double statistics = rows, per_statistic = inner;
+  if (!layer_norm && x != nullptr && x->shape.size() >= 2) {
+    statistics = static_cast<double>(x->shape[1]);
+    per_statistic = statistics > 0 ? product(x->shape) / statistics : 0;
+  }
+  f->x.push_back(lg(statistics));
+  f->x.push_back(lg(per_statistic));
 }
 
 // A stable number in [0, 1) for an op name, so that the trees of a residual
@@ -356,7 +369,7 @@ size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
   if (family == "conv") return 18;
   if (family == "embedding_bag") return 7 + kReuseBins + 1;
-  if (family == "norm") return 6;  // memoryFeatures' 2 + normFeatures' 4
+  if (family == "norm") return 8;  // memoryFeatures' 2 + normFeatures' 6
   if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||
       family == "view")
     return 14;  // memoryFeatures' 2 + shapeFeatures' 12
