@@ -31,6 +31,13 @@ constexpr double kAcceleratorMaxFlops = 3e11;
 // layers trade pixels for channels), and K / C within [1/4, 4].
 constexpr int64_t kMaxImageElems = 64 * 56 * 56;
 constexpr int64_t kMaxChannelRatio = 4;
+// A GPU also runs the wide layers of ResNet-50 and its kin: 256-channel maps
+// of 56 x 56 (four times the image above), stages of 1024 and 2048 channels,
+// and stems on 112-224 px images. Without them an H100 calibration predicted
+// ResNet-50's 1x1 layers at batch 32 2.8x too slow (54 us replayed).
+const std::vector<int64_t> kAcceleratorChannels = {1024, 2048};
+const std::vector<int64_t> kAcceleratorSpatial = {112, 224};
+constexpr int64_t kAcceleratorMaxImageElems = 256 * 56 * 56;
 
 constexpr const char* kConv2d =
     "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] "
@@ -180,8 +187,8 @@ void addTransposedCases(const GridOptions& grid, const std::vector<int64_t>& bat
 
 }  // namespace
 
-bool realisticLayer(int64_t c, int64_t k, int64_t hw) {
-  if (c * hw * hw > kMaxImageElems) return false;
+bool realisticLayer(int64_t c, int64_t k, int64_t hw, int64_t max_image_elems) {
+  if (c * hw * hw > max_image_elems) return false;
   if (c == 3) return true;  // stems: any width
   return k * kMaxChannelRatio >= c && k <= c * kMaxChannelRatio;
 }
@@ -192,13 +199,21 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   if (grid.accelerator)
     batches.insert(batches.end(), kAcceleratorBatch.begin(), kAcceleratorBatch.end());
   const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
+  const int64_t max_image = grid.accelerator ? kAcceleratorMaxImageElems : kMaxImageElems;
+  std::vector<int64_t> spatial = kSpatial, channels = kChannels, out_channels = kOutChannels;
+  if (grid.accelerator) {
+    spatial.insert(spatial.end(), kAcceleratorSpatial.begin(), kAcceleratorSpatial.end());
+    channels.insert(channels.end(), kAcceleratorChannels.begin(), kAcceleratorChannels.end());
+    out_channels.insert(out_channels.end(), kAcceleratorChannels.begin(),
+                        kAcceleratorChannels.end());
+  }
   for (DType dt : grid.dtypes) {
     for (int64_t n : batches) {
-      for (int64_t hw : kSpatial) {
+      for (int64_t hw : spatial) {
         for (int64_t stride : {1, 2}) {
-          for (int64_t c : kChannels) {
-            for (int64_t k : kOutChannels) {
-              if (!realisticLayer(c, k, hw)) continue;
+          for (int64_t c : channels) {
+            for (int64_t k : out_channels) {
+              if (!realisticLayer(c, k, hw, max_image)) continue;
               for (int64_t r : kFilter) {
                 if (r > hw + 2 * (r / 2) || (r == 7 && c != 3)) continue;  // 7x7: stems only
                 // Half the points carry a bias (convs before a batch norm do
@@ -212,7 +227,7 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
             }
             // Depthwise (MobileNet, EfficientNet): K = C, one filter per channel.
             for (int64_t r : kDepthwiseFilter) {
-              if (c == 3 || r > hw + 2 * (r / 2) || c * hw * hw > kMaxImageElems) continue;
+              if (c == 3 || r > hw + 2 * (r / 2) || c * hw * hw > max_image) continue;
               ConvPoint p{n, c, c, hw, r, stride, false, c};
               if (p.out() >= 1 && p.flops() <= max_flops) cases.push_back(convCase(grid, p, dt));
             }

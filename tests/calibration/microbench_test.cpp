@@ -117,6 +117,46 @@ TEST(Microbench, AcceleratorGridsAddGpuSizes) {
   ASSERT_NE(on_gpu, nullptr);
   ASSERT_NE(on_cpu, nullptr);
   EXPECT_LT(on_gpu->copy_us * 100, on_cpu->copy_us) << on_gpu->copy_us << " vs " << on_cpu->copy_us;
+  // ResNet-50's wide 1x1 layers and the batch norms after them.
+  EXPECT_TRUE(has(conv_gpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2 float32"));
+  EXPECT_FALSE(has(conv_cpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2 float32"));
+  const std::vector<MicrobenchCase> norm_gpu = normCases(gpu), norm_cpu = normCases(GridOptions{});
+  EXPECT_TRUE(has(norm_gpu, "batch_norm [32x64x112x112] float32") ||
+              has(norm_gpu, "batch_norm [32x64x112x112] cudnn float32"));
+  EXPECT_FALSE(has(norm_cpu, "batch_norm [32x64x112x112] float32"));
+  std::printf("grid points cpu/gpu: gemm %zu/%zu conv %zu/%zu norm %zu/%zu\n", gemm_cpu.size(),
+              gemm_gpu.size(), conv_cpu.size(), conv_gpu.size(), norm_cpu.size(), norm_gpu.size());
+}
+
+// On a GPU, batch norms alternate the backward autograd records after cuDNN
+// (cudnn_batch_norm_backward, with an empty reserve space) with the native
+// one; the CPU has no cuDNN.
+TEST(Microbench, GpuBatchNormsAlsoRunCudnnBackward) {
+  GridOptions gpu;
+  gpu.device = "cuda:0";
+  gpu.accelerator = true;
+  size_t cudnn = 0, native = 0;
+  for (const MicrobenchCase& c : normCases(gpu)) {
+    if (c.label.rfind("batch_norm", 0) != 0) continue;
+    const core::Graph g = c.build();
+    for (core::NodeId id : core::selectTopLevelOps(g).ops) {
+      const core::Node& n = g.node(id);
+      if (n.name == "aten::cudnn_batch_norm_backward") {
+        ++cudnn;
+        EXPECT_NE(c.label.find(" cudnn "), std::string::npos) << c.label;
+        ASSERT_EQ(n.inputs.size(), 9u);
+        EXPECT_EQ(n.inputs[8].tensor->shape, (std::vector<int64_t>{0}));
+        EXPECT_EQ(n.inputs[8].tensor->dtype, core::DType::kUInt8);
+        EXPECT_EQ(n.inputs[0].tensor->shape, n.inputs[1].tensor->shape);
+      }
+      if (n.name == "aten::native_batch_norm_backward") ++native;
+    }
+    if (cudnn + native > 40) break;
+  }
+  EXPECT_GT(cudnn, 0u);
+  EXPECT_GT(native, 0u);
+  for (const MicrobenchCase& c : normCases(GridOptions{}))
+    EXPECT_EQ(c.label.find("cudnn"), std::string::npos) << c.label;
 }
 
 TEST(Microbench, GemmShapesAreAsAsked) {
