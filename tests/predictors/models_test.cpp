@@ -65,6 +65,33 @@ TEST(NormFeatures, RowsRowLengthAndAlignment) {
   EXPECT_FLOAT_EQ(g.x[2], std::log2(8.0f * 128));
   EXPECT_FLOAT_EQ(g.x[3], std::log2(768.0f));
   EXPECT_FLOAT_EQ(g.x[5], 2.0f);  // layer norm, forward
+  EXPECT_FLOAT_EQ(g.x[6], std::log2(8.0f * 128));  // a statistic per row
+  EXPECT_FLOAT_EQ(g.x[7], std::log2(768.0f));      // over the row
+}
+
+// An H100 ran batch norms of [128, 16, 56, 56] at 204 us and [32, 64, 56, 56]
+// at 54 us: the same rows and planes, but a quarter of the channels (the
+// statistics a GPU spreads its work over) and 4x the elements behind each.
+TEST(NormFeatures, StatisticsAndTheirLengthTellChannelsFromBatch) {
+  const std::vector<std::string> args = {"input", "weight"};
+  const OpFeatures few =
+      computeFeatures(opNode("aten::batch_norm", {tensor({128, 16, 56, 56}), tensor({16})},
+                             {tensor({128, 16, 56, 56})}, args));
+  const OpFeatures many =
+      computeFeatures(opNode("aten::batch_norm", {tensor({32, 64, 56, 56}), tensor({64})},
+                             {tensor({32, 64, 56, 56})}, args));
+  ASSERT_EQ(few.x.size(), featureCount("norm"));
+  for (size_t i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(few.x[i], many.x[i]) << "column " << i;
+  EXPECT_FLOAT_EQ(few.x[6], 4.0f);  // 16 channels
+  EXPECT_FLOAT_EQ(many.x[6], 6.0f);
+  EXPECT_FLOAT_EQ(few.x[7], std::log2(128.0f * 56 * 56));
+  EXPECT_FLOAT_EQ(many.x[7], std::log2(32.0f * 56 * 56));
+  // cuDNN's backward names its map "input" too.
+  const OpFeatures bw =
+      computeFeatures(opNode("aten::cudnn_batch_norm_backward",
+                             {tensor({32, 64, 56, 56}), tensor({32, 64, 56, 56}), tensor({64})},
+                             {tensor({32, 64, 56, 56})}, {"input", "grad_output", "weight"}));
+  EXPECT_FLOAT_EQ(bw.x[6], 6.0f);
 }
 
 TEST(GemmFeatures, LinearFoldsLeadingDimsAndBmmHasBatch) {
