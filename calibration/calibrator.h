@@ -70,6 +70,10 @@ struct CalibrationOptions {
   // Seam for tests: adjusts the options of every microbenchmark replay (a
   // fake kernel collector stands in for CUPTI on a host without a GPU).
   std::function<void(replay::ReplayOptions&)> adjust_replay;
+  // On a device that times kernels, measure the host side (per-op host time,
+  // the loop around the calls) in a second replay of each point without the
+  // kernel collector, whose per-launch cost it would otherwise carry.
+  bool host_pass_without_collector = true;
 };
 
 struct FamilyRun {

@@ -7,6 +7,7 @@
 #include <unistd.h>  // getpid
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -32,6 +33,29 @@ constexpr uint64_t kFakeKernelNs = 3000;  // every op: one 3 us kernel
 void withFakeKernels(replay::ReplayOptions& ro) {
   ro.make_collector = [] {
     auto c = std::make_unique<replay::device::FakeKernelCollector>();
+    for (uint64_t op = 0; op < 4096; ++op) c->script(op, {{"fake_kernel", 7, kFakeKernelNs}});
+    return c;
+  };
+}
+
+// A collector that, like CUPTI, costs the host time on every launch: it
+// spins kLaunchCostUs inside each op's call.
+constexpr double kLaunchCostUs = 300;
+
+class CostlyCollector : public replay::device::FakeKernelCollector {
+ public:
+  void pushOp(uint64_t op) override {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(kLaunchCostUs);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    FakeKernelCollector::pushOp(op);
+  }
+};
+
+void withCostlyKernels(replay::ReplayOptions& ro) {
+  ro.make_collector = [] {
+    auto c = std::make_unique<CostlyCollector>();
     for (uint64_t op = 0; op < 4096; ++op) c->script(op, {{"fake_kernel", 7, kFakeKernelNs}});
     return c;
   };
@@ -71,6 +95,29 @@ TEST(DeviceTimedCalibration, RowsTakeKernelTimeAndKeepTheHostCallBesideIt) {
   ASSERT_FALSE(cpu.rows.empty());
   EXPECT_DOUBLE_EQ(cpu.rows[0].host_us, 0.0);
   EXPECT_EQ(cpu.rows[0].kernels, -1);
+}
+
+// The host side comes from a second replay without the collector, so the
+// collector's own per-launch cost is not a host cost of the op.
+TEST(DeviceTimedCalibration, HostTimesLeaveOutTheCollectorsPerLaunchCost) {
+  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
+  const MicrobenchCase relu = reluCase();
+  CalibrationOptions o;
+  o.adjust_replay = withCostlyKernels;
+  const CaseOutcome plain = runCase(ReplayUnit{{relu}, relu.est_us}, o, "fake-gpu");
+  o.host_pass_without_collector = false;
+  const CaseOutcome beside = runCase(ReplayUnit{{relu}, relu.est_us}, o, "fake-gpu");
+  ASSERT_TRUE(plain.failure.empty()) << plain.failure;
+  ASSERT_FALSE(plain.rows.empty());
+  ASSERT_FALSE(beside.rows.empty());
+  for (const DatasetRow& r : plain.rows) {
+    EXPECT_DOUBLE_EQ(r.sample.measured_us, kFakeKernelNs / 1e3) << "kernel times: timed replay";
+    EXPECT_EQ(r.kernels, 1);
+    EXPECT_LT(r.host_us, kLaunchCostUs / 2) << r.case_label;
+  }
+  for (const DatasetRow& r : beside.rows) EXPECT_GE(r.host_us, kLaunchCostUs) << r.case_label;
+  ASSERT_TRUE(plain.between.has_value());
+  EXPECT_LT(plain.between->op_us, kLaunchCostUs * plain.between->ops / 2);
 }
 
 TEST(DeviceTimedCalibration, FitsHostCostsThatTheSavedModelsCarryAndARefitKeeps) {

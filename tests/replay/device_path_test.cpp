@@ -4,12 +4,14 @@
 // by correlation id, and iteration times come from the device timer.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "replay/device/fake_device_timer.h"
 #include "replay/device/kernel_collector.h"
 #include "replay/replayer.h"
+#include "replay/untraced_timing.h"
 #include "tests/replay/graph_builder.h"
 
 namespace tracetwin::replay {
@@ -128,6 +130,64 @@ TEST(DevicePath, NoCollectorMeansNoDeviceSummary) {
   const ReplayResult r = replayGraph(b.build(), o);
   EXPECT_FALSE(r.device_summary.collected);
   EXPECT_EQ(r.device_summary.records, 0);
+}
+
+// Like CUPTI, a collector that costs the host time on every launch.
+class CostlyCollector : public FakeCollector {
+ public:
+  static constexpr double kLaunchCostUs = 500;
+  using FakeCollector::FakeCollector;
+  void pushOp(uint64_t op) override {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(kLaunchCostUs);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    FakeCollector::pushOp(op);
+  }
+};
+
+core::Graph threeAdds() {
+  GraphBuilder b;
+  const char* add = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+  b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(3, 3, {8})});
+  b.op(add, {tensorValue(3, 3, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(4, 4, {8})});
+  b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)},
+       {tensorValue(5, 5, {8})});
+  return b.build();
+}
+
+// Kernel times from the replay with the collector; the iteration and the host
+// loop from a second one without it, which does not carry its launch cost.
+TEST(DevicePath, UntracedTimingTakesTheStepWithoutTheCollectorsCost) {
+  int unbalanced = 0, collectors = 0;
+  ReplayOptions o;
+  o.measured_iters = 3;
+  o.make_collector = [&] {
+    ++collectors;
+    return std::make_unique<CostlyCollector>(&unbalanced);
+  };
+  const UntracedTiming t = replayWithUntracedTiming(threeAdds(), o);
+  EXPECT_EQ(collectors, 1) << "the second replay runs without the collector";
+  ASSERT_TRUE(t.retimed);
+  const double cost_ms = 3 * CostlyCollector::kLaunchCostUs / 1000;
+  EXPECT_GE(t.collector_host_loop_ms, cost_ms);
+  EXPECT_GE(t.collector_iteration_ms, cost_ms);
+  EXPECT_LT(t.result.host_loop_ms, cost_ms / 2);
+  EXPECT_LT(t.result.iteration_ms_median, cost_ms / 2);
+  EXPECT_EQ(t.result.iterations_ms.size(), 3u);
+  ASSERT_EQ(t.result.per_op.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_DOUBLE_EQ(t.result.per_op[i].device_us, 10.0 * double(i + 1)) << "the recorded run's";
+  EXPECT_TRUE(t.result.device_summary.collected);
+
+  // Nothing recorded, nothing to time again.
+  ReplayOptions plain;
+  plain.measured_iters = 2;
+  const UntracedTiming once = replayWithUntracedTiming(threeAdds(), plain);
+  EXPECT_FALSE(once.retimed);
+  EXPECT_FALSE(once.result.device_summary.collected);
 }
 
 }  // namespace
