@@ -2,7 +2,7 @@
 # Everything tracetwin checks on a GPU host, in named stages, each logged.
 #
 #   scripts/gpu-session.sh STAGE...
-#   stages: env build test replay capture capture_big calibrate compare fit
+#   stages: env build test replay capture capture_big calibrate calibrate_more compare fit
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -10,7 +10,8 @@
 # line per stage, and results.tgz with every stage's log and JSON, re-packed
 # after each stage so a run cut short still returns what it finished. A stage
 # that needs the build builds it first when build-gpu/ is missing, so stages
-# can be split over several calls. See docs/gpu.md.
+# can be split over several calls (TT_MODELS names a model set carried in for
+# `compare` on a fresh machine). See docs/gpu.md.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +22,7 @@ res=$work/res
 build=$root/build-gpu
 prefix=/tmp/tt-prefix
 traces=$root/.gpu-data/traces
-calib_budget=${TT_CALIB_BUDGET:-150}
+calib_budget=${TT_CALIB_BUDGET:-300}
 mkdir -p "$OUT" "$res"
 jobs=$(nproc)
 
@@ -186,9 +187,23 @@ stage_calibrate() {
     --out "$res/models-cuda"
 }
 
-stage_compare() {
+# More conv, norm and gemm points (another seed), refitted with the first
+# calibration's: one run measures a percent or two of those grids on a GPU.
+stage_calibrate_more() {
   ensure_build || return 1
   local models=$res/models-cuda
+  [ -d "$models" ] || { summary "calibrate_more: no $models (run the calibrate stage first)"; return 1; }
+  run_logged calibrate_cuda_more tt calibrate --device cuda --families conv,norm,gemm \
+    --seed 4321 --budget-s "$calib_budget" --out "$res/models-cuda-more" || return 1
+  cat "$res/models-cuda-more/dataset.jsonl" >>"$models/dataset.jsonl"
+  run_logged calibrate_cuda_refit tt calibrate --device cuda --refit --out "$models"
+}
+
+stage_compare() {
+  ensure_build || return 1
+  # TT_MODELS: a model set carried in (a calibration a previous call brought
+  # back): a lent machine goes back 30 s after a call, with what it measured.
+  local models=${TT_MODELS:-$res/models-cuda}
   [ -d "$models" ] || { summary "compare: no $models (run the calibrate stage first)"; return 1; }
   run_logged compare_resnet_1.1.0_cuda tt compare "$traces/resnet_1.1.0_et.json.gz" \
     --models "$models" --device cuda:0 --warmup 5 --iters 20 \
@@ -247,7 +262,7 @@ for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
-    test | replay | capture | capture_big | calibrate | compare | fit) "stage_$stage" ;;
+    test | replay | capture | capture_big | calibrate | calibrate_more | compare | fit) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
