@@ -11,6 +11,7 @@
 #include "calibration/cold_write_probe.h"
 #include "calibration/graph_builder.h"
 #include "calibration/page_fault_probe.h"
+#include "calibration/reuse_probe.h"
 #include "core/errors.h"
 #include "replay/replayer.h"
 
@@ -187,6 +188,8 @@ ProbeResult probeDevice(const ProbeOptions& o) {
     ColdWriteProbeOptions cold;
     cold.flush_bytes = std::max(cold.flush_bytes, 4 * spec.lastLevelCacheBytes());
     spec.cold_write_us_per_mib = measureColdWriteUsPerMiB(cold);
+    if (const ReuseProbe reuse = measureReuseCapacity(); reuse.capacity_bytes > 0)
+      spec.reuse_cache_bytes = reuse.capacity_bytes;
   }
   spec.sources.push_back(fmt::format(
       "measured by tracetwin calibrate: {} ({} logical CPUs), replays with {} intra-op thread(s); "
@@ -194,7 +197,8 @@ ProbeResult probeDevice(const ProbeOptions& o) {
       facts.cpu_model.empty() ? "unknown CPU" : facts.cpu_model, facts.logical_cpus, o.threads,
       o.mm_size, o.copy_bytes >> 20,
       cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h), "
-            "cold writes from 8 MiB written after a stream and again (cold_write_probe.h)"
+            "cold writes from 8 MiB written after a stream and again (cold_write_probe.h), "
+            "reuse capacity from a 4 MiB read after growing traffic (reuse_probe.h)"
           : ""));
   return out;
 }

@@ -17,6 +17,7 @@
 
 #include "calibration/host_match.h"
 #include "calibration/host_probe.h"
+#include "calibration/reuse_probe.h"
 #include "cli/command_registry.h"
 #include "core/errors.h"
 #include "predictors/device_spec.h"
@@ -28,7 +29,42 @@ namespace {
 struct HostArgs {
   std::string models;
   bool json = false;
+  bool measure_reuse = false;
 };
+
+// The reuse probe's figures (calibration/reuse_probe.h), printed or as JSON.
+nlohmann::json measureReuse(bool print) {
+  const calibration::ReuseProbeOptions o;
+  const calibration::ReuseProbe p = calibration::measureReuseCapacity(o);
+  nlohmann::json shares = nlohmann::json::object();
+  for (size_t i = 0; i < p.cold_share.size(); ++i)
+    shares[std::to_string(o.distances_mib[i])] = p.cold_share[i];
+  if (print) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < p.cold_share.size(); ++i)
+      parts.push_back(fmt::format("{} MiB {:.0f}%", o.distances_mib[i], 100 * p.cold_share[i]));
+    std::vector<std::string> rounds;
+    for (double c : p.round_capacity_bytes) rounds.push_back(fmt::format("{:.0f}", c / (1 << 20)));
+    fmt::print(
+        "reuse: a {} KiB read {:.1f} us hot, {:.1f} us from the last-level cache, {:.1f} us "
+        "cold; cold share after {}\n",
+        o.target_bytes >> 10, p.hot_us, p.resident_us, p.cold_us, fmt::join(parts, ", "));
+    if (p.capacity_bytes > 0) {
+      fmt::print(
+          "reuse capacity: {:.1f} MiB, median of rounds {} MiB (device.yaml "
+          "reuse_cache_bytes: {:.0f})\n",
+          p.capacity_bytes / double(1 << 20), fmt::join(rounds, ", "), p.capacity_bytes);
+    } else {
+      fmt::print("reuse capacity: not measured (cached and cold reads did not differ)\n");
+    }
+  }
+  return {{"hot_us", p.hot_us},
+          {"resident_us", p.resident_us},
+          {"cold_us", p.cold_us},
+          {"cold_share_by_mib", shares},
+          {"round_capacity_bytes", p.round_capacity_bytes},
+          {"capacity_bytes", p.capacity_bytes}};
+}
 
 nlohmann::json factsJson(const calibration::HostFacts& h) {
   nlohmann::json caches = nlohmann::json::object();
@@ -82,6 +118,7 @@ void runHost(const HostArgs& a) {
       fmt::print("fits: {}\n", fits ? "yes" : "no");
     }
   }
+  if (a.measure_reuse) doc["reuse"] = measureReuse(!a.json);
   if (a.json) fmt::print("{}\n", doc.dump(2));
 }
 
@@ -91,6 +128,9 @@ std::function<void()> setupHost(CLI::App& sub) {
                  "a ModelSet directory: say whether its CPU models were calibrated on this host "
                  "(the line 'fits: yes' or 'fits: no')");
   sub.add_flag("--json", args->json, "print the host and the comparison as JSON");
+  sub.add_flag("--measure-reuse", args->measure_reuse,
+               "measure how much traffic a tensor survives in this host's caches (about 20 s; "
+               "calibrate writes it to device.yaml as reuse_cache_bytes)");
   return [args] { runHost(*args); };
 }
 

@@ -51,6 +51,10 @@ struct DeviceSpec {
   // write-allocate reads; calibration/cold_write_probe.h), microseconds;
   // unset when not measured (then the copy bandwidth stands in for it).
   std::optional<double> cold_write_us_per_mib;
+  // CPU: how much other traffic a tensor survives in the caches, bytes
+  // (calibration/reuse_probe.h); unset when not measured. The predictor
+  // judges cold inputs against it (predictors/cache_reuse.h).
+  std::optional<double> reuse_cache_bytes;
   std::vector<std::string> sources;  // where the figures come from
 
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,

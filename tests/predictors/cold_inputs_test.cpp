@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "predictors/analytic_models.h"
@@ -67,9 +68,11 @@ core::Graph zeroThenLargeRelu() {
   return graphOfOps({zero, relu});
 }
 
-double predictedZeroUs(std::shared_ptr<const KernelModel> elementwise) {
+double predictedZeroUs(std::shared_ptr<const KernelModel> elementwise,
+                       std::optional<double> reuse_cache_bytes = std::nullopt) {
   ModelSet set;
   set.device = bigCacheCpu();
+  set.device.reuse_cache_bytes = reuse_cache_bytes;
   set.setModel("elementwise", std::move(elementwise));
   const Prediction p = predictGraph(zeroThenLargeRelu(), set, PredictOptions{});
   for (const OpPrediction& o : p.per_op) {
@@ -100,6 +103,15 @@ TEST(ColdInputs, TheKneeUnderAResidualDecidesWhatIsCold) {
   // makes A cold.
   EXPECT_NEAR(bare, 1.0 + 4.0 * kMiB / kDramBandwidth * 1e6, 0.5);
   EXPECT_DOUBLE_EQ(predictedZeroUs(scaledBy04(curve())), bare);
+}
+
+// A measured reuse capacity (calibration/reuse_probe.h) replaces the knee:
+// A, 40 MiB of traffic after its last touch, is hot against 48 MiB and cold
+// against 16.
+TEST(ColdInputs, AMeasuredReuseCapacityDecidesOverTheKnee) {
+  const double hot = curve()->hotUs(computeFeatures(zeroThenLargeRelu().node(3)), bigCacheCpu());
+  EXPECT_NEAR(predictedZeroUs(curve(), 48.0 * kMiB), hot, 1e-9);
+  EXPECT_NEAR(predictedZeroUs(curve(), 16.0 * kMiB), 1.0 + 4.0 * kMiB / kDramBandwidth * 1e6, 0.5);
 }
 
 TEST(ColdInputs, SmallOpsPayPerColdInputTensorOnACpu) {

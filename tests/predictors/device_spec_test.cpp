@@ -199,6 +199,26 @@ TEST(DeviceSpec, MeasuredColdWriteCostIsOptionalRoundTripsAndMustNotBeNegative) 
   }
 }
 
+TEST(DeviceSpec, MeasuredReuseCapacityIsOptionalRoundTripsAndMustBePositive) {
+  DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  EXPECT_FALSE(d.reuse_cache_bytes.has_value());
+  EXPECT_EQ(deviceSpecToYaml(d).find("reuse_cache_bytes"), std::string::npos);
+  d.reuse_cache_bytes = 46539583.0;
+  const DeviceSpec back = parseDeviceSpec(deviceSpecToYaml(d), "spec.yaml");
+  ASSERT_TRUE(back.reuse_cache_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*back.reuse_cache_bytes, 46539583.0);
+  std::string text = deviceSpecToYaml(d);
+  const size_t at = text.find("reuse_cache_bytes: ");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('\n', at) - at, "reuse_cache_bytes: 0");
+  try {
+    parseDeviceSpec(text, "spec.yaml");
+    ADD_FAILURE() << "a zero reuse_cache_bytes loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reuse_cache_bytes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
   SystemSpec s = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
   EXPECT_EQ(s.worldSize(), 8);
