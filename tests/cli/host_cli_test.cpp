@@ -111,5 +111,20 @@ TEST(HostCli, GpuModelsAreNotThisHostsAndADirectoryWithoutModelsIsAnInputError) 
   EXPECT_NE(empty.output.find(dir.path() + ": not a model set"), std::string::npos) << empty.output;
 }
 
+// --measure-reuse runs the reuse probe (calibration/reuse_probe.h): five
+// rounds, their capacities and the median, as text and as JSON.
+TEST(HostCli, MeasuresTheReuseCapacityOnRequest) {
+  const HostRun json = runHost("--json --measure-reuse");
+  ASSERT_EQ(json.code, 0) << json.output;
+  const nlohmann::json reuse = nlohmann::json::parse(json.output).at("reuse");
+  EXPECT_EQ(reuse.at("round_capacity_bytes").size(), 5u);
+  EXPECT_GE(reuse.at("capacity_bytes").get<double>(), 0.0);
+  EXPECT_GT(reuse.at("cold_us").get<double>(), 0.0);
+  const HostRun text = runHost("--measure-reuse");
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("reuse capacity: "), std::string::npos) << text.output;
+  EXPECT_EQ(runHost("").output.find("reuse"), std::string::npos) << "only on request";
+}
+
 }  // namespace
 }  // namespace tracetwin
