@@ -182,7 +182,8 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
   sub.add_option("--budget-s", o.budget_s,
-                 "measuring time budget in seconds (fitting comes on top)")
+                 "microbenchmarks' time budget in seconds (the device probes, a few seconds, "
+                 "and the fit come on top)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--families", o.families,
