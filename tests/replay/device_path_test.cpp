@@ -63,7 +63,8 @@ class FakeCollector : public device::KernelCollector {
   std::unordered_map<uint64_t, uint64_t> parents_;
 };
 
-TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTimer) {
+// Three 8-element adds, each on the one before.
+core::Graph threeAdds() {
   GraphBuilder b;
   const char* add = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
   b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)},
@@ -72,7 +73,11 @@ TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTim
        {tensorValue(4, 4, {8})});
   b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)},
        {tensorValue(5, 5, {8})});
-  const core::Graph graph = b.build();
+  return b.build();
+}
+
+TEST(DevicePath, KernelsAreAttributedToTheirOpsAndIterationsComeFromTheDeviceTimer) {
+  const core::Graph graph = threeAdds();
 
   int unbalanced = 0;
   int timers = 0;
@@ -145,18 +150,6 @@ class CostlyCollector : public FakeCollector {
     FakeCollector::pushOp(op);
   }
 };
-
-core::Graph threeAdds() {
-  GraphBuilder b;
-  const char* add = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-  b.op(add, {tensorValue(1, 1, {8}), tensorValue(2, 2, {8}), intValue(1)},
-       {tensorValue(3, 3, {8})});
-  b.op(add, {tensorValue(3, 3, {8}), tensorValue(2, 2, {8}), intValue(1)},
-       {tensorValue(4, 4, {8})});
-  b.op(add, {tensorValue(4, 4, {8}), tensorValue(2, 2, {8}), intValue(1)},
-       {tensorValue(5, 5, {8})});
-  return b.build();
-}
 
 // Kernel times from the replay with the collector; the iteration and the host
 // loop from a second one without it, which does not carry its launch cost.
