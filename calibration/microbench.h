@@ -25,6 +25,14 @@ struct GridOptions {
   bool accelerator = false;
 };
 
+// `values`, followed by `more` on an accelerator: a grid axis that a GPU
+// extends past the CPU's sizes.
+inline std::vector<int64_t> withAccelerator(std::vector<int64_t> values,
+                                            const std::vector<int64_t>& more, bool accelerator) {
+  if (accelerator) values.insert(values.end(), more.begin(), more.end());
+  return values;
+}
+
 // How much faster than the CPU rates below an accelerator is assumed to run
 // an op's body, for budgeting only (the run loop rescales with what it
 // measures): on the H100 of docs/gpu.md, float32 GEMMs ran ~10,000x the

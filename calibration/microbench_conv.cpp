@@ -200,13 +200,12 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
     batches.insert(batches.end(), kAcceleratorBatch.begin(), kAcceleratorBatch.end());
   const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
   const int64_t max_image = grid.accelerator ? kAcceleratorMaxImageElems : kMaxImageElems;
-  std::vector<int64_t> spatial = kSpatial, channels = kChannels, out_channels = kOutChannels;
-  if (grid.accelerator) {
-    spatial.insert(spatial.end(), kAcceleratorSpatial.begin(), kAcceleratorSpatial.end());
-    channels.insert(channels.end(), kAcceleratorChannels.begin(), kAcceleratorChannels.end());
-    out_channels.insert(out_channels.end(), kAcceleratorChannels.begin(),
-                        kAcceleratorChannels.end());
-  }
+  const std::vector<int64_t> spatial =
+      withAccelerator(kSpatial, kAcceleratorSpatial, grid.accelerator);
+  const std::vector<int64_t> channels =
+      withAccelerator(kChannels, kAcceleratorChannels, grid.accelerator);
+  const std::vector<int64_t> out_channels =
+      withAccelerator(kOutChannels, kAcceleratorChannels, grid.accelerator);
   for (DType dt : grid.dtypes) {
     for (int64_t n : batches) {
       for (int64_t hw : spatial) {

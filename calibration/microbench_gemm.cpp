@@ -26,12 +26,6 @@ const std::vector<int64_t> kAcceleratorSizes = {2048, 4096, 8192};
 const std::vector<int64_t> kAcceleratorBatchedSizes = {512, 1024};
 constexpr double kAcceleratorMaxFlops = 1.2e12;
 
-std::vector<int64_t> withLarge(std::vector<int64_t> sizes, const std::vector<int64_t>& large,
-                               bool accelerator) {
-  if (accelerator) sizes.insert(sizes.end(), large.begin(), large.end());
-  return sizes;
-}
-
 // Operands past the last-level cache (CPU). Debian's LibTorch multiplies with
 // the reference BLAS, whose loops run through all of mat2 (linear: the
 // weight) once per row of the result: the grid's K x N, at most 4 MiB, stays
@@ -93,9 +87,9 @@ MicrobenchCase bmmCase(const GridOptions& grid, int64_t batch, int64_t m, int64_
 
 std::vector<MicrobenchCase> gemmCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
-  const std::vector<int64_t> sizes = withLarge(kSizes, kAcceleratorSizes, grid.accelerator);
+  const std::vector<int64_t> sizes = withAccelerator(kSizes, kAcceleratorSizes, grid.accelerator);
   const std::vector<int64_t> batched =
-      withLarge(kBatchedSizes, kAcceleratorBatchedSizes, grid.accelerator);
+      withAccelerator(kBatchedSizes, kAcceleratorBatchedSizes, grid.accelerator);
   const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
   for (DType dt : grid.dtypes) {
     for (const char* kind : {"mm", "addmm", "linear"}) {

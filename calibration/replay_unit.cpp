@@ -166,8 +166,9 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   if (!on_cpu && out.failure.empty() && o.host_pass_without_collector &&
       hostPassOf(graph, ro, &plain))
     host_side = &plain;
-  std::unordered_map<core::NodeId, double> host_call_us;
-  for (const replay::OpMeasurement& m : host_side->per_op) host_call_us[m.id] = m.cpu_us;
+  std::unordered_map<core::NodeId, double> host_call_us;  // the host pass's, by op
+  if (host_side != &r)
+    for (const replay::OpMeasurement& m : plain.per_op) host_call_us[m.id] = m.cpu_us;
   // Measured time since each op's previous call (code_cold.h), from the
   // per-op medians in graph order.
   std::unordered_map<core::NodeId, double> idle_us, previous_us;
@@ -211,7 +212,8 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     Copies& g = groups[{case_index, signature(*node)}];
     if (g.us.empty()) g.first = m.id;
     g.us.push_back(on_cpu ? m.cpu_us : m.device_us);
-    g.host_us.push_back(host_call_us.count(m.id) ? host_call_us[m.id] : m.cpu_us);
+    const auto host_call = host_call_us.find(m.id);
+    g.host_us.push_back(host_call != host_call_us.end() ? host_call->second : m.cpu_us);
     g.kernels.push_back(double(m.kernels));
   }
   // What the host loop held beyond the ops' calls: on a CPU the iteration,

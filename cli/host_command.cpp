@@ -129,7 +129,7 @@ std::function<void()> setupHost(CLI::App& sub) {
                  "(the line 'fits: yes' or 'fits: no')");
   sub.add_flag("--json", args->json, "print the host and the comparison as JSON");
   sub.add_flag("--measure-reuse", args->measure_reuse,
-               "measure how much traffic a tensor survives in this host's caches (about 20 s; "
+               "measure how much traffic a tensor survives in this host's caches (about 2 s; "
                "calibrate writes it to device.yaml as reuse_cache_bytes)");
   return [args] { runHost(*args); };
 }

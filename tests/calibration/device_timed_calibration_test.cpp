@@ -29,10 +29,12 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kFakeKernelNs = 3000;  // every op: one 3 us kernel
 
-// Scripts one kernel for each of the first `ops` ops of every replay.
+// Scripts one kernel for each of the first 4096 ops of every replay, on a
+// `Collector` (a FakeKernelCollector or one derived from it).
+template <class Collector = replay::device::FakeKernelCollector>
 void withFakeKernels(replay::ReplayOptions& ro) {
   ro.make_collector = [] {
-    auto c = std::make_unique<replay::device::FakeKernelCollector>();
+    auto c = std::make_unique<Collector>();
     for (uint64_t op = 0; op < 4096; ++op) c->script(op, {{"fake_kernel", 7, kFakeKernelNs}});
     return c;
   };
@@ -53,14 +55,6 @@ class CostlyCollector : public replay::device::FakeKernelCollector {
   }
 };
 
-void withCostlyKernels(replay::ReplayOptions& ro) {
-  ro.make_collector = [] {
-    auto c = std::make_unique<CostlyCollector>();
-    for (uint64_t op = 0; op < 4096; ++op) c->script(op, {{"fake_kernel", 7, kFakeKernelNs}});
-    return c;
-  };
-}
-
 MicrobenchCase reluCase() {
   const std::vector<MicrobenchCase> cases = microbenchFamily("elementwise").cases(GridOptions{});
   auto it = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
@@ -74,7 +68,7 @@ TEST(DeviceTimedCalibration, RowsTakeKernelTimeAndKeepTheHostCallBesideIt) {
   if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   const MicrobenchCase relu = reluCase();
   CalibrationOptions o;
-  o.adjust_replay = withFakeKernels;
+  o.adjust_replay = withFakeKernels<>;
   const CaseOutcome out = runCase(ReplayUnit{{relu}, relu.est_us}, o, "fake-gpu");
   ASSERT_TRUE(out.failure.empty()) << out.failure;
   ASSERT_FALSE(out.rows.empty());
@@ -103,7 +97,7 @@ TEST(DeviceTimedCalibration, HostTimesLeaveOutTheCollectorsPerLaunchCost) {
   if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   const MicrobenchCase relu = reluCase();
   CalibrationOptions o;
-  o.adjust_replay = withCostlyKernels;
+  o.adjust_replay = withFakeKernels<CostlyCollector>;
   const CaseOutcome plain = runCase(ReplayUnit{{relu}, relu.est_us}, o, "fake-gpu");
   o.host_pass_without_collector = false;
   const CaseOutcome beside = runCase(ReplayUnit{{relu}, relu.est_us}, o, "fake-gpu");
@@ -130,7 +124,7 @@ TEST(DeviceTimedCalibration, FitsHostCostsThatTheSavedModelsCarryAndARefitKeeps)
   o.budget_s = 3;
   o.repeats = 2;
   o.families = {"elementwise", "view"};
-  o.adjust_replay = withFakeKernels;
+  o.adjust_replay = withFakeKernels<>;
   const CalibrationResult r = runCalibration(o);
   ASSERT_TRUE(r.host_costs.ok());
   EXPECT_GT(r.host_costs.launching_ops, 0);
