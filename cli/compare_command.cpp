@@ -166,9 +166,10 @@ void printTable(const CompareArgs& a, const replay::ReplayResult& r,
   for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
 }
 
-nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
+nlohmann::json compareJson(const CompareArgs& a, const replay::UntracedTiming& timing,
                            const predictors::Prediction& p,
                            const std::map<std::string, FamilyRow>& rows) {
+  const replay::ReplayResult& r = timing.result;
   nlohmann::json fam = nlohmann::json::object();
   for (const auto& [family, row] : rows) {
     fam[family] = {{"count", row.count},
@@ -191,6 +192,15 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::ReplayResult& r,
     // The step terms' shares of predicted_us, as `predict --json-out`
     // reports them.
     if (it != predicted.end()) predictors::addStepTerms(*it->second, &op);
+    // On a device, the host side per op: the call as the untraced replay
+    // measured it (the collector's cost left out) against the host cost
+    // model's T1-T5.
+    if (on_gpu) {
+      const auto untraced = timing.untraced_cpu_us.find(m.id);
+      op["measured_host_us"] =
+          untraced != timing.untraced_cpu_us.end() ? untraced->second : m.cpu_us;
+      op["predicted_host_us"] = it != predicted.end() ? it->second->cpu_us : 0.0;
+    }
     per_op.push_back(std::move(op));
   }
   nlohmann::json doc = {
@@ -293,7 +303,7 @@ void runCompare(const CompareArgs& a) {
   if (!a.json_out.empty()) {
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
-    nlohmann::json doc = compareJson(a, result, prediction, rows);
+    nlohmann::json doc = compareJson(a, timing, prediction, rows);
     doc["host_malloc"] = host_malloc;
     doc["models_host_differences"] = host_differences;
     if (host_speed) doc["host_speed"] = hostSpeedJson(*host_speed);

@@ -25,6 +25,7 @@ UntracedTiming replayWithUntracedTiming(const core::Graph& graph, const ReplayOp
   out.result.host_loop_ms = plain.host_loop_ms;
   out.result.outside_ops_ms = plain.outside_ops_ms;
   out.result.page_faults = std::move(plain.page_faults);
+  for (const OpMeasurement& m : plain.per_op) out.untraced_cpu_us[m.id] = m.cpu_us;
   if (out.result.iteration_ms_median > 0) {
     out.result.device_summary.busy_share =
         out.result.device_summary.busy_ms / out.result.iteration_ms_median;

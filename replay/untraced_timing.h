@@ -6,6 +6,8 @@
 // iteration and the host-side figures from that run.
 #pragma once
 
+#include <unordered_map>
+
 #include "core/graph.h"
 #include "replay/replayer.h"
 
@@ -20,12 +22,15 @@ struct UntracedTiming {
   // The replay with the collector, as it measured itself (when retimed).
   double collector_iteration_ms = 0;
   double collector_host_loop_ms = 0;
+  // Each op's host call in the untraced run (its cpu_us), by op id: what a
+  // host-cost model predicts, without the collector's cost per launch.
+  std::unordered_map<core::NodeId, double> untraced_cpu_us;
 };
 
 // Replays `graph` with `options`; when that recorded kernels, replays it again
 // without the collector and moves that run's iteration times, host loop,
 // time outside the ops and page faults into the result. Per-op figures stay
-// the recorded run's.
+// the recorded run's; the untraced host calls are beside them.
 UntracedTiming replayWithUntracedTiming(const core::Graph& graph, const ReplayOptions& options);
 
 }  // namespace tracetwin::replay

@@ -11,7 +11,9 @@
 # after each stage so a run cut short still returns what it finished. A stage
 # that needs the build builds it first when build-gpu/ is missing, so stages
 # can be split over several calls (TT_MODELS names a model set carried in for
-# `compare` on a fresh machine). See docs/gpu.md.
+# `compare` on a fresh machine). TT_CALIB_BUDGET and TT_CALIB_MORE_BUDGET
+# set the two calibrations' seconds; TT_BUILD_TARGET=tracetwin builds the
+# binary alone (no tests), for a call that only measures. See docs/gpu.md.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +25,7 @@ build=$root/build-gpu
 prefix=/tmp/tt-prefix
 traces=$root/.gpu-data/traces
 calib_budget=${TT_CALIB_BUDGET:-300}
+calib_more_budget=${TT_CALIB_MORE_BUDGET:-$calib_budget}
 mkdir -p "$OUT" "$res"
 jobs=$(nproc)
 
@@ -92,7 +95,7 @@ stage_build() {
     -DCMAKE_PREFIX_PATH="$prefix/usr;$(torch_prefix)" \
     -DCUDAToolkit_ROOT=/usr/local/cuda -DTRACETWIN_CUDA=ON \
     -DTRACETWIN_SHARED_TRACES="$traces" $(nccl_args) || return 1
-  cmake --build "$build" -j"$jobs" -- -k 0
+  cmake --build "$build" -j"$jobs" ${TT_BUILD_TARGET:+--target "$TT_BUILD_TARGET"} -- -k 0
 }
 
 ensure_build() {
@@ -194,7 +197,7 @@ stage_calibrate_more() {
   local models=$res/models-cuda
   [ -d "$models" ] || { summary "calibrate_more: no $models (run the calibrate stage first)"; return 1; }
   run_logged calibrate_cuda_more tt calibrate --device cuda --families conv,norm,gemm \
-    --seed 4321 --budget-s "$calib_budget" --out "$res/models-cuda-more" || return 1
+    --seed 4321 --budget-s "$calib_more_budget" --out "$res/models-cuda-more" || return 1
   cat "$res/models-cuda-more/dataset.jsonl" >>"$models/dataset.jsonl"
   run_logged calibrate_cuda_refit tt calibrate --device cuda --refit --out "$models"
 }
@@ -257,7 +260,7 @@ stage_fit() {
   done
 }
 
-[ $# -gt 0 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;

@@ -173,6 +173,13 @@ TEST(DevicePath, UntracedTimingTakesTheStepWithoutTheCollectorsCost) {
   ASSERT_EQ(t.result.per_op.size(), 3u);
   for (size_t i = 0; i < 3; ++i)
     EXPECT_DOUBLE_EQ(t.result.per_op[i].device_us, 10.0 * double(i + 1)) << "the recorded run's";
+  // Each op's host call without the collector: well under its launch cost.
+  ASSERT_EQ(t.untraced_cpu_us.size(), 3u);
+  for (const OpMeasurement& m : t.result.per_op) {
+    ASSERT_TRUE(t.untraced_cpu_us.count(m.id)) << m.id;
+    EXPECT_GE(m.cpu_us, CostlyCollector::kLaunchCostUs) << "the recorded run's host call";
+    EXPECT_LT(t.untraced_cpu_us.at(m.id), CostlyCollector::kLaunchCostUs / 2);
+  }
   EXPECT_TRUE(t.result.device_summary.collected);
 
   // Nothing recorded, nothing to time again.
@@ -181,6 +188,7 @@ TEST(DevicePath, UntracedTimingTakesTheStepWithoutTheCollectorsCost) {
   const UntracedTiming once = replayWithUntracedTiming(threeAdds(), plain);
   EXPECT_FALSE(once.retimed);
   EXPECT_FALSE(once.result.device_summary.collected);
+  EXPECT_TRUE(once.untraced_cpu_us.empty());
 }
 
 }  // namespace
