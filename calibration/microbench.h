@@ -27,8 +27,9 @@ struct GridOptions {
 
 // `values`, followed by `more` on an accelerator: a grid axis that a GPU
 // extends past the CPU's sizes.
-inline std::vector<int64_t> withAccelerator(std::vector<int64_t> values,
-                                            const std::vector<int64_t>& more, bool accelerator) {
+template <typename T>
+std::vector<T> withAccelerator(std::vector<T> values, const std::vector<T>& more,
+                               bool accelerator) {
   if (accelerator) values.insert(values.end(), more.begin(), more.end());
   return values;
 }

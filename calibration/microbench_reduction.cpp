@@ -24,6 +24,10 @@ const std::vector<Shape> kMatrices = {{1, 10},    {16, 10},     {32, 256},   {12
 const std::vector<Shape> kMaps = {{2, 64, 16, 16}, {16, 16, 32, 32}, {16, 32, 16, 16},
                                   {2, 512, 1, 1},  {8, 64, 56, 56},  {32, 128, 28, 28},
                                   {1, 3, 8, 8},    {4, 256, 14, 14}, {2, 512, 7, 7}};
+// ResNet-50's stem and first stage at batch 32 (max_pool2d over 103 MB): an
+// H200 needs maps past its L2 (elementwise grid, same reason).
+const std::vector<Shape> kAcceleratorMaps = {{32, 64, 112, 112}, {32, 256, 56, 56}};
+const std::vector<Shape> kAcceleratorMatrices = {{8192, 8192}};
 
 constexpr const char* kSumDim =
     "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
@@ -111,7 +115,7 @@ std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
     const double item = static_cast<double>(core::dtypeItemsize(dt));
-    for (const Shape& s : kMatrices) {
+    for (const Shape& s : withAccelerator(kMatrices, kAcceleratorMatrices, grid.accelerator)) {
       for (int64_t dim : {0, 1}) {
         for (const char* schema : {kSumDim, kMeanDim, kAmax}) {
           const std::string op = schema == kSumDim ? "sum" : schema == kMeanDim ? "mean" : "amax";
@@ -121,7 +125,7 @@ std::vector<MicrobenchCase> reductionCases(const GridOptions& grid) {
         }
       }
     }
-    for (const Shape& s : kMaps) {
+    for (const Shape& s : withAccelerator(kMaps, kAcceleratorMaps, grid.accelerator)) {
       const std::string shape = fmt::format("[{}x{}x{}x{}]", s[0], s[1], s[2], s[3]);
       if (s[2] >= 2) {
         cases.push_back(reductionCase(grid, fmt::format("max_pool2d {} {}", shape, dtypeLabel(dt)),

@@ -97,6 +97,25 @@ GemmShape gemmShape(const core::Node& node) {
   return s;
 }
 
+namespace {
+
+// Forward: a defined `bias` tensor (input 2). Backward: output_mask's third
+// entry (grad_bias), the last bool list of convolution_backward.
+bool convHasBias(const core::Node& node, bool backward) {
+  if (!backward) {
+    const core::TensorValue* bias = tensorArg(node, "bias", 2);
+    return bias != nullptr && bias->defined();
+  }
+  const size_t mask_at = argIndex(node, "output_mask", node.inputs.size() - 1);
+  if (mask_at >= node.inputs.size()) return false;
+  const core::Value& mask = node.inputs[mask_at];
+  if (!mask.isList() || mask.elements.size() != 3) return false;
+  const core::Value& grad_bias = mask.elements[2];
+  return grad_bias.kind == core::ValueKind::kBool && grad_bias.bool_value;
+}
+
+}  // namespace
+
 ConvShape convShape(const core::Node& node) {
   ConvShape s;
   std::string base = baseOpName(node.name);
@@ -153,6 +172,7 @@ ConvShape convShape(const core::Node& node) {
   // LibTorch 1.13 has no oneDNN transposed convolution on a CPU: every one
   // runs slow_conv_transpose2d/3d (im2col, BLAS, col2im).
   s.cpu_native_path = !onednn || s.transposed;
+  s.bias = convHasBias(node, s.backward);
   s.itemsize = in->itemsize > 0 ? in->itemsize : 4;
   s.dtype = in->dtype;
   return s;

@@ -105,8 +105,10 @@ void convFeatures(const core::Node& node, OpFeatures* f) {
       lg(s.c / s.groups * (s.transposed ? 1.0 : s.filter)),
       lg(f->weight_bytes),
       static_cast<float>(std::log2(std::max(f->flops / std::max(f->bytes, 1.0), 1e-3))),
-      // Appended last: boosters saved with the first 17 columns still load.
+      // Appended last: boosters saved with the first 17 (18) columns still
+      // load.
       s.transposed ? 1.0f : 0.0f,
+      s.bias ? 1.0f : 0.0f,
   };
 }
 
@@ -367,7 +369,7 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
-  if (family == "conv") return 18;
+  if (family == "conv") return 19;
   if (family == "embedding_bag") return 7 + kReuseBins + 1;
   if (family == "norm") return 8;  // memoryFeatures' 2 + normFeatures' 6
   if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||

@@ -190,13 +190,14 @@ stage_calibrate() {
     --out "$res/models-cuda"
 }
 
-# More conv, norm and gemm points (another seed), refitted with the first
-# calibration's: one run measures a percent or two of those grids on a GPU.
+# More conv, norm and gemm points (another seed; TT_MORE_FAMILIES names other
+# families), refitted with the first calibration's: one run measures a
+# percent or two of those grids on a GPU.
 stage_calibrate_more() {
   ensure_build || return 1
   local models=$res/models-cuda
   [ -d "$models" ] || { summary "calibrate_more: no $models (run the calibrate stage first)"; return 1; }
-  run_logged calibrate_cuda_more tt calibrate --device cuda --families conv,norm,gemm \
+  run_logged calibrate_cuda_more tt calibrate --device cuda --families "${TT_MORE_FAMILIES:-conv,norm,gemm}" \
     --seed 4321 --budget-s "$calib_more_budget" --out "$res/models-cuda-more" || return 1
   cat "$res/models-cuda-more/dataset.jsonl" >>"$models/dataset.jsonl"
   run_logged calibrate_cuda_refit tt calibrate --device cuda --refit --out "$models"
