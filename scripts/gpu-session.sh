@@ -198,7 +198,7 @@ stage_calibrate_more() {
   local models=$res/models-cuda
   [ -d "$models" ] || { summary "calibrate_more: no $models (run the calibrate stage first)"; return 1; }
   run_logged calibrate_cuda_more tt calibrate --device cuda --families "${TT_MORE_FAMILIES:-conv,norm,gemm}" \
-    --seed 4321 --budget-s "$calib_more_budget" --out "$res/models-cuda-more" || return 1
+    --seed "${TT_MORE_SEED:-4321}" --budget-s "$calib_more_budget" --out "$res/models-cuda-more" || return 1
   cat "$res/models-cuda-more/dataset.jsonl" >>"$models/dataset.jsonl"
   run_logged calibrate_cuda_refit tt calibrate --device cuda --refit --out "$models"
 }
