@@ -36,7 +36,9 @@ struct ColdBytes {
 // op (an in-place output adds nothing), but again in every op that touches
 // it, so the distance is an upper bound of the reuse distance. The
 // iteration repeats: a tensor first used late in it was last touched in the
-// previous iteration. cache_bytes <= 0: all zeros.
+// previous iteration. An output the op allocates lands on the block of its
+// size freed last (the allocator's reuse, cache_reuse.cpp) and is as cold as
+// that block. cache_bytes <= 0: all zeros.
 //
 // Graded, not all-or-nothing: embbag_wide's gradient accumulation reads a
 // 12.8 MB gradient the op before it wrote, 12.8 MB of traffic ago against an

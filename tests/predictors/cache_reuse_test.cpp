@@ -72,5 +72,25 @@ TEST(CacheReuse, OutputsOnMemoryLastTouchedLongAgoAreCold) {
   EXPECT_EQ(cold[2].outputs, 0.0);
 }
 
+TEST(CacheReuse, AnAllocationTakesTheBlockFreedLastOfItsSize) {
+  // Two 8 MiB gradients on their own storages, each read by an add_ into a
+  // persistent 8 MiB buffer and then freed; a 40 MiB stream ends the step.
+  // The allocator gives the second gradient the first one's block, which its
+  // add_ just read: hot. The first takes the second's block, freed a step
+  // of traffic ago: cold.
+  const core::Node g1 = opNode("aten::_embedding_bag_backward", {}, {mib(8, 1)});
+  const core::Node a1 = opNode("aten::add_", {mib(8, 9), mib(8, 1)}, {mib(8, 9)});
+  const core::Node g2 = opNode("aten::_embedding_bag_backward", {}, {mib(8, 2)});
+  const core::Node a2 = opNode("aten::add_", {mib(8, 9), mib(8, 2)}, {mib(8, 9)});
+  const core::Node stream = opNode("aten::relu", {mib(40, 3)}, {});
+  const std::vector<ColdBytes> cold = coldBytes({&g1, &a1, &g2, &a2, &stream}, 32.0 * kMiB);
+  EXPECT_EQ(cold[0].outputs, 8.0 * kMiB);  // 8 + 40 MiB since the block's last read
+  EXPECT_EQ(cold[2].outputs, 0.0);         // 8 MiB since a1 read the block
+  // A size no block was freed in: the storage's own last touch, a step ago.
+  const core::Node g3 = opNode("aten::_embedding_bag_backward", {}, {mib(4, 4)});
+  const std::vector<ColdBytes> other = coldBytes({&g1, &a1, &g3, &stream}, 32.0 * kMiB);
+  EXPECT_EQ(other[2].outputs, 4.0 * kMiB);
+}
+
 }  // namespace
 }  // namespace tracetwin::predictors

@@ -130,14 +130,45 @@ TEST(ConvFeatures, DescribeTheGemmTheLayerLowersTo) {
                            {tensor({2, 512, 1, 1})},
                            {"input", "weight", "bias", "stride", "padding", "dilation", "groups"});
   const OpFeatures f = computeFeatures(node);
-  ASSERT_EQ(f.x.size(), kNativePathColumn + 6);
+  ASSERT_EQ(f.x.size(), kNativePathColumn + 7);
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 5], 0.0f);                          // not transposed
+  EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 6], 1.0f);                          // with a bias
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 1], 1.0f);                          // N = 2 x 1 pixel
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 2], std::log2(512.0f * 9));         // K = 512 x 9 taps
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 3], std::log2(512.0f * 4608 * 4));  // the weight
   EXPECT_FLOAT_EQ(f.x[kNativePathColumn + 4], std::log2(f.flops / f.bytes));
   // One FLOP per weight byte: the layer streams its weight.
   EXPECT_NEAR(f.x[kNativePathColumn + 4], 0.0f, 0.01f);
+}
+
+// On a GPU a bias is a pass over the output beside cuDNN's kernel: the last
+// column says whether the forward adds one or the backward computes its
+// gradient (output_mask[2]).
+TEST(ConvFeatures, FlagTheBias) {
+  constexpr size_t kBiasColumn = kNativePathColumn + 6;
+  auto forward = [](core::Value bias) {
+    return computeFeatures(
+        opNode("aten::conv2d",
+               {tensor({8, 64, 28, 28}), tensor({64, 64, 3, 3}), std::move(bias), intList({1, 1}),
+                intList({1, 1}), intList({1, 1}), intValue(1)},
+               {tensor({8, 64, 28, 28})},
+               {"input", "weight", "bias", "stride", "padding", "dilation", "groups"}));
+  };
+  EXPECT_FLOAT_EQ(forward(tensor({64})).x[kBiasColumn], 1.0f);
+  EXPECT_FLOAT_EQ(forward(noneValue()).x[kBiasColumn], 0.0f);
+  auto backward = [](bool grad_bias) {
+    return computeFeatures(opNode(
+        "aten::convolution_backward",
+        {tensor({8, 64, 28, 28}), tensor({8, 64, 28, 28}), tensor({64, 64, 3, 3}), intList({64}),
+         intList({1, 1}), intList({1, 1}), intList({1, 1}), boolValue(false), intList({0, 0}),
+         intValue(1),
+         listValue({boolValue(true), boolValue(true), boolValue(grad_bias)}, "GenericList[Bool]")},
+        {tensor({8, 64, 28, 28}), tensor({64, 64, 3, 3}), tensor({64})},
+        {"grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
+         "transposed", "output_padding", "groups", "output_mask"}));
+  };
+  EXPECT_FLOAT_EQ(backward(true).x[kBiasColumn], 1.0f);
+  EXPECT_FLOAT_EQ(backward(false).x[kBiasColumn], 0.0f);
 }
 
 TEST(ConvFeatures, FlagsTheNativeCpuPath) {
