@@ -124,8 +124,25 @@ TEST(Microbench, AcceleratorGridsAddGpuSizes) {
   EXPECT_TRUE(has(norm_gpu, "batch_norm [32x64x112x112] float32") ||
               has(norm_gpu, "batch_norm [32x64x112x112] cudnn float32"));
   EXPECT_FALSE(has(norm_cpu, "batch_norm [32x64x112x112] float32"));
-  std::printf("grid points cpu/gpu: gemm %zu/%zu conv %zu/%zu norm %zu/%zu\n", gemm_cpu.size(),
-              gemm_gpu.size(), conv_cpu.size(), conv_gpu.size(), norm_cpu.size(), norm_gpu.size());
+  // Memory-bound ops past a GPU's L2 (an H200's ResNet-50 add_ reads 308 MB).
+  const auto ew_gpu = elementwiseCases(gpu), ew_cpu = elementwiseCases(GridOptions{});
+  auto at64m = [](const MicrobenchCase& c) {
+    return c.label.find(" numel=67108864 ") != std::string::npos;
+  };
+  EXPECT_TRUE(std::any_of(ew_gpu.begin(), ew_gpu.end(), at64m));
+  EXPECT_FALSE(std::any_of(ew_cpu.begin(), ew_cpu.end(), at64m));
+  const auto copy_gpu = copyCases(gpu), copy_cpu = copyCases(GridOptions{});
+  EXPECT_TRUE(std::any_of(copy_gpu.begin(), copy_gpu.end(), at64m));
+  EXPECT_FALSE(std::any_of(copy_cpu.begin(), copy_cpu.end(), at64m));
+  const auto red_gpu = reductionCases(gpu), red_cpu = reductionCases(GridOptions{});
+  EXPECT_TRUE(has(red_gpu, "max_pool2d 3x3 pad 1 [32x64x112x112] float32"));
+  EXPECT_FALSE(has(red_cpu, "max_pool2d 3x3 pad 1 [32x64x112x112] float32"));
+  std::printf(
+      "grid points cpu/gpu: gemm %zu/%zu conv %zu/%zu norm %zu/%zu elementwise %zu/%zu copy "
+      "%zu/%zu reduction %zu/%zu\n",
+      gemm_cpu.size(), gemm_gpu.size(), conv_cpu.size(), conv_gpu.size(), norm_cpu.size(),
+      norm_gpu.size(), ew_cpu.size(), ew_gpu.size(), copy_cpu.size(), copy_gpu.size(),
+      red_cpu.size(), red_gpu.size());
 }
 
 // On a GPU, batch norms alternate the backward autograd records after cuDNN
