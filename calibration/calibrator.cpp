@@ -143,10 +143,13 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
       pending = {};
       if (cold_made < cold_groups) {
         const ReplayUnit group = s.cases.back();
+        // The evicted unit first: one unit, where the cold ones are four;
+        // a sweep cut short (a budget of seconds on a loaded host) then
+        // still measures both kinds.
+        s.cases.push_back(evictedUnit(group, evict_bytes));
         for (int64_t n : kBusySpacerSizes) {
           for (bool rewarm : {false, true}) s.cases.push_back(coldUnit(group, n, rewarm));
         }
-        s.cases.push_back(evictedUnit(group, evict_bytes));
         ++cold_made;
       }
     }
