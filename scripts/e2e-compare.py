@@ -41,6 +41,15 @@ def mlp_replay_ms(tracetwin):
         return json.load(f)["iteration_ms_median"]
 
 
+def reuse_capacity_mib(tracetwin):
+    """`tracetwin host --measure-reuse` (about 2 s): the traffic a tensor survives in the caches
+    now. The mm probe misses a memory-bound slowdown: in session 22 embbag's add_ went 790 ->
+    1,033 us a step across three runs with the probe at 1.006x, and this read 34.9 MiB against
+    the calibrated 44.4."""
+    out = run([tracetwin, "host", "--measure-reuse", "--json"])
+    return json.loads(out)["reuse"]["capacity_bytes"] / (1 << 20)
+
+
 def wait_for_quiet(tracetwin, limit_ms, wait_s):
     """Returns the mlp replay time of the check that passed."""
     deadline = time.time() + wait_s
@@ -140,6 +149,7 @@ def main():
     measured = {name: [] for name in names}
     measured_families = {name: [] for name in names}  # per round: family -> measured ms
     quiet_checks_ms = []
+    reuse_mib = []  # the host's reuse capacity before each round
     host_speed = []  # compare's probe against the models' calibration, per replay
     scaled = {name: [] for name in names}
     for r in range(args.rounds):
@@ -147,6 +157,7 @@ def main():
         # every trace of the later rounds by 5-15%.
         if args.quiet_ms > 0:
             quiet_checks_ms.append(wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s))
+        reuse_mib.append(reuse_capacity_mib(tracetwin))
         for trace, name in zip(traces, names):
             report = os.path.join(args.out, "%s.%d.json" % (name, r + 1))
             run([tracetwin, "compare", trace, "--models", sets[0][1], "--iters",
@@ -179,6 +190,9 @@ def main():
                "traces": {n: {"measured_ms": measured[n], "predicted_ms": predicted[n],
                               "measured_host_scaled_ms": scaled[n]} for n in names}}
     summary["host_speed_ratios"] = host_speed
+    summary["reuse_capacity_mib"] = reuse_mib
+    print("reuse capacity (tracetwin host --measure-reuse) before each round: %s MiB"
+          % ", ".join("%.1f" % m for m in reuse_mib))
     if host_speed:
         # The host's phase against the first set's calibration: a slower host
         # reads every prediction about that much under (docs/prediction.md,

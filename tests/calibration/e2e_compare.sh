@@ -52,6 +52,9 @@ for fam in ("gemm", "elementwise"):
 # One host-speed ratio per compare run (the bundle is a CPU calibration), each a positive number.
 assert len(doc["host_speed_ratios"]) == len(names) * doc["rounds"], doc["host_speed_ratios"]
 assert all(r > 0 for r in doc["host_speed_ratios"]), doc["host_speed_ratios"]
+# The host's reuse capacity before each round (a memory-state gauge the mm probe misses).
+assert len(doc["reuse_capacity_mib"]) == doc["rounds"], doc["reuse_capacity_mib"]
+assert all(1 < m < 4096 for m in doc["reuse_capacity_mib"]), doc["reuse_capacity_mib"]
 # The third baseline: each replay scaled by its ratio, then the median round.
 for label in ("bundle", "again"):
     s = doc["end_to_end"]["median_host_scaled"][label]
