@@ -21,6 +21,23 @@
 
 namespace tracetwin::calibration {
 
+// The fixed work: multiply-adds over two float buffers, resident in L1/L2.
+// Every value converges to a normal float: one that decayed towards zero
+// would go subnormal after ~87,000 passes, and subnormal arithmetic is
+// slow (calibrations long enough read a steady 2.4x "slowdown" from then
+// on, with the host at its usual speed).
+class ReferenceWork {
+ public:
+  static constexpr size_t kFloats = 8192;  // 2 x 32 KiB
+  ReferenceWork();
+  void pass();
+  // The smallest magnitude in the buffers.
+  float smallest() const;
+
+ private:
+  std::vector<float> a_, b_;
+};
+
 // One timing of the fixed work, in microseconds.
 double referenceWorkUs();
 

@@ -73,6 +73,15 @@ TEST(HostSpeedGauge, TheReferenceWorkTakesMeasurableTime) {
   EXPECT_LT(us, 1e5);
 }
 
+// A calibration reads the gauge thousands of times; the work's values must
+// not decay into subnormal floats (which ran it 2.4x slower for good after
+// ~1,200 readings of a five-family calibration).
+TEST(HostSpeedGauge, TheReferenceWorkKeepsNormalFloats) {
+  ReferenceWork work;
+  for (int p = 0; p < 100000; ++p) work.pass();  // ~1,400 readings' worth
+  EXPECT_GE(work.smallest(), 1.0f);
+}
+
 TEST(SteadyHostGate, ASteadyReplayRunsOnce) {
   ScriptedHost host{{10, /*before*/ 10.5, /*after*/ 11}};
   HostSpeedGauge g = host.gauge(1);
