@@ -17,6 +17,7 @@
 #include "predictors/features.h"
 #include "predictors/model_set.h"
 #include "predictors/predictor.h"
+#include "predictors/reuse_distance.h"
 #include "predictors/training.h"
 
 namespace {
@@ -164,7 +165,11 @@ core::Graph makeGraph() {
 // with XGBoost residuals where the inner split keeps them (as calibrate does).
 // Owned by main(): XGBoost boosters must be freed before the library's own
 // statics are destroyed at exit, so no static ModelSet.
-predictors::ModelSet makeModels() {
+// `spaced`: each memory-bound sample also measured 64 MiB of other traffic
+// after its inputs' last touch, at twice the time (calibration's spaced
+// units): those families' trees read the reuse distance, and the prediction
+// walks the iteration for it (the bundled CPU models do since session 23).
+predictors::ModelSet makeModels(bool spaced = false) {
   {
     predictors::DeviceSpec d;
     d.name = "bench-gpu";
@@ -180,6 +185,13 @@ predictors::ModelSet makeModels() {
       predictors::OpFeatures f = predictors::computeFeatures(n);
       double t = 3 + std::max(f.flops / 40e12, f.bytes / 2500e9) * 1e6;
       samples.push_back({n, t * noise(rng), d.name, {}});
+      if (spaced && f.family != "gemm" && f.family != "conv" && f.family != "embedding_bag") {
+        predictors::MeasuredOp far = samples.back();
+        far.spaced = true;
+        far.reuse_bytes = 64.0 * (1 << 20);
+        far.measured_us *= 2;
+        samples.push_back(std::move(far));
+      }
     }
     predictors::ModelSet out;
     predictors::FitOptions opts;
@@ -195,9 +207,10 @@ const predictors::ModelSet* g_cpu_models = nullptr;
 
 double g_walk_ms = 0, g_predict_ms = 0, g_predict_cpu_ms = 0;
 
-// The same models as a CPU host's, with a code-cold term (the figures of a
-// 120 s calibration of the development host): the CPU path adds the
-// between-op costs and the code-cold pass over every op.
+// Models of the same mix as a CPU host's, with a code-cold term (the figures
+// of a 120 s calibration of the development host) and spaced samples: the
+// CPU path adds the between-op costs, the code-cold pass over every op and
+// the walk for the inputs' reuse distances.
 predictors::ModelSet asCpuHostModels(predictors::ModelSet models) {
   models.device.kind = predictors::DeviceKind::kCpu;
   models.device.name = "bench-cpu";
@@ -225,6 +238,17 @@ void BM_WalkGraph(benchmark::State& state) {
   state.counters["ops"] = kOps;
 }
 BENCHMARK(BM_WalkGraph)->Unit(benchmark::kMillisecond);
+
+// The inputs' reuse distances of every op (reuse_distance.h), which CPU
+// predictions with spaced models walk once.
+void BM_ReuseDistances(benchmark::State& state) {
+  const core::Graph& g = *g_graph;
+  std::vector<const core::Node*> ops;
+  for (core::NodeId id : core::selectTopLevelOps(g).ops) ops.push_back(&g.node(id));
+  for (auto _ : state) benchmark::DoNotOptimize(predictors::inputReuseBytes(ops, state.range(0)));
+  state.counters["ops"] = kOps;
+}
+BENCHMARK(BM_ReuseDistances)->Arg(0)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
 void BM_PredictGraph(benchmark::State& state) {
   const core::Graph& g = *g_graph;
@@ -262,7 +286,7 @@ int main(int argc, char** argv) {
   // Built outside the timed regions.
   const core::Graph graph = makeGraph();
   const predictors::ModelSet models = makeModels();
-  const predictors::ModelSet cpu_models = asCpuHostModels(models);
+  const predictors::ModelSet cpu_models = asCpuHostModels(makeModels(/*spaced=*/true));
   g_graph = &graph;
   g_models = &models;
   g_cpu_models = &cpu_models;

@@ -18,6 +18,7 @@
 #include "calibration/host_speed_gauge.h"
 #include "calibration/microbench.h"
 #include "calibration/replay_unit.h"
+#include "calibration/spaced_units.h"
 #include "calibration/steady_host_gate.h"
 #include "core/errors.h"
 #include "core/op_family.h"
@@ -117,6 +118,10 @@ struct FamilySweep {
   bool exhausted() const { return next >= cases.size(); }
 };
 
+// Units of the sweep before the spaced ones (the first group's cold and
+// evicted units come within them).
+constexpr size_t kSpacedUnitsAfter = 24;
+
 // `evict_bytes`: the stream of the family's evicted unit (CPU).
 FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
                        int64_t evict_bytes) {
@@ -155,6 +160,15 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
     }
   }
   if (pending.cases.size() > 1) s.cases.push_back(std::move(pending));
+  // CPU memory-bound families: the spaced units early in the sweep, where a
+  // short budget still reaches them.
+  if (o.device == "cpu" && spacedFamily(fam.name)) {
+    std::vector<ReplayUnit> spaced = spacedUnits(gridCases(fam, o.device, o.case_filter));
+    const auto at =
+        s.cases.begin() + static_cast<std::ptrdiff_t>(std::min(s.cases.size(), kSpacedUnitsAfter));
+    s.cases.insert(at, std::make_move_iterator(spaced.begin()),
+                   std::make_move_iterator(spaced.end()));
+  }
   for (const ReplayUnit& u : s.cases) s.case_runs += static_cast<int64_t>(u.cases.size());
   s.run.family = fam.name;
   s.run.grid_points = static_cast<int64_t>(grid_points);
@@ -369,7 +383,8 @@ std::string libtorchVersion() {
 #endif
 }
 
-CalibrationResult runCalibration(const CalibrationOptions& o) {
+CalibrationResult runCalibration(const CalibrationOptions& options) {
+  CalibrationOptions o = options;
   if (!(o.budget_s > 0) || !std::isfinite(o.budget_s)) {
     throw UsageError(
         fmt::format("--budget-s must be a positive number of seconds, got {}", o.budget_s));
@@ -404,6 +419,7 @@ CalibrationResult runCalibration(const CalibrationOptions& o) {
   const ProbeResult probe = probeDevice(po);  // UnavailableError when the device is absent
   res.device = probe.spec;
   res.replay_loop_us = probe.replay_loop_us;
+  o.private_cache_bytes = static_cast<double>(res.device.privateCacheBytes());
   // The budget is the microbenchmarks': the device probes (a few seconds,
   // the reuse probe's two among them) come on top, as the fit does.
   const Clock::time_point t0 = Clock::now();

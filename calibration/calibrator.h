@@ -74,6 +74,10 @@ struct CalibrationOptions {
   // the loop around the calls) in a second replay of each point without the
   // kernel collector, whose per-launch cost it would otherwise carry.
   bool host_pass_without_collector = true;
+  // The core's private cache (DeviceSpec::privateCacheBytes), for the reuse
+  // distances of the rows (predictors/reuse_distance.h); runCalibration sets
+  // it from its host probe.
+  double private_cache_bytes = 0;
 };
 
 struct FamilyRun {

@@ -122,6 +122,8 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     if (r.idle_us > 0) line["idle_us"] = r.idle_us;
     if (r.previous_us > 0) line["previous_us"] = r.previous_us;
     if (r.repeats_us.size() >= 2) line["repeats_us"] = r.repeats_us;
+    if (r.sample.reuse_bytes >= 0) line["reuse_bytes"] = r.sample.reuse_bytes;
+    if (r.sample.spaced) line["spaced"] = true;
     if (r.host_us > 0) {
       line["host_us"] = r.host_us;
       line["kernels"] = r.kernels;
@@ -184,6 +186,18 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
       }
       row.host_us = j["host_us"].get<double>();
       row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
+    }
+    if (j.contains("reuse_bytes")) {
+      if (!j["reuse_bytes"].is_number() || !(j["reuse_bytes"].get<double>() >= 0)) {
+        throw InputError(
+            fmt::format("{}:{}: \"reuse_bytes\" must be a number of 0 or more", path, line_no));
+      }
+      row.sample.reuse_bytes = j["reuse_bytes"].get<double>();
+    }
+    if (j.contains("spaced")) {
+      if (!j["spaced"].is_boolean())
+        throw InputError(fmt::format("{}:{}: \"spaced\" must be true or false", path, line_no));
+      row.sample.spaced = j["spaced"].get<bool>();
     }
     if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
       row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();

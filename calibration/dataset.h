@@ -2,7 +2,9 @@
 // one JSON object per line,
 //   {"family", "case", "op", "measured_us", "device", "index_reuse", "repeated",
 //    "host_slowdown" (when gauged), "idle_us", "previous_us", "repeats_us" (when
-//    measured more than once), "host_us" and "kernels" (GPU), "node"}
+//    measured more than once), "host_us" and "kernels" (GPU), "reuse_bytes"
+//    (the inputs' reuse distance in the unit), "spaced" (a spaced unit's row),
+//    "node"}
 // where "node" is the op as an execution-trace 1.0.1 node (name, op_schema,
 // inputs/input_shapes/input_types, outputs/...). Keeping the op in the trace
 // format means the dataset is read back through core's own trace parser, so

@@ -13,6 +13,7 @@
 #include "core/op_family.h"
 #include "core/statistics.h"
 #include "predictors/code_cold.h"
+#include "predictors/reuse_distance.h"
 #include "replay/replayer.h"
 #include "replay/untraced_timing.h"
 
@@ -62,11 +63,31 @@ void addEvictedRounds(const ReplayUnit& u, std::vector<size_t>& order, std::mt19
   }
 }
 
+// Spaced unit rounds: per case a copy on its own tensors (marked i + n, not
+// recorded), the stream, and the copy's ops again (case i).
+void addSpacedRounds(const ReplayUnit& u, std::vector<size_t>& order, std::mt19937_64& rng,
+                     GraphBuilder& b, std::vector<size_t>* case_of) {
+  const size_t n = u.cases.size();
+  for (int r = 0; r < kRounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      const core::NodeId first = b.nextNodeId();
+      u.cases[i].add_copy(b);
+      const core::NodeId end = b.nextNodeId();
+      markCase(b, first, i + n, case_of);
+      b.flush(u.spaced_bytes);
+      const core::NodeId again = b.nextNodeId();
+      b.repeatOps(first, end);
+      markCase(b, again, i, case_of);
+    }
+  }
+}
+
 // The unit's graph and, per node id, the index of the case that added it
 // (an evicted unit's hot copies: the index plus the number of cases).
 core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t seed,
                       std::vector<size_t>* case_of) {
-  if (u.cases.size() == 1 && u.busy_spacer == 0 && u.flush_bytes == 0) {
+  if (u.cases.size() == 1 && u.busy_spacer == 0 && u.flush_bytes == 0 && u.spaced_bytes == 0) {
     core::Graph g = u.cases[0].build();
     case_of->clear();  // every node belongs to case 0
     return g;
@@ -78,6 +99,10 @@ core::Graph buildUnit(const ReplayUnit& u, const std::string& device, uint64_t s
   if (u.flush_bytes > 0) {
     addEvictedRounds(u, order, rng, b, case_of);
     return b.build(fmt::format("microbenchmark evicted group of {}", u.cases.size()));
+  }
+  if (u.spaced_bytes > 0) {
+    addSpacedRounds(u, order, rng, b, case_of);
+    return b.build(fmt::format("microbenchmark spaced group of {}", u.cases.size()));
   }
   const bool cold = u.busy_spacer > 0;
   for (int r = 0; r < (cold ? 1 : kRounds); ++r) {
@@ -190,6 +215,16 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
       previous_us[ids[i]] = us[i > 0 ? i - 1 : us.size() - 1];
     }
   }
+  // Each op's inputs' reuse distance in the unit, as the predictor finds
+  // them in an iteration (the rows carry them to the trees).
+  std::unordered_map<core::NodeId, double> reuse_bytes;
+  {
+    std::vector<const core::Node*> replayed;
+    for (const replay::OpMeasurement& m : r.per_op)
+      if (const core::Node* node = graph.findNode(m.id)) replayed.push_back(node);
+    const std::vector<double> reuse = predictors::inputReuseBytes(replayed, o.private_cache_bytes);
+    for (size_t i = 0; i < replayed.size(); ++i) reuse_bytes[replayed[i]->id] = reuse[i];
+  }
   auto caseOf = [&](core::NodeId id) {
     return size_t(id) < case_of.size() ? case_of[size_t(id)] : size_t{0};
   };
@@ -197,7 +232,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   // time, host time and kernel count.
   struct Copies {
     core::NodeId first = core::kNoNode;
-    std::vector<double> us, host_us, kernels;
+    std::vector<double> us, host_us, kernels, reuse;
   };
   std::map<std::pair<size_t, std::string>, Copies> groups;
   for (const replay::OpMeasurement& m : r.per_op) {
@@ -209,12 +244,15 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     // family's hold-out GMAE from 12% to 59% (docs/calibration.md).
     const size_t case_index = caseOf(m.id);
     if (core::opFamily(*node) != u.cases[case_index % u.cases.size()].family) continue;
+    if (u.spaced_bytes > 0 && case_index >= u.cases.size()) continue;  // the copy before the stream
     Copies& g = groups[{case_index, signature(*node)}];
     if (g.us.empty()) g.first = m.id;
     g.us.push_back(on_cpu ? m.cpu_us : m.device_us);
     const auto host_call = host_call_us.find(m.id);
     g.host_us.push_back(host_call != host_call_us.end() ? host_call->second : m.cpu_us);
     g.kernels.push_back(double(m.kernels));
+    const auto reuse = reuse_bytes.find(m.id);
+    if (reuse != reuse_bytes.end()) g.reuse.push_back(reuse->second);
   }
   // What the host loop held beyond the ops' calls: on a CPU the iteration,
   // on a GPU the loop that issued it (the iteration is the device's).
@@ -244,6 +282,9 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
                                    u.rewarm ? " rewarmed" : "");
     } else if (u.flush_bytes > 0) {
       row.case_label = c.label + (key.first < u.cases.size() ? kEvictedSuffix : kEvictedHotSuffix);
+    } else if (u.spaced_bytes > 0) {
+      row.case_label = fmt::format("{}{}{} MiB]", c.label, kSpacedSuffix, u.spaced_bytes >> 20);
+      row.sample.spaced = true;
     } else {
       row.case_label = c.label;
     }
@@ -251,6 +292,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     row.previous_us = previous_us[group.first];
     row.sample.node = graph.node(group.first);
     row.sample.measured_us = core::median(group.us);
+    if (on_cpu && !group.reuse.empty()) row.sample.reuse_bytes = core::median(group.reuse);
     if (!on_cpu) {
       row.host_us = core::median(group.host_us);
       row.kernels = static_cast<int>(std::lround(core::median(group.kernels)));

@@ -55,6 +55,25 @@ inline constexpr int kEvictedCopies = 5;
 inline constexpr const char* kEvictedSuffix = " [evicted]";
 inline constexpr const char* kEvictedHotSuffix = " [evicted, hot]";
 
+// Spaced units (CPU, memory-bound families): a few cases of the family whose
+// inputs are too large for L2 run again per distance in kSpacedMiB: per round
+// and case, one copy on its own tensors (not recorded), a stream of that
+// many bytes (GraphBuilder::flush), and the copy's ops once more on the same
+// tensors, now that far back in the traffic. A step reads its saved
+// activations and parameters at such distances, where a microbenchmark
+// re-running one op never does; on the development VM the last-level cache
+// loses a tensor gradually from ~8 MiB of other traffic on, not at one
+// capacity (ResNet-style batch norm backward, 1 MiB tensors: 91 us at once,
+// 199 after 16 MiB, 263 after 24, 296 after 48, 380 after 128). Rows
+// "<label> [spaced N MiB]", marked spaced with the inputs' reuse distance in
+// the unit: the trees learn it as a column (predictors/features.h).
+inline constexpr int64_t kSpacedMiB[] = {8, 16, 24, 32, 48, 64, 128};
+inline constexpr size_t kSpacedCases = 6;
+// Input bytes of the cases taken: past L2, within what one round can stream.
+inline constexpr double kSpacedMinInputBytes = 256.0 * 1024;
+inline constexpr double kSpacedMaxInputBytes = 16.0 * 1024 * 1024;
+inline constexpr const char* kSpacedSuffix = " [spaced ";
+
 // What one replay measures: one case on its own or a group interleaved.
 struct ReplayUnit {
   std::vector<MicrobenchCase> cases;
@@ -62,6 +81,7 @@ struct ReplayUnit {
   int64_t busy_spacer = 0;  // > 0: a cold unit, an mm of this size before every copy
   bool rewarm = false;      // cold unit: a tiny copy_ between the mm and each copy
   int64_t flush_bytes = 0;  // > 0: an evicted unit, this stream before every round
+  int64_t spaced_bytes = 0;  // > 0: a spaced unit, this stream before every measured copy
 };
 
 bool interleavable(const MicrobenchCase& c);

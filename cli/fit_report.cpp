@@ -21,6 +21,12 @@ void printFitReport(const predictors::FitReport& report) {
       fmt::print(" {} {:.1f}% ({})", s.op, 100.0 * s.gmae, s.samples);
     fmt::print("\n");
   }
+  // Spaced units' rows (ops long after their inputs' last touch), apart.
+  for (const auto& f : report.families) {
+    if (f.n_spaced_holdout == 0) continue;
+    fmt::print("  {} hold-out at reuse distances (spaced units): {:.1f}% over {}\n", f.family,
+               100.0 * f.spaced_holdout_gmae, f.n_spaced_holdout);
+  }
   for (const std::string& n : report.notes) fmt::print("  note: {}\n", n);
 }
 

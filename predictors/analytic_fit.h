@@ -14,6 +14,7 @@ namespace tracetwin::predictors {
 struct Sample {
   OpFeatures f;
   double us = 0;
+  bool spaced = false;  // MeasuredOp::spaced
 };
 
 // t0, compute and memory efficiency by alternating regime assignment and

@@ -6,15 +6,7 @@
 namespace tracetwin::predictors {
 namespace {
 
-struct Touch {
-  int64_t storage;
-  double bytes;
-  bool input;
-  // An output on a storage none of the op's inputs hold: memory the op
-  // allocated (not a view, not in place), which the replay's allocator takes
-  // from the blocks freed before it.
-  bool produced = false;
-};
+using Touch = StepTouch;
 
 // Storages the ops allocate, and after which op each allocation is freed:
 // the last op that touches it before the storage is produced again (an
@@ -69,35 +61,18 @@ Frees freesAfter(const std::vector<Touch>& touches, const std::vector<size_t>& f
 }  // namespace
 
 std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, double cache_bytes) {
-  std::vector<ColdBytes> cold(ops.size());
+  if (cache_bytes <= 0) return std::vector<ColdBytes>(ops.size());
+  return coldBytes(stepTouches(ops), cache_bytes);
+}
+
+std::vector<ColdBytes> coldBytes(const StepTouches& step, double cache_bytes) {
+  const size_t n_ops = step.ops();
+  std::vector<ColdBytes> cold(n_ops);
   if (cache_bytes <= 0) return cold;
-  // Every op's tensors once (this runs for every op of a 100k-op graph).
-  std::vector<Touch> touches;
-  std::vector<size_t> first(ops.size() + 1, 0);
-  touches.reserve(ops.size() * 3);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    first[i] = touches.size();
-    for (bool input : {true, false}) {
-      for (const core::Value& v : input ? ops[i]->inputs : ops[i]->outputs) {
-        core::forEachTensor(v, [&](const core::TensorValue& t) {
-          if (t.defined() && t.storage_id != 0) {
-            touches.push_back({t.storage_id, static_cast<double>(t.bytes()), input});
-          }
-        });
-      }
-    }
-    for (size_t k = first[i]; k < touches.size(); ++k) {
-      Touch& out = touches[k];
-      if (out.input) continue;
-      out.produced = std::none_of(touches.begin() + static_cast<std::ptrdiff_t>(first[i]),
-                                  touches.begin() + static_cast<std::ptrdiff_t>(k),
-                                  [&](const Touch& t) { return t.storage == out.storage; });
-    }
-  }
-  first[ops.size()] = touches.size();
-  const Frees frees = freesAfter(touches, first, ops.size());
-  std::unordered_map<int64_t, double> last_touch;  // storage -> traffic clock at its last touch
-  last_touch.reserve(touches.size());
+  const std::vector<Touch>& touches = step.touches;
+  const std::vector<size_t>& first = step.first;
+  const Frees frees = freesAfter(touches, first, n_ops);
+  std::vector<double> last_touch(step.storages, -1.0);  // by slot: traffic clock at its last touch
   // Freed blocks by size, most recent last, each with the clock of its last
   // touch: glibc hands a freed chunk back to the next request of its size
   // (its bins and the top of the heap are last in, first out), so a tensor
@@ -110,11 +85,11 @@ std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, doub
   double clock = 0;
   // Pass 0 replays the iteration once so pass 1 sees the previous one.
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t i = 0; i < n_ops; ++i) {
       double bytes = 0;
       for (size_t k = first[i]; k < first[i + 1]; ++k) {
         const Touch& t = touches[k];
-        double& last = last_touch.try_emplace(t.storage, -1.0).first->second;
+        double& last = last_touch[t.slot];
         // Touched already by this op (an in-place op's output, a tensor
         // passed twice): no new lines in the cache, nothing cold.
         if (last == clock) continue;
@@ -137,7 +112,7 @@ std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, doub
       clock += bytes;
       for (size_t f = frees.at[i]; f < frees.at[i + 1]; ++f) {
         const Touch& t = touches[frees.touches[f]];
-        free_blocks[static_cast<int64_t>(t.bytes)].push_back(last_touch[t.storage]);
+        free_blocks[static_cast<int64_t>(t.bytes)].push_back(last_touch[t.slot]);
       }
     }
   }

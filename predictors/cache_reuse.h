@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "predictors/step_touches.h"
 
 namespace tracetwin::predictors {
 
@@ -46,5 +47,7 @@ struct ColdBytes {
 // 497-553 replayed (637-651 for the SGD add_ with both inputs cold); graded,
 // at 445.
 std::vector<ColdBytes> coldBytes(const std::vector<const core::Node*>& ops, double cache_bytes);
+// The same over touches collected once (stepTouches(ops)).
+std::vector<ColdBytes> coldBytes(const StepTouches& step, double cache_bytes);
 
 }  // namespace tracetwin::predictors

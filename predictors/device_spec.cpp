@@ -107,6 +107,14 @@ int64_t DeviceSpec::lastLevelCacheBytes() const {
   return best;
 }
 
+int64_t DeviceSpec::privateCacheBytes() const {
+  const int64_t last = lastLevelCacheBytes();
+  int64_t best = 0;
+  for (const CacheSpec& c : caches)
+    if (c.bytes < last) best = std::max(best, c.bytes);
+  return best;
+}
+
 double DeviceSpec::lastLevelCacheBandwidth() const {
   const CacheSpec* best = nullptr;
   for (const CacheSpec& c : caches) {

@@ -65,6 +65,8 @@ struct DeviceSpec {
   double listedPeakFlops(core::DType dtype) const;
   // Largest cache (L2 on GPUs, LLC on CPUs); 0 when none is listed.
   int64_t lastLevelCacheBytes() const;
+  // The largest cache below the last level (a CPU core's L2); 0 with one level.
+  int64_t privateCacheBytes() const;
   double lastLevelCacheBandwidth() const;  // bytes/s, 3x DRAM when unknown
   // Link by name; nullptr when the device lists none of that name.
   const LinkSpec* findLink(const std::string& name) const;

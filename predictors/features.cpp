@@ -367,6 +367,12 @@ const std::unordered_map<std::string, Extractor>& extractors() {
 
 }  // namespace
 
+float reuseColumnValue(const OpFeatures& f) {
+  if (f.reuse_bytes < 0) return std::nanf("");
+  const double octaves = std::log2(1.0 + f.reuse_bytes / double(1 << 20));
+  return static_cast<float>(std::round(octaves * 4) / 4);
+}
+
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
   if (family == "conv") return 19;

@@ -33,6 +33,12 @@ struct OpFeatures {
   // touch in the iteration (predictors/cache_reuse.h); set by the predictor,
   // 0 in training (microbenchmarks re-run one op on cache-hot inputs).
   double cold_bytes = 0.0;
+  // How much other traffic came between the op's inputs' last touch and the
+  // op (reuse_distance.h); negative when unknown. Set by the
+  // caller like `repeated`: training from the calibration unit the op ran in,
+  // the predictor from the iteration, for families whose trees were fitted
+  // on it (reuseColumnValue).
+  double reuse_bytes = -1.0;
   core::DType dtype = core::DType::kUnknown;  // dtype of the main operand
   double flops = 0.0;                         // useful FLOPs of the op
   double bytes = 0.0;                         // bytes read + written (compulsory traffic)
@@ -51,6 +57,11 @@ struct OpFeatures {
   // Convolutions: the filter's bytes (read once per pass over it).
   double weight_bytes = 0.0;
 };
+
+// The booster's reuse column: log2 of 1 + the reuse distance in MiB, on a
+// grid of quarter octaves (ops of a step have as many distances as ops; the
+// predictor predicts each distinct feature set once). NaN when unknown.
+float reuseColumnValue(const OpFeatures& f);
 
 // The op's variant, or its name when it has no flags.
 inline const std::string& variantKey(const OpFeatures& f) {

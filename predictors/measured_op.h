@@ -20,6 +20,14 @@ struct MeasuredOp {
   // in the caches) rather than interleaved with other ops; see
   // OpFeatures::repeated.
   bool repeated = false;
+  // The inputs' reuse distance in the unit the op was measured in
+  // (OpFeatures::reuse_bytes); negative when not recorded (the op alone is
+  // assumed: only its own tensors between two calls).
+  double reuse_bytes = -1.0;
+  // Measured after a stream of other traffic, at a reuse distance a
+  // microbenchmark re-running one op never has (calibration's spaced units):
+  // only the trees learn from it, not the analytic base of cache-hot times.
+  bool spaced = false;
 };
 
 }  // namespace tracetwin::predictors

@@ -14,6 +14,7 @@ void addStepTerms(const OpPrediction& o, nlohmann::json* op) {
   if (o.cold_input_us > 0) j["cold_input_us"] = o.cold_input_us;
   if (o.cold_tensor_us > 0) j["cold_tensor_us"] = o.cold_tensor_us;
   if (o.page_fault_us > 0) j["page_fault_us"] = o.page_fault_us;
+  if (o.input_reuse_bytes >= 0) j["input_reuse_bytes"] = o.input_reuse_bytes;
 }
 
 nlohmann::json predictionToJson(const Prediction& p) {

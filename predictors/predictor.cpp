@@ -24,6 +24,7 @@
 #include "predictors/fresh_pages.h"
 #include "predictors/op_record.h"
 #include "predictors/op_timing.h"
+#include "predictors/reuse_distance.h"
 #include "predictors/rnn_steps.h"
 #include "predictors/step_cache_terms.h"
 #include "predictors/xgb_model.h"
@@ -61,6 +62,7 @@ uint64_t featureHash(const OpRecord& r) {
   auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
   mixIn(f.repeated ? 1 : 0);
   mixIn(bitsOf(f.cold_bytes));
+  if (f.reuse_bytes >= 0) mixIn(bitsOf(static_cast<double>(reuseColumnValue(f))));
   mixIn(bitsOf(f.message_bytes));
   mixIn(static_cast<uint64_t>(f.world_size));
   mixIn(bitsOf(f.table_bytes));
@@ -68,8 +70,14 @@ uint64_t featureHash(const OpRecord& r) {
   return h;
 }
 
+// The same reuse column (both unknown, or the same grid value).
+bool sameReuse(const OpFeatures& a, const OpFeatures& b) {
+  if (a.reuse_bytes < 0 || b.reuse_bytes < 0) return (a.reuse_bytes < 0) == (b.reuse_bytes < 0);
+  return reuseColumnValue(a) == reuseColumnValue(b);
+}
+
 bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
-  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
+  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated && sameReuse(a, b) &&
          a.cold_bytes == b.cold_bytes && a.dtype == b.dtype && a.flops == b.flops &&
          a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
          a.world_size == b.world_size && a.message_bytes == b.message_bytes &&
@@ -259,6 +267,9 @@ bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, do
     OpRecord c{node, computeFeatures(*node), {}};
     c.shape_hash = shapeHash(c.f);
     if (!sub.empty()) c.f.repeated = variantKey(sub.back().f) == variantKey(c.f);
+    // A part's inputs come from the parts before it: as close as its own
+    // tensors (the parts are not in the iteration's walk).
+    c.f.reuse_bytes = aloneReuseBytes(*node, models.device.privateCacheBytes());
     sub.push_back(std::move(c));
   }
   predictDeviceTimes(sub, graph, models, opts);

@@ -63,6 +63,9 @@ struct OpPrediction {
   // Of predicted_us, faulting in outputs mapped fresh for the call (CPU
   // models; fresh_pages.h).
   double page_fault_us = 0.0;
+  // The inputs' reuse distance in the iteration, where the op's trees read
+  // it (reuse_distance.h); negative otherwise.
+  double input_reuse_bytes = -1.0;
 };
 
 struct Breakdown {

@@ -1,5 +1,6 @@
 #include "predictors/step_cache_terms.h"
 
+#include <set>
 #include <string>
 
 #include "predictors/analytic_models.h"
@@ -7,6 +8,7 @@
 #include "predictors/code_cold.h"
 #include "predictors/conv_path_model.h"
 #include "predictors/fresh_pages.h"
+#include "predictors/reuse_distance.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -54,7 +56,29 @@ void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
-  const std::vector<ColdBytes> cold = coldBytes(nodes, coldCacheBytes(models));
+  // The inputs' reuse distances, for the families whose trees read them; the
+  // others keep them unknown, so that their ops still predict once per shape.
+  std::set<std::string> reading;
+  for (const std::string& family : models.families()) {
+    const auto* learned = dynamic_cast<const XgbResidualModel*>(models.model(family));
+    if (learned != nullptr && learned->readsReuse()) reading.insert(family);
+  }
+  const double cache_bytes = coldCacheBytes(models);
+  // The touches once for both walks, and only for a walk that runs.
+  StepTouches step;
+  if (cache_bytes > 0 || !reading.empty()) step = stepTouches(nodes);
+  std::vector<ColdBytes> cold(recs.size());
+  if (cache_bytes > 0) cold = coldBytes(step, cache_bytes);
+  if (!reading.empty()) {
+    const std::vector<double> reuse =
+        inputReuseBytes(step, static_cast<double>(models.device.privateCacheBytes()));
+    for (size_t i = 0; i < recs.size(); ++i) {
+      if (reading.count(recs[i].f.family)) {
+        recs[i].f.reuse_bytes = reuse[i];
+        recs[i].out.input_reuse_bytes = reuse[i];
+      }
+    }
+  }
   for (size_t i = 0; i < recs.size(); ++i) {
     recs[i].f.cold_bytes = cold[i].inputs;
     recs[i].out.cold_input_bytes = cold[i].inputs;

@@ -15,6 +15,7 @@
 #include "predictors/analytic_fit.h"
 #include "predictors/analytic_models.h"
 #include "predictors/conv_path_model.h"
+#include "predictors/reuse_distance.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -89,16 +90,33 @@ double interceptOf(const KernelModel& m) {
 SizeEdges sizeEdges(const std::vector<const Sample*>& train, const std::vector<float>& y) {
   SizeEdges edges;
   for (const Sample* s : train) {
+    if (s->spaced) continue;  // slower than the same point hot, by design
     SizeEdge& e = edges[s->f.op];
     e.max_bytes = std::max(e.max_bytes, s->f.bytes);
   }
   std::unordered_map<std::string, std::vector<double>> top;
   for (size_t i = 0; i < train.size(); ++i) {
     const OpFeatures& f = train[i]->f;
-    if (f.bytes >= edges[f.op].max_bytes / 2) top[f.op].push_back(y[i]);
+    if (!train[i]->spaced && f.bytes >= edges[f.op].max_bytes / 2) top[f.op].push_back(y[i]);
   }
   for (auto& [op, e] : edges) e.log_ratio = core::median(top[op]);
   return edges;
+}
+
+// The samples measured on cache-hot inputs: what an analytic base is fitted
+// on (spaced samples only shape the trees).
+std::vector<const Sample*> unspaced(const std::vector<const Sample*>& samples) {
+  std::vector<const Sample*> out;
+  out.reserve(samples.size());
+  for (const Sample* s : samples)
+    if (!s->spaced) out.push_back(s);
+  return out.empty() ? samples : out;
+}
+
+bool hasSpacedSamples(const std::vector<const Sample*>& samples, const FitOptions& opts) {
+  const auto n =
+      std::count_if(samples.begin(), samples.end(), [](const Sample* s) { return s->spaced; });
+  return n > 0 && n >= opts.min_spaced_samples;
 }
 
 std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel> base,
@@ -109,12 +127,18 @@ std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel>
   // of itself. Small embedding ops cost a median 1.31x more interleaved with
   // other ops than alone (192 pairs of one calibration), and gemm, conv and
   // embedding_bag have no per-context fixed cost in their analytic model.
+  // Where calibration measured ops at other reuse distances, the inputs'
+  // distance follows: on the development VM a batch norm backward over
+  // 1 MiB tensors took 91 us re-run at once and 263 us after 24 MiB of
+  // other traffic, the distance its inputs have in a CNN's step.
   const size_t repeated_column = featureCount(family);
-  const size_t cols = repeated_column + 1;
+  const bool with_reuse = hasSpacedSamples(train, opts);
+  const size_t reuse_column = with_reuse ? repeated_column + 1 : kNoReuseColumn;
+  const size_t cols = repeated_column + (with_reuse ? 2 : 1);
   std::vector<float> x, y;
   std::vector<double> base_pred = predictAll(*base, train, d);
   for (size_t i = 0; i < train.size(); ++i) {
-    appendBoosterRow(train[i]->f, cols, repeated_column, &x);
+    appendBoosterRow(train[i]->f, cols, repeated_column, &x, reuse_column);
     y.push_back(static_cast<float>(std::log(train[i]->us / std::max(base_pred[i], 1e-9))));
   }
   XgbParams p{opts.xgb_rounds, opts.xgb_max_depth, opts.xgb_eta, opts.seed};
@@ -126,7 +150,7 @@ std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel>
   SizeEdges edges;
   if (dynamic_cast<const BandwidthCurveModel*>(base.get()) != nullptr) edges = sizeEdges(train, y);
   return std::make_shared<XgbResidualModel>(std::move(base), std::move(booster), cols,
-                                            repeated_column, std::move(edges));
+                                            repeated_column, std::move(edges), reuse_column);
 }
 
 // Whether the XGBoost residual beats the analytic model on data it was not
@@ -143,7 +167,7 @@ bool residualHelps(const std::string& family, const FamilyFitter& fitter,
   std::vector<const Sample*> fit, check;
   for (size_t i = 0; i < train.size(); ++i) (isHoldout(i, inner) ? check : fit).push_back(train[i]);
   if (check.size() < 10 || static_cast<int>(fit.size()) < opts.min_samples_for_xgboost) return true;
-  std::shared_ptr<const KernelModel> base = fitter.analytic(fit, d);
+  std::shared_ptr<const KernelModel> base = fitter.analytic(unspaced(fit), d);
   std::shared_ptr<const KernelModel> learned = fitLearned(base, family, fit, d, opts);
   *analytic_score = gmae(predictAll(*base, check, d), times(check));
   *learned_score = gmae(predictAll(*learned, check, d), times(check));
@@ -204,6 +228,9 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
     all.push_back(
         {computeFeatures(m.node, m.index_reuse.empty() ? nullptr : &m.index_reuse), m.measured_us});
     all.back().f.repeated = m.repeated;
+    all.back().f.reuse_bytes =
+        m.reuse_bytes >= 0 ? m.reuse_bytes : aloneReuseBytes(m.node, device.privateCacheBytes());
+    all.back().spaced = m.spaced;
   }
   if (dropped)
     report.notes.push_back(
@@ -222,7 +249,7 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
     auto& [train, hold] = sets;
     if (train.empty()) std::swap(train, hold);  // tiny families: fit on what there is
     const FamilyFitter& fitter = fitters().at(family);
-    std::shared_ptr<const KernelModel> analytic = fitter.analytic(train, device);
+    std::shared_ptr<const KernelModel> analytic = fitter.analytic(unspaced(train), device);
     std::shared_ptr<const KernelModel> chosen = analytic;
     const bool enough = static_cast<int>(train.size()) >= opts.min_samples_for_xgboost;
     bool learn = fitter.learned && opts.use_xgboost && enough;
@@ -241,18 +268,27 @@ FitReport fitModels(const std::vector<MeasuredOp>& samples, const DeviceSpec& de
           family, 100 * analytic_score, 100 * learned_score));
     }
     if (learn) chosen = fitLearned(analytic, family, train, device, opts);
-    FamilyFit fit{family, chosen->kind(), static_cast<int64_t>(train.size()),
-                  static_cast<int64_t>(hold.size())};
-    if (!hold.empty()) {
-      const std::vector<double> predicted = predictAll(*chosen, hold, device);
-      fit.holdout_gmae = gmae(predicted, times(hold));
-      fit.analytic_gmae = gmae(predictAll(*analytic, hold, device), times(hold));
-      fit.worst_holdout_ops = worstOps(hold, predicted);
+    std::vector<const Sample*> hot_hold, spaced_hold;
+    for (const Sample* s : hold) (s->spaced ? spaced_hold : hot_hold).push_back(s);
+    FamilyFit fit;
+    fit.family = family;
+    fit.model_kind = chosen->kind();
+    fit.n_train = static_cast<int64_t>(train.size());
+    fit.n_holdout = static_cast<int64_t>(hot_hold.size());
+    if (!hot_hold.empty()) {
+      const std::vector<double> predicted = predictAll(*chosen, hot_hold, device);
+      fit.holdout_gmae = gmae(predicted, times(hot_hold));
+      fit.analytic_gmae = gmae(predictAll(*analytic, hot_hold, device), times(hot_hold));
+      fit.worst_holdout_ops = worstOps(hot_hold, predicted);
+    }
+    if (!spaced_hold.empty()) {
+      fit.n_spaced_holdout = static_cast<int64_t>(spaced_hold.size());
+      fit.spaced_holdout_gmae = gmae(predictAll(*chosen, spaced_hold, device), times(spaced_hold));
     }
     if (opts.refit_on_all && !hold.empty()) {
       std::vector<const Sample*> every = train;
       every.insert(every.end(), hold.begin(), hold.end());
-      analytic = fitter.analytic(every, device);
+      analytic = fitter.analytic(unspaced(every), device);
       chosen = learn ? fitLearned(analytic, family, every, device, opts) : analytic;
     }
     fit.intercept_us = interceptOf(*analytic);

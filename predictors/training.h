@@ -28,6 +28,9 @@ struct FitOptions {
   // After the hold-out is scored, fit the kept model again on every sample
   // (training set and hold-out) for the ModelSet.
   bool refit_on_all = true;
+  // A family's trees read the inputs' reuse distance when it has at least
+  // this many spaced samples (MeasuredOp::spaced).
+  int min_spaced_samples = 10;
 };
 
 struct FamilyFit {
@@ -38,6 +41,10 @@ struct FamilyFit {
   double holdout_gmae = 0.0;   // geometric mean of |pred - meas| / meas on hold-out
   double analytic_gmae = 0.0;  // same, for the analytic model alone
   double intercept_us = 0.0;   // fitted fixed cost per op (launch / dispatch)
+  // The hold-out above is the grid points measured as calibration always
+  // did; spaced samples (MeasuredOp::spaced) are scored on their own.
+  int64_t n_spaced_holdout = 0;
+  double spaced_holdout_gmae = 0.0;
   // The hold-out's ops the kept model misses most: GMAE per op name, worst
   // first (at most kWorstHoldoutOps), with how many hold-out samples each.
   struct OpScore {

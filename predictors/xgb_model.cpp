@@ -103,10 +103,12 @@ std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) co
 }
 
 void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_column,
-                      std::vector<float>* rows) {
+                      std::vector<float>* rows, size_t reuse_column) {
   for (size_t i = 0; i < n_features; ++i) {
     if (i == repeated_column) {
       rows->push_back(f.repeated ? 1.0F : 0.0F);
+    } else if (i == reuse_column) {
+      rows->push_back(reuseColumnValue(f));
     } else {
       rows->push_back(i < f.x.size() ? f.x[i] : std::nanf(""));
     }
@@ -115,12 +117,13 @@ void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_co
 
 XgbResidualModel::XgbResidualModel(std::shared_ptr<const KernelModel> base,
                                    std::shared_ptr<const Booster> booster, size_t n_features,
-                                   size_t repeated_column, SizeEdges edges)
+                                   size_t repeated_column, SizeEdges edges, size_t reuse_column)
     : base_(std::move(base)),
       booster_(std::move(booster)),
       n_features_(n_features),
       repeated_column_(repeated_column),
-      edges_(std::move(edges)) {}
+      edges_(std::move(edges)),
+      reuse_column_(reuse_column) {}
 
 double XgbResidualModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
   std::vector<double> out;
@@ -132,7 +135,8 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
                                     std::vector<double>* out_us) const {
   std::vector<float> x;
   x.reserve(ops.size() * n_features_);
-  for (const OpFeatures* f : ops) appendBoosterRow(*f, n_features_, repeated_column_, &x);
+  for (const OpFeatures* f : ops)
+    appendBoosterRow(*f, n_features_, repeated_column_, &x, reuse_column_);
   std::vector<float> log_ratio = booster_->predict(x, n_features_);
   out_us->resize(ops.size());
   // The trees learned log(measured / base) on cache-hot microbenchmarks:
@@ -161,6 +165,7 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
                       {"n_features", n_features_},
                       {"files", {file}}};
   if (repeated_column_ != kNoRepeatedColumn) j["repeated_column"] = repeated_column_;
+  if (reuse_column_ != kNoReuseColumn) j["reuse_column"] = reuse_column_;
   if (!edges_.empty()) {
     nlohmann::json edges = nlohmann::json::object();  // sorted by op: stable files
     for (const auto& [op, e] : edges_)
@@ -184,13 +189,21 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
           fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}", dir,
                       repeated_column, n_features));
     }
+    const size_t reuse_column = j.value("reuse_column", kNoReuseColumn);
+    if (reuse_column != kNoReuseColumn &&
+        (reuse_column >= n_features || reuse_column == repeated_column)) {
+      throw InputError(
+          fmt::format("{}: xgboost model: reuse_column {} is not below n_features {} or is the "
+                      "repeated column",
+                      dir, reuse_column, n_features));
+    }
     SizeEdges edges;
     if (j.contains("size_edges")) {
       for (const auto& [op, e] : j.at("size_edges").items())
         edges[op] = {e.at("max_bytes").get<double>(), e.at("log_ratio").get<double>()};
     }
     return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column,
-                                              std::move(edges));
+                                              std::move(edges), reuse_column);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));
   }

@@ -45,9 +45,11 @@ class Booster {
 // their end), then, at `repeated_column` when the model has one, 1 when the op
 // follows a copy of itself (OpFeatures::repeated). Training and prediction
 // both build rows here, so the columns cannot disagree.
+// At `reuse_column`, when the model has one, reuseColumnValue(f).
 inline constexpr size_t kNoRepeatedColumn = static_cast<size_t>(-1);
+inline constexpr size_t kNoReuseColumn = static_cast<size_t>(-1);
 void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_column,
-                      std::vector<float>* rows);
+                      std::vector<float>* rows, size_t reuse_column = kNoReuseColumn);
 
 // The top of one op's calibrated sizes and the residual it had there. The
 // trees extrapolate flat only along a family's range: an op larger than any
@@ -74,7 +76,7 @@ class XgbResidualModel : public KernelModel {
   // without edges use the trees everywhere).
   XgbResidualModel(std::shared_ptr<const KernelModel> base, std::shared_ptr<const Booster> booster,
                    size_t n_features, size_t repeated_column = kNoRepeatedColumn,
-                   SizeEdges edges = {});
+                   SizeEdges edges = {}, size_t reuse_column = kNoReuseColumn);
   std::string kind() const override { return "xgboost"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
@@ -84,6 +86,8 @@ class XgbResidualModel : public KernelModel {
   static std::shared_ptr<const KernelModel> fromJson(const nlohmann::json& j,
                                                      const std::string& dir);
   const KernelModel& base() const { return *base_; }
+  // Whether the trees read the inputs' reuse distance (OpFeatures::reuse_bytes).
+  bool readsReuse() const { return reuse_column_ != kNoReuseColumn; }
 
  private:
   std::shared_ptr<const KernelModel> base_;
@@ -91,6 +95,7 @@ class XgbResidualModel : public KernelModel {
   size_t n_features_;
   size_t repeated_column_;
   SizeEdges edges_;
+  size_t reuse_column_;
 };
 
 // The analytic model under a learned residual, else `model` itself: the

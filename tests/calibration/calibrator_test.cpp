@@ -183,7 +183,7 @@ TEST_F(TinyCalibration, ColdUnitsFitTheCodeColdPenalty) {
           r.case_label.find(" [evicted") == std::string::npos)
         ++warm;
     }
-    EXPECT_EQ(f.n_train + f.n_holdout, warm) << f.family;
+    EXPECT_EQ(f.n_train + f.n_holdout + f.n_spaced_holdout, warm) << f.family;
   }
 }
 

@@ -138,6 +138,26 @@ TEST(Dataset, KeepsHostTimesAndRejectsBadOnes) {
   std::remove(path.c_str());
 }
 
+// Rows carry the inputs' reuse distance in their unit, and spaced rows say so.
+TEST(Dataset, KeepsReuseDistancesAndSpacedRowsAndRejectsBadOnes) {
+  DatasetRow spaced = copyRow();
+  spaced.sample.reuse_bytes = 25165824;
+  spaced.sample.spaced = true;
+  const DatasetRow old = copyRow();  // written before either
+  const std::string path = tempPath("reuse_bytes.jsonl");
+  writeDataset(path, {spaced, old});
+  const std::vector<DatasetRow> back = readDataset(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_DOUBLE_EQ(back[0].sample.reuse_bytes, 25165824);
+  EXPECT_TRUE(back[0].sample.spaced);
+  EXPECT_LT(back[1].sample.reuse_bytes, 0);
+  EXPECT_FALSE(back[1].sample.spaced);
+  expectEachEditRejected(path, spaced, "\"reuse_bytes\":25165824.0",
+                         {"\"reuse_bytes\":-1", "\"reuse_bytes\":\"far\""}, "\"reuse_bytes\"");
+  expectEachEditRejected(path, spaced, "\"spaced\":true", {"\"spaced\":1"}, "\"spaced\"");
+  std::remove(path.c_str());
+}
+
 TEST(RepeatPooling, MedianOrFastest) {
   const std::vector<double> us = {4.0, 9.0, 2.5, 5.0};
   EXPECT_DOUBLE_EQ(pooledUs(us, RepeatPooling::kMedian), 4.5);

@@ -114,6 +114,49 @@ TEST(ColdInputs, AMeasuredReuseCapacityDecidesOverTheKnee) {
   EXPECT_NEAR(predictedZeroUs(curve(), 16.0 * kMiB), 1.0 + 4.0 * kMiB / kDramBandwidth * 1e6, 0.5);
 }
 
+// Trees fitted on calibration's spaced units read the inputs' reuse distance
+// from the iteration's walk: twice the time from 8 MiB of other traffic on
+// (the column's grid: log2 of 1 + MiB, 3.17 at 8 MiB).
+std::shared_ptr<XgbResidualModel> slowerFrom8MiB(std::shared_ptr<const KernelModel> base) {
+  const size_t repeated = featureCount("elementwise");
+  const size_t cols = repeated + 2;
+  std::vector<float> x, y;
+  for (int i = 0; i < 64; ++i) {
+    const float reuse = static_cast<float>(i % 8);  // 0 .. 7 octaves
+    for (size_t c = 0; c < cols; ++c)
+      x.push_back(c == repeated + 1 ? reuse : static_cast<float>((i * 7 + c) % 13));
+    y.push_back(reuse >= 3.17F ? static_cast<float>(std::log(2.0)) : 0.0F);
+  }
+  XgbParams p;
+  p.rounds = 200;
+  std::shared_ptr<const Booster> booster = Booster::train(x, cols, y, p);
+  return std::make_shared<XgbResidualModel>(std::move(base), booster, cols, repeated, SizeEdges{},
+                                            repeated + 1);
+}
+
+TEST(ColdInputs, TreesThatReadTheReuseDistanceGetItFromTheWalk) {
+  // Nothing is cold against a 1 GiB reuse capacity: only the trees' column
+  // tells zero_'s A, 40 MiB back, from A with a 1 MiB relu between.
+  const auto learned = slowerFrom8MiB(curve());
+  ASSERT_TRUE(learned->readsReuse());
+  const double far = predictedZeroUs(learned, 1024.0 * kMiB);
+  const core::Value a = tensor({kMiB}, core::DType::kFloat32, 1, "cpu");
+  core::Node zero = opNode("aten::zero_", {a}, {a});
+  zero.op_schema_text = "aten::zero_(Tensor(a!) self) -> Tensor(a!)";
+  core::Node relu = opNode("aten::relu", {tensor({kMiB / 16}, core::DType::kFloat32, 2, "cpu")},
+                           {tensor({1}, core::DType::kFloat32, 3, "cpu")});
+  relu.op_schema_text = "aten::relu(Tensor self) -> Tensor";
+  ModelSet set;
+  set.device = bigCacheCpu();
+  set.device.reuse_cache_bytes = 1024.0 * kMiB;
+  set.setModel("elementwise", learned);
+  const Prediction near = predictGraph(graphOfOps({zero, relu}), set, PredictOptions{});
+  ASSERT_EQ(near.per_op[0].name, "aten::zero_");
+  const double hot = curve()->hotUs(computeFeatures(zeroThenLargeRelu().node(3)), bigCacheCpu());
+  EXPECT_NEAR(near.per_op[0].predicted_us / hot, 1.0, 0.1);
+  EXPECT_NEAR(far / hot, 2.0, 0.2);
+}
+
 TEST(ColdInputs, SmallOpsPayPerColdInputTensorOnACpu) {
   // zero_ of A (4 MiB, cold: 40 MiB since its last touch) is a small op at
   // 10 TB/s; relu of B is not. Per cold tensor 0.5 us, 0.7 for elementwise.

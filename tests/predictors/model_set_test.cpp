@@ -1,5 +1,6 @@
 #include "predictors/model_set.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>  // getpid: one scratch directory per test process
@@ -192,6 +193,21 @@ TEST_F(ModelSetTest, ContextColumnOutOfRangeIsAnError) {
   params["repeated_column"] = 99;
   std::ofstream(dir_ / "manifest.json") << j.dump();
   EXPECT_THAT(loadError(), HasSubstr("repeated_column 99 is not below n_features"));
+}
+
+TEST_F(ModelSetTest, ReuseColumnOutOfRangeIsAnError) {
+  fitted().save(dir_.string());
+  std::ifstream in(dir_ / "manifest.json");
+  nlohmann::json j;
+  in >> j;
+  nlohmann::json& params = j["models"]["gemm"]["params"];
+  ASSERT_FALSE(params.contains("reuse_column"));  // no spaced samples: no column
+  for (const size_t bad : {size_t{99}, params["repeated_column"].get<size_t>()}) {
+    params["reuse_column"] = bad;
+    std::ofstream(dir_ / "manifest.json") << j.dump();
+    EXPECT_THAT(loadError(),
+                HasSubstr(fmt::format("reuse_column {} is not below n_features", bad)));
+  }
 }
 
 TEST_F(ModelSetTest, CalibratedOpNamesRoundTripAndBadListsAreErrors) {

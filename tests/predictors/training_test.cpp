@@ -10,6 +10,8 @@
 #include <set>
 
 #include "predictors/comm_model.h"
+#include "predictors/reuse_distance.h"
+#include "predictors/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {
@@ -259,6 +261,49 @@ TEST(Training, ResidualSeesWhetherAnOpRanAmongCopiesOfItself) {
   f.repeated = false;
   const double interleaved = set.model("embedding_bag")->predictUs(f, set.device);
   EXPECT_NEAR(interleaved / alone, 1.5, 0.15);
+}
+
+// Calibration's spaced units measure memory-bound ops long after their
+// inputs' last touch: the trees take the reuse distance as a column, the
+// analytic base is fitted on the cache-hot samples only, and without spaced
+// samples the column stays out (models_test: the column is saved).
+TEST(Training, SpacedSamplesGiveTheTreesAReuseColumn) {
+  Synth s(8);
+  const std::vector<MeasuredOp> hot = elementwiseSamples(400, s);
+  std::vector<MeasuredOp> samples = hot;
+  for (size_t i = 0; i < hot.size(); i += 2) {
+    MeasuredOp far = hot[i];
+    far.spaced = true;
+    far.reuse_bytes = 64.0 * (1 << 20);
+    far.measured_us *= 2.0;
+    samples.push_back(far);
+  }
+  ModelSet with, without;
+  const FitReport report = fitModels(samples, testGpu(), FitOptions{}, &with);
+  const FitReport plain_report = fitModels(hot, testGpu(), FitOptions{}, &without);
+  // The hold-out of the grid points is the one without spaced samples; the
+  // spaced ones are scored apart.
+  const FamilyFit& fit = familyOf(report, "elementwise");
+  EXPECT_EQ(fit.n_holdout, familyOf(plain_report, "elementwise").n_holdout);
+  EXPECT_GT(fit.n_spaced_holdout, 0);
+  EXPECT_EQ(fit.n_train + fit.n_holdout + fit.n_spaced_holdout,
+            static_cast<int64_t>(samples.size()));
+  EXPECT_LT(fit.spaced_holdout_gmae, 0.15);
+  const auto* learned = dynamic_cast<const XgbResidualModel*>(with.model("elementwise"));
+  ASSERT_NE(learned, nullptr);
+  EXPECT_TRUE(learned->readsReuse());
+  const auto* plain = dynamic_cast<const XgbResidualModel*>(without.model("elementwise"));
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->readsReuse());
+  OpFeatures f = computeFeatures(hot[2].node);
+  f.reuse_bytes = aloneReuseBytes(hot[2].node, 0);
+  const double near = learned->predictUs(f, with.device);
+  f.reuse_bytes = 64.0 * (1 << 20);
+  const double far = learned->predictUs(f, with.device);
+  EXPECT_NEAR(far / near, 2.0, 0.3);
+  // The base saw the same cache-hot samples either way.
+  EXPECT_DOUBLE_EQ(learned->base().predictUs(f, with.device),
+                   plain->base().predictUs(f, without.device));
 }
 
 TEST(Training, AlphaBetaRecoversParameters) {

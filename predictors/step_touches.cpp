@@ -1,0 +1,60 @@
+#include "predictors/step_touches.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace tracetwin::predictors {
+
+StepTouches stepTouches(const std::vector<const core::Node*>& ops) {
+  StepTouches s;
+  s.first.assign(ops.size() + 1, 0);
+  s.touches.reserve(ops.size() * 3);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    s.first[i] = s.touches.size();
+    for (bool input : {true, false}) {
+      for (const core::Value& v : input ? ops[i]->inputs : ops[i]->outputs) {
+        core::forEachTensor(v, [&](const core::TensorValue& t) {
+          if (!t.defined() || t.storage_id == 0) return;
+          s.touches.push_back({t.storage_id, 0, static_cast<double>(t.bytes()), input});
+        });
+      }
+    }
+    for (size_t k = s.first[i]; k < s.touches.size(); ++k) {
+      StepTouch& out = s.touches[k];
+      if (out.input) continue;
+      out.produced = std::none_of(s.touches.begin() + static_cast<std::ptrdiff_t>(s.first[i]),
+                                  s.touches.begin() + static_cast<std::ptrdiff_t>(k),
+                                  [&](const StepTouch& t) { return t.storage == out.storage; });
+    }
+  }
+  s.first[ops.size()] = s.touches.size();
+  // Slots: traces number storages from a counter, so a table over their
+  // range is usually small; a hash for ids spread wider.
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const StepTouch& t : s.touches) {
+    lo = std::min(lo, t.storage);
+    hi = std::max(hi, t.storage);
+  }
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  uint32_t next = 0;
+  if (!s.touches.empty() && static_cast<uint64_t>(hi - lo) < 4 * s.touches.size() + 4096) {
+    std::vector<uint32_t> table(static_cast<size_t>(hi - lo) + 1, kNone);
+    for (StepTouch& t : s.touches) {
+      uint32_t& slot = table[static_cast<size_t>(t.storage - lo)];
+      if (slot == kNone) slot = next++;
+      t.slot = slot;
+    }
+  } else {
+    std::unordered_map<int64_t, uint32_t> table;
+    table.reserve(s.touches.size());
+    for (StepTouch& t : s.touches) {
+      t.slot = table.try_emplace(t.storage, next).first->second;
+      next = static_cast<uint32_t>(table.size());
+    }
+  }
+  s.storages = next;
+  return s;
+}
+
+}  // namespace tracetwin::predictors
