@@ -373,6 +373,11 @@ float reuseColumnValue(const OpFeatures& f) {
   return static_cast<float>(std::round(octaves * 4) / 4);
 }
 
+bool sameReuseColumn(const OpFeatures& a, const OpFeatures& b) {
+  if (a.reuse_bytes < 0 || b.reuse_bytes < 0) return (a.reuse_bytes < 0) == (b.reuse_bytes < 0);
+  return reuseColumnValue(a) == reuseColumnValue(b);
+}
+
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
   if (family == "conv") return 19;

@@ -62,6 +62,8 @@ struct OpFeatures {
 // grid of quarter octaves (ops of a step have as many distances as ops; the
 // predictor predicts each distinct feature set once). NaN when unknown.
 float reuseColumnValue(const OpFeatures& f);
+// Whether two ops have the same reuse column (both unknown, or one grid value).
+bool sameReuseColumn(const OpFeatures& a, const OpFeatures& b);
 
 // The op's variant, or its name when it has no flags.
 inline const std::string& variantKey(const OpFeatures& f) {

@@ -70,16 +70,10 @@ uint64_t featureHash(const OpRecord& r) {
   return h;
 }
 
-// The same reuse column (both unknown, or the same grid value).
-bool sameReuse(const OpFeatures& a, const OpFeatures& b) {
-  if (a.reuse_bytes < 0 || b.reuse_bytes < 0) return (a.reuse_bytes < 0) == (b.reuse_bytes < 0);
-  return reuseColumnValue(a) == reuseColumnValue(b);
-}
-
 bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
-  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated && sameReuse(a, b) &&
-         a.cold_bytes == b.cold_bytes && a.dtype == b.dtype && a.flops == b.flops &&
-         a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
+  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
+         sameReuseColumn(a, b) && a.cold_bytes == b.cold_bytes && a.dtype == b.dtype &&
+         a.flops == b.flops && a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
          a.world_size == b.world_size && a.message_bytes == b.message_bytes &&
          a.table_bytes == b.table_bytes && a.gathered_bytes == b.gathered_bytes &&
          a.unique_fraction == b.unique_fraction;

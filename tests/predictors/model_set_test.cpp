@@ -183,30 +183,25 @@ TEST_F(ModelSetTest, UnknownModelKindListsKnownOnes) {
               HasSubstr("unknown model kind 'neural' (known: alpha_beta, bandwidth_curve"));
 }
 
-TEST_F(ModelSetTest, ContextColumnOutOfRangeIsAnError) {
+// The booster's context columns (whether the op follows a copy of itself;
+// the inputs' reuse distance, where spaced samples gave one) must lie in its
+// row and apart.
+TEST_F(ModelSetTest, ContextColumnsOutOfRangeAreErrors) {
   fitted().save(dir_.string());
   std::ifstream in(dir_ / "manifest.json");
   nlohmann::json j;
   in >> j;
-  nlohmann::json& params = j["models"]["gemm"]["params"];
-  ASSERT_EQ(params["repeated_column"], params["n_features"].get<size_t>() - 1);
-  params["repeated_column"] = 99;
-  std::ofstream(dir_ / "manifest.json") << j.dump();
-  EXPECT_THAT(loadError(), HasSubstr("repeated_column 99 is not below n_features"));
-}
-
-TEST_F(ModelSetTest, ReuseColumnOutOfRangeIsAnError) {
-  fitted().save(dir_.string());
-  std::ifstream in(dir_ / "manifest.json");
-  nlohmann::json j;
-  in >> j;
-  nlohmann::json& params = j["models"]["gemm"]["params"];
+  const nlohmann::json params = j["models"]["gemm"]["params"];
+  const size_t repeated = params["repeated_column"].get<size_t>();
+  ASSERT_EQ(repeated, params["n_features"].get<size_t>() - 1);
   ASSERT_FALSE(params.contains("reuse_column"));  // no spaced samples: no column
-  for (const size_t bad : {size_t{99}, params["repeated_column"].get<size_t>()}) {
-    params["reuse_column"] = bad;
+  const std::pair<const char*, size_t> bad[] = {
+      {"repeated_column", 99}, {"reuse_column", 99}, {"reuse_column", repeated}};
+  for (const auto& [key, value] : bad) {
+    j["models"]["gemm"]["params"] = params;
+    j["models"]["gemm"]["params"][key] = value;
     std::ofstream(dir_ / "manifest.json") << j.dump();
-    EXPECT_THAT(loadError(),
-                HasSubstr(fmt::format("reuse_column {} is not below n_features", bad)));
+    EXPECT_THAT(loadError(), HasSubstr(fmt::format("{} {} is not below n_features", key, value)));
   }
 }
 
