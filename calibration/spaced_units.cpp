@@ -7,6 +7,7 @@
 
 #include "calibration/graph_builder.h"
 #include "core/op_family.h"
+#include "predictors/step_touches.h"
 
 namespace tracetwin::calibration {
 
@@ -21,27 +22,24 @@ CaseTraffic caseTraffic(const MicrobenchCase& c) {
   GraphBuilder b("cpu");
   c.add_copy(b);
   const core::Graph g = b.build("traffic of " + c.label);
-  bool all_in_place = true, any = false;
-  for (const core::Node& n : g.nodes()) {
-    if (!core::isOperator(n.category) || core::opFamily(n) != c.family) continue;
-    any = true;
-    std::set<int64_t> storages;
-    for (const core::Value& v : n.inputs) {
-      core::forEachTensor(v, [&](const core::TensorValue& t) {
-        if (t.defined() && storages.insert(t.storage_id).second)
-          traffic.input_bytes += static_cast<double>(t.bytes());
-      });
+  std::vector<const core::Node*> ops;
+  for (const core::Node& n : g.nodes())
+    if (core::isOperator(n.category) && core::opFamily(n) == c.family) ops.push_back(&n);
+  // The predictor's touches: an output is `produced` when it lands on no
+  // input's storage, i.e. not in place.
+  const predictors::StepTouches step = predictors::stepTouches(ops);
+  traffic.in_place = !ops.empty();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::set<uint32_t> inputs;
+    bool writes = false;
+    for (size_t k = step.first[i]; k < step.first[i + 1]; ++k) {
+      const predictors::StepTouch& t = step.touches[k];
+      if (t.input && inputs.insert(t.slot).second) traffic.input_bytes += t.bytes;
+      if (!t.input) writes = true;
+      if (t.produced) traffic.in_place = false;
     }
-    bool writes_input = false, writes_new = false;
-    for (const core::Value& v : n.outputs) {
-      core::forEachTensor(v, [&](const core::TensorValue& t) {
-        if (!t.defined()) return;
-        (storages.count(t.storage_id) ? writes_input : writes_new) = true;
-      });
-    }
-    all_in_place &= writes_input && !writes_new;
+    if (!writes) traffic.in_place = false;
   }
-  traffic.in_place = any && all_in_place;
   return traffic;
 }
 

@@ -1,9 +1,7 @@
 #include "predictors/reuse_distance.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace tracetwin::predictors {
@@ -63,31 +61,36 @@ double aloneReuseBytes(const core::Node& op, double private_cache_bytes) {
   // inputReuseBytes({&op}) in closed form (this runs for every part of an op
   // predicted as the sum of its children): between two calls each touch
   // brings in what the op's other tensors pushed out of the private cache.
-  double total = 0, inputs = 0, input_bytes = 0, all_brought = 0;
-  std::vector<std::pair<int64_t, double>> seen;  // storage, bytes
-  bool input = true;
-  auto visit = [&](const core::TensorValue& t) {
-    if (!t.defined() || t.storage_id == 0) return;
-    for (const auto& s : seen)
-      if (s.first == t.storage_id) return;
-    const double b = static_cast<double>(t.bytes());
-    seen.emplace_back(t.storage_id, input ? b : -b);  // outputs marked negative
-    total += b;
+  struct Seen {
+    int64_t storage;
+    double bytes;
+    bool input;
   };
-  for (const core::Value& v : op.inputs) core::forEachTensor(v, visit);
-  input = false;
-  for (const core::Value& v : op.outputs) core::forEachTensor(v, visit);
+  std::vector<Seen> seen;  // the op's storages once each, as stepTouches and the walk count them
+  double total = 0;
+  for (bool input : {true, false}) {
+    for (const core::Value& v : input ? op.inputs : op.outputs) {
+      core::forEachTensor(v, [&](const core::TensorValue& t) {
+        if (!t.defined() || t.storage_id == 0) return;
+        for (const Seen& s : seen)
+          if (s.storage == t.storage_id) return;
+        seen.push_back({t.storage_id, static_cast<double>(t.bytes()), input});
+        total += static_cast<double>(t.bytes());
+      });
+    }
+  }
   auto broughtBy = [&](double b) {
     return private_cache_bytes > 0 ? std::clamp(total - private_cache_bytes, 0.0, b) : b;
   };
-  for (const auto& s : seen) all_brought += broughtBy(std::abs(s.second));
-  for (const auto& s : seen) {
-    if (s.second < 0) continue;
-    const double b = s.second;
-    inputs += b * (all_brought - broughtBy(b) + b / 2);
-    input_bytes += b;
+  double all_brought = 0;
+  for (const Seen& s : seen) all_brought += broughtBy(s.bytes);
+  double weighted = 0, input_bytes = 0;
+  for (const Seen& s : seen) {
+    if (!s.input) continue;
+    weighted += s.bytes * (all_brought - broughtBy(s.bytes) + s.bytes / 2);
+    input_bytes += s.bytes;
   }
-  return input_bytes > 0 ? inputs / input_bytes : 0.0;
+  return input_bytes > 0 ? weighted / input_bytes : 0.0;
 }
 
 }  // namespace tracetwin::predictors

@@ -38,10 +38,13 @@ StepTouches stepTouches(const std::vector<const core::Node*>& ops) {
   }
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   uint32_t next = 0;
-  if (!s.touches.empty() && static_cast<uint64_t>(hi - lo) < 4 * s.touches.size() + 4096) {
-    std::vector<uint32_t> table(static_cast<size_t>(hi - lo) + 1, kNone);
+  // Unsigned: ids of any sign, and a range no int64 holds, stay defined.
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (!s.touches.empty() && range < 4 * s.touches.size() + 4096) {
+    std::vector<uint32_t> table(static_cast<size_t>(range) + 1, kNone);
     for (StepTouch& t : s.touches) {
-      uint32_t& slot = table[static_cast<size_t>(t.storage - lo)];
+      uint32_t& slot =
+          table[static_cast<size_t>(static_cast<uint64_t>(t.storage) - static_cast<uint64_t>(lo))];
       if (slot == kNone) slot = next++;
       t.slot = slot;
     }
