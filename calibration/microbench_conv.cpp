@@ -7,6 +7,9 @@
 // inputs), so the points a sweep samples land where real layers are.
 #include <fmt/core.h>
 
+#include <cstddef>
+#include <initializer_list>
+
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
 
@@ -96,6 +99,19 @@ MicrobenchCase convCase(const GridOptions& grid, const ConvPoint& p, DType dt) {
                       [=](B& b) { addConvPair(b, p, dt); });
 }
 
+// Whether a grid point is a "black square": the sum of its positions on each
+// axis is even, so moving one step along any axis flips it. The values
+// themselves would not do: channels, batches and maps are mostly even, and
+// (n + c + k + hw + r + stride) % 2 put a bias on every even-sized 1x1 or
+// 3x3 convolution at stride 1 and on none at stride 2. An H200 calibration
+// of 25,000 conv rows so had no unbiased stride-1 1x1 layer at batch 2 or
+// more, and predicted resnet_1.1.0's (bias-free) 1x1 backward 2-3x too slow.
+bool checkerboard(std::initializer_list<size_t> positions) {
+  size_t sum = 0;
+  for (size_t p : positions) sum += p;
+  return sum % 2 == 0;
+}
+
 // The grid's largest weights (512 -> 512 channels, 3x3: 9.4 MB) at batch 1
 // on 1-4 px maps, which LibTorch runs on its native im2col path. Its cost
 // there is mostly packing the weight for BLAS (6.6 ms forward for any output
@@ -163,16 +179,23 @@ void addTransposedCases(const GridOptions& grid, const std::vector<int64_t>& bat
   struct Filter {
     int64_t r, stride, pad, output_padding;
   };
-  for (int64_t n : batches) {
+  const Filter filters[] = {{4, 2, 1, 0}, {3, 2, 1, 1}, {3, 1, 1, 0}};
+  for (size_t in = 0; in < batches.size(); ++in) {
+    const int64_t n = batches[in];
     if (!transposedBatch(n)) continue;
-    for (int64_t hw : kTransposedSpatial) {
-      for (int64_t c : kTransposedChannels) {
+    for (size_t ihw = 0; ihw < kTransposedSpatial.size(); ++ihw) {
+      const int64_t hw = kTransposedSpatial[ihw];
+      for (size_t ic = 0; ic < kTransposedChannels.size(); ++ic) {
+        const int64_t c = kTransposedChannels[ic];
         // Halving the channels as the map doubles, keeping them, and an
         // image decoder's last layer (3 channels out).
-        for (int64_t k : {c / 2, c, int64_t{3}}) {
+        const int64_t outs[] = {c / 2, c, 3};
+        for (size_t ik = 0; ik < 3; ++ik) {
+          const int64_t k = outs[ik];
           if (k == 3 && c > 64) continue;
-          for (Filter f : {Filter{4, 2, 1, 0}, Filter{3, 2, 1, 1}, Filter{3, 1, 1, 0}}) {
-            const bool bias = (n + c + k + hw + f.r) % 2 == 0;
+          for (size_t ifl = 0; ifl < 3; ++ifl) {
+            const Filter f = filters[ifl];
+            const bool bias = checkerboard({in, ihw, ic, ik, ifl});
             TransposedPoint p{n, c, k, hw, f.r, f.stride, f.pad, f.output_padding, bias};
             if (p.flops() > max_flops || c * hw * hw > kMaxImageElems ||
                 p.k * p.out() * p.out() > kMaxTransposedOutElems)
@@ -207,17 +230,22 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   const std::vector<int64_t> out_channels =
       withAccelerator(kOutChannels, kAcceleratorChannels, grid.accelerator);
   for (DType dt : grid.dtypes) {
-    for (int64_t n : batches) {
-      for (int64_t hw : spatial) {
+    for (size_t in = 0; in < batches.size(); ++in) {
+      const int64_t n = batches[in];
+      for (size_t ihw = 0; ihw < spatial.size(); ++ihw) {
+        const int64_t hw = spatial[ihw];
         for (int64_t stride : {1, 2}) {
-          for (int64_t c : channels) {
-            for (int64_t k : out_channels) {
+          for (size_t ic = 0; ic < channels.size(); ++ic) {
+            const int64_t c = channels[ic];
+            for (size_t ik = 0; ik < out_channels.size(); ++ik) {
+              const int64_t k = out_channels[ik];
               if (!realisticLayer(c, k, hw, max_image)) continue;
-              for (int64_t r : kFilter) {
+              for (size_t ir = 0; ir < kFilter.size(); ++ir) {
+                const int64_t r = kFilter[ir];
                 if (r > hw + 2 * (r / 2) || (r == 7 && c != 3)) continue;  // 7x7: stems only
                 // Half the points carry a bias (convs before a batch norm do
-                // not); alternating keeps both kinds on every axis.
-                const bool bias = (n + c + k + hw + r + stride) % 2 == 0;
+                // not), on a checkerboard of the axes' positions.
+                const bool bias = checkerboard({in, ihw, static_cast<size_t>(stride), ic, ik, ir});
                 ConvPoint p{n, c, k, hw, r, stride, bias};
                 if (p.out() < 1 || p.flops() > max_flops) continue;
                 cases.push_back(convCase(grid, p, dt));

@@ -2,7 +2,8 @@
 # Everything tracetwin checks on a GPU host, in named stages, each logged.
 #
 #   scripts/gpu-session.sh STAGE...
-#   stages: env build test replay capture capture_big calibrate calibrate_more compare fit
+#   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
+#           calibrate_more compare fit
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -12,12 +13,13 @@
 # that needs the build builds it first when build-gpu/ is missing, so stages
 # can be split over several calls (TT_MODELS names a model set carried in for
 # `compare` on a fresh machine). TT_CALIB_BUDGET and TT_CALIB_MORE_BUDGET
-# set the two calibrations' seconds; TT_BUILD_TARGET=tracetwin builds the
-# binary alone (no tests), for a call that only measures. See docs/gpu.md.
+# set the two calibrations' seconds, TT_CALIB_REPEATS their passes (default
+# 1), TT_MORE_CASES a --cases filter for calibrate_more; TT_BUILD_TARGET=tracetwin
+# builds the binary alone (no tests), for a call that only measures. See docs/gpu.md.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 OUT=${OUT:-/tmp/tt-gpu-out}
 work=/tmp/tt-gpu
 res=$work/res
@@ -26,6 +28,11 @@ prefix=/tmp/tt-prefix
 traces=$root/.gpu-data/traces
 calib_budget=${TT_CALIB_BUDGET:-300}
 calib_more_budget=${TT_CALIB_MORE_BUDGET:-$calib_budget}
+# One pass per point: an H200 calibration's three passes of 4,292 points
+# agreed within 0.6% (median max/min; 2.6% at the 90th percentile), so the
+# two repeats a CPU needs against a shared host would cost two thirds of the
+# points here.
+calib_repeats=${TT_CALIB_REPEATS:-1}
 mkdir -p "$OUT" "$res"
 jobs=$(nproc)
 
@@ -184,21 +191,56 @@ stage_capture_big() {
   done
 }
 
+# The captures a previous call brought back (.gpu-data/cap), for `compare`
+# without the minute capture_big takes.
+stage_carried_captures() {
+  local carried=("$root"/.gpu-data/cap/*.et.json.gz)
+  mkdir -p "$res/cap"
+  cp "${carried[@]}" "$res/cap/" && summary "carried_captures: ${#carried[@]} traces"
+}
+
 stage_calibrate() {
   ensure_build || return 1
   run_logged calibrate_cuda tt calibrate --device cuda --budget-s "$calib_budget" \
-    --out "$res/models-cuda"
+    --repeats "$calib_repeats" --out "$res/models-cuda"
+}
+
+# Kernel rows earlier sessions measured on the same kind of GPU
+# (.gpu-data/prior/dataset.jsonl, its GPU's name in .gpu-data/prior/gpu.txt),
+# added to this calibration's for the refit calibrate_more ends with. Their
+# host times came from another lent host and are dropped: host costs stay
+# this host's.
+stage_pool_prior() {
+  local prior=$root/.gpu-data/prior models=$res/models-cuda gpu
+  [ -f "$prior/dataset.jsonl" ] || { summary "pool_prior: no $prior/dataset.jsonl"; return 1; }
+  [ -d "$models" ] || { summary "pool_prior: no $models (run the calibrate stage first)"; return 1; }
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  if [ "$gpu" != "$(cat "$prior/gpu.txt" 2>/dev/null)" ]; then
+    summary "pool_prior: rows measured on '$(cat "$prior/gpu.txt" 2>/dev/null)', this is '$gpu'"
+    return 1
+  fi
+  python3 - "$prior/dataset.jsonl" >>"$models/dataset.jsonl" <<'PY' || return 1
+import json, sys
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    row.pop("host_us", None)
+    row.pop("kernels", None)
+    print(json.dumps(row, separators=(",", ":")))
+PY
+  summary "pool_prior: $(wc -l <"$prior/dataset.jsonl") rows from $gpu"
 }
 
 # More conv, norm and gemm points (another seed; TT_MORE_FAMILIES names other
-# families), refitted with the first calibration's: one run measures a
-# percent or two of those grids on a GPU.
+# families, TT_MORE_CASES narrows them to the labels it matches), refitted
+# with the first calibration's: one run measures a percent or two of those
+# grids on a GPU.
 stage_calibrate_more() {
   ensure_build || return 1
   local models=$res/models-cuda
   [ -d "$models" ] || { summary "calibrate_more: no $models (run the calibrate stage first)"; return 1; }
   run_logged calibrate_cuda_more tt calibrate --device cuda --families "${TT_MORE_FAMILIES:-conv,norm,gemm}" \
-    --seed "${TT_MORE_SEED:-4321}" --budget-s "$calib_more_budget" --out "$res/models-cuda-more" || return 1
+    --seed "${TT_MORE_SEED:-4321}" --budget-s "$calib_more_budget" --repeats "$calib_repeats" \
+    ${TT_MORE_CASES:+--cases "$TT_MORE_CASES"} --out "$res/models-cuda-more" || return 1
   cat "$res/models-cuda-more/dataset.jsonl" >>"$models/dataset.jsonl"
   run_logged calibrate_cuda_refit tt calibrate --device cuda --refit --out "$models"
 }
@@ -266,7 +308,8 @@ for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
-    test | replay | capture | capture_big | calibrate | calibrate_more | compare | fit) "stage_$stage" ;;
+    test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
+      compare | fit) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
@@ -86,6 +87,16 @@ const MicrobenchCase& findCase(const std::vector<MicrobenchCase>& cases, const s
   throw std::runtime_error("no grid point " + label);
 }
 
+// A conv point by its label before the dtype; half the grid carries a bias,
+// and which half is not what these tests are about.
+const MicrobenchCase& findConv(const std::vector<MicrobenchCase>& cases, const std::string& layer,
+                               const std::string& dtype) {
+  for (const MicrobenchCase& c : cases) {
+    if (c.label == layer + " " + dtype || c.label == layer + " bias " + dtype) return c;
+  }
+  throw std::runtime_error("no grid point " + layer + " [bias] " + dtype);
+}
+
 // A GPU's grids reach the sizes its workloads run (GEMMs to 8192, conv
 // batches to 256) with budget estimates scaled to its speed; the CPU grids
 // stay where a 2-core host measures a point in ~0.1 s.
@@ -118,8 +129,9 @@ TEST(Microbench, AcceleratorGridsAddGpuSizes) {
   ASSERT_NE(on_cpu, nullptr);
   EXPECT_LT(on_gpu->copy_us * 100, on_cpu->copy_us) << on_gpu->copy_us << " vs " << on_cpu->copy_us;
   // ResNet-50's wide 1x1 layers and the batch norms after them.
-  EXPECT_TRUE(has(conv_gpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2 float32"));
-  EXPECT_FALSE(has(conv_cpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2 float32"));
+  EXPECT_NO_THROW(findConv(conv_gpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2", "float32"));
+  EXPECT_THROW(findConv(conv_cpu, "conv2d n=32 c=256 k=1024 hw=56 r=1 s=2", "float32"),
+               std::runtime_error);
   const std::vector<MicrobenchCase> norm_gpu = normCases(gpu), norm_cpu = normCases(GridOptions{});
   EXPECT_TRUE(has(norm_gpu, "batch_norm [32x64x112x112] float32") ||
               has(norm_gpu, "batch_norm [32x64x112x112] cudnn float32"));
@@ -212,7 +224,7 @@ TEST(Microbench, CpuGemmGridReachesOperandsPastTheLastLevelCache) {
 
 TEST(Microbench, ConvOutputFollowsStrideAndPadding) {
   const auto cases = convCases(GridOptions{});
-  const core::Graph g = findCase(cases, "conv2d n=2 c=16 k=32 hw=32 r=3 s=2 float32").build();
+  const core::Graph g = findConv(cases, "conv2d n=2 c=16 k=32 hw=32 r=3 s=2", "float32").build();
   const auto ops = core::selectTopLevelOps(g).ops;
   const core::Node& fwd = g.node(ops.at(0));
   const core::Node& bwd = g.node(ops.at(1));
@@ -261,7 +273,7 @@ TEST(Microbench, DepthwiseConvHasOneInputChannelPerFilter) {
 TEST(Microbench, TransposedConvGrowsTheMapAndItsBackwardSaysTransposed) {
   const auto cases = convCases(GridOptions{});
   const core::Graph g =
-      findCase(cases, "conv_transpose2d n=4 c=32 k=16 hw=8 r=4 s=2 bias float32").build();
+      findConv(cases, "conv_transpose2d n=4 c=32 k=16 hw=8 r=4 s=2", "float32").build();
   const auto ops = core::selectTopLevelOps(g).ops;
   const core::Node& fwd = g.node(ops.at(0));
   EXPECT_EQ(fwd.name, "aten::conv_transpose2d");
@@ -280,7 +292,7 @@ TEST(Microbench, TransposedConvGrowsTheMapAndItsBackwardSaysTransposed) {
   EXPECT_DOUBLE_EQ(predictors::convShape(bwd).out_spatial, 256);
   // output_padding 1 on a 3x3 / 2 filter doubles the map too.
   const core::Graph o =
-      findCase(cases, "conv_transpose2d n=1 c=64 k=32 hw=7 r=3 s=2 outpad float32").build();
+      findConv(cases, "conv_transpose2d n=1 c=64 k=32 hw=7 r=3 s=2 outpad", "float32").build();
   EXPECT_EQ(o.node(core::selectTopLevelOps(o).ops.at(0)).outputs[0].tensor->shape,
             (std::vector<int64_t>{1, 32, 14, 14}));
 }
@@ -295,6 +307,37 @@ TEST(Microbench, ConvGridKeepsToRealisticLayers) {
     if (x[1] != 3) {
       EXPECT_LE(w[0], 4 * x[1]) << c.label;
       EXPECT_LE(x[1], 4 * w[0]) << c.label;
+    }
+  }
+}
+
+// Every kind of layer comes with and without a bias: ResNet's 1x1 and 3x3
+// convolutions at stride 1 have none, and their batch and maps are even.
+TEST(Microbench, ConvBiasAlternatesWithinEveryFilterAndStride) {
+  GridOptions gpu;
+  gpu.accelerator = true;
+  for (const GridOptions& grid : {GridOptions{}, gpu}) {
+    // (filter, stride, transposed) -> {unbiased, biased} among even-sized layers.
+    std::map<std::tuple<int64_t, int64_t, bool>, std::pair<int, int>> kinds;
+    for (const MicrobenchCase& c : convCases(grid)) {
+      if (c.label.find("depthwise") != std::string::npos) continue;
+      const core::Graph g = c.build();
+      const core::Node& fwd = g.node(core::selectTopLevelOps(g).ops.at(0));
+      const auto& x = fwd.inputs[0].tensor->shape;
+      const auto& w = fwd.inputs[1].tensor->shape;
+      if (x[0] < 2 || x[0] % 2 || x[1] % 2 || x[2] % 2 || w[0] % 2 || w[1] % 2) continue;
+      const bool transposed = fwd.name.find("transpose") != std::string::npos;
+      const int64_t stride = fwd.inputs[3].elements.at(0).int_value;
+      auto& [plain, biased] = kinds[{w[2], stride, transposed}];
+      ++(fwd.inputs[2].isTensor() ? biased : plain);
+    }
+    ASSERT_FALSE(kinds.empty());
+    for (const auto& [kind, counts] : kinds) {
+      SCOPED_TRACE(::testing::Message()
+                   << "filter " << std::get<0>(kind) << " stride " << std::get<1>(kind)
+                   << " transposed " << std::get<2>(kind) << " gpu " << grid.accelerator);
+      EXPECT_GT(counts.first, 0);
+      EXPECT_GT(counts.second, 0);
     }
   }
 }
