@@ -488,7 +488,9 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
     ++f.samples;
   }
   for (auto& [name, run] : per_family) res.families.push_back(run);
-  fitAndSave(dir, torch_version, fit, res);
+  // The rows were measured with the LibTorch the manifest names: a GPU's
+  // dataset refitted on a CPU-only host stays PyTorch 2.11's, not this build's.
+  fitAndSave(dir, earlier.torch_version.empty() ? torch_version : earlier.torch_version, fit, res);
   return res;
 }
 

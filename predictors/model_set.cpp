@@ -165,7 +165,10 @@ ModelSet ModelSet::loadStepCosts(const std::string& dir) {
         "calibration that wrote the dataset beside it",
         path.string()));
   }
-  readStepCosts(readManifest(path), path, &set);
+  const nlohmann::json manifest = readManifest(path);
+  readStepCosts(manifest, path, &set);
+  // The LibTorch that measured the dataset, which a refit elsewhere keeps.
+  set.torch_version = field<std::string>(manifest, "torch_version", path);
   return set;
 }
 

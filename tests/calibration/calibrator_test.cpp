@@ -256,6 +256,19 @@ TEST_F(TinyCalibration, RefitKeepsTheStepCostsWhenTheOldModelFilesAreGone) {
   fs::remove_all(copy);
 }
 
+TEST_F(TinyCalibration, RefitKeepsTheLibTorchThatMeasuredTheDataset) {
+  ASSERT_NE(result_, nullptr);
+  // A GPU calibration brought back and refitted on a host with another LibTorch.
+  const std::string copy = copyOfDatasetAndDevice("_other_torch");
+  nlohmann::json manifest;
+  std::ifstream(fs::path(dir_) / "manifest.json") >> manifest;
+  manifest["torch_version"] = "2.11.0";
+  std::ofstream(fs::path(copy) / "manifest.json") << manifest.dump();
+  refitFromDataset(copy, libtorchVersion());
+  EXPECT_EQ(predictors::ModelSet::load(copy).torch_version, "2.11.0");
+  fs::remove_all(copy);
+}
+
 TEST_F(TinyCalibration, RefitWithoutTheEarlierManifestIsAnInputError) {
   ASSERT_NE(result_, nullptr);
   // A dataset copied on its own: a refit would write models without the

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Predict GPU replays stored in the repository with a model set, without a GPU.
+
+`tracetwin compare` on a GPU writes, per op, the kernel time and host-call time
+it measured. data/h200 keeps those files for resnet_1.1.0 and five captures;
+this script predicts each trace again with MODELS (`tracetwin predict`, which
+needs no GPU) and prints, per trace, the iteration error and the error of the
+summed device and host times, then the device time per op family over all
+traces. It is how data/models/h200/README.md's table was made.
+
+  scripts/gpu-eval.py --models data/models/h200 [--data data/h200] [--suffix .call1]
+"""
+import argparse
+import collections
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_json(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def trace_for(name, data, shared):
+    """The ET a stored compare replayed: a capture beside it, or a shared trace."""
+    local = os.path.join(data, f"{name}.et.json.gz")
+    if os.path.exists(local):
+        return local
+    return os.path.join(shared, f"{name}_et.json.gz")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True, help="model set to predict with")
+    ap.add_argument("--data", default=os.path.join(ROOT, "data", "h200"),
+                    help="directory of NAME.compare.json.gz files (and captured NAME.et.json.gz)")
+    ap.add_argument("--shared-traces", default=os.path.join(ROOT, "..", "shared", "traces"),
+                    help="where NAME_et.json.gz lives for a compare without a capture beside it")
+    ap.add_argument("--suffix", default="", help="read NAME.compare<SUFFIX>.json.gz (e.g. .call1)")
+    ap.add_argument("--tracetwin", default=os.path.join(ROOT, "build", "tracetwin"))
+    args = ap.parse_args()
+
+    ending = f".compare{args.suffix}.json.gz"
+    names = sorted(f[: -len(ending)] for f in os.listdir(args.data) if f.endswith(ending))
+    if not names:
+        sys.exit(f"gpu-eval: no *{ending} in {args.data}")
+    families = collections.defaultdict(lambda: [0.0, 0.0])
+    errors = []
+    print(f"{'trace':<16} {'measured ms':>11} {'predicted ms':>12} {'error':>7} "
+          f"{'device ops':>10} {'host calls':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "predict.json")
+        for name in names:
+            measured = load_json(os.path.join(args.data, name + ending))
+            trace = trace_for(name, args.data, args.shared_traces)
+            subprocess.run([args.tracetwin, "predict", trace, "--models", args.models,
+                            "--json-out", out], check=True, capture_output=True)
+            predicted = load_json(out)
+            by_id = {o["id"]: o for o in predicted["per_op"]}
+            device = [0.0, 0.0]
+            host = [0.0, 0.0]
+            for op in measured["per_op"]:
+                p = by_id.get(op["id"])
+                if p is None:
+                    continue
+                families[op["family"]][0] += op["measured_us"]
+                families[op["family"]][1] += p["predicted_us"]
+                device[0] += op["measured_us"]
+                device[1] += p["predicted_us"]
+                host[0] += op.get("measured_host_us", 0.0)
+                host[1] += p["cpu_us"]
+            error = 100 * (predicted["iteration_ms"] / measured["measured_ms"] - 1)
+            errors.append(error)
+            pct = lambda pair: f"{100 * (pair[1] / pair[0] - 1):+.1f}%" if pair[0] > 0 else "-"
+            print(f"{name:<16} {measured['measured_ms']:>11.2f} {predicted['iteration_ms']:>12.2f} "
+                  f"{error:>+6.1f}% {pct(device):>10} {pct(host):>10}")
+    within = sum(abs(e) <= 10 for e in errors)
+    print(f"mean |error| {sum(map(abs, errors)) / len(errors):.1f}%, within 10%: {within} of {len(errors)}")
+    print("device time by family (sum predicted vs sum measured): " + ", ".join(
+        f"{k} {100 * (v[1] / v[0] - 1):+.0f}%" for k, v in sorted(families.items()) if v[0] > 0))
+
+
+if __name__ == "__main__":
+    main()
