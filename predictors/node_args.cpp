@@ -1,14 +1,19 @@
 #include "predictors/node_args.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace tracetwin::predictors {
 
 size_t argIndex(const core::Node& node, const char* name, size_t fallback) {
   if (node.schema) {
+    // One strlen, then lengths first: features look up a handful of names
+    // in every op's schema.
+    const std::string_view wanted(name);
     const auto& args = node.schema->arguments;
     for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i].name == name) return i;
+      if (args[i].name.size() == wanted.size() && std::string_view(args[i].name) == wanted)
+        return i;
     }
   }
   return fallback;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -155,20 +156,50 @@ struct BetweenOpTerms {
   }
 };
 
+// The table's T1..T5 of an op, looked up once per recorded schema (every op
+// of a schema has its name): the tables are maps keyed by op name, and their
+// string compares were ~4% of predicting a 100k-op graph.
+class OverheadLookup {
+ public:
+  explicit OverheadLookup(const OverheadTable& table) : table_(table) {}
+
+  // OverheadTable::us for the op of `r`.
+  double us(Overhead which, const OpRecord& r, bool* used_default) {
+    const core::OpSchema* schema = r.node->schema.get();
+    if (!schema) return table_.us(which, r.f.op, used_default);
+    Entry& e = memo_[schema];
+    const auto w = static_cast<size_t>(which);
+    if (!e.known[w]) {
+      e.us[w] = table_.us(which, r.f.op, &e.used_default[w]);
+      e.known[w] = true;
+    }
+    *used_default = e.used_default[w];
+    return e.us[w];
+  }
+
+ private:
+  struct Entry {
+    std::array<double, 5> us{};
+    std::array<bool, 5> used_default{};
+    std::array<bool, 5> known{};
+  };
+  const OverheadTable& table_;
+  std::unordered_map<const core::OpSchema*, Entry> memo_;
+};
+
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing);
 // CPU device: the fitted kernel times include dispatch, so only a measured
 // per-op loop cost (T1) is added.
-SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& table,
+SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
                const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
                int* defaults_used) {
   SimOp s;
   s.thread = r.node->tid;
   s.device_us = r.out.predicted_us;
-  const std::string& op = r.f.op;
   bool used = false;
   if (cpu_device) {
     s.cpu_only = true;
-    double t1 = table.us(Overhead::kT1, op, &used);
+    double t1 = table.us(Overhead::kT1, r, &used);
     s.t1 = used ? 0.0 : t1;
     // Freeing what the op produced, later in the iteration (between_ops.h).
     s.t1 += between.us(*r.node, wrapped_numbers, r.out.predicted_us);
@@ -177,7 +208,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, const OverheadTable& tabl
     return s;
   }
   auto get = [&](Overhead which) {
-    double v = table.us(which, op, &used);
+    double v = table.us(which, r, &used);
     *defaults_used += used ? 1 : 0;
     return v;
   };
@@ -232,10 +263,24 @@ void childOps(const core::Graph& graph, const core::Node& node,
 // `no_twin`: recorded schemas that had none (aten::_cudnn_rnn_backward) or
 // whose inputs did not fit the rule; their ops keep their own name and
 // their family's model, fallback or children, without a throw per op.
+// `vendor`: per recorded schema, whether its op is a cuDNN or MIOpen one (two
+// substring searches per op were 2% of predicting a 100k-op graph).
 const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins,
-                          std::unordered_set<const core::OpSchema*>* no_twin) {
-  if (node.name.find("cudnn") == std::string::npos && node.name.find("miopen") == std::string::npos)
-    return node;
+                          std::unordered_set<const core::OpSchema*>* no_twin,
+                          std::unordered_map<const core::OpSchema*, bool>* vendor) {
+  auto isVendorOp = [&node] {
+    return node.name.find("cudnn") != std::string::npos ||
+           node.name.find("miopen") != std::string::npos;
+  };
+  bool vendor_op;
+  if (!node.schema) {
+    vendor_op = isVendorOp();
+  } else if (auto it = vendor->find(node.schema.get()); it != vendor->end()) {
+    vendor_op = it->second;
+  } else {
+    vendor_op = vendor->emplace(node.schema.get(), isVendorOp()).first->second;
+  }
+  if (!vendor_op) return node;
   if (node.schema && no_twin->count(node.schema.get())) return node;
   try {
     if (std::optional<core::Node> twin = core::substituteForDevice(node, true)) {
@@ -308,14 +353,19 @@ void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& mod
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
-  // A dozen families at most: a linear search beats hashing every op's name.
+  // A dozen families at most: a linear search beats hashing every op's name,
+  // and neighbours are often of one family (checked first).
   std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
+  size_t last = 0;
   for (size_t i = 0; i < recs.size(); ++i) {
     const std::string& family = recs[i].f.family;
-    auto it = std::find_if(by_family.begin(), by_family.end(),
-                           [&](const auto& entry) { return entry.first == family; });
-    if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, {}});
-    it->second.push_back(i);
+    if (last >= by_family.size() || by_family[last].first != family) {
+      auto it = std::find_if(by_family.begin(), by_family.end(),
+                             [&](const auto& entry) { return entry.first == family; });
+      if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, {}});
+      last = static_cast<size_t>(it - by_family.begin());
+    }
+    by_family[last].second.push_back(i);
   }
   for (const auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
@@ -338,8 +388,18 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::vector<size_t> unseen;  // positions in idx
     const std::set<std::string>* fitted_on = unmodelled ? nullptr : models.calibratedOpsOf(family);
     if (fitted_on != nullptr) {
+      // Looked up once per recorded schema (all its ops share a name).
+      std::unordered_map<const core::OpSchema*, bool> seen_schema;
+      auto seen = [&](const OpRecord& r) {
+        const core::OpSchema* schema = r.node->schema.get();
+        if (!schema) return fitted_on->count(r.f.op) > 0;
+        auto it = seen_schema.find(schema);
+        if (it == seen_schema.end())
+          it = seen_schema.emplace(schema, fitted_on->count(r.f.op) > 0).first;
+        return it->second;
+      };
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (fitted_on->count(recs[idx[k]].f.op) > 0) continue;
+        if (seen(recs[idx[k]])) continue;
         unseen.push_back(k);
         unseen_idx.push_back(idx[k]);
         recs[idx[k]].uncalibrated = true;
@@ -387,11 +447,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   // has trees.
   std::deque<core::Node> twins;
   std::unordered_set<const core::OpSchema*> no_twin;
+  std::unordered_map<const core::OpSchema*, bool> vendor;
   const bool cpu_times = dest.kind == DeviceKind::kCpu;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
-    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin) : recorded;
+    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin, &vendor) : recorded;
     OpRecord r{&n, computeFeatures(n), {}};
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
@@ -426,11 +487,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
   const BetweenOpTerms between(table);
+  OverheadLookup lookup(table);
   const std::vector<int> wrapped =
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s = cpuCosts(r, wrapped[i], table, between, cpu_device, models.device.page_unmap_us,
+    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
                        &defaults_used);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
