@@ -13,6 +13,7 @@
 #include "calibration/page_fault_probe.h"
 #include "calibration/reuse_probe.h"
 #include "core/errors.h"
+#include "replay/device/device_timer.h"
 #include "replay/replayer.h"
 
 namespace tracetwin::calibration {
@@ -181,6 +182,24 @@ ProbeResult probeDevice(const ProbeOptions& o) {
   spec.compute_units = std::max<int64_t>(1, cpu ? facts.logical_cpus : 1);
   spec.clock_hz = facts.clock_hz > 0 ? facts.clock_hz : 1e9;
   if (cpu) spec.caches = facts.caches;
+  std::string gpu_source;
+  if (!cpu) {
+    // The GPU's own SMs, clock, memory and L2: these specs once carried one
+    // compute unit and the host CPU's clock, and scaling an H200 calibration
+    // to the H100 datasheet took 1/132 of its SMs (mlp_big 1.2 ms against
+    // 18.6 replayed on an H100).
+    const replay::device::CudaDeviceFacts gpu =
+        replay::device::cudaDeviceFacts(std::max(0, replay::device::cudaIndexFromDevice(o.device)));
+    spec.compute_units = std::max(1, gpu.multiprocessors);
+    if (gpu.clock_hz > 0) spec.clock_hz = gpu.clock_hz;
+    if (gpu.memory_bytes > 0) spec.memory_bytes = gpu.memory_bytes;
+    // The L2 goes in the sources only: in `caches` it would turn on the
+    // cold-input walk and the bandwidth fit's past-L2 extrapolation for this
+    // GPU's models, which no GPU calibration has been checked with.
+    gpu_source = fmt::format("; {}: {} SMs, {:.0f} MHz, {} MiB, L2 {} KiB from the CUDA runtime",
+                             gpu.name, gpu.multiprocessors, gpu.clock_hz / 1e6,
+                             gpu.memory_bytes >> 20, gpu.l2_bytes >> 10);
+  }
   if (cpu) {
     const PageCosts pages = measurePageCosts();
     spec.page_fault_us = pages.fault_us;
@@ -199,7 +218,7 @@ ProbeResult probeDevice(const ProbeOptions& o) {
       cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h), "
             "cold writes from 8 MiB written after a stream and again (cold_write_probe.h), "
             "reuse capacity from a 4 MiB read after growing traffic (reuse_probe.h)"
-          : ""));
+          : gpu_source));
   return out;
 }
 

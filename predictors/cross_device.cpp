@@ -44,6 +44,19 @@ double habitatScale(double origin_us, double gamma, const DeviceSpec& origin,
   return origin_us * bw * clk * sm;
 }
 
+bool lacksComputeFacts(const DeviceSpec& d) {
+  return d.kind == DeviceKind::kGpu && d.compute_units <= 1;
+}
+
+DeviceSpec scalingOrigin(const DeviceSpec& origin, const DeviceSpec& dest) {
+  DeviceSpec out = origin;
+  if (lacksComputeFacts(origin)) {
+    out.compute_units = dest.compute_units;
+    out.clock_hz = dest.clock_hz;
+  }
+  return out;
+}
+
 double commScale(double origin_us, const DeviceSpec& origin, const DeviceSpec& dest,
                  const std::string& link) {
   const LinkSpec* lo = pickLink(origin, link);

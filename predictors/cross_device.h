@@ -17,6 +17,16 @@ double habitatGamma(double flops, double bytes, core::DType dtype, const DeviceS
 double habitatScale(double origin_us, double gamma, const DeviceSpec& origin,
                     const DeviceSpec& dest);
 
+// A GPU spec without its SM count: calibrations before 2026-11-26 recorded one
+// compute unit and the host CPU's clock for the GPU they measured.
+bool lacksComputeFacts(const DeviceSpec& d);
+
+// The origin habitatScale compares `dest` with: `origin`, except that a GPU
+// spec lacking its compute facts takes the destination's SM count and clock
+// (only bandwidth then scales; against one compute unit, an H200 set scaled
+// to the H100 datasheet put mlp_big at 1.2 ms, replayed 18.6).
+DeviceSpec scalingOrigin(const DeviceSpec& origin, const DeviceSpec& dest);
+
 // Collective time scaling: by link bandwidth ratio of the link named `link`
 // (or the fastest of each device when empty).
 double commScale(double origin_us, const DeviceSpec& origin, const DeviceSpec& dest,

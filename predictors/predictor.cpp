@@ -353,6 +353,7 @@ void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& mod
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
+  const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
   // A dozen families at most: a linear search beats hashing every op's name,
   // and neighbours are often of one family (checked first).
   std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
@@ -416,7 +417,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
         t = family == "comm"
                 ? commScale(t, origin, *opts.target, opts.comm_link)
                 : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
-                               origin, *opts.target);
+                               scale_from, *opts.target);
       }
       r.out.predicted_us = t;
       r.out.model = unmodelled       ? "fallback:" + model->kind()
@@ -530,6 +531,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   if (opts.target) {
     p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
                                   models.device.name, opts.target->name));
+    if (lacksComputeFacts(models.device)) {
+      p.notes.push_back(fmt::format(
+          "the models' device '{}' records no SM count (a GPU calibration before 2026-11-26): its "
+          "compute was taken as '{}''s, and only memory bandwidth scaled",
+          models.device.name, opts.target->name));
+    }
     if (opts.target->kind != models.device.kind) {
       p.notes.push_back(
           "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "

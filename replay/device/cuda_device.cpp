@@ -34,6 +34,21 @@ void requireCudaDevice(int index) {
   }
 }
 
+CudaDeviceFacts cudaDeviceFacts(int index) {
+  requireCudaDevice(index);
+  cudaDeviceProp prop{};
+  TRACETWIN_CUDA_CALL(cudaGetDeviceProperties(&prop, index));
+  int clock_khz = 0;
+  TRACETWIN_CUDA_CALL(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
+  CudaDeviceFacts f;
+  f.name = prop.name;
+  f.multiprocessors = prop.multiProcessorCount;
+  f.clock_hz = clock_khz * 1e3;
+  f.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  f.l2_bytes = prop.l2CacheSize;
+  return f;
+}
+
 namespace {
 
 class CudaEvent {

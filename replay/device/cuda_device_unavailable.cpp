@@ -18,6 +18,11 @@ void requireCudaDevice(int index) {
   throw UnavailableError("no CUDA device cuda:" + std::to_string(index) + ": " + kNotCompiled);
 }
 
+CudaDeviceFacts cudaDeviceFacts(int index) {
+  requireCudaDevice(index);
+  return {};  // not reached
+}
+
 std::unique_ptr<DeviceTimer> makeCudaEventTimer(int device, void* /*stream*/) {
   requireCudaDevice(device);
   return nullptr;  // not reached

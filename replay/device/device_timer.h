@@ -3,6 +3,7 @@
 // implementation lives in cuda_device.cpp, compiled only with the toolkit.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,19 @@ int cudaDeviceCount();  // never throws; 0 when no device or built without CUDA
 // "no CUDA device: cudaGetDeviceCount returned <error>", "... built without
 // CUDA ...", or "no CUDA device cuda:<index>: this host has <n>".
 void requireCudaDevice(int index);
+
+// What a CUDA device is, for the spec a calibration writes: cross-device
+// scaling reads its SM count and clock (predictors/cross_device.h), which
+// the host's CPU must not stand in for.
+struct CudaDeviceFacts {
+  std::string name;  // "NVIDIA H200"
+  int multiprocessors = 0;
+  double clock_hz = 0;  // peak SM clock
+  int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;
+};
+// Throws UnavailableError like requireCudaDevice(index).
+CudaDeviceFacts cudaDeviceFacts(int index);
 
 // "cuda" -> 0, "cuda:3" -> 3, anything else -> -1.
 int cudaIndexFromDevice(const std::string& device);

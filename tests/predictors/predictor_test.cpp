@@ -212,6 +212,37 @@ TEST(Predictor, TargetDeviceScalesTimes) {
   EXPECT_GT(on_a100.per_op[0].predicted_us, on_h100.per_op[0].predicted_us);
 }
 
+// GPU calibrations before 2026-11-26 wrote one compute unit and the host's
+// clock into their spec: scaled against them, a compute-bound op would run
+// 132x faster on an H100. Their compute is taken as the target's instead.
+TEST(Predictor, GpuModelsWithoutAnSmCountScaleOnlyByBandwidth) {
+  DeviceSpec calibrated = h100();
+  calibrated.name = "cuda";
+  calibrated.compute_units = 1;
+  calibrated.clock_hz = 2.1e9;  // the host CPU's
+  calibrated.memory_bandwidth = 4209e9;
+  const ModelSet set = handMadeModels(calibrated);
+  PredictOptions to_h100;
+  to_h100.target = h100();
+  const Prediction here = predictGraph(smallGraph(), set, PredictOptions{});
+  const Prediction there = predictGraph(smallGraph(), set, to_h100);
+  // mm of 1024^3 is compute-bound (gamma 0): no SM or clock ratio applies.
+  EXPECT_NEAR(there.per_op[0].predicted_us / here.per_op[0].predicted_us, 1.0, 1e-9);
+  // relu is memory-bound (gamma 1): the bandwidth ratio still applies.
+  EXPECT_NEAR(there.per_op[1].predicted_us / here.per_op[1].predicted_us, 4209.0 / 3350, 1e-6);
+  bool noted = false;
+  for (const std::string& n : there.notes)
+    noted = noted || n.find("records no SM count") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // With its SM count and clock recorded, they scale as before.
+  calibrated.compute_units = 66;
+  calibrated.clock_hz = to_h100.target->clock_hz;
+  const ModelSet half = handMadeModels(calibrated);
+  const double ratio = predictGraph(smallGraph(), half, to_h100).per_op[0].predicted_us /
+                       predictGraph(smallGraph(), half, PredictOptions{}).per_op[0].predicted_us;
+  EXPECT_NEAR(ratio, 0.5, 1e-9);
+}
+
 TEST(Predictor, CpuModelsPredictTheAtenTwinsOfCudnnOps) {
   // The ResNet trace was recorded on a GPU: cudnn_batch_norm(_backward)
   // runs on a CPU as native_batch_norm(_backward), which the norm family

@@ -87,6 +87,24 @@ TEST(DeviceTimer, CudaProbeMatchesTheBuild) {
   }
 }
 
+// What a GPU calibration writes into its spec: the GPU's, or a clear refusal.
+TEST(DeviceTimer, CudaDeviceFactsDescribeTheGpuOrRefuse) {
+  if (cudaDeviceCount() == 0) {
+    try {
+      cudaDeviceFacts(0);
+      ADD_FAILURE() << "expected UnavailableError";
+    } catch (const UnavailableError& e) {
+      EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  const CudaDeviceFacts f = cudaDeviceFacts(0);
+  EXPECT_FALSE(f.name.empty());
+  EXPECT_GT(f.multiprocessors, 1);
+  EXPECT_GT(f.clock_hz, 1e8);
+  EXPECT_GT(f.memory_bytes, int64_t{1} << 30);
+}
+
 TEST(DeviceTimer, CudaEventTimerTimesSleep) {
   if (cudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << probeCudaDevices().reason;
   auto timer = makeCudaEventTimer(0);
