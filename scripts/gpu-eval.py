@@ -46,6 +46,10 @@ def main():
     ap.add_argument("--suffix", default="", help="read NAME.compare<SUFFIX>.json.gz (e.g. .call1)")
     ap.add_argument("--tracetwin", default=os.path.join(ROOT, "build", "tracetwin"))
     args = ap.parse_args()
+    if not os.path.isdir(args.data):
+        sys.exit(f"gpu-eval: {args.data}: no such directory")
+    if not os.access(args.tracetwin, os.X_OK):
+        sys.exit(f"gpu-eval: {args.tracetwin}: not an executable (build it, or pass --tracetwin)")
 
     ending = f".compare{args.suffix}.json.gz"
     names = sorted(f[: -len(ending)] for f in os.listdir(args.data) if f.endswith(ending))
@@ -60,8 +64,11 @@ def main():
         for name in names:
             measured = load_json(os.path.join(args.data, name + ending))
             trace = trace_for(name, args.data, args.shared_traces)
-            subprocess.run([args.tracetwin, "predict", trace, "--models", args.models,
-                            "--json-out", out], check=True, capture_output=True)
+            done = subprocess.run([args.tracetwin, "predict", trace, "--models", args.models,
+                                   "--json-out", out], capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"gpu-eval: predicting {trace} failed ({done.returncode}):\n"
+                         f"{done.stderr.strip()}")
             predicted = load_json(out)
             by_id = {o["id"]: o for o in predicted["per_op"]}
             device = [0.0, 0.0]
