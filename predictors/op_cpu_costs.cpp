@@ -24,14 +24,13 @@ double BetweenOpTerms::us(const core::Node& node, int wrapped_numbers, double op
 }
 
 double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default) {
-  const core::OpSchema* schema = r.node->schema.get();
-  if (!schema) return table_.us(which, r.f.op, used_default);
-  Entry& e = memo_[schema];
+  const Entry e = perSchema(memo_, *r.node, [&] {
+    Entry all;
+    for (size_t w = 0; w < all.us.size(); ++w)
+      all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w]);
+    return all;
+  });
   const auto w = static_cast<size_t>(which);
-  if (!e.known[w]) {
-    e.us[w] = table_.us(which, r.f.op, &e.used_default[w]);
-    e.known[w] = true;
-  }
   *used_default = e.used_default[w];
   return e.us[w];
 }

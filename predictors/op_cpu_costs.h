@@ -25,10 +25,9 @@ struct BetweenOpTerms {
   double us(const core::Node& node, int wrapped_numbers, double op_us) const;
 };
 
-// The table's T1..T5 of an op, looked up once per recorded schema (every op
-// of a schema has its name): the tables are maps keyed by op name, and their
-// string compares were ~4% of predicting a 100k-op graph. Lives for one
-// prediction (the schemas are the graph's).
+// The table's T1..T5 of an op, looked up once per recorded schema
+// (perSchema): the tables are maps keyed by op name, and their string
+// compares were ~4% of predicting a 100k-op graph. Lives for one prediction.
 class OverheadLookup {
  public:
   explicit OverheadLookup(const OverheadTable& table) : table_(table) {}
@@ -40,7 +39,6 @@ class OverheadLookup {
   struct Entry {
     std::array<double, 5> us{};
     std::array<bool, 5> used_default{};
-    std::array<bool, 5> known{};
   };
   const OverheadTable& table_;
   std::unordered_map<const core::OpSchema*, Entry> memo_;

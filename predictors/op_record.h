@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "core/graph.h"
 #include "predictors/features.h"
@@ -23,5 +24,19 @@ struct OpRecord {
   double fresh_output_bytes = 0;   // FreshBytes::outputs, where page faults are charged
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
 };
+
+// `compute()` once per recorded schema (every op of a schema has its name),
+// kept in `memo` for the ops after it; every time for a node without one.
+// Per-op lookups by name (map and substring searches) are a large part of
+// predicting a 100k-op graph. `memo` lives no longer than the graph.
+template <typename T, typename Compute>
+T perSchema(std::unordered_map<const core::OpSchema*, T>& memo, const core::Node& node,
+            Compute compute) {
+  const core::OpSchema* schema = node.schema.get();
+  if (schema == nullptr) return compute();
+  auto it = memo.find(schema);
+  if (it == memo.end()) it = memo.emplace(schema, compute()).first;
+  return it->second;
+}
 
 }  // namespace tracetwin::predictors

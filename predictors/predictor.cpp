@@ -172,18 +172,10 @@ void childOps(const core::Graph& graph, const core::Node& node,
 const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins,
                           std::unordered_set<const core::OpSchema*>* no_twin,
                           std::unordered_map<const core::OpSchema*, bool>* vendor) {
-  auto isVendorOp = [&node] {
+  const bool vendor_op = perSchema(*vendor, node, [&node] {
     return node.name.find("cudnn") != std::string::npos ||
            node.name.find("miopen") != std::string::npos;
-  };
-  bool vendor_op;
-  if (!node.schema) {
-    vendor_op = isVendorOp();
-  } else if (auto it = vendor->find(node.schema.get()); it != vendor->end()) {
-    vendor_op = it->second;
-  } else {
-    vendor_op = vendor->emplace(node.schema.get(), isVendorOp()).first->second;
-  }
+  });
   if (!vendor_op) return node;
   if (node.schema && no_twin->count(node.schema.get())) return node;
   try {
@@ -293,18 +285,10 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::vector<size_t> unseen;  // positions in idx
     const std::set<std::string>* fitted_on = unmodelled ? nullptr : models.calibratedOpsOf(family);
     if (fitted_on != nullptr) {
-      // Looked up once per recorded schema (all its ops share a name).
-      std::unordered_map<const core::OpSchema*, bool> seen_schema;
-      auto seen = [&](const OpRecord& r) {
-        const core::OpSchema* schema = r.node->schema.get();
-        if (!schema) return fitted_on->count(r.f.op) > 0;
-        auto it = seen_schema.find(schema);
-        if (it == seen_schema.end())
-          it = seen_schema.emplace(schema, fitted_on->count(r.f.op) > 0).first;
-        return it->second;
-      };
+      std::unordered_map<const core::OpSchema*, bool> seen;
       for (size_t k = 0; k < idx.size(); ++k) {
-        if (seen(recs[idx[k]])) continue;
+        const OpRecord& r = recs[idx[k]];
+        if (perSchema(seen, *r.node, [&] { return fitted_on->count(r.f.op) > 0; })) continue;
         unseen.push_back(k);
         unseen_idx.push_back(idx[k]);
         recs[idx[k]].uncalibrated = true;
