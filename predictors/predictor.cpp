@@ -28,6 +28,7 @@
 #include "predictors/reuse_distance.h"
 #include "predictors/rnn_steps.h"
 #include "predictors/step_cache_terms.h"
+#include "predictors/step_touches.h"
 #include "predictors/xgb_model.h"
 
 namespace tracetwin::predictors {
@@ -338,11 +339,14 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   std::unordered_set<const core::OpSchema*> no_twin;
   std::unordered_map<const core::OpSchema*, bool> vendor;
   const bool cpu_times = dest.kind == DeviceKind::kCpu;
+  const bool touches = needsStepTouches(models);
+  StepTouchesBuilder step(touches ? sel.ops.size() : 0);
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
     const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin, &vendor) : recorded;
     OpRecord r{&n, computeFeatures(n), {}};
+    if (touches) step.add(n);
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
     if (!first) {
@@ -358,7 +362,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     r.out.family = r.f.family;
     recs.push_back(std::move(r));
   }
-  markColdInputs(recs, models);
+  markColdInputs(recs, models, std::move(step).finish());
   predictDeviceTimes(recs, graph, models, opts);
   addColdTensorPenalties(recs, models, opts);
   addCodeColdPenalties(recs, models, opts);

@@ -1,6 +1,7 @@
 #include "predictors/step_cache_terms.h"
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "predictors/analytic_models.h"
@@ -52,21 +53,29 @@ double coldCacheBytes(const ModelSet& models) {
 }  // namespace
 
 // Cold input and output bytes of every op against coldCacheBytes.
-void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models) {
-  std::vector<const core::Node*> nodes;
-  nodes.reserve(recs.size());
-  for (const OpRecord& r : recs) nodes.push_back(r.node);
-  // The inputs' reuse distances, for the families whose trees read them; the
-  // others keep them unknown, so that their ops still predict once per shape.
+namespace {
+// The families whose trees read the inputs' reuse distances; the others keep
+// them unknown, so that their ops still predict once per shape.
+std::set<std::string> familiesReadingReuse(const ModelSet& models) {
   std::set<std::string> reading;
   for (const std::string& family : models.families()) {
     const auto* learned = dynamic_cast<const XgbResidualModel*>(models.model(family));
     if (learned != nullptr && learned->readsReuse()) reading.insert(family);
   }
+  return reading;
+}
+}  // namespace
+
+bool needsStepTouches(const ModelSet& models) {
+  return coldCacheBytes(models) > 0 || !familiesReadingReuse(models).empty();
+}
+
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step) {
+  const std::set<std::string> reading = familiesReadingReuse(models);
   const double cache_bytes = coldCacheBytes(models);
-  // The touches once for both walks, and only for a walk that runs.
-  StepTouches step;
-  if (cache_bytes > 0 || !reading.empty()) step = stepTouches(nodes);
+  if ((cache_bytes > 0 || !reading.empty()) && step.ops() != recs.size()) {
+    throw std::logic_error("markColdInputs: the step's touches are not those of its ops");
+  }
   std::vector<ColdBytes> cold(recs.size());
   if (cache_bytes > 0) cold = coldBytes(step, cache_bytes);
   if (!reading.empty()) {

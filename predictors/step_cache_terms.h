@@ -11,12 +11,20 @@
 #include "predictors/model_set.h"
 #include "predictors/op_record.h"
 #include "predictors/predictor.h"
+#include "predictors/step_touches.h"
 
 namespace tracetwin::predictors {
 
-// Sets OpFeatures::cold_bytes (read by the bandwidth-curve DRAM floor) and
-// the cold output bytes of every op; before the kernel models run.
-void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models);
+// Whether markColdInputs walks the step's touches for these models (a cache
+// size for cold inputs, or trees that read reuse distances). predictGraph
+// then collects them as it computes the ops' features (StepTouchesBuilder).
+bool needsStepTouches(const ModelSet& models);
+
+// Sets OpFeatures::cold_bytes (read by the bandwidth-curve DRAM floor), the
+// inputs' reuse distances and the cold output bytes of every op; before the
+// kernel models run. `step`: the touches of `recs`' nodes, when
+// needsStepTouches (empty otherwise).
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step);
 
 // After the kernel models, in this order: each adds its share to
 // OpPrediction::predicted_us and records it in its own field (cold_tensor_us;

@@ -6,29 +6,35 @@
 
 namespace tracetwin::predictors {
 
-StepTouches stepTouches(const std::vector<const core::Node*>& ops) {
-  StepTouches s;
-  s.first.assign(ops.size() + 1, 0);
-  s.touches.reserve(ops.size() * 3);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    s.first[i] = s.touches.size();
-    for (bool input : {true, false}) {
-      for (const core::Value& v : input ? ops[i]->inputs : ops[i]->outputs) {
-        core::forEachTensor(v, [&](const core::TensorValue& t) {
-          if (!t.defined() || t.storage_id == 0) return;
-          s.touches.push_back({t.storage_id, 0, static_cast<double>(t.bytes()), input});
-        });
-      }
-    }
-    for (size_t k = s.first[i]; k < s.touches.size(); ++k) {
-      StepTouch& out = s.touches[k];
-      if (out.input) continue;
-      out.produced = std::none_of(s.touches.begin() + static_cast<std::ptrdiff_t>(s.first[i]),
-                                  s.touches.begin() + static_cast<std::ptrdiff_t>(k),
-                                  [&](const StepTouch& t) { return t.storage == out.storage; });
+StepTouchesBuilder::StepTouchesBuilder(size_t expected_ops) {
+  s_.first.reserve(expected_ops + 1);
+  s_.touches.reserve(expected_ops * 3);
+}
+
+void StepTouchesBuilder::add(const core::Node& op) {
+  StepTouches& s = s_;
+  const size_t begin = s.touches.size();
+  s.first.push_back(begin);
+  for (bool input : {true, false}) {
+    for (const core::Value& v : input ? op.inputs : op.outputs) {
+      core::forEachTensor(v, [&](const core::TensorValue& t) {
+        if (!t.defined() || t.storage_id == 0) return;
+        s.touches.push_back({t.storage_id, 0, static_cast<double>(t.bytes()), input});
+      });
     }
   }
-  s.first[ops.size()] = s.touches.size();
+  for (size_t k = begin; k < s.touches.size(); ++k) {
+    StepTouch& out = s.touches[k];
+    if (out.input) continue;
+    out.produced = std::none_of(s.touches.begin() + static_cast<std::ptrdiff_t>(begin),
+                                s.touches.begin() + static_cast<std::ptrdiff_t>(k),
+                                [&](const StepTouch& t) { return t.storage == out.storage; });
+  }
+}
+
+StepTouches StepTouchesBuilder::finish() && {
+  StepTouches s = std::move(s_);
+  s.first.push_back(s.touches.size());
   // Slots: traces number storages from a counter, so a table over their
   // range is usually small; a hash for ids spread wider.
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -58,6 +64,12 @@ StepTouches stepTouches(const std::vector<const core::Node*>& ops) {
   }
   s.storages = next;
   return s;
+}
+
+StepTouches stepTouches(const std::vector<const core::Node*>& ops) {
+  StepTouchesBuilder b(ops.size());
+  for (const core::Node* op : ops) b.add(*op);
+  return std::move(b).finish();
 }
 
 }  // namespace tracetwin::predictors

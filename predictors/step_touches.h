@@ -34,4 +34,17 @@ struct StepTouches {
 // argument order (a tensor passed twice, or an in-place output, comes again).
 StepTouches stepTouches(const std::vector<const core::Node*>& ops);
 
+// The same, one op at a time: a caller that walks the ops anyway collects
+// their touches while each node's arguments are still in the CPU's caches
+// (a separate walk over 100k ops' arguments was 9% of a prediction).
+class StepTouchesBuilder {
+ public:
+  explicit StepTouchesBuilder(size_t expected_ops);
+  void add(const core::Node& op);
+  StepTouches finish() &&;  // assigns the dense slots
+
+ private:
+  StepTouches s_;
+};
+
 }  // namespace tracetwin::predictors
