@@ -52,7 +52,6 @@ double coldCacheBytes(const ModelSet& models) {
 
 }  // namespace
 
-// Cold input and output bytes of every op against coldCacheBytes.
 namespace {
 // The families whose trees read the inputs' reuse distances; the others keep
 // them unknown, so that their ops still predict once per shape.
@@ -70,6 +69,8 @@ bool needsStepTouches(const ModelSet& models) {
   return coldCacheBytes(models) > 0 || !familiesReadingReuse(models).empty();
 }
 
+// Cold input and output bytes of every op against coldCacheBytes, and the
+// inputs' reuse distances for the families that read them.
 void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step) {
   const std::set<std::string> reading = familiesReadingReuse(models);
   const double cache_bytes = coldCacheBytes(models);
