@@ -13,6 +13,7 @@
 
 #include "calibration/cold_units.h"
 #include "calibration/evicted_units.h"
+#include "calibration/gpu_host_rows.h"
 #include "calibration/grid_selection.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
@@ -314,16 +315,6 @@ std::vector<DatasetRow> poolRepeats(std::vector<DatasetRow> rows, double toleran
   return pooled;
 }
 
-// GPU rows: each op's host call beside its kernels (predictors/host_costs.h).
-std::vector<predictors::HostCostSample> hostCostSamples(const std::vector<DatasetRow>& rows) {
-  std::vector<predictors::HostCostSample> samples;
-  for (const DatasetRow& r : rows) {
-    if (r.host_us > 0 && r.kernels >= 0)
-      samples.push_back({r.sample.node.name, r.host_us, r.sample.measured_us, r.kernels});
-  }
-  return samples;
-}
-
 void fitAndSave(const std::string& dir, const std::string& torch_version, predictors::FitOptions fo,
                 CalibrationResult& res) {
   // Cold and evicted rows only measure the code-cold and cold-tensor terms;
@@ -349,6 +340,10 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
   // GPU rows carry their host times, so a refit fits these again.
   res.host_costs = predictors::fitHostCosts(hostCostSamples(res.rows));
   predictors::applyHostCosts(res.host_costs, &models.overheads);
+  res.launch_scores.clear();
+  models.launch_counts = predictors::LaunchCountModel::fit(
+      launchSamples(res.rows), predictors::LaunchCountModel::treeParams(fo.seed),
+      &res.launch_scores);
   res.code_cold = predictors::fitCodeCold(coldPairs(res.rows));
   if (res.code_cold.empty()) res.code_cold = res.kept_code_cold;  // a dataset without cold rows
   models.code_cold = res.code_cold;

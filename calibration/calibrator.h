@@ -17,6 +17,7 @@
 #include "predictors/code_cold.h"
 #include "predictors/cold_tensors.h"
 #include "predictors/host_costs.h"
+#include "predictors/launch_counts.h"
 #include "predictors/training.h"
 
 namespace tracetwin::replay {
@@ -119,6 +120,8 @@ struct CalibrationResult {
   // GPU: the host time of each op's call, per op name, from the rows'
   // host_us (predictors/host_costs.h); empty on a CPU.
   predictors::HostCostFit host_costs;
+  // GPU: the launch-count trees' hold-out scores (predictors/launch_counts.h).
+  std::vector<predictors::LaunchCountScore> launch_scores;
   predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
   // CPU: what small ops cost more when time passed since their previous call,
   // from the cold units (empty when none paired); a refit of a dataset

@@ -124,10 +124,8 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     if (r.repeats_us.size() >= 2) line["repeats_us"] = r.repeats_us;
     if (r.sample.reuse_bytes >= 0) line["reuse_bytes"] = r.sample.reuse_bytes;
     if (r.sample.spaced) line["spaced"] = true;
-    if (r.host_us > 0) {
-      line["host_us"] = r.host_us;
-      line["kernels"] = r.kernels;
-    }
+    if (r.host_us > 0) line["host_us"] = r.host_us;
+    if (r.kernels >= 0) line["kernels"] = r.kernels;
     line["node"] = nodeToTraceJson(r.sample.node);
     out << line.dump() << '\n';
   }
@@ -176,16 +174,26 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
       }
       row.repeats_us = rep.get<std::vector<double>>();
     }
+    // A GPU row's kernel count; its host time goes with one. Rows pooled
+    // from another host keep the count without the host time
+    // (scripts/gpu-session.sh, pool_prior): the count is the GPU's.
+    if (j.contains("kernels")) {
+      if (!j["kernels"].is_number_integer() || j["kernels"].get<int64_t>() < 0 ||
+          j["kernels"].get<int64_t>() > (1 << 20)) {
+        throw InputError(fmt::format(
+            "{}:{}: \"kernels\" must be a count of 0 or more (the kernels beside \"host_us\")",
+            path, line_no));
+      }
+      row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
+    }
     if (j.contains("host_us")) {
       if (!j["host_us"].is_number() || !(j["host_us"].get<double>() > 0) ||
-          !j.contains("kernels") || !j["kernels"].is_number_integer() ||
-          j["kernels"].get<int64_t>() < 0 || j["kernels"].get<int64_t>() > (1 << 20)) {
+          !j.contains("kernels")) {
         throw InputError(fmt::format(
             "{}:{}: \"host_us\" must be a positive number, with \"kernels\" a count of 0 or more",
             path, line_no));
       }
       row.host_us = j["host_us"].get<double>();
-      row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
     }
     if (j.contains("reuse_bytes")) {
       if (!j["reuse_bytes"].is_number() || !(j["reuse_bytes"].get<double>() >= 0)) {

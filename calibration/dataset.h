@@ -39,8 +39,10 @@ struct DatasetRow {
   std::vector<double> repeats_us;
   // GPU: the op's call on the host (dispatcher, launches, median over the
   // iterations) and the kernels, memcpys and memsets it launched; what the
-  // host-cost fit learns from (predictors/host_costs.h). 0 and -1 on a CPU,
-  // where the op's time is its host time, and in datasets written before.
+  // host-cost fit learns from (predictors/host_costs.h), and the
+  // launch-count trees (predictors/launch_counts.h). 0 and -1 on a CPU, where
+  // the op's time is its host time, and in datasets written before; rows
+  // pooled from another host keep their kernels without their host time.
   double host_us = 0;
   int kernels = -1;
 };

@@ -120,9 +120,23 @@ void printReport(const calibration::CalibrationResult& r) {
         "launch none",
         r.host_costs.per_op.size(), r.host_costs.samples, r.host_costs.launching_us,
         r.host_costs.launching_ops, r.host_costs.no_kernel_us, r.host_costs.no_kernel_ops);
-    for (size_t i = 0; i < ops.size() && i < 6; ++i)
-      fmt::print("; {} {:.2f}", ops[i].first, ops[i].second.host_us);
+    for (size_t i = 0; i < ops.size() && i < 6; ++i) {
+      const predictors::HostCost& c = ops[i].second;
+      if (c.per_launch_us > 0)
+        fmt::print("; {} {:.2f} + {:.2f} per kernel", ops[i].first, c.fixed_us, c.per_launch_us);
+      else
+        fmt::print("; {} {:.2f}", ops[i].first, c.host_us);
+    }
     fmt::print("\n");
+  }
+  if (!r.launch_scores.empty()) {
+    fmt::print(
+        "kernels per op call, from the shape (each op's trees scored on a fifth of its points; "
+        "in brackets its median count's score):\n");
+    for (const predictors::LaunchCountScore& s : r.launch_scores) {
+      fmt::print("  {:<36} {:5.1f}% exact ({:5.1f}%), off by {:.2f} on average, {} points\n", s.op,
+                 100 * s.exact_share, 100 * s.median_share, s.mean_abs_miss, s.holdout);
+    }
   }
   if (!r.code_cold.empty()) {
     const predictors::CodeColdModel& c = r.code_cold;

@@ -10,6 +10,13 @@
 // for its own kernels inside the call (a sync, a full launch queue) is not
 // charged its device time twice: the simulation already makes the host wait
 // where an op synchronises (op_timing.h).
+//
+// An op's host time also grows with the kernels it launches: on an H200,
+// conv2d took a median 17.6 us with one kernel and 45.0 with five,
+// convolution_backward 15.6 with one and 92.2 with eleven (~7.6 us a
+// launch, cuDNN's). Where an op's points launched several counts, the fit
+// is a line over the counts, a fixed part (T2) plus a part per launch (T4),
+// and the prediction takes the count from launch_counts.h.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +39,15 @@ struct HostCost {
   double host_us = 0;
   int kernels = 0;  // median over the op's samples
   int64_t samples = 0;
+  // host = fixed_us + per_launch_us * kernels, where the op's points launched
+  // at least kMinLaunchCounts counts (per_launch_us 0: host_us alone).
+  double fixed_us = 0;
+  double per_launch_us = 0;
 };
+// Counts of kernels, each measured at least kMinPointsPerCount times without
+// the host waiting for the device, that a per-launch line needs.
+inline constexpr int kMinLaunchCounts = 2;
+inline constexpr int kMinPointsPerCount = 3;
 
 struct HostCostFit {
   std::map<std::string, HostCost> per_op;
@@ -51,7 +66,8 @@ struct HostCostFit {
 HostCostFit fitHostCosts(const std::vector<HostCostSample>& samples);
 
 // Writes the fit into the overhead table the simulation reads on a GPU: an
-// op's whole host time as its T2 (T3 and T4 0, the launches inside it), and
+// op's whole host time as its T2 (T3 and T4 0, the launches inside it), or
+// its line's fixed part as T2 and per-launch part as T4, and
 // as its T5 too when it launches nothing (the simulation charges an op
 // without kernels its T5 alone); `__all__` gets the medians. Replaces those
 // entries and keeps the rest (T1, the between-op terms). Adds a source line.

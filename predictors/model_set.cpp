@@ -86,6 +86,7 @@ void ModelSet::save(const std::string& dir) const {
   manifest["overheads"] = overheads.toJson();
   if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
   if (!cold_tensors.empty()) manifest["cold_tensors"] = cold_tensors.toJson();
+  if (!launch_counts.empty()) manifest["launch_counts"] = launch_counts.save(dir);
   if (!calibrated_ops.empty()) manifest["calibrated_ops"] = calibrated_ops;
   nlohmann::json models = nlohmann::json::object();
   for (const auto& [family, model] : models_) {
@@ -207,6 +208,8 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
   set.created = field<std::string>(manifest, "created", path);
   readStepCosts(manifest, path, &set);
   if (manifest.contains("calibrated_ops")) set.calibrated_ops = calibratedOps(manifest, path);
+  if (manifest.contains("launch_counts"))
+    set.launch_counts = LaunchCountModel::fromJson(manifest["launch_counts"], dir, path.string());
   if (!manifest.contains("models") || !manifest["models"].is_object()) {
     throw InputError(fmt::format("{}: missing object 'models'", path.string()));
   }

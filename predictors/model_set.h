@@ -12,6 +12,7 @@
 #include "predictors/cold_tensors.h"
 #include "predictors/device_spec.h"
 #include "predictors/kernel_model.h"
+#include "predictors/launch_counts.h"
 #include "predictors/overheads.h"
 
 namespace tracetwin::predictors {
@@ -34,6 +35,9 @@ class ModelSet {
   // CPU: what small ops cost on top per input tensor that went cold
   // (cold_tensors.h). Empty in older model sets.
   ColdTensorModel cold_tensors;
+  // GPU: how many kernels each op launches, by shape (launch_counts.h), for
+  // the host's per-launch cost. Empty in older and CPU model sets.
+  LaunchCountModel launch_counts;
   // Per family, the op names (no overload) the models were fitted on. A
   // learned residual has seen nothing of another op's kernel: the predictor
   // gives such ops the family's analytic base and says so. A family with no

@@ -1,5 +1,8 @@
 #include "predictors/op_cpu_costs.h"
 
+#include <algorithm>
+#include <string>
+
 #include "predictors/between_ops.h"
 #include "predictors/fresh_pages.h"
 #include "predictors/op_timing.h"
@@ -35,6 +38,33 @@ double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default)
   return e.us[w];
 }
 
+void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
+                         const DistinctOps& shapes, const ModelSet& models) {
+  if (models.launch_counts.empty() || models.device.kind != DeviceKind::kGpu || idx.empty() ||
+      launchesOf(recs[idx.front()].f.family) == 0)
+    return;
+  // The distinct sets by op name: a family has a few names.
+  std::vector<std::pair<std::string, std::vector<size_t>>> by_op;
+  for (size_t d = 0; d < shapes.features.size(); ++d) {
+    const std::string& op = shapes.features[d]->op;
+    auto it = std::find_if(by_op.begin(), by_op.end(),
+                           [&](const auto& entry) { return entry.first == op; });
+    if (it == by_op.end()) it = by_op.insert(by_op.end(), {op, {}});
+    it->second.push_back(d);
+  }
+  std::vector<int> count_of(shapes.features.size(), -1);
+  std::vector<const OpFeatures*> feats;
+  for (const auto& [op, distinct] : by_op) {
+    if (!models.launch_counts.knows(op)) continue;
+    feats.clear();
+    for (size_t d : distinct) feats.push_back(shapes.features[d]);
+    const std::vector<int> counts = models.launch_counts.predict(op, feats);
+    for (size_t k = 0; k < distinct.size(); ++k) count_of[distinct[k]] = counts[k];
+  }
+  for (size_t k = 0; k < idx.size(); ++k)
+    recs[idx[k]].predicted_launches = count_of[shapes.slot[k]];
+}
+
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
                const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
                int* defaults_used) {
@@ -58,8 +88,9 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
     return v;
   };
   s.t1 = get(Overhead::kT1);
-  s.launches =
-      r.recorded_launches >= 0 ? static_cast<int>(r.recorded_launches) : launchesOf(r.f.family);
+  s.launches = r.recorded_launches >= 0    ? static_cast<int>(r.recorded_launches)
+               : r.predicted_launches >= 0 ? r.predicted_launches
+                                           : launchesOf(r.f.family);
   if (s.launches == 0) {
     s.t5 = get(Overhead::kT5);
   } else {

@@ -5,9 +5,11 @@
 
 #include <array>
 #include <unordered_map>
+#include <vector>
 
 #include "core/graph.h"
 #include "predictors/critical_path.h"
+#include "predictors/model_set.h"
 #include "predictors/op_record.h"
 #include "predictors/overheads.h"
 
@@ -43,6 +45,13 @@ class OverheadLookup {
   const OverheadTable& table_;
   std::unordered_map<const core::OpSchema*, Entry> memo_;
 };
+
+// Sets OpRecord::predicted_launches from the model set's launch counts (GPU
+// sets) on the ops `idx` of one kernel-launching family, once per distinct
+// feature set of `shapes` (distinctOps over `idx`), for the ops it knows.
+// A linked trace's recorded kernels take precedence (cpuCosts).
+void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
+                         const DistinctOps& shapes, const ModelSet& models);
 
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing,
 // counted in `defaults_used`); CPU device: the fitted kernel times include

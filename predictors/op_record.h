@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "core/graph.h"
 #include "predictors/features.h"
@@ -23,6 +24,14 @@ struct OpRecord {
   double cold_input_tensors = 0;   // ColdBytes::input_tensors
   double fresh_output_bytes = 0;   // FreshBytes::outputs, where page faults are charged
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
+  int predicted_launches = -1;     // ModelSet::launch_counts' count; -1 none
+};
+
+// The distinct feature sets among some ops of one family, and each op's
+// index into them: models predict each set once.
+struct DistinctOps {
+  std::vector<const OpFeatures*> features;
+  std::vector<size_t> slot;  // per op, an index into `features`
 };
 
 // `compute()` once per recorded schema (every op of a schema has its name),

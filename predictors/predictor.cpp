@@ -81,27 +81,31 @@ bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
          a.unique_fraction == b.unique_fraction;
 }
 
-// Predicts `idx` (ops of one family) with `model`, once per distinct feature set.
-std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
-                                    const std::vector<OpRecord>& recs,
-                                    const std::vector<size_t>& idx) {
-  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `distinct`
-  std::vector<const OpFeatures*> distinct;
-  std::vector<size_t> slot(idx.size());
+// The distinct feature sets among `idx` (ops of one family).
+DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx) {
+  DistinctOps d;
+  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `features`
+  d.slot.resize(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
     const OpFeatures& f = recs[idx[k]].f;
-    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), distinct.size());
-    if (!inserted && sameFeatures(*distinct[it->second], f)) {
-      slot[k] = it->second;
+    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), d.features.size());
+    if (!inserted && sameFeatures(*d.features[it->second], f)) {
+      d.slot[k] = it->second;
       continue;
     }
-    slot[k] = distinct.size();  // new (or a hash collision: predicted on its own)
-    distinct.push_back(&f);
+    d.slot[k] = d.features.size();  // new (or a hash collision: predicted on its own)
+    d.features.push_back(&f);
   }
+  return d;
+}
+
+// Predicts the ops of `d` with `model`, once per distinct feature set.
+std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
+                                    const DistinctOps& d) {
   std::vector<double> distinct_us;
-  model.predictBatch(distinct, spec, &distinct_us);
-  std::vector<double> us(idx.size());
-  for (size_t k = 0; k < idx.size(); ++k) us[k] = distinct_us[slot[k]];
+  model.predictBatch(d.features, spec, &distinct_us);
+  std::vector<double> us(d.slot.size());
+  for (size_t k = 0; k < d.slot.size(); ++k) us[k] = distinct_us[d.slot[k]];
   return us;
 }
 
@@ -276,7 +280,9 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                                   : familyEntry(family).fallback(spec);
       model = fallback.get();
     }
-    std::vector<double> us = predictDistinct(*model, spec, recs, idx);
+    const DistinctOps shapes = distinctOps(recs, idx);
+    std::vector<double> us = predictDistinct(*model, spec, shapes);
+    predictLaunchCounts(recs, idx, shapes, models);
     // Ops the models never saw (ModelSet::calibrated_ops) are listed, and
     // take the analytic base where a learned residual sits on it: the
     // residual knows nothing of their kernels. An analytic model already
@@ -296,7 +302,8 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       }
     }
     if (!unseen.empty() && base != model) {
-      const std::vector<double> base_us = predictDistinct(*base, spec, recs, unseen_idx);
+      const std::vector<double> base_us =
+          predictDistinct(*base, spec, distinctOps(recs, unseen_idx));
       for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
     }
     for (size_t k = 0; k < idx.size(); ++k) {

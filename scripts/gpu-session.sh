@@ -223,8 +223,7 @@ stage_pool_prior() {
 import json, sys
 for line in open(sys.argv[1]):
     row = json.loads(line)
-    row.pop("host_us", None)
-    row.pop("kernels", None)
+    row.pop("host_us", None)  # another host's; the kernel counts are the GPU's
     print(json.dumps(row, separators=(",", ":")))
 PY
   summary "pool_prior: $(wc -l <"$prior/dataset.jsonl") rows from $gpu"

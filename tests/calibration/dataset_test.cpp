@@ -132,9 +132,24 @@ TEST(Dataset, KeepsHostTimesAndRejectsBadOnes) {
   expectEachEditRejected(path, gpu, "\"host_us\":7.25",
                          {"\"host_us\":-1.0", "\"host_us\":\"slow\"", "\"host_us\":0"},
                          "\"host_us\"");
-  // A kernel count that is not a count is named with the host time it goes with.
   expectEachEditRejected(path, gpu, "\"kernels\":2", {"\"kernels\":-3", "\"kernels\":1.5"},
-                         "\"host_us\"");
+                         "\"kernels\"");
+  // A host time needs its kernel count.
+  expectEachEditRejected(path, gpu, ",\"kernels\":2", {""}, "\"host_us\" must be");
+  std::remove(path.c_str());
+}
+
+// Rows pooled from another host (scripts/gpu-session.sh, pool_prior) keep
+// the GPU's kernel counts without that host's host times.
+TEST(Dataset, KeepsAKernelCountWithoutAHostTime) {
+  DatasetRow pooled = copyRow();
+  pooled.kernels = 4;
+  const std::string path = tempPath("kernels.jsonl");
+  writeDataset(path, {pooled});
+  const std::vector<DatasetRow> back = readDataset(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_DOUBLE_EQ(back[0].host_us, 0.0);
+  EXPECT_EQ(back[0].kernels, 4);
   std::remove(path.c_str());
 }
 
