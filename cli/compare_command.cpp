@@ -200,6 +200,11 @@ nlohmann::json compareJson(const CompareArgs& a, const replay::UntracedTiming& t
       op["measured_host_us"] =
           untraced != timing.untraced_cpu_us.end() ? untraced->second : m.cpu_us;
       op["predicted_host_us"] = it != predicted.end() ? it->second->cpu_us : 0.0;
+      // What the host is charged per launch for (launch_counts.h): the
+      // kernels, memcpys and memsets CUPTI saw against those predicted.
+      op["measured_kernels"] = m.kernels;
+      if (it != predicted.end() && it->second->kernels >= 0)
+        op["predicted_kernels"] = it->second->kernels;
     }
     per_op.push_back(std::move(op));
   }

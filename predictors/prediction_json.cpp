@@ -22,6 +22,7 @@ nlohmann::json predictionToJson(const Prediction& p) {
     nlohmann::json j{{"id", o.id},         {"name", o.name},
                      {"family", o.family}, {"predicted_us", o.predicted_us},
                      {"cpu_us", o.cpu_us}, {"model", o.model}};
+    if (o.kernels >= 0) j["kernels"] = o.kernels;
     addStepTerms(o, &j);
     return j;
   };

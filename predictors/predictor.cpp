@@ -411,6 +411,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
     o.cpu_us = s.t1 + hostUs(s);
+    o.kernels = s.cpu_only ? -1 : s.launches;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
     p.per_op.push_back(std::move(o));
   }

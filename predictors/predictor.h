@@ -46,6 +46,9 @@ struct OpPrediction {
   std::string family;
   double predicted_us = 0.0;  // device time (CPU device: op time)
   double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
+  // Kernels the simulation launched for the op on a GPU (a linked trace's,
+  // the model set's launch counts, else one per kernel family); -1 on a CPU.
+  int kernels = -1;
   std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
   double code_cold_us = 0.0;  // of predicted_us, the code-cold term (CPU models; code_cold.h)
   // Of predicted_us, reading cold output lines from DRAM before writing them

@@ -6,7 +6,9 @@ it measured. data/h200 keeps those files for resnet_1.1.0 and five captures;
 this script predicts each trace again with MODELS (`tracetwin predict`, which
 needs no GPU) and prints, per trace, the iteration error and the error of the
 summed device and host times, then the device time per op family over all
-traces. It is how data/models/h200/README.md's table was made.
+traces, and, for compares written since session 25 (they carry each op's
+measured kernels), how often the predicted kernel count per call was exact.
+It is how data/models/h200/README.md's table was made.
 
   scripts/gpu-eval.py --models data/models/h200 [--data data/h200] [--suffix .call1]
 """
@@ -56,6 +58,7 @@ def main():
     if not names:
         sys.exit(f"gpu-eval: no *{ending} in {args.data}")
     families = collections.defaultdict(lambda: [0.0, 0.0])
+    kernels = collections.defaultdict(lambda: [0, 0])  # per op name: ops, predicted exactly
     errors = []
     print(f"{'trace':<16} {'measured ms':>11} {'predicted ms':>12} {'error':>7} "
           f"{'device ops':>10} {'host calls':>10}")
@@ -83,6 +86,11 @@ def main():
                 device[1] += p["predicted_us"]
                 host[0] += op.get("measured_host_us", 0.0)
                 host[1] += p["cpu_us"]
+                # Compares written since session 25 carry each op's kernels.
+                if "measured_kernels" in op and "kernels" in p:
+                    k = kernels[op["name"]]
+                    k[0] += 1
+                    k[1] += p["kernels"] == op["measured_kernels"]
             error = 100 * (predicted["iteration_ms"] / measured["measured_ms"] - 1)
             errors.append(error)
             pct = lambda pair: f"{100 * (pair[1] / pair[0] - 1):+.1f}%" if pair[0] > 0 else "-"
@@ -92,6 +100,10 @@ def main():
     print(f"mean |error| {sum(map(abs, errors)) / len(errors):.1f}%, within 10%: {within} of {len(errors)}")
     print("device time by family (sum predicted vs sum measured): " + ", ".join(
         f"{k} {100 * (v[1] / v[0] - 1):+.0f}%" for k, v in sorted(families.items()) if v[0] > 0))
+    if kernels:
+        busiest = sorted(kernels.items(), key=lambda kv: -kv[1][0])[:8]
+        print("kernels per call predicted exactly (ops of the name): " + ", ".join(
+            f"{name} {100 * v[1] / v[0]:.0f}% ({v[0]})" for name, v in busiest))
 
 
 if __name__ == "__main__":

@@ -158,6 +158,9 @@ TEST(HostCostsPerLaunch, APredictionChargesTheHostPerPredictedLaunch) {
   ASSERT_EQ(with.per_op.size(), 2u);
   EXPECT_NEAR(with.per_op[0].cpu_us - without.per_op[0].cpu_us, 3 * 7.0, 1e-6);
   EXPECT_NEAR(with.per_op[1].cpu_us, without.per_op[1].cpu_us, 1e-9);
+  EXPECT_EQ(without.per_op[0].kernels, 1) << "one per op of a kernel family";
+  EXPECT_EQ(with.per_op[0].kernels, 4);
+  EXPECT_EQ(predictionToJson(with)["per_op"][0]["kernels"], 4);
 }
 
 }  // namespace
