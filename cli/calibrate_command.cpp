@@ -131,11 +131,12 @@ void printReport(const calibration::CalibrationResult& r) {
   }
   if (!r.launch_scores.empty()) {
     fmt::print(
-        "kernels per op call, from the shape (each op's trees scored on a fifth of its points; "
-        "in brackets its median count's score):\n");
+        "kernels per op call, from the shape (each op's trees scored on a fifth of its shapes; "
+        "in brackets its median count's score; the trees are kept where they miss by less):\n");
     for (const predictors::LaunchCountScore& s : r.launch_scores) {
-      fmt::print("  {:<36} {:5.1f}% exact ({:5.1f}%), off by {:.2f} on average, {} points\n", s.op,
-                 100 * s.exact_share, 100 * s.median_share, s.mean_abs_miss, s.holdout);
+      fmt::print("  {:<36} {:5.1f}% exact ({:5.1f}%), off by {:.2f} ({:.2f}), {} points: {}\n",
+                 s.op, 100 * s.exact_share, 100 * s.median_share, s.mean_abs_miss,
+                 s.median_abs_miss, s.holdout, s.kept ? "trees" : "median");
     }
   }
   if (!r.code_cold.empty()) {

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -32,31 +34,47 @@ std::shared_ptr<const Booster> trainCounts(const std::vector<const LaunchSample*
 
 int roundedCount(float y) { return std::max(1, static_cast<int>(std::lround(y))); }
 
-// Trees fitted on four fifths of `points` (every fifth point held out),
-// scored on the rest.
+// Whether a point is in the held-out fifth: by a hash of its feature
+// columns, so that a grid point measured alone and among other ops (two rows
+// of one shape) falls on one side.
+bool heldOut(const OpFeatures& f) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (float v : f.x) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    h = (h ^ bits) * 0x100000001b3ULL;
+  }
+  return (h >> 33) % 5 == 4;
+}
+
+// Trees fitted on four fifths of `points`, scored on the rest.
 LaunchCountScore holdoutScore(const std::string& op, const std::vector<const LaunchSample*>& points,
                               size_t cols, int median, const XgbParams& params) {
   std::vector<const LaunchSample*> fit, hold;
-  for (size_t i = 0; i < points.size(); ++i) (i % 5 == 4 ? hold : fit).push_back(points[i]);
+  for (const LaunchSample* p : points) (heldOut(p->f) ? hold : fit).push_back(p);
+  LaunchCountScore score;
+  score.op = op;
+  if (fit.empty() || hold.empty()) return score;
   const std::shared_ptr<const Booster> trees = trainCounts(fit, cols, params);
   std::vector<float> x;
   for (const LaunchSample* s : hold) appendBoosterRow(s->f, cols, kNoRepeatedColumn, &x);
   const std::vector<float> y = trees->predict(x, cols);
-  LaunchCountScore score;
-  score.op = op;
   score.holdout = static_cast<int64_t>(hold.size());
   for (size_t i = 0; i < hold.size() && i < y.size(); ++i) {
     const int predicted = roundedCount(y[i]);
     score.exact_share += predicted == hold[i]->kernels ? 1 : 0;
     score.mean_abs_miss += std::abs(predicted - hold[i]->kernels);
     score.median_share += median == hold[i]->kernels ? 1 : 0;
+    score.median_abs_miss += std::abs(median - hold[i]->kernels);
   }
   if (!hold.empty()) {
     const auto n = static_cast<double>(hold.size());
     score.exact_share /= n;
     score.mean_abs_miss /= n;
     score.median_share /= n;
+    score.median_abs_miss /= n;
   }
+  score.kept = score.mean_abs_miss < score.median_abs_miss;
   return score;
 }
 
@@ -79,7 +97,9 @@ LaunchCountModel LaunchCountModel::fit(const std::vector<LaunchSample>& samples,
     m.median_[op] = static_cast<int>(std::lround(core::median(counts)));
     const size_t cols = featureCount(points.front()->f.family);
     if (cols == 0 || distinct.size() < 2 || points.size() < kMinTreeSamples) continue;
-    if (scores != nullptr) scores->push_back(holdoutScore(op, points, cols, m.median_[op], params));
+    const LaunchCountScore score = holdoutScore(op, points, cols, m.median_[op], params);
+    if (scores != nullptr) scores->push_back(score);
+    if (!score.kept) continue;
     Trees t;
     t.booster = trainCounts(points, cols, params);
     t.n_features = cols;
@@ -129,6 +149,11 @@ LaunchCountModel LaunchCountModel::fromJson(const nlohmann::json& j, const std::
                         "in the model directory",
                         source, op, t.file));
       t.n_features = entry.at("n_features").get<size_t>();
+      if (t.n_features == 0)
+        throw InputError(
+            fmt::format("{}: launch_counts.trees.{}.n_features: expected a count of "
+                        "the family's feature columns, got 0",
+                        source, op));
       const std::filesystem::path path = std::filesystem::path(dir) / t.file;
       if (!std::filesystem::exists(path))
         throw InputError(fmt::format("{}: launch-count trees of {} missing (listed in {})",

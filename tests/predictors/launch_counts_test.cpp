@@ -68,6 +68,34 @@ TEST(LaunchCounts, AnOpOfOneCountTakesItsMedianAndUnknownOpsAreNotKnown) {
   EXPECT_TRUE(LaunchCountModel::fit({}, smallTrees()).empty());
 }
 
+// Counts that do not follow the shape (one point in ten launches a second
+// kernel, whatever its size): the trees miss the held-out shapes more than
+// the median count does, and the op takes its median.
+TEST(LaunchCounts, TreesThatMissMoreThanTheMedianAreNotKept) {
+  std::vector<LaunchSample> s;
+  uint64_t state = 12345;
+  for (int i = 0; i < 400; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int kernels = (state >> 33) % 10 == 0 ? 2 : 1;
+    s.push_back(
+        {computeFeatures(opNode("aten::relu", {tensor({64 * (i + 1)})}, {tensor({64})})), kernels});
+  }
+  std::vector<LaunchCountScore> scores;
+  const LaunchCountModel m = LaunchCountModel::fit(s, smallTrees(), &scores);
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_FALSE(scores[0].kept) << scores[0].mean_abs_miss << " vs " << scores[0].median_abs_miss;
+  EXPECT_GT(scores[0].holdout, 40);
+  const OpFeatures relu = s[3].f;
+  EXPECT_EQ(m.predict("aten::relu", {&relu}), std::vector<int>{1});
+  // The shape-driven grid keeps its trees, and says so.
+  scores.clear();
+  LaunchCountModel::fit(gridSamples(), smallTrees(), &scores);
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_EQ(scores[0].op, "aten::conv2d");
+  EXPECT_TRUE(scores[0].kept);
+  EXPECT_LT(scores[0].mean_abs_miss, scores[0].median_abs_miss);
+}
+
 class LaunchCountFiles : public ::testing::Test {
  protected:
   void SetUp() override {
