@@ -5,7 +5,10 @@
 it measured. data/h200 keeps those files for resnet_1.1.0 and five captures;
 this script predicts each trace again with MODELS (`tracetwin predict`, which
 needs no GPU) and prints, per trace, the iteration error and the error of the
-summed device and host times, then the device time per op family over all
+summed device and host times, and the iteration error once more with the
+replay's own kernel times in place of the kernel models' (a Kineto trace made
+from the stored compare, `predict --kernel-times`): the host side and the
+critical path judged alone. Then the device time per op family over all
 traces, and, for compares written since session 25 (they carry each op's
 measured kernels), how often the predicted kernel count per call was exact.
 It is how data/models/h200/README.md's table was made.
@@ -28,6 +31,61 @@ def load_json(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         return json.load(f)
+
+
+def rf_ids(trace):
+    """Each ET node's record-function id (rf_id), by node id."""
+    ids = {}
+    for node in load_json(trace)["nodes"]:
+        rf = node.get("rf_id")
+        for attr in node.get("attrs", []):
+            if attr.get("name") == "rf_id":
+                rf = attr.get("value")
+        ids[node["id"]] = rf
+    return ids
+
+
+def write_replayed_kernels(trace, measured, predicted, path):
+    """A Kineto trace of the replay's own kernel times, for `predict --kernel-times`.
+
+    One cpu_op per measured op (linked to the ET by its rf_id), and its
+    measured device time split over as many kernels as CUPTI counted
+    (`measured_kernels`, compares since session 25) or else as the prediction
+    charged the host for. With it `predict` judges the host side and the
+    critical path alone.
+    """
+    rf = rf_ids(trace)
+    kernels = {o["id"]: o.get("kernels", 1) for o in predicted["per_op"]}
+    events, ts, corr = [], 0.0, 0
+    for i, op in enumerate(measured["per_op"]):
+        if rf.get(op["id"]) is None:
+            continue
+        events.append({"ph": "X", "cat": "cpu_op", "name": op["name"], "ts": ts, "dur": 10.0,
+                       "pid": 1, "tid": 1,
+                       "args": {"External id": i + 1, "Record function id": rf[op["id"]]}})
+        count = max(op.get("measured_kernels", kernels.get(op["id"], 1)), 1)
+        for k in range(count if op["measured_us"] > 0 else 0):
+            corr += 1
+            share = op["measured_us"] / count
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "ts": ts + 1 + 0.01 * k, "dur": 0.005, "pid": 1, "tid": 1,
+                           "args": {"External id": i + 1, "correlation": corr}})
+            events.append({"ph": "X", "cat": "kernel", "name": f"k{corr}", "ts": ts + 2 + k * share,
+                           "dur": share, "pid": 0, "tid": 7,
+                           "args": {"External id": i + 1, "correlation": corr, "stream": 7,
+                                    "device": 0}})
+        ts += 12.0 + op["measured_us"]
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+
+
+def predict(tracetwin, trace, models, out, extra=()):
+    done = subprocess.run([tracetwin, "predict", trace, "--models", models, "--json-out", out,
+                           *extra], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"gpu-eval: predicting {trace} failed ({done.returncode}):\n"
+                 f"{done.stderr.strip()}")
+    return load_json(out)
 
 
 def trace_for(name, data, shared):
@@ -61,18 +119,16 @@ def main():
     kernels = collections.defaultdict(lambda: [0, 0])  # per op name: ops, predicted exactly
     errors = []
     print(f"{'trace':<16} {'measured ms':>11} {'predicted ms':>12} {'error':>7} "
-          f"{'device ops':>10} {'host calls':>10}")
+          f"{'device ops':>10} {'host calls':>10} {'replayed kernels':>18}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "predict.json")
         for name in names:
             measured = load_json(os.path.join(args.data, name + ending))
             trace = trace_for(name, args.data, args.shared_traces)
-            done = subprocess.run([args.tracetwin, "predict", trace, "--models", args.models,
-                                   "--json-out", out], capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.exit(f"gpu-eval: predicting {trace} failed ({done.returncode}):\n"
-                         f"{done.stderr.strip()}")
-            predicted = load_json(out)
+            predicted = predict(args.tracetwin, trace, args.models, out)
+            kineto = os.path.join(tmp, "replayed_kernels.json")
+            write_replayed_kernels(trace, measured, predicted, kineto)
+            host_side = predict(args.tracetwin, trace, args.models, out, ["--kernel-times", kineto])
             by_id = {o["id"]: o for o in predicted["per_op"]}
             device = [0.0, 0.0]
             host = [0.0, 0.0]
@@ -93,9 +149,10 @@ def main():
                     k[1] += p["kernels"] == op["measured_kernels"]
             error = 100 * (predicted["iteration_ms"] / measured["measured_ms"] - 1)
             errors.append(error)
+            host_side_error = 100 * (host_side["iteration_ms"] / measured["measured_ms"] - 1)
             pct = lambda pair: f"{100 * (pair[1] / pair[0] - 1):+.1f}%" if pair[0] > 0 else "-"
             print(f"{name:<16} {measured['measured_ms']:>11.2f} {predicted['iteration_ms']:>12.2f} "
-                  f"{error:>+6.1f}% {pct(device):>10} {pct(host):>10}")
+                  f"{error:>+6.1f}% {pct(device):>10} {pct(host):>10} {host_side_error:>+17.1f}%")
     within = sum(abs(e) <= 10 for e in errors)
     print(f"mean |error| {sum(map(abs, errors)) / len(errors):.1f}%, within 10%: {within} of {len(errors)}")
     print("device time by family (sum predicted vs sum measured): " + ", ".join(
