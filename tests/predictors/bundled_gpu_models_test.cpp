@@ -51,7 +51,7 @@ TEST(BundledGpuModels, PredictResnetWithinTenPercentOfItsH200Replay) {
 
 // The captures (their step's own ET beside the replay): within 10% each.
 // resnet18_small is host-bound at 4.3 ms: it was 20% under while the host
-// cost of an op was one time per op name, 9% under with a cost per launch
+// cost of an op was one time per op name, 8% under with a cost per launch
 // and the launches counted from the shape (launch_counts.h, the README).
 TEST(BundledGpuModels, PredictTheCapturesNearTheirH200Replays) {
   const ModelSet models = ModelSet::load(sourcePath("data/models/h200"));
