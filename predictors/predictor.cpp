@@ -202,9 +202,10 @@ bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, do
                   const PredictOptions& opts) {
   if (parts.empty()) return false;
   std::vector<OpRecord> sub;
+  std::vector<OpPrediction> sub_out(parts.size());
   sub.reserve(parts.size());
   for (const auto& [node, count] : parts) {
-    OpRecord c{node, computeFeatures(*node), {}};
+    OpRecord c{node, computeFeatures(*node), sub_out[sub.size()]};
     c.shape_hash = shapeHash(c.f);
     if (!sub.empty()) c.f.repeated = variantKey(sub.back().f) == variantKey(c.f);
     // A part's inputs come from the parts before it: as close as its own
@@ -306,6 +307,9 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
           predictDistinct(*base, spec, distinctOps(recs, unseen_idx));
       for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
     }
+    // Labels once per family, not built per op.
+    const std::string modelled_label = unmodelled ? "fallback:" + model->kind() : model->kind();
+    const std::string uncalibrated_label = "uncalibrated:" + base->kind();
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);
@@ -316,9 +320,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                                scale_from, *opts.target);
       }
       r.out.predicted_us = t;
-      r.out.model = unmodelled       ? "fallback:" + model->kind()
-                    : r.uncalibrated ? "uncalibrated:" + base->kind()
-                                     : model->kind();
+      r.out.model = r.uncalibrated ? uncalibrated_label : modelled_label;
       r.fallback = unmodelled;
       if (unmodelled && family != "comm") predictFromParts(r, graph, models, opts);
     }
@@ -335,6 +337,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   core::Selection sel = core::selectTopLevelOps(graph);
   std::vector<OpRecord> recs;
   recs.reserve(sel.ops.size());
+  p.per_op.reserve(sel.ops.size());  // never grows past this: recs hold references into it
   int64_t unsized_comms = 0;
   std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
   // CPU times are those of what a CPU runs: a GPU trace's cuDNN ops as the
@@ -352,7 +355,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
     const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin, &vendor) : recorded;
-    OpRecord r{&n, computeFeatures(n), {}};
+    OpRecord r{&n, computeFeatures(n), p.per_op.emplace_back()};
     if (touches) step.add(n);
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
@@ -406,14 +409,12 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   p.iteration_ms = res.iteration_us / 1000.0;
   p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
                  res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
-  p.per_op.reserve(recs.size());
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
     o.cpu_us = s.t1 + hostUs(s);
     o.kernels = s.cpu_only ? -1 : s.launches;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
-    p.per_op.push_back(std::move(o));
   }
   p.uncalibrated_ops = uncalibratedOps(recs);
   if (!p.uncalibrated_ops.empty()) {
