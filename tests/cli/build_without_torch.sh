@@ -12,7 +12,12 @@ dir=$2
 cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRACETWIN_WITH_TORCH=OFF \
   -DTRACETWIN_CUDA=OFF -DTRACETWIN_BUILD_TESTS=OFF -DTRACETWIN_BUILD_BENCH=OFF >/dev/null
 # One job: ctest runs the other tests beside this build.
-cmake --build "$dir" --target tracetwin -j 1 | tail -n 1
+if ! cmake --build "$dir" --target tracetwin -j 1 >"$dir/build.log" 2>&1; then
+  echo "FAIL: the build without LibTorch and CUDA did not build; the end of $dir/build.log:"
+  tail -n 40 "$dir/build.log"
+  exit 1
+fi
+tail -n 1 "$dir/build.log"
 bin=$dir/tracetwin
 if ldd "$bin" | grep -E 'libtorch|libc10|libcudart|libcupti|libnccl'; then
   echo "FAIL: the build without LibTorch and CUDA links the libraries above"
