@@ -67,13 +67,11 @@ LaunchCountScore holdoutScore(const std::string& op, const std::vector<const Lau
     score.median_share += median == hold[i]->kernels ? 1 : 0;
     score.median_abs_miss += std::abs(median - hold[i]->kernels);
   }
-  if (!hold.empty()) {
-    const auto n = static_cast<double>(hold.size());
-    score.exact_share /= n;
-    score.mean_abs_miss /= n;
-    score.median_share /= n;
-    score.median_abs_miss /= n;
-  }
+  const auto n = static_cast<double>(hold.size());  // not empty: returned above
+  score.exact_share /= n;
+  score.mean_abs_miss /= n;
+  score.median_share /= n;
+  score.median_abs_miss /= n;
   score.kept = score.mean_abs_miss < score.median_abs_miss;
   return score;
 }
