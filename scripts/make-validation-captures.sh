@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Captures the held-out workloads of the end-to-end prediction tables (docs/prediction.md,
 # data/models/host/README.md): models, widths, batches and image sizes that neither the
-# calibration grids nor data/ contain. Same capture settings as scripts/make-data.sh.
+# calibration grids nor data/ contain. Same capture settings as scripts/make-data.sh. The
+# captures the bundled figures were measured on are in data/validation/ (its README).
 # Usage: scripts/make-validation-captures.sh OUT_DIR
 # Then:  scripts/e2e-compare.py --out DIR --rounds 5 --quiet-ms 5.2 --trace-dir OUT_DIR \
 #            host=data/models/host
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 1 ] || { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -eq 1 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 out=$1
 python=/usr/bin/python3   # Debian's python3-torch; the python3 first on PATH may have no torch
 "$python" -c 'import torch' 2>/dev/null || {
