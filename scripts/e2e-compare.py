@@ -18,12 +18,13 @@ Uses only the standard library; needs a built tracetwin (`make build`).
 import argparse
 import glob
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 import time
+
+from e2e_common import gmae, model_sets, tracetwin_binary
 
 
 def run(cmd):
@@ -62,14 +63,6 @@ def wait_for_quiet(tracetwin, limit_ms, wait_s):
             raise SystemExit("e2e-compare.py: the host stayed slow for %d s (mlp %.2f ms)"
                              % (wait_s, ms))
         time.sleep(30)
-
-
-def gmae(errors_pct):
-    """Geometric mean of |relative error| (DESIGN.md's accuracy measure), in percent; None for no
-    errors. An error of exactly zero counts as 0.01% so one exact hit does not zero the mean."""
-    if not errors_pct:
-        return None
-    return math.exp(statistics.mean(math.log(max(abs(e), 0.01)) for e in errors_pct))
 
 
 def print_families(names, sets, measured_families, predicted_families):
@@ -124,16 +117,8 @@ def main():
     ap.add_argument("--quiet-wait-s", type=float, default=1800)
     args = ap.parse_args()
 
-    tracetwin = os.path.join(args.build, "tracetwin")
-    if not os.access(tracetwin, os.X_OK):
-        raise SystemExit("e2e-compare.py: no tracetwin binary at %s (make build)" % tracetwin)
-    sets = []
-    for spec in args.models:
-        label, sep, directory = spec.partition("=")
-        if not sep or not label or not os.path.isdir(directory):
-            raise SystemExit("e2e-compare.py: expected LABEL=DIR with an existing DIR, got %r"
-                             % spec)
-        sets.append((label, directory))
+    tracetwin = tracetwin_binary(args.build, "e2e-compare.py")
+    sets = model_sets(args.models, "e2e-compare.py")
     traces = sorted(glob.glob("data/*.et.json.gz"))
     for d in args.trace_dir:
         traces += sorted(glob.glob(os.path.join(d, "*.et.json.gz")))

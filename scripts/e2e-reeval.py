@@ -14,12 +14,13 @@ Uses only the standard library; needs a built tracetwin (`make build`).
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from e2e_common import gmae, model_sets, tracetwin_binary
 
 TRACE_DIRS = ("data", "data/validation")
 
@@ -48,8 +49,9 @@ def error_pct(predicted, measured):
 
 
 def summary(errors):
-    gmae = math.exp(statistics.mean(math.log(max(abs(e), 0.01)) for e in errors))
-    return (sum(abs(e) <= 10 for e in errors), statistics.mean(abs(e) for e in errors), gmae)
+    """(count within 10%, mean |error| %, GMAE %) of `errors` in percent."""
+    return (sum(abs(e) <= 10 for e in errors), statistics.mean(abs(e) for e in errors),
+            gmae(errors))
 
 
 def main():
@@ -60,15 +62,8 @@ def main():
     ap.add_argument("--json-out", help="write the errors here")
     args = ap.parse_args()
 
-    tracetwin = os.path.join(args.build, "tracetwin")
-    if not os.access(tracetwin, os.X_OK):
-        raise SystemExit("e2e-reeval.py: no tracetwin binary at %s (make build)" % tracetwin)
-    sets = []
-    for spec in args.models:
-        label, sep, directory = spec.partition("=")
-        if not sep or not label or not os.path.isdir(directory):
-            raise SystemExit("e2e-reeval.py: expected LABEL=DIR with an existing DIR, got %r" % spec)
-        sets.append((label, directory))
+    tracetwin = tracetwin_binary(args.build, "e2e-reeval.py")
+    sets = model_sets(args.models, "e2e-reeval.py")
     try:
         with open(args.replays) as f:
             runs = json.load(f)["runs"]
