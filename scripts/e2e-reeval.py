@@ -69,11 +69,17 @@ def main():
             runs = json.load(f)["runs"]
     except (OSError, ValueError, KeyError) as e:
         raise SystemExit("e2e-reeval.py: %s: %s" % (args.replays, e))
+    if not runs:
+        raise SystemExit("e2e-reeval.py: %s: no runs" % args.replays)
     names = sorted(runs[0]["measured_ms"])
     for i, run in enumerate(runs):
         if sorted(run["measured_ms"]) != names:
             raise SystemExit("e2e-reeval.py: %s: run %d has other traces than run 1"
                              % (args.replays, i + 1))
+        for n, rounds in run["measured_ms"].items():
+            if not rounds or not all(ms > 0 for ms in rounds):
+                raise SystemExit("e2e-reeval.py: %s: run %d, %s: expected measured times > 0, "
+                                 "got %r" % (args.replays, i + 1, n, rounds))
 
     with tempfile.TemporaryDirectory() as scratch:
         predicted = {n: {l: predict_ms(tracetwin, trace_path(n), d, scratch) for l, d in sets}
@@ -88,11 +94,11 @@ def main():
         for label, _ in sets:
             errs = [error_pct(predicted[n][label], statistics.median(run["measured_ms"][n]))
                     for n in names]
-            within, mean_abs, gmae = summary(errs)
+            within, mean_abs, g = summary(errs)
             row["sets"][label] = {"within_10pct": within, "mean_abs_error_pct": mean_abs,
-                                  "gmae_pct": gmae,
+                                  "gmae_pct": g,
                                   "misses": {n: e for n, e in zip(names, errs) if abs(e) > 10}}
-            cells.append("%2d/%d %5.1f %5.1f" % (within, len(names), mean_abs, gmae))
+            cells.append("%2d/%d %5.1f %5.1f" % (within, len(names), mean_abs, g))
         doc["runs"].append(row)
         print("%-22s %6d " % (run["finished_utc"], run["rounds"]) + " ".join("%20s" % c for c in cells))
 
@@ -119,11 +125,11 @@ def main():
                                                    100.0 * (max(per_run) / min(per_run) - 1))
               + " ".join(cells))
     for label, _ in sets:
-        within, mean_abs, gmae = summary(pooled_errs[label])
+        within, mean_abs, g = summary(pooled_errs[label])
         print("%s: within 10%% of the pooled median %d of %d, mean |error| %.1f%%, GMAE %.1f%%"
-              % (label, within, len(names), mean_abs, gmae))
+              % (label, within, len(names), mean_abs, g))
         doc.setdefault("pooled_summary", {})[label] = {
-            "within_10pct": within, "mean_abs_error_pct": mean_abs, "gmae_pct": gmae}
+            "within_10pct": within, "mean_abs_error_pct": mean_abs, "gmae_pct": g}
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(doc, f, indent=1)

@@ -19,6 +19,8 @@ fails() {  # fails WHAT_THE_ERROR_NAMES ARGS...: the script must exit non-zero n
 }
 fails "a=/nonexistent" a=/nonexistent
 fails "$work/none.json" --replays "$work/none.json" bundle=data/models/host
+echo '{"runs": [{"finished_utc": "A", "rounds": 1, "measured_ms": {"mlp": []}}]}' > "$work/empty.json"
+fails "run 1, mlp: expected measured times > 0" --replays "$work/empty.json" bundle=data/models/host
 
 # Two runs of two traces; mlp's rounds put the bundle's prediction far off in the second run.
 python3 - "$work/record.json" <<'PY'
