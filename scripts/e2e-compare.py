@@ -10,8 +10,11 @@ On the development VM the host switches for minutes at a time into a phase where
 20-30% slower; `--quiet-ms M` waits (up to `--quiet-wait-s`) until `replay data/mlp.et.json.gz`
 runs below M ms before each round, so that runs on different hours compare like with like.
 
-    scripts/e2e-compare.py --out /tmp/e2e --rounds 5 --quiet-ms 7.6 \\
-        new=data/models/host old=/tmp/old-models --trace-dir /tmp/captures
+    scripts/e2e-compare.py --out /tmp/e2e --rounds 5 --quiet-ms 7.4 \\
+        new=data/models/host old=/tmp/old-models --trace-dir data/validation
+
+`--record FILE` appends the measured rounds to a replay record (data/validation/host-replays.json)
+that scripts/e2e-reeval.py scores model sets against without replaying.
 
 Uses only the standard library; needs a built tracetwin (`make build`).
 """
@@ -24,7 +27,12 @@ import subprocess
 import sys
 import time
 
-from e2e_common import gmae, model_sets, tracetwin_binary
+from e2e_common import gmae, load_record, model_sets, tracetwin_binary
+
+RECORD_ABOUT = (
+    "Replayed iteration times from scripts/e2e-compare.py runs (--record). measured_ms: per trace, "
+    "each round's `compare` measured_ms (the median of --iters iterations). Replays do not depend "
+    "on the models, so any model set can be scored against them (scripts/e2e-reeval.py).")
 
 
 def run(cmd):
@@ -115,6 +123,9 @@ def main():
     ap.add_argument("--quiet-ms", type=float, default=0,
                     help="before measuring, wait until mlp replays below this (0: do not wait)")
     ap.add_argument("--quiet-wait-s", type=float, default=1800)
+    ap.add_argument("--record", metavar="FILE",
+                    help="append this run's measured rounds to FILE (created when absent), the "
+                         "replay record scripts/e2e-reeval.py scores model sets against")
     args = ap.parse_args()
 
     tracetwin = tracetwin_binary(args.build, "e2e-compare.py")
@@ -126,6 +137,13 @@ def main():
         raise SystemExit("e2e-compare.py: no traces (run from the repository root)")
     os.makedirs(args.out, exist_ok=True)
     names = [os.path.basename(t)[: -len(".et.json.gz")] for t in traces]
+    record_runs = []
+    if args.record and os.path.exists(args.record):
+        # Checked before measuring: a run of other traces cannot join the record.
+        record_runs = load_record(args.record, "e2e-compare.py")
+        if sorted(record_runs[0]["measured_ms"]) != sorted(names):
+            raise SystemExit("e2e-compare.py: %s records other traces than this run's %s"
+                             % (args.record, ", ".join(sorted(names))))
 
     for label, directory in sets:
         for trace, name in zip(traces, names):
@@ -218,7 +236,29 @@ def main():
     summary["families"] = print_families(names, sets, measured_families, predicted_families)
     with open(os.path.join(args.out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=2)
+    if args.record:
+        append_to_record(args.record, record_runs, args, measured, quiet_checks_ms, host_speed)
     return 0
+
+
+def append_to_record(path, runs, args, measured, quiet_checks_ms, host_speed):
+    """Writes the record at `path` again with `runs` and this run's rounds after them."""
+    runs.append({
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
+        "quiet_checks_ms": [round(ms, 3) for ms in quiet_checks_ms],
+        "host_speed_median": round(statistics.median(host_speed), 4) if host_speed else None,
+        "measured_ms": {name: [round(ms, 4) for ms in measured[name]] for name in sorted(measured)}})
+    about = RECORD_ABOUT
+    if os.path.exists(path):  # keep what the record says of itself
+        with open(path) as f:
+            about = json.load(f).get("about", RECORD_ABOUT)
+    doc = {"about": about, "runs": runs}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+    print("record: %s, %d runs" % (path, len(runs)))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_common import gmae, model_sets, tracetwin_binary
+from e2e_common import gmae, load_record, model_sets, tracetwin_binary
 
 TRACE_DIRS = ("data", "data/validation")
 
@@ -64,22 +64,8 @@ def main():
 
     tracetwin = tracetwin_binary(args.build, "e2e-reeval.py")
     sets = model_sets(args.models, "e2e-reeval.py")
-    try:
-        with open(args.replays) as f:
-            runs = json.load(f)["runs"]
-    except (OSError, ValueError, KeyError) as e:
-        raise SystemExit("e2e-reeval.py: %s: %s" % (args.replays, e))
-    if not runs:
-        raise SystemExit("e2e-reeval.py: %s: no runs" % args.replays)
+    runs = load_record(args.replays, "e2e-reeval.py")
     names = sorted(runs[0]["measured_ms"])
-    for i, run in enumerate(runs):
-        if sorted(run["measured_ms"]) != names:
-            raise SystemExit("e2e-reeval.py: %s: run %d has other traces than run 1"
-                             % (args.replays, i + 1))
-        for n, rounds in run["measured_ms"].items():
-            if not rounds or not all(ms > 0 for ms in rounds):
-                raise SystemExit("e2e-reeval.py: %s: run %d, %s: expected measured times > 0, "
-                                 "got %r" % (args.replays, i + 1, n, rounds))
 
     with tempfile.TemporaryDirectory() as scratch:
         predicted = {n: {l: predict_ms(tracetwin, trace_path(n), d, scratch) for l, d in sets}

@@ -1,5 +1,6 @@
 """What scripts/e2e-compare.py and scripts/e2e-reeval.py share: the tracetwin binary, the
-LABEL=DIR model sets and the GMAE. Standard library only."""
+LABEL=DIR model sets, the GMAE and the record of replayed rounds. Standard library only."""
+import json
 import math
 import os
 import statistics
@@ -31,3 +32,26 @@ def gmae(errors_pct):
     if not errors_pct:
         return None
     return math.exp(statistics.mean(math.log(max(abs(e), 0.01)) for e in errors_pct))
+
+
+def load_record(path, prog):
+    """The runs of a replay record (data/validation/host-replays.json): each with `measured_ms`,
+    per trace the measured time of every round. Exits naming the path and the run at fault when
+    the file is unreadable, has no runs, or a run has other traces than the first or a round
+    without a positive time."""
+    try:
+        with open(path) as f:
+            runs = json.load(f)["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit("%s: %s: %s" % (prog, path, e))
+    if not runs:
+        raise SystemExit("%s: %s: no runs" % (prog, path))
+    names = sorted(runs[0]["measured_ms"])
+    for i, run in enumerate(runs):
+        if sorted(run["measured_ms"]) != names:
+            raise SystemExit("%s: %s: run %d has other traces than run 1" % (prog, path, i + 1))
+        for name, rounds in run["measured_ms"].items():
+            if not rounds or not all(ms > 0 for ms in rounds):
+                raise SystemExit("%s: %s: run %d, %s: expected measured times > 0, got %r"
+                                 % (prog, path, i + 1, name, rounds))
+    return runs

@@ -15,8 +15,16 @@ if out=$(python3 scripts/e2e-compare.py --build "$build" --out "$work/bad" a=/no
 fi
 grep -q "a=/nonexistent" <<<"$out" || { echo "FAIL: the error does not name the model set: $out"; exit 1; }
 
+# A record of other traces cannot take this run's rounds: refused before anything runs.
+echo '{"runs": [{"finished_utc": "A", "rounds": 1, "measured_ms": {"other": [1.0]}}]}' > "$work/other.json"
+if out=$(python3 scripts/e2e-compare.py --build "$build" --out "$work/bad" --record "$work/other.json" \
+    bundle=data/models/host 2>&1); then
+  echo "FAIL: a record of other traces was accepted"; exit 1
+fi
+grep -q "records other traces" <<<"$out" || { echo "FAIL: the error does not say why: $out"; exit 1; }
+
 python3 scripts/e2e-compare.py --build "$build" --out "$work/run" --rounds 1 --iters 3 \
-  bundle=data/models/host again=data/models/host | tee "$work/out.txt"
+  --record "$work/record.json" bundle=data/models/host again=data/models/host | tee "$work/out.txt"
 grep -q "^per op family over all traces" "$work/out.txt" || { echo "FAIL: no per-family table"; exit 1; }
 grep -q "^GMAE %" "$work/out.txt" || { echo "FAIL: no end-to-end GMAE line"; exit 1; }
 python3 - "$work/run/e2e.json" <<'PY'
@@ -64,5 +72,24 @@ for label in ("bundle", "again"):
         errs.append(100.0 * (t["predicted_ms"][label] - x) / x)
     assert s["within_10pct"] == sum(abs(e) <= 10 for e in errs), (label, s)
     assert abs(s["mean_abs_error_pct"] - sum(map(abs, errs)) / len(errs)) < 1e-9, (label, s)
+# The record holds this run's rounds, which scripts/e2e-reeval.py then scores.
+rec = json.load(open(sys.argv[1].replace("run/e2e.json", "record.json")))
+assert len(rec["runs"]) == 1 and rec["about"], rec
+run = rec["runs"][0]
+assert sorted(run["measured_ms"]) == names and run["rounds"] == 1 and run["iters"] == 3, run
+for name, t in doc["traces"].items():
+    assert run["measured_ms"][name] == [round(ms, 4) for ms in t["measured_ms"]], (name, run)
 print("ok: %d traces" % len(names))
+PY
+python3 scripts/e2e-reeval.py --build "$build" --replays "$work/record.json" \
+  --json-out "$work/reeval.json" bundle=data/models/host > "$work/reeval.txt"
+python3 - "$work/run/e2e.json" "$work/reeval.json" <<'PY'
+import json, sys
+run, reeval = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for name, t in run["traces"].items():  # one round: the same measured and predicted times
+    p = reeval["pooled"][name]
+    assert abs(p["measured_ms"] - t["measured_ms"][0]) < 1e-4, (name, p, t)
+    assert p["predicted_ms"]["bundle"] == t["predicted_ms"]["bundle"], (name, p, t)
+assert reeval["runs"][0]["sets"]["bundle"]["within_10pct"] == run["end_to_end"]["median"]["bundle"]["within_10pct"]
+print("ok: the record scores as the run did")
 PY
