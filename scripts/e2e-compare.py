@@ -137,11 +137,11 @@ def main():
         raise SystemExit("e2e-compare.py: no traces (run from the repository root)")
     os.makedirs(args.out, exist_ok=True)
     names = [os.path.basename(t)[: -len(".et.json.gz")] for t in traces]
-    record_runs = []
+    record = {"about": RECORD_ABOUT, "runs": []}
     if args.record and os.path.exists(args.record):
         # Checked before measuring: a run of other traces cannot join the record.
-        record_runs = load_record(args.record, "e2e-compare.py")
-        if sorted(record_runs[0]["measured_ms"]) != sorted(names):
+        record = load_record(args.record, "e2e-compare.py")
+        if sorted(record["runs"][0]["measured_ms"]) != sorted(names):
             raise SystemExit("e2e-compare.py: %s records other traces than this run's %s"
                              % (args.record, ", ".join(sorted(names))))
 
@@ -237,28 +237,25 @@ def main():
     with open(os.path.join(args.out, "e2e.json"), "w") as f:
         json.dump(summary, f, indent=2)
     if args.record:
-        append_to_record(args.record, record_runs, args, measured, quiet_checks_ms, host_speed)
+        append_to_record(args.record, record, args, measured, quiet_checks_ms, host_speed)
     return 0
 
 
-def append_to_record(path, runs, args, measured, quiet_checks_ms, host_speed):
-    """Writes the record at `path` again with `runs` and this run's rounds after them."""
-    runs.append({
+def append_to_record(path, record, args, measured, quiet_checks_ms, host_speed):
+    """Writes `record` (as read before measuring, or a new one) to `path` with this run's rounds
+    after its runs."""
+    record["runs"].append({
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "rounds": args.rounds, "iters": args.iters, "quiet_ms": args.quiet_ms,
         "quiet_checks_ms": [round(ms, 3) for ms in quiet_checks_ms],
         "host_speed_median": round(statistics.median(host_speed), 4) if host_speed else None,
         "measured_ms": {name: [round(ms, 4) for ms in measured[name]] for name in sorted(measured)}})
-    about = RECORD_ABOUT
-    if os.path.exists(path):  # keep what the record says of itself
-        with open(path) as f:
-            about = json.load(f).get("about", RECORD_ABOUT)
-    doc = {"about": about, "runs": runs}
+    record.setdefault("about", RECORD_ABOUT)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
+        json.dump(record, f, indent=1)
     os.replace(tmp, path)
-    print("record: %s, %d runs" % (path, len(runs)))
+    print("record: %s, %d runs" % (path, len(record["runs"])))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ A replay's measured time does not depend on the models, so the rounds that earli
 set: each set predicts every trace once (`tracetwin predict`, deterministic), and its error is
 taken against the median round of each recorded run and against the median of every round of
 every run pooled. The pooled median is the figure a single run only approximates: on the
-development host a short trace's median round moves by up to 13% from one run to the next.
+development host a short trace's median round moves by up to 15% from one run to the next.
 
     scripts/e2e-reeval.py bundle=data/models/host other=/tmp/models
 
@@ -64,7 +64,7 @@ def main():
 
     tracetwin = tracetwin_binary(args.build, "e2e-reeval.py")
     sets = model_sets(args.models, "e2e-reeval.py")
-    runs = load_record(args.replays, "e2e-reeval.py")
+    runs = load_record(args.replays, "e2e-reeval.py")["runs"]
     names = sorted(runs[0]["measured_ms"])
 
     with tempfile.TemporaryDirectory() as scratch:

@@ -35,13 +35,14 @@ def gmae(errors_pct):
 
 
 def load_record(path, prog):
-    """The runs of a replay record (data/validation/host-replays.json): each with `measured_ms`,
-    per trace the measured time of every round. Exits naming the path and the run at fault when
-    the file is unreadable, has no runs, or a run has other traces than the first or a round
-    without a positive time."""
+    """A replay record (data/validation/host-replays.json): `about`, and `runs`, each with
+    `measured_ms`, per trace the measured time of every round. Exits naming the path and the run
+    at fault when the file is unreadable, has no runs, or a run has other traces than the first
+    or a round without a positive time."""
     try:
         with open(path) as f:
-            runs = json.load(f)["runs"]
+            record = json.load(f)
+        runs = record["runs"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise SystemExit("%s: %s: %s" % (prog, path, e))
     if not runs:
@@ -54,4 +55,4 @@ def load_record(path, prog):
             if not rounds or not all(ms > 0 for ms in rounds):
                 raise SystemExit("%s: %s: run %d, %s: expected measured times > 0, got %r"
                                  % (prog, path, i + 1, name, rounds))
-    return runs
+    return record
