@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "predictors/device_spec.h"
-#include "predictors/features.h"
-#include "predictors/model_set.h"
-#include "predictors/predictor.h"
-#include "predictors/reuse_distance.h"
-#include "predictors/training.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/kernels/features.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/predictor.h"
+#include "predictors/host/reuse_distance.h"
+#include "predictors/models/training.h"
 
 namespace {
 

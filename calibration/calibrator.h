@@ -13,12 +13,12 @@
 
 #include "calibration/dataset.h"
 #include "calibration/repeat_pooling.h"
-#include "predictors/between_ops.h"
-#include "predictors/code_cold.h"
-#include "predictors/cold_tensors.h"
-#include "predictors/host_costs.h"
-#include "predictors/launch_counts.h"
-#include "predictors/training.h"
+#include "predictors/host/between_ops.h"
+#include "predictors/host/code_cold.h"
+#include "predictors/host/cold_tensors.h"
+#include "predictors/host/host_costs.h"
+#include "predictors/kernels/launch_counts.h"
+#include "predictors/models/training.h"
 
 namespace tracetwin::replay {
 struct ReplayOptions;  // replay/replayer.h
@@ -76,7 +76,7 @@ struct CalibrationOptions {
   // kernel collector, whose per-launch cost it would otherwise carry.
   bool host_pass_without_collector = true;
   // The core's private cache (DeviceSpec::privateCacheBytes), for the reuse
-  // distances of the rows (predictors/reuse_distance.h); runCalibration sets
+  // distances of the rows (predictors/host/reuse_distance.h); runCalibration sets
   // it from its host probe.
   double private_cache_bytes = 0;
 };
@@ -114,13 +114,13 @@ struct CalibrationResult {
   std::vector<std::string> failures;  // "<case>: <reason>" (first 20)
   std::vector<DatasetRow> rows;
   // Iteration (GPU: the host loop) minus the ops' own host times of every
-  // replayed graph, and the fit of it (predictors/between_ops.h).
+  // replayed graph, and the fit of it (predictors/host/between_ops.h).
   std::vector<predictors::BetweenOpsSample> between_ops;
   predictors::BetweenOpsFit between_fit;
   // GPU: the host time of each op's call, per op name, from the rows'
-  // host_us (predictors/host_costs.h); empty on a CPU.
+  // host_us (predictors/host/host_costs.h); empty on a CPU.
   predictors::HostCostFit host_costs;
-  // GPU: the launch-count trees' hold-out scores (predictors/launch_counts.h).
+  // GPU: the launch-count trees' hold-out scores (predictors/kernels/launch_counts.h).
   std::vector<predictors::LaunchCountScore> launch_scores;
   predictors::OverheadTable kept_overheads;  // refit: the earlier models' table
   // CPU: what small ops cost more when time passed since their previous call,

@@ -1,5 +1,5 @@
 // The cold units of a CPU calibration and the pairs they give the
-// code-cold fit (predictors/code_cold.h): a small group measured again with
+// code-cold fit (predictors/host/code_cold.h): a small group measured again with
 // a compute-bound spacer before every copy, and each of its rows matched
 // with the same grid point's interleaved row. Calibration-private.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "calibration/dataset.h"
 #include "calibration/replay_unit.h"
-#include "predictors/code_cold.h"
+#include "predictors/host/code_cold.h"
 
 namespace tracetwin::calibration {
 

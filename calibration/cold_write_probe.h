@@ -1,7 +1,7 @@
 // What writing memory whose lines went cold costs beyond writing it warm,
 // per MiB. An op whose output lands on lines the step evicted reads them
 // before it writes them (write-allocate); the predictor adds that time to the
-// op (predictors/step_cache_terms.h). It used to charge those bytes at the
+// op (predictors/host/step_cache_terms.h). It used to charge those bytes at the
 // copy bandwidth, which is not what a CPU pays: on the family-25 EPYC a zero_
 // of a cold 12.8 MB buffer took 327 us more than of a warm one where the 25.6
 // GB/s copy bandwidth said 500 us, and embbag_wide's weight gradients came

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "predictors/measured_op.h"
+#include "predictors/models/measured_op.h"
 
 namespace tracetwin::calibration {
 
@@ -31,7 +31,7 @@ struct DatasetRow {
   // of the measurements it kept.
   double host_slowdown = 0;
   // CPU: measured time since the previous call of the same op in its unit
-  // graph (predictors/code_cold.h); 0 in datasets written before it.
+  // graph (predictors/host/code_cold.h); 0 in datasets written before it.
   double idle_us = 0;
   double previous_us = 0;  // measured time of the op right before it
   // Every measurement pooled into sample.measured_us, in measuring order
@@ -39,8 +39,8 @@ struct DatasetRow {
   std::vector<double> repeats_us;
   // GPU: the op's call on the host (dispatcher, launches, median over the
   // iterations) and the kernels, memcpys and memsets it launched; what the
-  // host-cost fit learns from (predictors/host_costs.h), and the
-  // launch-count trees (predictors/launch_counts.h). 0 and -1 on a CPU, where
+  // host-cost fit learns from (predictors/host/host_costs.h), and the
+  // launch-count trees (predictors/kernels/launch_counts.h). 0 and -1 on a CPU, where
   // the op's time is its host time, and in datasets written before; rows
   // pooled from another host keep their kernels without their host time.
   double host_us = 0;

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/op_family.h"
-#include "predictors/features.h"
+#include "predictors/kernels/features.h"
 
 namespace tracetwin::calibration {
 

@@ -1,5 +1,5 @@
 // The evicted units of a CPU calibration and the pairs they give the
-// cold-tensor fit (predictors/cold_tensors.h): a small group measured right
+// cold-tensor fit (predictors/host/cold_tensors.h): a small group measured right
 // after a stream that evicts every cache, then again on the same tensors,
 // hot (kEvictedSuffix in replay_unit.h). Calibration-private.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "calibration/dataset.h"
 #include "calibration/replay_unit.h"
-#include "predictors/cold_tensors.h"
+#include "predictors/host/cold_tensors.h"
 
 namespace tracetwin::calibration {
 

@@ -2,7 +2,7 @@
 
 #include "calibration/cold_units.h"
 #include "calibration/evicted_units.h"
-#include "predictors/features.h"
+#include "predictors/kernels/features.h"
 
 namespace tracetwin::calibration {
 

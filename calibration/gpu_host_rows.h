@@ -1,14 +1,14 @@
 // What a GPU calibration's rows give the host side of its model set: each
-// op's host call beside its kernels (predictors/host_costs.h), and each op's
-// kernel count beside its features (predictors/launch_counts.h).
+// op's host call beside its kernels (predictors/host/host_costs.h), and each op's
+// kernel count beside its features (predictors/kernels/launch_counts.h).
 // Calibration-private.
 #pragma once
 
 #include <vector>
 
 #include "calibration/dataset.h"
-#include "predictors/host_costs.h"
-#include "predictors/launch_counts.h"
+#include "predictors/host/host_costs.h"
+#include "predictors/kernels/launch_counts.h"
 
 namespace tracetwin::calibration {
 

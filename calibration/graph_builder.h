@@ -62,14 +62,14 @@ class GraphBuilder {
   // A spacer that keeps the core busy for a while without touching much
   // memory: an mm of two n x n float matrices (made on first use, reused),
   // tagged like spacer(). The op after it runs as after a long op of a real
-  // step (predictors/code_cold.h).
+  // step (predictors/host/code_cold.h).
   void busySpacer(int64_t n);
 
   // A spacer that evicts every cache from what the graph touched before it:
   // a copy_ between two buffers of bytes / 2 (made on first use, reused),
   // tagged like spacer(). The ops after it find their tensors in DRAM, as a
   // training step's optimizer finds the parameters it last touched an
-  // iteration ago (predictors/cold_tensors.h).
+  // iteration ago (predictors/host/cold_tensors.h).
   void flush(int64_t bytes);
 
   // Appends the ops [first, end) once more on the same inputs: now cache-hot.

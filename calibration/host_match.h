@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "calibration/host_probe.h"
-#include "predictors/device_spec.h"
+#include "predictors/specs/device_spec.h"
 
 namespace tracetwin::calibration {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/value.h"
-#include "predictors/device_spec.h"
+#include "predictors/specs/device_spec.h"
 
 namespace tracetwin::calibration {
 

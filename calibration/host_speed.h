@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "predictors/device_spec.h"
+#include "predictors/specs/device_spec.h"
 
 namespace tracetwin::calibration {
 

@@ -10,7 +10,7 @@
 
 #include "core/errors.h"
 #include "core/statistics.h"
-#include "predictors/fresh_pages.h"
+#include "predictors/host/fresh_pages.h"
 
 namespace tracetwin::calibration {
 namespace {

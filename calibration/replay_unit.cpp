@@ -12,8 +12,8 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "core/statistics.h"
-#include "predictors/code_cold.h"
-#include "predictors/reuse_distance.h"
+#include "predictors/host/code_cold.h"
+#include "predictors/host/reuse_distance.h"
 #include "replay/replayer.h"
 #include "replay/untraced_timing.h"
 

@@ -12,7 +12,7 @@
 #include "calibration/calibrator.h"
 #include "calibration/dataset.h"
 #include "calibration/microbench.h"
-#include "predictors/between_ops.h"
+#include "predictors/host/between_ops.h"
 
 namespace tracetwin::calibration {
 
@@ -36,7 +36,7 @@ inline constexpr int kRounds = 3;
 // more per spacer size in kBusySpacerSizes, one round, each copy after an
 // mm of that size (~1 ms and ~12 ms on the development host), right after
 // the same group interleaved; the difference is the code-cold penalty
-// (predictors/code_cold.h). A cold unit takes the group's first kColdCases
+// (predictors/host/code_cold.h). A cold unit takes the group's first kColdCases
 // cases. Each size runs twice: the copy right after the
 // mm, and after a tiny copy_ that re-warms what every op shares.
 inline constexpr int kColdGroups = 1;
@@ -50,7 +50,7 @@ inline constexpr const char* kColdSuffix = " [cold]";
 // then the same ops on the same tensors again, now hot; as in an optimizer's
 // loop, only the first copy finds its code cold. Rows "<label> [evicted]" and
 // "<label> [evicted, hot]"; the difference is what the inputs' going cold
-// costs (predictors/cold_tensors.h).
+// costs (predictors/host/cold_tensors.h).
 inline constexpr int kEvictedCopies = 5;
 inline constexpr const char* kEvictedSuffix = " [evicted]";
 inline constexpr const char* kEvictedHotSuffix = " [evicted, hot]";
@@ -66,7 +66,7 @@ inline constexpr const char* kEvictedHotSuffix = " [evicted, hot]";
 // capacity (ResNet-style batch norm backward, 1 MiB tensors: 91 us at once,
 // 199 after 16 MiB, 263 after 24, 296 after 48, 380 after 128). Rows
 // "<label> [spaced N MiB]", marked spaced with the inputs' reuse distance in
-// the unit: the trees learn it as a column (predictors/features.h).
+// the unit: the trees learn it as a column (predictors/kernels/features.h).
 inline constexpr int64_t kSpacedMiB[] = {8, 16, 24, 32, 48, 64, 128};
 inline constexpr size_t kSpacedCases = 6;
 // Input bytes of the cases taken: past L2, within what one round can stream.

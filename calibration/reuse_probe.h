@@ -1,5 +1,5 @@
 // How much other traffic a tensor survives in this host's caches: the
-// capacity the predictor's reuse-distance model (predictors/cache_reuse.h)
+// capacity the predictor's reuse-distance model (predictors/host/cache_reuse.h)
 // judges cold inputs against. A streaming benchmark's bandwidth knee is not
 // it: on the family-25 EPYC (32 MiB L3) the elementwise curve falls off at
 // 8 MiB of op traffic, while embbag's 1.28 MB gradients, re-read after 11-20

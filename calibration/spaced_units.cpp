@@ -7,7 +7,7 @@
 
 #include "calibration/graph_builder.h"
 #include "core/op_family.h"
-#include "predictors/step_touches.h"
+#include "predictors/host/step_touches.h"
 
 namespace tracetwin::calibration {
 

@@ -2,7 +2,7 @@
 // kernel models and CPU overheads of a device fitted from original runs
 // recorded on it (an ET and its Kineto trace per run) instead of from
 // microbenchmarks replayed there. Needs neither LibTorch nor the device:
-// the traces carry the measurements (predictors/trace_samples.h).
+// the traces carry the measurements (predictors/models/trace_samples.h).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -19,11 +19,11 @@
 #include "core/kineto/linker.h"
 #include "core/kineto/overheads.h"
 #include "core/trace_reader.h"
-#include "predictors/device_spec.h"
-#include "predictors/model_set.h"
-#include "predictors/overheads.h"
-#include "predictors/trace_samples.h"
-#include "predictors/training.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/models/model_set.h"
+#include "predictors/host/overheads.h"
+#include "predictors/models/trace_samples.h"
+#include "predictors/models/training.h"
 
 namespace tracetwin::cli {
 namespace {

@@ -2,7 +2,7 @@
 // op family, then the fit's notes.
 #pragma once
 
-#include "predictors/training.h"
+#include "predictors/models/training.h"
 
 namespace tracetwin::cli {
 

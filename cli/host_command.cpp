@@ -20,8 +20,8 @@
 #include "calibration/reuse_probe.h"
 #include "cli/command_registry.h"
 #include "core/errors.h"
-#include "predictors/device_spec.h"
-#include "predictors/model_set.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/models/model_set.h"
 
 namespace tracetwin::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "predictors/fresh_pages.h"
+#include "predictors/host/fresh_pages.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -13,7 +13,7 @@ namespace tracetwin::cli {
 // The values glibc's own dynamic thresholds top out at (mmap: 32 MiB on
 // 64-bit) and a trim threshold no iteration's frees reach. The same values as
 // scripts/capture.py and scripts/fidelity.py use; the predictor charges page
-// faults to outputs above the mmap threshold (predictors/fresh_pages.h).
+// faults to outputs above the mmap threshold (predictors/host/fresh_pages.h).
 constexpr int kPinnedMmapThreshold = static_cast<int>(predictors::kMmapThresholdBytes);
 constexpr int kPinnedTrimThreshold = 1 << 30;
 

@@ -14,10 +14,10 @@
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/trace_reader.h"
-#include "predictors/device_spec.h"
-#include "predictors/model_set.h"
-#include "predictors/overheads.h"
-#include "predictors/predictor.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/models/model_set.h"
+#include "predictors/host/overheads.h"
+#include "predictors/simulation/predictor.h"
 
 namespace tracetwin::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/errors.h"
-#include "predictors/device_spec.h"
+#include "predictors/specs/device_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using tracetwin::predictors::DeviceSpec;

@@ -44,7 +44,7 @@ int cudaDeviceCount();  // never throws; 0 when no device or built without CUDA
 void requireCudaDevice(int index);
 
 // What a CUDA device is, for the spec a calibration writes: cross-device
-// scaling reads its SM count and clock (predictors/cross_device.h), which
+// scaling reads its SM count and clock (predictors/kernels/cross_device.h), which
 // the host's CPU must not stand in for.
 struct CudaDeviceFacts {
   std::string name;  // "NVIDIA H200"

@@ -15,9 +15,9 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "core/statistics.h"
-#include "predictors/between_ops.h"
-#include "predictors/device_spec.h"
-#include "predictors/model_set.h"
+#include "predictors/host/between_ops.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/models/model_set.h"
 #include "replay/replayer.h"
 
 namespace tracetwin::calibration {

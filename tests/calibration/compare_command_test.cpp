@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/statistics.h"
-#include "predictors/model_set.h"
+#include "predictors/models/model_set.h"
 #include "replay/replayer.h"
 #include "tests/test_paths.h"
 

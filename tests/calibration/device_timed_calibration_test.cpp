@@ -17,8 +17,8 @@
 #include "calibration/dataset.h"
 #include "calibration/microbench.h"
 #include "calibration/replay_unit.h"
-#include "predictors/model_set.h"
-#include "predictors/overheads.h"
+#include "predictors/models/model_set.h"
+#include "predictors/host/overheads.h"
 #include "replay/device/fake_kernel_collector.h"
 #include "replay/replayer.h"
 

@@ -12,7 +12,7 @@
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
 #include "core/op_family.h"
-#include "predictors/feature_shapes.h"
+#include "predictors/kernels/feature_shapes.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -284,7 +284,7 @@ TEST(Microbench, TransposedConvGrowsTheMapAndItsBackwardSaysTransposed) {
   EXPECT_TRUE(bwd.inputs[7].bool_value);  // transposed
   EXPECT_EQ(bwd.inputs[0].tensor->shape, (std::vector<int64_t>{4, 16, 16, 16}));
   EXPECT_EQ(bwd.outputs[0].tensor->shape, (std::vector<int64_t>{4, 32, 8, 8}));
-  // The predictor reads the same shapes back (predictors/feature_shapes.h).
+  // The predictor reads the same shapes back (predictors/kernels/feature_shapes.h).
   const predictors::ConvShape s = predictors::convShape(fwd);
   EXPECT_TRUE(s.transposed);
   EXPECT_DOUBLE_EQ(s.k, 16);

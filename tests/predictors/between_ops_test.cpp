@@ -1,14 +1,14 @@
 // The between-op cost of a CPU replay: its fit from iteration-minus-ops
 // samples, the tensors an op produces, and what prediction adds per op.
-#include "predictors/between_ops.h"
+#include "predictors/host/between_ops.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "predictors/analytic_models.h"
-#include "predictors/predictor.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

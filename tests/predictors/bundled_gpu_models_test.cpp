@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/trace_reader.h"
-#include "predictors/model_set.h"
-#include "predictors/predictor.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/test_paths.h"
 
 namespace tracetwin::predictors {

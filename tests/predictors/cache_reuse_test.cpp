@@ -1,4 +1,4 @@
-#include "predictors/cache_reuse.h"
+#include "predictors/host/cache_reuse.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "predictors/code_cold.h"
+#include "predictors/host/code_cold.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,11 +9,11 @@
 #include <fstream>
 
 #include "core/errors.h"
-#include "predictors/analytic_models.h"
-#include "predictors/conv_path_model.h"
-#include "predictors/features.h"
-#include "predictors/model_set.h"
-#include "predictors/predictor.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/conv_path_model.h"
+#include "predictors/kernels/features.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

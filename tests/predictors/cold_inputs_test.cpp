@@ -8,10 +8,10 @@
 #include <optional>
 #include <vector>
 
-#include "predictors/analytic_models.h"
-#include "predictors/conv_path_model.h"
-#include "predictors/predictor.h"
-#include "predictors/xgb_model.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/conv_path_model.h"
+#include "predictors/simulation/predictor.h"
+#include "predictors/kernels/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

@@ -1,4 +1,4 @@
-#include "predictors/cold_tensors.h"
+#include "predictors/host/cold_tensors.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "predictors/analytic_models.h"
-#include "predictors/features.h"
-#include "predictors/xgb_model.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/features.h"
+#include "predictors/kernels/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

@@ -1,14 +1,14 @@
 // The convolution family's analytic base: a linear cost per lowering path
-// (predictors/conv_path_model.h), fitted, looked up, saved and loaded.
-#include "predictors/conv_path_model.h"
+// (predictors/kernels/conv_path_model.h), fitted, looked up, saved and loaded.
+#include "predictors/kernels/conv_path_model.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/errors.h"
-#include "predictors/features.h"
-#include "predictors/kernel_model.h"
+#include "predictors/kernels/features.h"
+#include "predictors/kernels/kernel_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

@@ -1,5 +1,5 @@
 // Hand-built op lists with answers worked out on paper.
-#include "predictors/critical_path.h"
+#include "predictors/simulation/critical_path.h"
 
 #include <gtest/gtest.h>
 

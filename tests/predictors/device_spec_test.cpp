@@ -1,4 +1,4 @@
-#include "predictors/device_spec.h"
+#include "predictors/specs/device_spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/errors.h"
-#include "predictors/system_spec.h"
+#include "predictors/specs/system_spec.h"
 #include "tests/test_paths.h"
 
 namespace tracetwin::predictors {

@@ -1,11 +1,11 @@
 // Which outputs an op maps fresh (fresh_pages.h), and the page faults a CPU
 // prediction charges for them.
-#include "predictors/fresh_pages.h"
+#include "predictors/host/fresh_pages.h"
 
 #include <gtest/gtest.h>
 
-#include "predictors/analytic_models.h"
-#include "predictors/predictor.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

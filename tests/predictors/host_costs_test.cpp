@@ -1,17 +1,17 @@
 // The host side of a GPU replay: per-op host times fitted from calibration's
 // measurements, written as T1-T5, and what a prediction on a GPU makes of
 // them (a launch-bound graph is as long as its ops' host times).
-#include "predictors/host_costs.h"
+#include "predictors/host/host_costs.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "predictors/analytic_models.h"
-#include "predictors/between_ops.h"
-#include "predictors/device_spec.h"
-#include "predictors/predictor.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/host/between_ops.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "predictors/json_fields.h"
+#include "predictors/models/json_fields.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// Kernels per op on a GPU (predictors/launch_counts.h) and the host's cost
-// per launch (predictors/host_costs.h): fitted from calibration rows, saved
+// Kernels per op on a GPU (predictors/kernels/launch_counts.h) and the host's cost
+// per launch (predictors/host/host_costs.h): fitted from calibration rows, saved
 // with a model set, and what a prediction's host side makes of them.
-#include "predictors/launch_counts.h"
+#include "predictors/kernels/launch_counts.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "predictors/host_costs.h"
-#include "predictors/model_set.h"
-#include "predictors/predictor.h"
+#include "predictors/host/host_costs.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/predictor.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

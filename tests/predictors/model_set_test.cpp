@@ -1,4 +1,4 @@
-#include "predictors/model_set.h"
+#include "predictors/models/model_set.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -11,8 +11,8 @@
 #include <set>
 
 #include "core/errors.h"
-#include "predictors/analytic_models.h"
-#include "predictors/training.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/models/training.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

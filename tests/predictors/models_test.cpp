@@ -5,12 +5,12 @@
 #include <memory>
 
 #include "core/errors.h"
-#include "predictors/analytic_fit.h"
-#include "predictors/analytic_models.h"
-#include "predictors/comm_model.h"
-#include "predictors/cross_device.h"
-#include "predictors/feature_shapes.h"
-#include "predictors/features.h"
+#include "predictors/models/analytic_fit.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/comm/comm_model.h"
+#include "predictors/kernels/cross_device.h"
+#include "predictors/kernels/feature_shapes.h"
+#include "predictors/kernels/features.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

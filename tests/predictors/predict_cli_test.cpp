@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "predictors/analytic_models.h"
-#include "predictors/model_set.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/models/model_set.h"
 #include "tests/test_paths.h"
 
 namespace tracetwin::predictors {

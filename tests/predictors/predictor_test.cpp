@@ -1,4 +1,4 @@
-#include "predictors/predictor.h"
+#include "predictors/simulation/predictor.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -8,10 +8,10 @@
 #include <map>
 
 #include "core/trace_reader.h"
-#include "predictors/analytic_models.h"
-#include "predictors/comm_model.h"
-#include "predictors/training.h"
-#include "predictors/xgb_model.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/comm/comm_model.h"
+#include "predictors/models/training.h"
+#include "predictors/kernels/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "predictors/reuse_distance.h"
+#include "predictors/host/reuse_distance.h"
 
 #include <gtest/gtest.h>
 

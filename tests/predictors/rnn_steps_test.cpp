@@ -1,10 +1,10 @@
 // The RNN decomposition on hand-built aten::lstm / gru nodes, whose shapes
 // give the parts' counts and sizes on paper.
-#include "predictors/rnn_steps.h"
+#include "predictors/kernels/rnn_steps.h"
 
 #include <gtest/gtest.h>
 
-#include "predictors/features.h"
+#include "predictors/kernels/features.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

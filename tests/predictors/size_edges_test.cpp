@@ -5,11 +5,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "predictors/analytic_models.h"
-#include "predictors/features.h"
-#include "predictors/predictor.h"
-#include "predictors/training.h"
-#include "predictors/xgb_model.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/features.h"
+#include "predictors/simulation/predictor.h"
+#include "predictors/models/training.h"
+#include "predictors/kernels/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

@@ -1,6 +1,6 @@
-// Training samples from a linked original run (predictors/trace_samples.h),
+// Training samples from a linked original run (predictors/models/trace_samples.h),
 // and `tracetwin fit` end to end on two of the H100 captures in data/h100.
-#include "predictors/trace_samples.h"
+#include "predictors/models/trace_samples.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "core/op_family.h"
-#include "predictors/model_set.h"
+#include "predictors/models/model_set.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 

@@ -1,7 +1,7 @@
 // Fitting on synthetic measurements drawn from known formulas with 5%
 // log-normal noise: hold-out GMAE must approach the noise floor. With
 // sigma = 0.05 the GMAE of noise alone is 0.05 * exp(E ln|z|) ~= 0.027.
-#include "predictors/training.h"
+#include "predictors/models/training.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <random>
 #include <set>
 
-#include "predictors/comm_model.h"
-#include "predictors/reuse_distance.h"
-#include "predictors/xgb_model.h"
+#include "predictors/comm/comm_model.h"
+#include "predictors/host/reuse_distance.h"
+#include "predictors/kernels/xgb_model.h"
 #include "tests/predictors/node_builder.h"
 
 namespace tracetwin::predictors {

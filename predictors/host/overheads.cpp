@@ -1,0 +1,103 @@
+#include "predictors/host/overheads.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "core/errors.h"
+#include "predictors/models/json_fields.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr const char* kFormat = "tracetwin-overheads/1";
+constexpr const char* kKeys[] = {"t1", "t2", "t3", "t4", "t5"};
+
+// Defaults when nothing was measured, microseconds, in the order T1..T5.
+// Typical eager-mode PyTorch on a server CPU (Lin et al. 2022 report T1 and
+// T4 of a few microseconds on V100 hosts; T2 is the dispatcher path).
+constexpr double kDefaultUs[] = {6.0, 8.0, 3.0, 4.0, 2.0};
+
+}  // namespace
+
+double defaultOverheadUs(Overhead which) { return kDefaultUs[static_cast<int>(which)]; }
+
+double OverheadTable::us(Overhead which, const std::string& op, bool* used_default) const {
+  const auto& table = t[static_cast<int>(which)];
+  if (used_default) *used_default = false;
+  if (auto it = table.find(op); it != table.end()) return it->second.median_us;
+  if (auto it = table.find(kAllOps); it != table.end()) return it->second.median_us;
+  if (used_default) *used_default = true;
+  return defaultOverheadUs(which);
+}
+
+bool OverheadTable::empty() const {
+  for (const auto& m : t) {
+    if (!m.empty()) return false;
+  }
+  return true;
+}
+
+nlohmann::json OverheadTable::toJson() const {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["sources"] = sources;
+  for (int i = 0; i < 5; ++i) {
+    nlohmann::json m = nlohmann::json::object();
+    for (const auto& kv : t[i]) {
+      m[kv.first] = {{"median_us", kv.second.median_us},
+                     {"iqr_us", kv.second.iqr_us},
+                     {"count", kv.second.count}};
+    }
+    j[kKeys[i]] = m;
+  }
+  return j;
+}
+
+OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", source));
+  auto fmt_it = j.find("format");
+  if (fmt_it == j.end() || !fmt_it->is_string() || fmt_it->get<std::string>() != kFormat) {
+    throw InputError(fmt::format("{}: expected \"format\": \"{}\"", source, kFormat));
+  }
+  OverheadTable table;
+  if (auto s = j.find("sources"); s != j.end()) {
+    if (!s->is_array()) throw InputError(fmt::format("{}: \"sources\" must be a list", source));
+    for (const auto& e : *s) {
+      if (!e.is_string())
+        throw InputError(fmt::format("{}: \"sources\" entries must be strings", source));
+      table.sources.push_back(e.get<std::string>());
+    }
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto it = j.find(kKeys[i]);
+    if (it == j.end()) continue;  // a trace without kernels has no T4/T5
+    if (!it->is_object())
+      throw InputError(fmt::format("{}: \"{}\" must be an object", source, kKeys[i]));
+    for (const auto& [op, stat] : it->items()) {
+      std::string where = fmt::format("{}: {}[\"{}\"]", source, kKeys[i], op);
+      if (!stat.is_object()) throw InputError(where + ": expected an object");
+      OverheadStat s;
+      s.median_us = requiredNumber(stat, "median_us", where);
+      s.iqr_us = requiredNumber(stat, "iqr_us", where);
+      s.count = static_cast<int64_t>(requiredNumber(stat, "count", where));
+      if (s.median_us < 0) throw InputError(where + ": median_us must be >= 0");
+      table.t[i][op] = s;
+    }
+  }
+  return table;
+}
+
+OverheadTable loadOverheads(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open overheads file", path));
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path, e.byte, e.what()));
+  }
+  return OverheadTable::fromJson(j, path);
+}
+
+}  // namespace tracetwin::predictors

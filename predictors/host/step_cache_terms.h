@@ -1,0 +1,46 @@
+// What a CPU op costs in a training step on top of its kernel model's time,
+// which calibration measured with the op's code and data cache-hot (repeated
+// calls of one grid point): data that went cold since its last use (the
+// traffic walk of cache_reuse.h) and code that went cold since the op's
+// last call (code_cold.h). Predictor-private passes over one iteration's ops,
+// run in this order by predictGraph.
+#pragma once
+
+#include <vector>
+
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/op_record.h"
+#include "predictors/simulation/predictor.h"
+#include "predictors/host/step_touches.h"
+
+namespace tracetwin::predictors {
+
+// Whether markColdInputs walks the step's touches for these models (a cache
+// size for cold inputs, or trees that read reuse distances). predictGraph
+// then collects them as it computes the ops' features (StepTouchesBuilder).
+bool needsStepTouches(const ModelSet& models);
+
+// Sets OpFeatures::cold_bytes (read by the bandwidth-curve DRAM floor), the
+// inputs' reuse distances and the cold output bytes of every op; before the
+// kernel models run. `step`: the touches of `recs`' nodes, when
+// needsStepTouches (empty otherwise).
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step);
+
+// After the kernel models, in this order: each adds its share to
+// OpPrediction::predicted_us and records it in its own field (cold_tensor_us;
+// code_cold_us; cold_output_us and cold_input_us; page_fault_us). None applies across
+// devices (PredictOptions::target).
+void addColdTensorPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                            const PredictOptions& opts);
+void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
+                          const PredictOptions& opts);
+void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
+                      const PredictOptions& opts);
+// Outputs mapped fresh for every call (fresh_pages.h) fault in each page at
+// the device's measured page_fault_us (page_fault_us; with the unmapping of
+// the op's own buffers); sets OpRecord::fresh_output_bytes, whose unmapping
+// the CPU side charges between ops.
+void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
+                        const PredictOptions& opts);
+
+}  // namespace tracetwin::predictors

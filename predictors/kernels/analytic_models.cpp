@@ -1,0 +1,235 @@
+#include "predictors/kernels/analytic_models.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+#include "predictors/models/json_fields.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr double kUsPerS = 1e6;
+
+}  // namespace
+
+double defaultLaunchUs(const DeviceSpec& d) { return d.kind == DeviceKind::kGpu ? 2.0 : 0.5; }
+
+double RooflineModel::hotUs(const OpFeatures& f, const DeviceSpec& d) const {
+  double compute = f.flops / (d.peakFlops(f.dtype) * compute_eff);
+  double memory = f.bytes / (d.memory_bandwidth * memory_eff);
+  return t0_us + std::max(compute, memory) * kUsPerS;
+}
+
+double RooflineModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  return std::max(hotUs(f, d), computeFloorUs(f, d));
+}
+
+// A calibrated device's listed peak is its measured GEMM rate (an 8192^3 mm
+// on a GPU): no GEMM of that dtype beat it by more than 6% in any calibration
+// (an H100 reached 0.98 of it, the EPYC host 1.06 on in-cache shapes). The
+// trees of a residual know only the sizes they sampled: 4096^3 float32 GEMMs
+// on an H100 came out at 1.5x the measured peak, from half-precision points
+// of similar shapes. The floor leaves 10% headroom.
+double RooflineModel::computeFloorUs(const OpFeatures& f, const DeviceSpec& d) const {
+  constexpr double kPeakHeadroom = 1.1;
+  const double peak = d.listedPeakFlops(f.dtype);
+  if (peak <= 0 || f.flops <= 0) return 0.0;
+  return f.flops / (peak * kPeakHeadroom) * kUsPerS;
+}
+
+nlohmann::json RooflineModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us}, {"compute_eff", compute_eff}, {"memory_eff", memory_eff}};
+}
+
+std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j,
+                                                           const std::string&) {
+  auto m = std::make_shared<RooflineModel>();
+  m->t0_us = requiredNumber(j, "t0_us", "roofline model");
+  m->compute_eff = requiredNumber(j, "compute_eff", "roofline model");
+  m->memory_eff = requiredNumber(j, "memory_eff", "roofline model");
+  if (m->compute_eff <= 0 || m->memory_eff <= 0)
+    throw InputError("roofline model: efficiencies must be > 0");
+  return m;
+}
+
+double BandwidthCurveModel::achievedBandwidth(double bytes) const {
+  if (knots_log2_bytes.empty()) return 1e9;
+  double x = std::log2(std::max(bytes, 1.0));
+  if (x <= knots_log2_bytes.front()) return knots_bandwidth.front();
+  if (x >= knots_log2_bytes.back()) {
+    const double last = knots_bandwidth.back();
+    if (extrapolate_bandwidth <= last) return last;
+    return std::min(extrapolate_bandwidth, last * std::exp2(x - knots_log2_bytes.back()));
+  }
+  auto hi = std::upper_bound(knots_log2_bytes.begin(), knots_log2_bytes.end(), x);
+  size_t i = static_cast<size_t>(hi - knots_log2_bytes.begin());
+  double x0 = knots_log2_bytes[i - 1], x1 = knots_log2_bytes[i];
+  double w = (x - x0) / (x1 - x0);
+  return knots_bandwidth[i - 1] * (1 - w) + knots_bandwidth[i] * w;
+}
+
+double BandwidthCurveModel::cacheKneeBytes() const {
+  constexpr double kKneeShare = 0.75;
+  size_t peak = 0;
+  for (size_t i = 0; i < knots_bandwidth.size(); ++i) {
+    if (knots_bandwidth[i] > knots_bandwidth[peak]) peak = i;
+  }
+  for (size_t i = peak + 1; i < knots_bandwidth.size(); ++i) {
+    if (knots_bandwidth[i] < kKneeShare * knots_bandwidth[peak]) {
+      return std::exp2(knots_log2_bytes[i] - 1.0);
+    }
+  }
+  return 0.0;
+}
+
+double BandwidthCurveModel::factor(const std::string& op) const {
+  auto it = op_factor.find(op);
+  return it == op_factor.end() ? 1.0 : it->second;
+}
+
+namespace {
+double lookup(const std::map<std::string, double>& m, const OpFeatures& f, double fallback) {
+  if (!f.variant.empty()) {
+    if (auto it = m.find(f.variant); it != m.end()) return it->second;
+  }
+  auto it = m.find(f.op);
+  return it == m.end() ? fallback : it->second;
+}
+}  // namespace
+
+double BandwidthCurveModel::factorOf(const OpFeatures& f) const {
+  return lookup(op_factor, f, 1.0);
+}
+double BandwidthCurveModel::t0Of(const OpFeatures& f) const {
+  if (f.repeated) {
+    auto it = op_t0_us.find(variantKey(f) + kRepeatedSuffix);
+    if (it != op_t0_us.end()) return it->second;
+  }
+  return lookup(op_t0_us, f, t0_us);
+}
+
+double BandwidthCurveModel::hotUs(const OpFeatures& f, const DeviceSpec& d) const {
+  double compute = f.flops / d.peakFlops(f.dtype);
+  const double body = factorOf(f) * std::max(compute, f.bytes / achievedBandwidth(f.bytes));
+  return t0Of(f) + body * kUsPerS;
+}
+
+// Cold inputs come from DRAM whatever the op's (cache-hot) factor: the body
+// takes at least their DRAM time.
+double BandwidthCurveModel::coldFloorUs(const OpFeatures& f, const DeviceSpec& d) const {
+  if (f.cold_bytes <= 0 || d.memory_bandwidth <= 0) return 0.0;
+  return t0Of(f) + f.cold_bytes / d.memory_bandwidth * kUsPerS;
+}
+
+double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  return std::max(hotUs(f, d), coldFloorUs(f, d));
+}
+
+nlohmann::json BandwidthCurveModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us},
+          {"knots_log2_bytes", knots_log2_bytes},
+          {"knots_bandwidth", knots_bandwidth},
+          {"op_factor", op_factor},
+          {"op_t0_us", op_t0_us},
+          {"extrapolate_bandwidth", extrapolate_bandwidth}};
+}
+
+std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann::json& j,
+                                                                 const std::string&) {
+  auto m = std::make_shared<BandwidthCurveModel>();
+  m->t0_us = requiredNumber(j, "t0_us", "bandwidth_curve model");
+  try {
+    m->knots_log2_bytes = j.at("knots_log2_bytes").get<std::vector<double>>();
+    m->knots_bandwidth = j.at("knots_bandwidth").get<std::vector<double>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("bandwidth_curve model: bad knots: {}", e.what()));
+  }
+  if (m->knots_log2_bytes.size() != m->knots_bandwidth.size() || m->knots_bandwidth.empty() ||
+      !std::is_sorted(m->knots_log2_bytes.begin(), m->knots_log2_bytes.end())) {
+    throw InputError("bandwidth_curve model: knots must be non-empty, equal length and ascending");
+  }
+  for (double bw : m->knots_bandwidth) {
+    if (!(bw > 0)) throw InputError("bandwidth_curve model: knot bandwidths must be > 0");
+  }
+  m->op_factor = optionalNumberMap(j, "op_factor", "bandwidth_curve model");
+  // op_t0_us is absent in models from before per-op fixed costs.
+  m->op_t0_us = optionalNumberMap(j, "op_t0_us", "bandwidth_curve model");
+  if (j.contains("extrapolate_bandwidth")) {
+    m->extrapolate_bandwidth = requiredNumber(j, "extrapolate_bandwidth", "bandwidth_curve model");
+    if (m->extrapolate_bandwidth < 0)
+      throw InputError("bandwidth_curve model: extrapolate_bandwidth must be >= 0");
+  }
+  return m;
+}
+
+std::shared_ptr<BandwidthCurveModel> BandwidthCurveModel::fromDevice(const DeviceSpec& d) {
+  auto m = std::make_shared<BandwidthCurveModel>();
+  m->t0_us = defaultLaunchUs(d);
+  double dram = 0.9 * d.memory_bandwidth;
+  int64_t llc = d.lastLevelCacheBytes();
+  if (llc > 0) {
+    // Working sets up to the LLC run at cache bandwidth, then fall to DRAM
+    // over one octave beyond it (reads and writes both count).
+    double x = std::log2(static_cast<double>(llc));
+    m->knots_log2_bytes = {x, x + 1};
+    m->knots_bandwidth = {std::max(dram, 0.9 * d.lastLevelCacheBandwidth()), dram};
+  } else {
+    m->knots_log2_bytes = {30};
+    m->knots_bandwidth = {dram};
+  }
+  return m;
+}
+
+double CacheModel::memoryTimeUs(const OpFeatures& f, const DeviceSpec& d) {
+  double llc = static_cast<double>(d.lastLevelCacheBytes());
+  double resident = f.table_bytes > 0 ? std::min(1.0, llc / f.table_bytes) : 1.0;
+  double hit = 1.0 - f.unique_fraction * (1.0 - resident);
+  double gathered = f.gathered_bytes * (1.0 + (f.bytes > 2 * f.gathered_bytes ? 1.0 : 0.0));
+  double rest = std::max(f.bytes - gathered, 0.0);
+  double t = gathered * (hit / d.lastLevelCacheBandwidth() + (1 - hit) / d.memory_bandwidth) +
+             rest / d.memory_bandwidth;
+  return t * kUsPerS;
+}
+
+double CacheModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
+  return t0_us + memoryTimeUs(f, d) / eff;
+}
+
+nlohmann::json CacheModel::save(const std::string&, const std::string&) const {
+  return {{"t0_us", t0_us}, {"eff", eff}};
+}
+
+std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j,
+                                                        const std::string&) {
+  auto m = std::make_shared<CacheModel>();
+  m->t0_us = requiredNumber(j, "t0_us", "cache model");
+  m->eff = requiredNumber(j, "eff", "cache model");
+  if (m->eff <= 0) throw InputError("cache_model: eff must be > 0");
+  return m;
+}
+
+double ConstantModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
+  if (f.repeated) {
+    auto it = op_us.find(f.op + BandwidthCurveModel::kRepeatedSuffix);
+    if (it != op_us.end()) return it->second;
+  }
+  auto it = op_us.find(f.op);
+  return it == op_us.end() ? default_us : it->second;
+}
+
+nlohmann::json ConstantModel::save(const std::string&, const std::string&) const {
+  return {{"default_us", default_us}, {"op_us", op_us}};
+}
+
+std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json& j,
+                                                           const std::string&) {
+  auto m = std::make_shared<ConstantModel>();
+  m->default_us = requiredNumber(j, "default_us", "constant model");
+  m->op_us = optionalNumberMap(j, "op_us", "constant model");
+  return m;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,105 @@
+#include "predictors/kernels/node_args.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace tracetwin::predictors {
+
+size_t argIndex(const core::Node& node, const char* name, size_t fallback) {
+  if (node.schema) {
+    // One strlen, then lengths first: features look up a handful of names
+    // in every op's schema.
+    const std::string_view wanted(name);
+    const auto& args = node.schema->arguments;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].name.size() == wanted.size() && std::string_view(args[i].name) == wanted)
+        return i;
+    }
+  }
+  return fallback;
+}
+
+const core::TensorValue* tensorArg(const core::Node& node, const char* name, size_t fallback) {
+  size_t i = argIndex(node, name, fallback);
+  if (i >= node.inputs.size()) return nullptr;
+  const core::Value& v = node.inputs[i];
+  if (!v.isTensor() || !v.tensor->defined()) return nullptr;
+  return &*v.tensor;
+}
+
+int64_t intArg(const core::Node& node, const char* name, size_t fallback, int64_t dflt) {
+  size_t i = argIndex(node, name, fallback);
+  if (i >= node.inputs.size()) return dflt;
+  const core::Value& v = node.inputs[i];
+  if (v.kind == core::ValueKind::kInt || v.kind == core::ValueKind::kBool) {
+    return v.kind == core::ValueKind::kBool ? v.bool_value : v.int_value;
+  }
+  if (v.isList() && !v.elements.empty() && v.elements[0].kind == core::ValueKind::kInt) {
+    return v.elements[0].int_value;
+  }
+  return dflt;
+}
+
+std::vector<int64_t> intListArg(const core::Node& node, const char* name, size_t fallback,
+                                std::vector<int64_t> dflt) {
+  size_t i = argIndex(node, name, fallback);
+  if (i >= node.inputs.size()) return dflt;
+  const core::Value& v = node.inputs[i];
+  if (v.kind == core::ValueKind::kInt) return std::vector<int64_t>(dflt.size(), v.int_value);
+  if (!v.isList()) return dflt;
+  std::vector<int64_t> out;
+  for (const core::Value& e : v.elements) {
+    if (e.kind != core::ValueKind::kInt) return dflt;
+    out.push_back(e.int_value);
+  }
+  return out.empty() ? dflt : out;
+}
+
+int64_t intListElement(const core::Node& node, const char* name, size_t fallback, size_t d,
+                       int64_t dflt) {
+  return intListElementAt(node, argIndex(node, name, fallback), d, dflt);
+}
+
+int64_t intListElementAt(const core::Node& node, size_t i, size_t d, int64_t dflt) {
+  if (i >= node.inputs.size()) return dflt;
+  const core::Value& v = node.inputs[i];
+  if (v.kind == core::ValueKind::kInt) return v.int_value;
+  if (!v.isList() || d >= v.elements.size() || v.elements[d].kind != core::ValueKind::kInt)
+    return dflt;
+  return v.elements[d].int_value;
+}
+
+namespace {
+std::vector<const core::TensorValue*> collect(const std::vector<core::Value>& values) {
+  std::vector<const core::TensorValue*> out;
+  for (const core::Value& v : values) {
+    core::forEachTensor(v, [&](const core::TensorValue& t) {
+      if (t.defined()) out.push_back(&t);
+    });
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<const core::TensorValue*> inputTensors(const core::Node& node) {
+  return collect(node.inputs);
+}
+std::vector<const core::TensorValue*> outputTensors(const core::Node& node) {
+  return collect(node.outputs);
+}
+
+double product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  double p = 1.0;
+  for (size_t i = from; i < std::min(to, dims.size()); ++i)
+    p *= static_cast<double>(std::max<int64_t>(dims[i], 1));
+  return p;
+}
+
+std::string baseOpName(const std::string& name) {
+  size_t start = name.rfind("::");
+  start = start == std::string::npos ? 0 : start + 2;
+  size_t dot = name.find('.', start);
+  return name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+}
+
+}  // namespace tracetwin::predictors

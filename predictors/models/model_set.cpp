@@ -1,0 +1,243 @@
+#include "predictors/models/model_set.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kDeviceFile = "device.yaml";
+
+std::string todayUtc() {
+  return fmt::format(
+      "{:%Y-%m-%dT%H:%M:%SZ}",
+      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+nlohmann::json readJson(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(
+        fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
+  try {
+    nlohmann::json j;
+    in >> j;
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path.string(), e.byte, e.what()));
+  }
+}
+
+template <typename T>
+T field(const nlohmann::json& j, const char* key, const fs::path& file) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: missing or mistyped key '{}'", file.string(), key));
+  }
+}
+
+}  // namespace
+
+void ModelSet::setModel(const std::string& family, std::shared_ptr<const KernelModel> model) {
+  familyEntry(family);  // throws for unknown families
+  models_[family] = std::move(model);
+}
+
+const KernelModel* ModelSet::model(const std::string& family) const {
+  auto it = models_.find(family);
+  return it == models_.end() ? nullptr : it->second.get();
+}
+
+const std::set<std::string>* ModelSet::calibratedOpsOf(const std::string& family) const {
+  auto it = calibrated_ops.find(family);
+  return it == calibrated_ops.end() ? nullptr : &it->second;
+}
+
+bool ModelSet::calibrated(const std::string& family, const std::string& op) const {
+  const std::set<std::string>* ops = calibratedOpsOf(family);
+  return ops == nullptr || ops->count(op) > 0;
+}
+
+std::vector<std::string> ModelSet::families() const {
+  std::vector<std::string> out;
+  for (const auto& kv : models_) out.push_back(kv.first);
+  return out;
+}
+
+void ModelSet::save(const std::string& dir) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create model directory: {}", dir, ec.message()));
+  nlohmann::json manifest;
+  manifest["format"] = kFormatName;
+  manifest["format_version"] = kFormatVersion;
+  manifest["device"] = device.name;
+  manifest["device_file"] = kDeviceFile;
+  manifest["torch_version"] = torch_version;
+  manifest["created"] = created.empty() ? todayUtc() : created;
+  manifest["overheads"] = overheads.toJson();
+  if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
+  if (!cold_tensors.empty()) manifest["cold_tensors"] = cold_tensors.toJson();
+  if (!launch_counts.empty()) manifest["launch_counts"] = launch_counts.save(dir);
+  if (!calibrated_ops.empty()) manifest["calibrated_ops"] = calibrated_ops;
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& [family, model] : models_) {
+    nlohmann::json params = model->save(dir, family);
+    nlohmann::json files = params.contains("files") ? params["files"] : nlohmann::json::array();
+    models[family] = {{"kind", model->kind()}, {"params", params}, {"files", files}};
+  }
+  manifest["models"] = models;
+  saveDeviceSpec(device, (fs::path(dir) / kDeviceFile).string());
+  fs::path path = fs::path(dir) / kManifestName;
+  std::ofstream out(path);
+  out << manifest.dump(2) << "\n";
+  if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
+}
+
+namespace {
+
+// The manifest at `path`, its format and version checked.
+nlohmann::json readManifest(const fs::path& path) {
+  nlohmann::json manifest = readJson(path);
+  if (field<std::string>(manifest, "format", path) != ModelSet::kFormatName) {
+    throw InputError(fmt::format("{}: not a tracetwin model manifest (format must be '{}')",
+                                 path.string(), ModelSet::kFormatName));
+  }
+  int version = field<int>(manifest, "format_version", path);
+  if (version != ModelSet::kFormatVersion) {
+    throw InputError(
+        fmt::format("{}: stale model set: format version {}, this build reads {}; "
+                    "re-run `tracetwin calibrate`",
+                    path.string(), version, ModelSet::kFormatVersion));
+  }
+  return manifest;
+}
+
+void readStepCosts(const nlohmann::json& manifest, const fs::path& path, ModelSet* set) {
+  if (manifest.contains("overheads"))
+    set->overheads = OverheadTable::fromJson(manifest["overheads"], path.string());
+  if (manifest.contains("code_cold"))
+    set->code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
+  if (manifest.contains("cold_tensors"))
+    set->cold_tensors = ColdTensorModel::fromJson(manifest["cold_tensors"], path.string());
+}
+
+// {"<family>": ["aten::op", ...], ...}
+std::map<std::string, std::set<std::string>> calibratedOps(const nlohmann::json& manifest,
+                                                           const fs::path& path) {
+  const nlohmann::json& j = manifest["calibrated_ops"];
+  if (!j.is_object())
+    throw InputError(
+        fmt::format("{}: 'calibrated_ops' must be an object of op-name lists", path.string()));
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& [family, ops] : j.items()) {
+    if (!ops.is_array())
+      throw InputError(fmt::format("{}: calibrated_ops.{}: expected an array of op names",
+                                   path.string(), family));
+    for (const auto& op : ops) {
+      if (!op.is_string())
+        throw InputError(fmt::format("{}: calibrated_ops.{}: expected op names (strings), got {}",
+                                     path.string(), family, op.dump()));
+      out[family].insert(op.get<std::string>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ModelSet ModelSet::loadStepCosts(const std::string& dir) {
+  ModelSet set;
+  const fs::path path = fs::path(dir) / kManifestName;
+  // Returning an empty set here let `calibrate --refit` on a copied dataset
+  // write models without between-op costs (adds5k 20% under).
+  if (!fs::exists(path)) {
+    throw InputError(fmt::format(
+        "{}: missing; a refit keeps the between-op, code-cold and cold-tensor costs of the models "
+        "that were there (the dataset does not hold them): copy the manifest.json of the "
+        "calibration that wrote the dataset beside it",
+        path.string()));
+  }
+  const nlohmann::json manifest = readManifest(path);
+  readStepCosts(manifest, path, &set);
+  // The LibTorch that measured the dataset, which a refit elsewhere keeps.
+  set.torch_version = field<std::string>(manifest, "torch_version", path);
+  return set;
+}
+
+namespace {
+// A model set is one directory: the files its manifest lists are names in it.
+fs::path fileInDir(const std::string& dir, const nlohmann::json& name, const std::string& what,
+                   const fs::path& manifest) {
+  if (!name.is_string() || name.get<std::string>().empty() ||
+      fs::path(name.get<std::string>()).has_parent_path()) {
+    throw InputError(fmt::format("{}: {}: expected a file name in {}, got {}", manifest.string(),
+                                 what, dir, name.dump()));
+  }
+  return fs::path(dir) / name.get<std::string>();
+}
+}  // namespace
+
+ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
+  fs::path path = fs::path(dir) / kManifestName;
+  nlohmann::json manifest = readManifest(path);
+  ModelSet set;
+  std::string device_name = field<std::string>(manifest, "device", path);
+  fs::path device_path =
+      fileInDir(dir, field<std::string>(manifest, "device_file", path), "device_file", path);
+  if (!fs::exists(device_path))
+    throw InputError(fmt::format("{}: device file missing", device_path.string()));
+  set.device = loadDeviceSpec(device_path.string());
+  if (set.device.name != device_name) {
+    throw InputError(fmt::format("{}: device '{}' does not match the manifest's '{}'",
+                                 device_path.string(), set.device.name, device_name));
+  }
+  if (!expected_device.empty() && device_name != expected_device) {
+    throw InputError(fmt::format("{}: models were calibrated on '{}', expected '{}'", path.string(),
+                                 device_name, expected_device));
+  }
+  set.torch_version = field<std::string>(manifest, "torch_version", path);
+  set.created = field<std::string>(manifest, "created", path);
+  readStepCosts(manifest, path, &set);
+  if (manifest.contains("calibrated_ops")) set.calibrated_ops = calibratedOps(manifest, path);
+  if (manifest.contains("launch_counts"))
+    set.launch_counts = LaunchCountModel::fromJson(manifest["launch_counts"], dir, path.string());
+  if (!manifest.contains("models") || !manifest["models"].is_object()) {
+    throw InputError(fmt::format("{}: missing object 'models'", path.string()));
+  }
+  for (const auto& [family, entry] : manifest["models"].items()) {
+    if (!entry.is_object()) {
+      throw InputError(fmt::format("{}: models.{}: expected an object", path.string(), family));
+    }
+    const nlohmann::json files = entry.value("files", nlohmann::json::array());
+    if (!files.is_array()) {
+      throw InputError(fmt::format("{}: models.{}.files: expected an array of file names",
+                                   path.string(), family));
+    }
+    for (const auto& file : files) {
+      const fs::path f = fileInDir(dir, file, fmt::format("models.{}.files", family), path);
+      if (!fs::exists(f))
+        throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
+                                     f.string(), family, path.string()));
+    }
+    std::string kind = field<std::string>(entry, "kind", path);
+    if (!entry.contains("params"))
+      throw InputError(fmt::format("{}: model '{}' has no params", path.string(), family));
+    try {
+      set.setModel(family, loadModel(kind, entry["params"], dir));
+    } catch (const UsageError& e) {
+      throw InputError(fmt::format("{}: {}", path.string(), e.what()));
+    }
+  }
+  return set;
+}
+
+}  // namespace tracetwin::predictors

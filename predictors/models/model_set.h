@@ -1,0 +1,71 @@
+// A calibrated set of kernel models for one device, saved as a directory:
+// manifest.json + one file per XGBoost booster.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "predictors/host/code_cold.h"
+#include "predictors/host/cold_tensors.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/kernels/kernel_model.h"
+#include "predictors/kernels/launch_counts.h"
+#include "predictors/host/overheads.h"
+
+namespace tracetwin::predictors {
+
+class ModelSet {
+ public:
+  static constexpr int kFormatVersion = 1;
+  static constexpr const char* kManifestName = "manifest.json";
+  static constexpr const char* kFormatName = "tracetwin-models";
+
+  DeviceSpec device;          // the device the models were calibrated on
+  std::string torch_version;  // LibTorch version of the replays (caller-supplied)
+  std::string created;        // ISO-8601 UTC date, set by save() when empty
+  // CPU overheads (T1-T5) fitted or imported; on a CPU ModelSet the per-family
+  // framework cost (dispatcher + replay loop) lives in t1/t2.
+  OverheadTable overheads;
+  // CPU: what small ops cost on top of their kernel model when time passed
+  // since their previous call (code_cold.h). Empty in older model sets.
+  CodeColdModel code_cold;
+  // CPU: what small ops cost on top per input tensor that went cold
+  // (cold_tensors.h). Empty in older model sets.
+  ColdTensorModel cold_tensors;
+  // GPU: how many kernels each op launches, by shape (launch_counts.h), for
+  // the host's per-launch cost. Empty in older and CPU model sets.
+  LaunchCountModel launch_counts;
+  // Per family, the op names (no overload) the models were fitted on. A
+  // learned residual has seen nothing of another op's kernel: the predictor
+  // gives such ops the family's analytic base and says so. A family with no
+  // entry (model sets from before the list) counts every op as calibrated.
+  std::map<std::string, std::set<std::string>> calibrated_ops;
+  // The op names `family`'s models were fitted on; nullptr when the set has
+  // no list for it (every op then counts as calibrated).
+  const std::set<std::string>* calibratedOpsOf(const std::string& family) const;
+  bool calibrated(const std::string& family, const std::string& op) const;
+
+  void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
+  const KernelModel* model(const std::string& family) const;  // nullptr if none
+  std::vector<std::string> families() const;
+
+  // Writes DIR/manifest.json (format version, device name, LibTorch version,
+  // date, per-family kind and files) and the model files, plus DIR/device.yaml.
+  void save(const std::string& dir) const;
+  // Reads what save() wrote. Missing files, format version mismatch or (when
+  // `expected_device` is non-empty) a device mismatch -> InputError naming
+  // the file.
+  static ModelSet load(const std::string& dir, const std::string& expected_device = "");
+  // The manifest's overheads, code-cold and cold-tensor models alone, for a
+  // refit: its kernel models are about to be replaced and may be stale or
+  // gone. A missing or bad manifest throws.
+  static ModelSet loadStepCosts(const std::string& dir);
+
+ private:
+  std::map<std::string, std::shared_ptr<const KernelModel>> models_;
+};
+
+}  // namespace tracetwin::predictors

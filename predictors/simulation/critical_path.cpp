@@ -1,0 +1,140 @@
+// The simulation walks ops in issue order. Each op advances its thread's CPU
+// clock by its overheads and enqueues its kernels on its stream; a kernel
+// starts when its stream is free, it has been launched, the stream it waits
+// on has drained, and (collectives) the slowest rank has arrived.
+//
+// Issue order is start order across threads (trace ids count op starts), and
+// where it passes from one thread to another the new thread waits for the
+// old one: training traces switch threads where the main thread blocks in
+// backward() while the autograd engine's device thread runs the backward ops,
+// and again where backward() returns. The Kineto traces of the H100 captures
+// and the DLRM ranks show each switch as a hand-over (the next thread's first
+// op starts 150-860 us after the other thread's last op ended, profiled).
+#include "predictors/simulation/critical_path.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace tracetwin::predictors {
+namespace {
+
+enum class StartReason { kLaunch, kStream, kDependency, kRanks };
+
+struct Interval {
+  double start, end;
+  bool comm;
+  StartReason reason;
+};
+
+// Length of the union of [start, end) intervals (sorted by start).
+double unionLength(std::vector<std::pair<double, double>> iv) {
+  std::sort(iv.begin(), iv.end());
+  double total = 0, cur_s = 0, cur_e = -1;
+  for (const auto& [s, e] : iv) {
+    if (s > cur_e) {
+      if (cur_e > cur_s) total += cur_e - cur_s;
+      cur_s = s;
+      cur_e = e;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (cur_e > cur_s) total += cur_e - cur_s;
+  return total;
+}
+
+void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
+  std::vector<std::pair<double, double>> all, comm, compute;
+  for (const Interval& i : iv) {
+    all.push_back({i.start, i.end});
+    (i.comm ? comm : compute).push_back({i.start, i.end});
+  }
+  r->device_active_us = unionLength(all);
+  r->device_idle_us = std::max(0.0, iteration - r->device_active_us);
+  // Exposed communication: comm time not hidden under compute, i.e.
+  // |comm U compute| - |compute|.
+  r->exposed_comm_us = std::max(0.0, r->device_active_us - unionLength(compute));
+  // CPU-bound: device gaps that end with a kernel waiting for its launch (or
+  // for a stream that was itself launch-limited), plus the tail after the
+  // last kernel while the CPU finishes. Gaps that end on a rank arrival are
+  // waiting for other ranks, not for this CPU.
+  std::sort(iv.begin(), iv.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  double covered_to = 0;
+  for (const Interval& i : iv) {
+    if (i.start > covered_to && i.reason != StartReason::kRanks)
+      r->cpu_bound_us += i.start - covered_to;
+    covered_to = std::max(covered_to, i.end);
+  }
+  r->cpu_bound_us += std::max(0.0, iteration - covered_to);
+}
+
+}  // namespace
+
+SimResult simulate(const std::vector<SimOp>& ops) {
+  SimResult r;
+  r.start_us.resize(ops.size());
+  r.end_us.resize(ops.size());
+  std::unordered_map<int64_t, double> cpu;          // thread -> CPU clock
+  std::unordered_map<int64_t, double> stream_free;  // stream -> when its last kernel ends
+  std::vector<Interval> intervals;
+  intervals.reserve(ops.size());
+  double horizon = 0;
+  const SimOp* previous = nullptr;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const SimOp& op = ops[i];
+    double& clock = cpu[op.thread];
+    if (previous && previous->thread != op.thread) clock = std::max(clock, cpu[previous->thread]);
+    previous = &op;
+    clock += op.t1;
+    if (op.cpu_only) {
+      // CPU device: the op body runs on its thread; that is the device time.
+      r.start_us[i] = clock;
+      clock += op.t2 + op.device_us + op.t3;
+      r.end_us[i] = clock;
+      if (op.device_us > 0)
+        intervals.push_back({r.start_us[i] + op.t2, r.start_us[i] + op.t2 + op.device_us,
+                             op.is_comm, StartReason::kLaunch});
+      horizon = std::max(horizon, clock);
+      continue;
+    }
+    double op_start = clock;
+    clock += op.t2;
+    double& free = stream_free[op.stream];
+    double first = -1, last = op_start;
+    int launches = std::max(op.launches, 0);
+    double per_kernel = launches ? op.device_us / launches : 0.0;
+    for (int k = 0; k < launches; ++k) {
+      if (k > 0) clock += op.t5;
+      clock += op.t4;  // the kernel is enqueued when the launch call returns
+      double start = clock;
+      StartReason reason = StartReason::kLaunch;
+      auto later = [&](double t, StartReason why) {
+        if (t > start) {
+          start = t;
+          reason = why;
+        }
+      };
+      later(free, StartReason::kStream);
+      if (op.wait_stream >= 0 && op.wait_stream != op.stream)
+        later(stream_free[op.wait_stream], StartReason::kDependency);
+      if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
+      double end = start + per_kernel;
+      free = end;
+      intervals.push_back({start, end, op.is_comm, reason});
+      if (first < 0) first = start;
+      last = end;
+    }
+    if (launches == 0) clock += op.t5;  // an op without kernels: its whole CPU time
+    clock += op.t3;
+    if (op.sync) clock = std::max(clock, free);
+    r.start_us[i] = first < 0 ? op_start : first;
+    r.end_us[i] = launches ? last : clock;
+    horizon = std::max({horizon, clock, free});
+  }
+  r.iteration_us = horizon;
+  summarise(std::move(intervals), horizon, &r);
+  return r;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,468 @@
+// predictGraph: select ops, compute features, predict device time per family
+// (batched), scale to the target device, charge CPU overheads, simulate.
+#include "predictors/simulation/predictor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/device_twins.h"
+#include "core/errors.h"
+#include "core/op_family.h"
+#include "predictors/host/between_ops.h"
+#include "predictors/comm/comm_model.h"
+#include "predictors/simulation/critical_path.h"
+#include "predictors/kernels/cross_device.h"
+#include "predictors/host/fresh_pages.h"
+#include "predictors/host/op_cpu_costs.h"
+#include "predictors/simulation/op_record.h"
+#include "predictors/simulation/op_timing.h"
+#include "predictors/host/reuse_distance.h"
+#include "predictors/kernels/rnn_steps.h"
+#include "predictors/host/step_cache_terms.h"
+#include "predictors/host/step_touches.h"
+#include "predictors/kernels/xgb_model.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr int64_t kComputeStream = 0;
+constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
+
+uint64_t bitsOf(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+// What the op does, whatever came before it: name, dtype, sizes and the
+// family's shape features.
+uint64_t shapeHash(const OpFeatures& f) {
+  uint64_t h = std::hash<std::string>{}(variantKey(f));
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  mixIn(static_cast<uint64_t>(f.dtype));
+  mixIn(bitsOf(f.flops));
+  mixIn(bitsOf(f.bytes));
+  for (float x : f.x) mixIn(bitsOf(static_cast<double>(x)));
+  return h;
+}
+
+// Ops of one iteration repeat a few hundred distinct shapes (every layer of
+// every micro-batch), so each family predicts its distinct feature sets
+// only: the shape hash and what else the models read.
+uint64_t featureHash(const OpRecord& r) {
+  const OpFeatures& f = r.f;
+  uint64_t h = r.shape_hash;
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  mixIn(f.repeated ? 1 : 0);
+  mixIn(bitsOf(f.cold_bytes));
+  if (f.reuse_bytes >= 0) mixIn(bitsOf(static_cast<double>(reuseColumnValue(f))));
+  mixIn(bitsOf(f.message_bytes));
+  mixIn(static_cast<uint64_t>(f.world_size));
+  mixIn(bitsOf(f.table_bytes));
+  mixIn(bitsOf(f.unique_fraction));
+  return h;
+}
+
+bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
+  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
+         sameReuseColumn(a, b) && a.cold_bytes == b.cold_bytes && a.dtype == b.dtype &&
+         a.flops == b.flops && a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
+         a.world_size == b.world_size && a.message_bytes == b.message_bytes &&
+         a.table_bytes == b.table_bytes && a.gathered_bytes == b.gathered_bytes &&
+         a.unique_fraction == b.unique_fraction;
+}
+
+// The distinct feature sets among `idx` (ops of one family).
+DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx) {
+  DistinctOps d;
+  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `features`
+  d.slot.resize(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const OpFeatures& f = recs[idx[k]].f;
+    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), d.features.size());
+    if (!inserted && sameFeatures(*d.features[it->second], f)) {
+      d.slot[k] = it->second;
+      continue;
+    }
+    d.slot[k] = d.features.size();  // new (or a hash collision: predicted on its own)
+    d.features.push_back(&f);
+  }
+  return d;
+}
+
+// Predicts the ops of `d` with `model`, once per distinct feature set.
+std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
+                                    const DistinctOps& d) {
+  std::vector<double> distinct_us;
+  model.predictBatch(d.features, spec, &distinct_us);
+  std::vector<double> us(d.slot.size());
+  for (size_t k = 0; k < d.slot.size(); ++k) us[k] = distinct_us[d.slot[k]];
+  return us;
+}
+
+// Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
+// Returns how many ops took them.
+int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
+  if (opts.recorded_kernels.empty()) return 0;
+  int64_t applied = 0;
+  for (OpRecord& r : recs) {
+    auto it = opts.recorded_kernels.find(r.out.id);
+    if (it == opts.recorded_kernels.end()) continue;
+    r.out.predicted_us = it->second.device_us;
+    r.out.model = "recorded";
+    r.out.code_cold_us = 0;
+    r.out.cold_output_us = 0;
+    r.out.cold_input_us = 0;
+    r.out.cold_tensor_us = 0;
+    r.out.page_fault_us = 0;
+    r.fallback = false;
+    r.uncalibrated = false;
+    r.recorded_launches = it->second.kernels;
+    ++applied;
+  }
+  return applied;
+}
+
+const OverheadTable& overheadTable(const ModelSet& models, const PredictOptions& opts) {
+  return opts.overheads ? *opts.overheads : models.overheads;
+}
+
+// The ops predicted by an analytic base because the models never saw them,
+// by name, most frequent first.
+std::vector<UncalibratedOp> uncalibratedOps(const std::vector<OpRecord>& recs) {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  for (const OpRecord& r : recs) {
+    if (r.uncalibrated) ++counts[{r.f.op, r.f.family}];
+  }
+  std::vector<UncalibratedOp> out;
+  for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
+  std::stable_sort(out.begin(), out.end(), [](const UncalibratedOp& a, const UncalibratedOp& b) {
+    return a.count > b.count;
+  });
+  return out;
+}
+
+void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
+                        const ModelSet& models, const PredictOptions& opts);
+
+// The operator nodes directly under `node`, looking through labels.
+void childOps(const core::Graph& graph, const core::Node& node,
+              std::vector<const core::Node*>* out) {
+  for (core::NodeId id : node.children) {
+    const core::Node* c = graph.findNode(id);
+    if (c == nullptr) continue;
+    if (core::isOperator(c->category)) {
+      out->push_back(c);
+    } else {
+      childOps(graph, *c, out);
+    }
+  }
+}
+
+// The ATen twin of a cuDNN or MIOpen op (kept in `twins`), else `node`.
+// `no_twin`: recorded schemas that had none (aten::_cudnn_rnn_backward) or
+// whose inputs did not fit the rule; their ops keep their own name and
+// their family's model, fallback or children, without a throw per op.
+// `vendor`: per recorded schema, whether its op is a cuDNN or MIOpen one (two
+// substring searches per op were 2% of predicting a 100k-op graph).
+const core::Node& cpuTwin(const core::Node& node, std::deque<core::Node>* twins,
+                          std::unordered_set<const core::OpSchema*>* no_twin,
+                          std::unordered_map<const core::OpSchema*, bool>* vendor) {
+  const bool vendor_op = perSchema(*vendor, node, [&node] {
+    return node.name.find("cudnn") != std::string::npos ||
+           node.name.find("miopen") != std::string::npos;
+  });
+  if (!vendor_op) return node;
+  if (node.schema && no_twin->count(node.schema.get())) return node;
+  try {
+    if (std::optional<core::Node> twin = core::substituteForDevice(node, true)) {
+      twins->push_back(std::move(*twin));
+      return twins->back();
+    }
+  } catch (const InputError&) {
+  }
+  if (node.schema) no_twin->insert(node.schema.get());
+  return node;
+}
+
+// Predicts `r` as the sum of `parts` (ops with a count each), each by its own
+// family's model (and so on down). Returns false (and leaves `r` alone) when
+// there are no parts or none of them has a model.
+bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, double>>& parts,
+                  const std::string& label, const core::Graph& graph, const ModelSet& models,
+                  const PredictOptions& opts) {
+  if (parts.empty()) return false;
+  std::vector<OpRecord> sub;
+  std::vector<OpPrediction> sub_out(parts.size());
+  sub.reserve(parts.size());
+  for (const auto& [node, count] : parts) {
+    OpRecord c{node, computeFeatures(*node), sub_out[sub.size()]};
+    c.shape_hash = shapeHash(c.f);
+    if (!sub.empty()) c.f.repeated = variantKey(sub.back().f) == variantKey(c.f);
+    // A part's inputs come from the parts before it: as close as its own
+    // tensors (the parts are not in the iteration's walk).
+    c.f.reuse_bytes = aloneReuseBytes(*node, models.device.privateCacheBytes());
+    sub.push_back(std::move(c));
+  }
+  predictDeviceTimes(sub, graph, models, opts);
+  double total = 0;
+  size_t unmodelled = 0;
+  for (size_t k = 0; k < sub.size(); ++k) {
+    total += parts[k].second * sub[k].out.predicted_us;
+    unmodelled += sub[k].fallback ? 1 : 0;
+  }
+  if (unmodelled == sub.size()) return false;  // no better than the op's own fallback
+  r.out.predicted_us = total;
+  r.out.model = fmt::format("{}:{}", label, sub.size());
+  r.fallback = unmodelled > 0;  // still listed while any part is a fallback
+  return true;
+}
+
+// An op no model covers whose trace records the ops it ran (aten::lstm on a
+// CPU: per step a linear, sigmoid_, tanh, mul and add_) is predicted as the
+// sum of those children: the family fallback on its tensor bytes put lstm's
+// 45 ms at 0.06 ms. A GPU trace records a fused kernel op under an RNN op
+// instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
+// own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
+// without children.
+void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& models,
+                      const PredictOptions& opts) {
+  std::vector<const core::Node*> kids;
+  childOps(graph, *r.node, &kids);
+  const std::vector<RnnPart> steps = rnnSteps(*r.node);
+  const bool fused_rnn = std::any_of(kids.begin(), kids.end(), [](const core::Node* k) {
+    return k->name.find("_rnn") != std::string::npos;
+  });
+  std::vector<std::pair<const core::Node*, double>> parts;
+  if (steps.empty() || !fused_rnn) {
+    for (const core::Node* k : kids) parts.push_back({k, 1.0});
+    if (predictAsSum(r, parts, "children", graph, models, opts)) return;
+    parts.clear();
+  }
+  for (const RnnPart& p : steps) parts.push_back({&p.node, p.count});
+  predictAsSum(r, parts, "rnn_steps", graph, models, opts);
+}
+
+void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
+                        const ModelSet& models, const PredictOptions& opts) {
+  const DeviceSpec& origin = models.device;
+  const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
+  // A dozen families at most: a linear search beats hashing every op's name,
+  // and neighbours are often of one family (checked first).
+  std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
+  size_t last = 0;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const std::string& family = recs[i].f.family;
+    if (last >= by_family.size() || by_family[last].first != family) {
+      auto it = std::find_if(by_family.begin(), by_family.end(),
+                             [&](const auto& entry) { return entry.first == family; });
+      if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, {}});
+      last = static_cast<size_t>(it - by_family.begin());
+    }
+    by_family[last].second.push_back(i);
+  }
+  for (const auto& [family, idx] : by_family) {
+    const KernelModel* model = models.model(family);
+    std::shared_ptr<const KernelModel> fallback;
+    bool unmodelled = model == nullptr;
+    // Unmodelled ops are predicted straight on the destination device.
+    const DeviceSpec& spec = (unmodelled && opts.target) ? *opts.target : origin;
+    if (unmodelled) {
+      fallback = family == "comm" ? AlphaBetaModel::fromDevice(spec, opts.comm_link)
+                                  : familyEntry(family).fallback(spec);
+      model = fallback.get();
+    }
+    const DistinctOps shapes = distinctOps(recs, idx);
+    std::vector<double> us = predictDistinct(*model, spec, shapes);
+    predictLaunchCounts(recs, idx, shapes, models);
+    // Ops the models never saw (ModelSet::calibrated_ops) are listed, and
+    // take the analytic base where a learned residual sits on it: the
+    // residual knows nothing of their kernels. An analytic model already
+    // gives them the family's default factor and fixed cost.
+    const KernelModel* base = unmodelled ? model : analyticBase(model);
+    std::vector<size_t> unseen_idx;
+    std::vector<size_t> unseen;  // positions in idx
+    const std::set<std::string>* fitted_on = unmodelled ? nullptr : models.calibratedOpsOf(family);
+    if (fitted_on != nullptr) {
+      std::unordered_map<const core::OpSchema*, bool> seen;
+      for (size_t k = 0; k < idx.size(); ++k) {
+        const OpRecord& r = recs[idx[k]];
+        if (perSchema(seen, *r.node, [&] { return fitted_on->count(r.f.op) > 0; })) continue;
+        unseen.push_back(k);
+        unseen_idx.push_back(idx[k]);
+        recs[idx[k]].uncalibrated = true;
+      }
+    }
+    if (!unseen.empty() && base != model) {
+      const std::vector<double> base_us =
+          predictDistinct(*base, spec, distinctOps(recs, unseen_idx));
+      for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
+    }
+    // Labels once per family, not built per op.
+    const std::string modelled_label = unmodelled ? "fallback:" + model->kind() : model->kind();
+    const std::string uncalibrated_label = "uncalibrated:" + base->kind();
+    for (size_t k = 0; k < idx.size(); ++k) {
+      OpRecord& r = recs[idx[k]];
+      double t = std::max(us[k], 0.0);
+      if (opts.target && !unmodelled) {
+        t = family == "comm"
+                ? commScale(t, origin, *opts.target, opts.comm_link)
+                : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
+                               scale_from, *opts.target);
+      }
+      r.out.predicted_us = t;
+      r.out.model = r.uncalibrated ? uncalibrated_label : modelled_label;
+      r.fallback = unmodelled;
+      if (unmodelled && family != "comm") predictFromParts(r, graph, models, opts);
+    }
+  }
+}
+
+}  // namespace
+
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts) {
+  Prediction p;
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  p.device = dest.name;
+  core::Selection sel = core::selectTopLevelOps(graph);
+  std::vector<OpRecord> recs;
+  recs.reserve(sel.ops.size());
+  p.per_op.reserve(sel.ops.size());  // never grows past this: recs hold references into it
+  int64_t unsized_comms = 0;
+  std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
+  // CPU times are those of what a CPU runs: a GPU trace's cuDNN ops as the
+  // ATen twins the replay substitutes for them (core/device_twins.h).
+  // cnn_big's cudnn_batch_norm_backward, a name the norm family never saw,
+  // took the family's analytic base; its twin native_batch_norm_backward
+  // has trees.
+  std::deque<core::Node> twins;
+  std::unordered_set<const core::OpSchema*> no_twin;
+  std::unordered_map<const core::OpSchema*, bool> vendor;
+  const bool cpu_times = dest.kind == DeviceKind::kCpu;
+  const bool touches = needsStepTouches(models);
+  StepTouchesBuilder step(touches ? sel.ops.size() : 0);
+  for (core::NodeId id : sel.ops) {
+    if (opts.excluded.count(id)) continue;
+    const core::Node& recorded = graph.node(id);
+    const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin, &vendor) : recorded;
+    OpRecord r{&n, computeFeatures(n), p.per_op.emplace_back()};
+    if (touches) step.add(n);
+    r.shape_hash = shapeHash(r.f);
+    auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
+    if (!first) {
+      r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
+      prev->second = recs.size();
+    }
+    if (r.f.family == "comm" && r.f.world_size < 1) {
+      r.f.world_size = opts.default_world_size;
+      ++unsized_comms;
+    }
+    r.out.id = id;
+    r.out.name = recorded.name;
+    r.out.family = r.f.family;
+    recs.push_back(std::move(r));
+  }
+  markColdInputs(recs, models, std::move(step).finish());
+  predictDeviceTimes(recs, graph, models, opts);
+  addColdTensorPenalties(recs, models, opts);
+  addCodeColdPenalties(recs, models, opts);
+  addColdDramReads(recs, models, opts);
+  addFreshPageFaults(recs, models, opts);
+  const int64_t recorded = applyRecordedKernels(recs, opts);
+
+  const OverheadTable& table = overheadTable(models, opts);
+  bool cpu_device = dest.kind == DeviceKind::kCpu;
+  int defaults_used = 0;
+  std::vector<SimOp> sim;
+  sim.reserve(recs.size());
+  std::unordered_set<int64_t> comm_storages;  // storages a collective touched
+  std::vector<const core::Node*> nodes;
+  nodes.reserve(recs.size());
+  for (const OpRecord& r : recs) nodes.push_back(r.node);
+  const BetweenOpTerms between(table);
+  OverheadLookup lookup(table);
+  const std::vector<int> wrapped =
+      between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const OpRecord& r = recs[i];
+    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
+                       &defaults_used);
+    applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    if (s.is_comm) {
+      s.stream = kCommStream;
+      s.wait_stream = kComputeStream;  // gradients are ready when compute so far is done
+    }
+    sim.push_back(s);
+  }
+  SimResult res = simulate(sim);
+
+  p.iteration_ms = res.iteration_us / 1000.0;
+  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
+                 res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
+  for (size_t i = 0; i < recs.size(); ++i) {
+    OpPrediction& o = recs[i].out;
+    const SimOp& s = sim[i];
+    o.cpu_us = s.t1 + hostUs(s);
+    o.kernels = s.cpu_only ? -1 : s.launches;
+    if (recs[i].fallback) p.unmodelled_ops.push_back(o);
+  }
+  p.uncalibrated_ops = uncalibratedOps(recs);
+  if (!p.uncalibrated_ops.empty()) {
+    int64_t ops = 0;
+    std::vector<std::string> names;
+    for (const UncalibratedOp& u : p.uncalibrated_ops) {
+      ops += u.count;
+      if (names.size() < 4) names.push_back(fmt::format("{} x{}", u.name, u.count));
+    }
+    p.notes.push_back(fmt::format(
+        "{} ops whose names the models were not fitted on ({}{}) were predicted by their "
+        "family's analytic model alone",
+        ops, fmt::join(names, ", "), p.uncalibrated_ops.size() > names.size() ? ", ..." : ""));
+  }
+  if (opts.target) {
+    p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
+                                  models.device.name, opts.target->name));
+    if (lacksComputeFacts(models.device)) {
+      p.notes.push_back(fmt::format(
+          "the models' device '{}' records no SM count (a GPU calibration before 2026-11-26): its "
+          "compute was taken as '{}''s, and only memory bandwidth scaled",
+          models.device.name, opts.target->name));
+    }
+    if (opts.target->kind != models.device.kind) {
+      p.notes.push_back(
+          "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "
+          "guess");
+    }
+  }
+  if (!opts.recorded_kernels.empty()) {
+    p.notes.push_back(fmt::format(
+        "kernel times recorded in a linked Kineto trace for {} of {} ops; the kernel models "
+        "predicted the rest",
+        recorded, recs.size()));
+  }
+  if (unsized_comms > 0) {
+    p.notes.push_back(
+        fmt::format("{} collectives record no process-group size; world size {} assumed "
+                    "(--world-size)",
+                    unsized_comms, opts.default_world_size));
+  }
+  if (defaults_used > 0) {
+    p.notes.push_back(
+        fmt::format("{} CPU-overhead values were built-in defaults (no overheads file or "
+                    "no entry for the op)",
+                    defaults_used));
+  }
+  return p;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,113 @@
+// Predicting one iteration of a trace: kernel models per op, CPU overheads,
+// collectives, then the critical-path simulation.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/graph.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/models/model_set.h"
+#include "predictors/host/overheads.h"
+
+namespace tracetwin::predictors {
+
+struct PredictOptions {
+  // Destination device: calibrated times are scaled to it (Habitat-style).
+  std::optional<DeviceSpec> target;
+  // CPU overheads from `tracetwin link`; else the ModelSet's, else defaults.
+  std::optional<OverheadTable> overheads;
+  // World size for collectives whose trace records none (pg_size -1).
+  int64_t default_world_size = 1;
+  // Link used for collectives: "nvlink", "infiniband" ...; empty = the
+  // fastest link the device lists.
+  std::string comm_link;
+  // Device time and kernel count by op id, recorded in a linked Kineto trace
+  // (`predict --kernel-times`). They replace the kernel models' times for
+  // those ops, so the CPU-overhead model and the critical path are judged
+  // on their own against the original step (an oracle for the kernels).
+  struct RecordedKernels {
+    double device_us = 0;
+    int64_t kernels = 0;
+  };
+  std::unordered_map<core::NodeId, RecordedKernels> recorded_kernels;
+  // Top-level ops left out of the prediction: `compare` passes the ops its
+  // replay skipped or failed, so that both sides time the same graph.
+  std::unordered_set<core::NodeId> excluded;
+};
+
+struct OpPrediction {
+  core::NodeId id = core::kNoNode;
+  std::string name;
+  std::string family;
+  double predicted_us = 0.0;  // device time (CPU device: op time)
+  double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
+  // Kernels the simulation launched for the op on a GPU (a linked trace's,
+  // the model set's launch counts, else one per kernel family); -1 on a CPU.
+  int kernels = -1;
+  std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
+  double code_cold_us = 0.0;  // of predicted_us, the code-cold term (CPU models; code_cold.h)
+  // Of predicted_us, reading cold output lines from DRAM before writing them
+  // (CPU models; ColdBytes::outputs in cache_reuse.h).
+  double cold_output_us = 0.0;
+  // Input bytes last touched more than a cache's worth of traffic ago
+  // (ColdBytes::inputs): why an op costs more in a step than alone.
+  double cold_input_bytes = 0.0;
+  // Of predicted_us, reading those bytes from DRAM, for models whose time is
+  // the cache-hot one (GEMM and convolution on a CPU; addColdDramReads).
+  double cold_input_us = 0.0;
+  // Of predicted_us, the latency of the input tensors that went cold (their
+  // metadata and first lines; small CPU ops, cold_tensors.h).
+  double cold_tensor_us = 0.0;
+  // Of predicted_us, faulting in outputs mapped fresh for the call (CPU
+  // models; fresh_pages.h).
+  double page_fault_us = 0.0;
+  // The inputs' reuse distance in the iteration, where the op's trees read
+  // it (reuse_distance.h); negative otherwise.
+  double input_reuse_bytes = -1.0;
+};
+
+struct Breakdown {
+  double device_active_ms = 0.0;
+  double device_idle_ms = 0.0;
+  double cpu_bound_ms = 0.0;     // device idle while waiting for the CPU
+  double exposed_comm_ms = 0.0;  // communication not overlapped by compute
+};
+
+// Ops of a family the models were not fitted on, by name.
+struct UncalibratedOp {
+  std::string name;
+  std::string family;
+  int64_t count = 0;
+};
+
+struct Prediction {
+  double iteration_ms = 0.0;
+  std::string device;  // device the times are for
+  std::vector<OpPrediction> per_op;
+  Breakdown breakdown;
+  std::vector<OpPrediction> unmodelled_ops;  // predicted by a device-spec fallback
+  // Predicted by their family's analytic base (ModelSet::calibrated_ops).
+  std::vector<UncalibratedOp> uncalibrated_ops;
+  std::vector<std::string> notes;  // defaults used, scaling applied ...
+};
+
+// Predicts the ops core::selectTopLevelOps picks from `graph`.
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts);
+
+// Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
+// uncalibrated_ops, notes.
+nlohmann::json predictionToJson(const Prediction& p);
+// The step terms' shares of an op's prediction (code_cold_us, cold_output_us,
+// cold_input_bytes, cold_input_us, cold_tensor_us, page_fault_us), where non-zero, into `op`.
+void addStepTerms(const OpPrediction& o, nlohmann::json* op);
+// [{"name", "family", "count"}, ...] of Prediction::uncalibrated_ops, as
+// both `predict` and `compare` write it.
+nlohmann::json uncalibratedOpsJson(const Prediction& p);
+
+}  // namespace tracetwin::predictors

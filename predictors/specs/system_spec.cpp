@@ -1,0 +1,68 @@
+#include "predictors/specs/system_spec.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/errors.h"
+#include "predictors/specs/yaml_strict.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr double kGiga = 1e9;
+constexpr double kMicro = 1e-6;
+
+std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
+  std::vector<LinkSpec> out;
+  YAML::Node list = top.get("links");
+  if (!list.IsSequence() || list.size() == 0) top.fail(list, "'links' must be a non-empty list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    yaml::MapReader l(list[i], top.source(), fmt::format("links[{}]", i));
+    l.checkKeys({"name", "bandwidth_gbps", "latency_us"}, {});
+    out.push_back({l.str("name"), l.positive("bandwidth_gbps") * kGiga,
+                   l.nonNegative("latency_us") * kMicro});
+  }
+  return out;
+}
+
+}  // namespace
+
+const LinkSpec& SystemSpec::linkFor(int64_t world_size) const {
+  const std::string& want = world_size <= devices_per_node ? intra_node_link : inter_node_link;
+  for (const LinkSpec& l : links) {
+    if (l.name == want) return l;
+  }
+  throw InputError(fmt::format("system '{}': no link named '{}'", name, want));
+}
+
+SystemSpec loadSystemSpec(const std::string& path) {
+  YAML::Node root = yaml::parseFile(path);
+  yaml::MapReader top(root, path, "system");
+  top.checkKeys({"name", "device", "devices_per_node", "nodes", "topology", "links"},
+                {"description"});
+  SystemSpec s;
+  s.name = top.str("name");
+  s.devices_per_node = top.positiveInt("devices_per_node");
+  s.nodes = top.positiveInt("nodes");
+  s.links = readLinks(top);
+  yaml::MapReader topo(top.get("topology"), path, "topology");
+  topo.checkKeys({"intra_node", "inter_node"}, {});
+  s.intra_node_link = topo.str("intra_node");
+  s.inter_node_link = topo.str("inter_node");
+  for (const char* key : {"intra_node", "inter_node"}) {
+    std::string want = topo.str(key);
+    bool found = false;
+    for (const LinkSpec& l : s.links) found = found || l.name == want;
+    if (!found)
+      topo.fail(topo.get(key),
+                fmt::format("topology.{} names link '{}' that 'links' does not define", key, want));
+  }
+  std::filesystem::path dev = top.str("device");
+  if (dev.is_relative()) dev = std::filesystem::path(path).parent_path() / dev;
+  s.device_path = dev.lexically_normal().string();
+  s.device = loadDeviceSpec(s.device_path);
+  return s;
+}
+
+}  // namespace tracetwin::predictors

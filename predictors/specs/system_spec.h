@@ -1,0 +1,34 @@
+// A cluster: devices per node, node count, topology and link types, loaded
+// from configs/systems/*.yaml with the same strict rules as device specs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "predictors/specs/device_spec.h"
+
+namespace tracetwin::predictors {
+
+struct SystemSpec {
+  std::string name;
+  std::string device_path;  // resolved path of the device file
+  DeviceSpec device;
+  int64_t devices_per_node = 1;
+  int64_t nodes = 1;
+  std::string intra_node_link;  // names one of `links`
+  std::string inter_node_link;
+  std::vector<LinkSpec> links;
+
+  int64_t worldSize() const { return devices_per_node * nodes; }
+  // The link collectives over `world_size` ranks cross: intra-node when they
+  // fit in one node, else inter-node.
+  const LinkSpec& linkFor(int64_t world_size) const;
+};
+
+// Throws InputError "FILE:LINE:COL: ..." for unknown/missing/mistyped keys and
+// for topology links that `links` does not define; device file errors name
+// the device file.
+SystemSpec loadSystemSpec(const std::string& path);
+
+}  // namespace tracetwin::predictors
