@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/replay_args.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
 #include "cli/original_gap.h"
@@ -50,15 +51,6 @@ class SigintGuard {
   void (*previous_)(int) = SIG_DFL;
 };
 
-struct ReplayArgs {
-  std::string trace;
-  replay::ReplayOptions options;
-  std::string json_out;
-  HostMalloc malloc_mode = HostMalloc::kPinned;
-  std::string chrome_trace;
-  std::string kineto;
-  std::string streams = "recorded";  // with --kineto: "recorded" or "one"
-};
 
 std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
 
@@ -178,15 +170,28 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   if (r.interrupted) fmt::print("interrupted: the report covers the iterations completed so far\n");
 }
 
-void runReplay(const ReplayArgs& args) {
-  const std::string host_malloc = applyHostMalloc(args.malloc_mode);
-  const core::Graph graph = core::readTrace(args.trace);
-  const auto meta = replay::readTraceMeta(args.trace);
+}  // namespace
+
+ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
+                          const std::string& kineto,
+                          std::shared_ptr<replay::dist::RankSession> session, bool print,
+                          const std::function<void(const std::string&)>& on_read_failure) {
+  ReplayRun run;
+  run.host_malloc = applyHostMalloc(args.malloc_mode);
+  core::Graph graph;
+  try {
+    graph = core::readTrace(trace);
+  } catch (const Error& e) {
+    if (on_read_failure) on_read_failure(e.what());
+    throw;
+  }
+  const auto meta = replay::readTraceMeta(trace);
   std::optional<core::kineto::LinkedTimeline> original;
-  if (!args.kineto.empty()) {
-    original = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kineto));
+  if (!kineto.empty()) {
+    original = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto));
   }
   replay::ReplayOptions options = args.options;
+  options.rank_session = std::move(session);
   if (original) {
     // Ops the replay cannot run keep their recorded time (DESIGN.md, Replay).
     for (const auto& op : original->ops) {
@@ -197,20 +202,23 @@ void runReplay(const ReplayArgs& args) {
     }
   }
   options.should_stop = [] { return g_stop_requested.load(); };
-  replay::ReplayResult result;
+  replay::ReplayResult& result = run.result;
   {
     SigintGuard guard;
     result = replay::replayGraph(graph, options);
   }
-  printSummary(args, result, meta);
+  ReplayArgs shown = args;
+  shown.trace = trace;
+  if (print) printSummary(shown, result, meta);
   const std::vector<std::string> host_differences =
       meta && meta->iteration_ms > 0 ? originalHostDifferences(*meta, result.device)
                                      : std::vector<std::string>{};
-  printOriginalHostWarning(host_differences);
+  if (print) printOriginalHostWarning(host_differences);
 
-  nlohmann::json doc = replay::replayResultToJson(result);
-  doc["trace"] = args.trace;
-  doc["host_malloc"] = host_malloc;
+  nlohmann::json& doc = run.doc;
+  doc = replay::replayResultToJson(result);
+  doc["trace"] = trace;
+  doc["host_malloc"] = run.host_malloc;
   if (meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["ratio"] =
@@ -221,27 +229,49 @@ void runReplay(const ReplayArgs& args) {
         doc["original_gap"] = originalGapJson(*gap);
     }
   }
-  nlohmann::json extra_events = nlohmann::json::array();
+  run.extra_events = nlohmann::json::array();
   if (original) {
     FidelityReport report = buildFidelityReport(*original, result);
-    printFidelityReport(report, stdout);
+    if (print) printFidelityReport(report, stdout);
     doc["fidelity"] = fidelityReportJson(report);
-    extra_events = originalTimelineTraceEvents(*original, /*pid=*/2);
+    run.extra_events = originalTimelineTraceEvents(*original, /*pid=*/2);
   }
+  return run;
+}
+
+void writeJsonReport(const std::string& path, const nlohmann::json& doc) {
+  std::ofstream out(path);
+  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  out << doc.dump(2) << '\n';
+  fmt::print("json report: {}\n", path);
+}
+
+namespace {
+
+void runSingleReplay(const ReplayArgs& args) {
+  if (replay::dist::hasRankPlaceholder(args.trace)) {
+    throw UsageError(fmt::format(
+        "{}: '{{rank}}' in the trace path needs one process per rank: --nproc N, or a launch by "
+        "torchrun, srun or mpirun",
+        args.trace));
+  }
+  const ReplayRun run = replayAndReport(args, args.trace, args.kineto, nullptr, true);
   if (!args.chrome_trace.empty()) {
-    replay::writeChromeTrace(args.chrome_trace, result, extra_events);
+    replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
     fmt::print("chrome trace: {}\n", args.chrome_trace);
   }
-  if (!args.json_out.empty()) {
-    std::ofstream out(args.json_out);
-    if (!out) throw InputError(fmt::format("{}: cannot open for writing", args.json_out));
-    out << doc.dump(2) << '\n';
-    fmt::print("json report: {}\n", args.json_out);
-  }
-  if (result.interrupted) {
+  if (!args.json_out.empty()) writeJsonReport(args.json_out, run.doc);
+  if (run.result.interrupted) {
     throw InterruptedError(fmt::format("{}: replay stopped after {} measured iteration(s)",
-                                       args.trace, result.iterations_ms.size()));
+                                       args.trace, run.result.iterations_ms.size()));
   }
+}
+
+void runReplay(const ReplayArgs& args) {
+  const replay::dist::RankEnv env = replay::dist::detectRankEnv();
+  if (env.launched()) return runReplayRank(args, env);
+  if (args.nproc > 0) return launchReplayRanks(args);
+  runSingleReplay(args);
 }
 
 std::function<void()> setupReplay(CLI::App& sub) {
@@ -281,6 +311,16 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "or all on one")
       ->capture_default_str()
       ->check(CLI::IsMember({"recorded", "one"}));
+  sub.add_option("--nproc", args->nproc,
+                 "distributed replay: start N rank processes on this host (Gloo on cpu, NCCL on "
+                 "cuda, one GPU per rank); '{rank}' in TRACE and --kineto is each rank's number, "
+                 "and a TRACE without it replays the same trace on every rank")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--comm-timeout-s", args->comm_timeout_s,
+                 "distributed replay: how long a rank waits for its peers before it fails (exit "
+                 "4) naming the ranks that did not come")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return [args] { runReplay(*args); };
 }
 

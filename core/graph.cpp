@@ -105,6 +105,7 @@ void Graph::finalize() {
   checkAcyclic();
   parseSchemas();
   for (Node& n : nodes_) n.category = classifyNode(n);
+  promoteBareCollectives();
   buildTensorTable();
 }
 

@@ -24,7 +24,7 @@ inline constexpr NodeId kNoNode = -1;
 enum class NodeCategory : uint8_t {
   kLabel,          // record_function ranges, thread/process roots, autograd labels
   kAtenCompute,    // operator in the aten:: (or prims::) namespace
-  kCommunication,  // record_param_comms (c10d:: nodes are labels by the rules)
+  kCommunication,  // record_param_comms; a c10d:: op or gloo:/nccl: label without one inside
   kTriton,         // kernel_backend == "triton"
   kCustom,         // operator with a schema in any other namespace
 };
@@ -130,6 +130,7 @@ class Graph {
   void linkChildren();
   void checkAcyclic() const;
   void parseSchemas();
+  void promoteBareCollectives();  // core/bare_collectives.cpp
   void buildTensorTable();
 
   std::vector<Node> nodes_;

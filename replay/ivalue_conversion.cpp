@@ -112,6 +112,10 @@ c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& d
       return c10::IValue();
     case K::ListType:
       return convertList(v, type->cast<c10::ListType>(), devices, 0);
+    case K::StreamObjType:
+      // The trace records a stream as an opaque object; the replay's work
+      // runs on the target device's default stream.
+      return c10::Stream(c10::Stream::DEFAULT, devices.target);
     case K::AnyType:
       if (v.kind == ValueKind::kString) return v.string_value;
       if (v.kind == ValueKind::kNone) return c10::IValue();

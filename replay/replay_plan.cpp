@@ -102,9 +102,12 @@ class PlanBuilder {
   }
 
   void prepare(const core::Node& node, int64_t index, ReplayPlan& plan, PreparedOp& op) {
-    if (const SpecialOp* special = findSpecialOp(node)) {
+    if (const SpecialOp* special = findSpecialOp(node, context_)) {
       SpecialOpPlan sp = special->plan(node, context_);
       op.skip_reason = sp.skip_reason;
+      if (!sp.substituted_by.empty()) {
+        plan.substitutions.push_back({node.id, node.name, sp.substituted_by});
+      }
       if (op.skip_reason.empty()) {
         op.special = std::move(sp.run);
         planSpecialTensors(node, index, plan.tensors, op);

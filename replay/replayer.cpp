@@ -135,6 +135,8 @@ class IterationRunner {
     if (iteration > 0 && refill) slots_.refillUpfront();
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
+    // Ranks start each iteration together (the barrier is not timed).
+    if (options_.rank_session) options_.rank_session->beginIteration();
     timer_->start();
     if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
@@ -174,6 +176,7 @@ class IterationRunner {
     const double loop_ms =
         std::chrono::duration<double, std::milli>(Clock::now() - iteration_start).count();
     const double ms = timer_->stopMs();
+    if (options_.rank_session) options_.rank_session->endIteration(measured && complete, ms);
     if (collector_) collectKernels(measured);
     slots_.releaseProduced();
     slots_.setTracking(false);
@@ -355,6 +358,10 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
 
   SpecialOpContext context;
   context.device = result.device;
+  if (options.rank_session) {
+    options.rank_session->prepare(graph, selection.ops);
+    context.distributed_comm = &options.rank_session->commReplayer();
+  }
   ReplayPlan plan = buildReplayPlan(graph, selection.ops, devices, context);
   result.skipped = plan.skipped;
   result.substitutions = plan.substitutions;
@@ -414,6 +421,7 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     }
   }
   fillResult(plan, runner, result);
+  if (options.rank_session && !result.interrupted) result.distributed = options.rank_session->finish();
   result.peak_memory_bytes = slots.peakBytes();
   if (!options.chrome_trace_path.empty()) writeChromeTrace(options.chrome_trace_path, result);
   return result;

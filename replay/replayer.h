@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/graph.h"
+#include "replay/dist/rank_session.h"
 
 namespace tracetwin::replay {
 
@@ -60,6 +62,11 @@ struct ReplayOptions {
   // as many streams, joined by events where one reads another's results
   // (replay/stream_plan.h). Empty: every op on the current stream.
   std::unordered_map<core::NodeId, int64_t> recorded_streams;
+  // One rank of a distributed replay (replay/dist/rank_session.h): its
+  // groups run the collectives, a barrier precedes each iteration, and the
+  // collectives' times are exchanged after the measured window. Null: a
+  // single-process replay.
+  std::shared_ptr<dist::RankSession> rank_session;
 };
 
 struct OpIssue {
@@ -154,6 +161,7 @@ struct ReplayResult {
   int threads = 0;
   bool interrupted = false;
   StreamUse streams;
+  std::optional<dist::DistributedSummary> distributed;  // set by a distributed replay
 };
 
 // True when this build can replay (built with LibTorch).

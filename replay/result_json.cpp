@@ -74,7 +74,35 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["trace_peak_bytes"] = r.trace_peak_bytes;
   j["interrupted"] = r.interrupted;
+  if (r.distributed) j["distributed"] = distributedToJson(*r.distributed);
   return j;
+}
+
+nlohmann::json distributedToJson(const dist::DistributedSummary& d) {
+  auto calls = nlohmann::json::array();
+  for (const dist::CollectiveTiming& c : d.collectives) {
+    calls.push_back({{"id", c.id},
+                     {"name", c.name},
+                     {"group", c.group},
+                     {"bytes", c.bytes},
+                     {"wait_us", c.wait_us},
+                     {"transfer_us", c.transfer_us}});
+  }
+  return {{"rank", d.rank},
+          {"world_size", d.world_size},
+          {"local_rank", d.local_rank},
+          {"launcher", d.launcher},
+          {"backend", d.backend},
+          {"host", d.host},
+          {"comm_ops", d.comm_ops},
+          {"comm_ms", d.comm_ms},
+          {"wait_ms", d.wait_ms},
+          {"transfer_ms", d.transfer_ms},
+          {"collectives", calls},
+          {"backend_notes", d.notes},
+          {"step_ms", d.step_ms},
+          {"step_ms_median", d.step_ms_median},
+          {"straggler", d.straggler}};
 }
 
 nlohmann::json chromeTraceEvents(const ReplayResult& r, int pid, const std::string& process_name) {

@@ -11,8 +11,14 @@ namespace tracetwin::replay {
 
 // Keys: device, threads, iterations_ms, iteration_ms_median, selected_ops,
 // replayed_ops, coverage, skipped, failed, substitutions, overload_mappings,
-// per_op, peak_memory_bytes, trace_peak_bytes, interrupted.
+// per_op, peak_memory_bytes, trace_peak_bytes, interrupted; `distributed`
+// (distributedToJson) on one rank of a distributed replay.
 nlohmann::json replayResultToJson(const ReplayResult& result);
+
+// Keys: rank, world_size, local_rank, launcher, backend, host, comm_ops,
+// comm_ms, wait_ms, transfer_ms, collectives [{id, name, group, bytes,
+// wait_us, transfer_us}], backend_notes, step_ms, step_ms_median, straggler.
+nlohmann::json distributedToJson(const dist::DistributedSummary& d);
 
 // One replayed iteration (the last measured one) as Chrome trace events:
 // ops as complete events on the CPU thread (pid `pid`), kernels on one track

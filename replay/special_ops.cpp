@@ -8,6 +8,7 @@ namespace tracetwin::replay {
 namespace {
 
 comm::CommReplayer* commReplayer(SpecialOpContext& context) {
+  if (context.distributed_comm) return context.distributed_comm;
   if (!context.comm_tried) {
     context.comm_tried = true;
     try {
@@ -19,8 +20,7 @@ comm::CommReplayer* commReplayer(SpecialOpContext& context) {
   return context.comm.get();
 }
 
-void planOneRank(const core::Node& node, SpecialOpContext& context, SpecialOpPlan& plan) {
-  comm::CommReplayer* replayer = context.comm.get();
+void planOnGroup(const core::Node& node, comm::CommReplayer* replayer, SpecialOpPlan& plan) {
   std::string reason;
   if (!replayer->canReplay(node, &reason)) {
     plan.skip_reason = reason;
@@ -28,27 +28,26 @@ void planOneRank(const core::Node& node, SpecialOpContext& context, SpecialOpPla
   }
   const core::Node* recorded = &node;  // graph nodes outlive the replay
   plan.run = [replayer, recorded](const std::vector<at::Tensor>& tensors) {
-    std::vector<at::Tensor> defined;
-    defined.reserve(tensors.size());
-    for (const auto& t : tensors) {
-      if (t.defined()) defined.push_back(t);
-    }
-    return replayer->replay(*recorded, defined);
+    return replayer->replay(*recorded, tensors);
   };
 }
 
-// One-rank process groups replay locally; anything wider needs every rank's
-// trace replayed together (torchrun-style launch), which this command is not.
+// A distributed replay runs collectives on its groups. Otherwise one-rank
+// process groups replay locally, and anything wider needs every rank's trace
+// replayed together (`replay --nproc N`, torchrun), which this run is not.
 SpecialOpPlan planComm(const core::Node& node, SpecialOpContext& context) {
   SpecialOpPlan plan;
   const int64_t pg_size = node.comm ? node.comm->pg_size : -1;
   std::string collective = node.comm ? node.comm->collective_name : "";
   if (collective.empty()) collective = "collective";
-  if (pg_size > 1) {
-    plan.skip_reason = fmt::format("needs distributed replay: {} over a process group of {} ranks",
-                                   collective, pg_size);
-  } else if (commReplayer(context)) {
-    planOneRank(node, context, plan);  // CommReplayer decides when the size was not recorded
+  if (context.distributed_comm) {
+    planOnGroup(node, context.distributed_comm, plan);
+  } else if (pg_size > 1) {
+    plan.skip_reason = fmt::format(
+        "needs distributed replay: {} over a process group of {} ranks (replay --nproc {})",
+        collective, pg_size, pg_size);
+  } else if (comm::CommReplayer* one_rank = commReplayer(context)) {
+    planOnGroup(node, one_rank, plan);  // CommReplayer decides when the size was not recorded
   } else if (pg_size < 0) {
     plan.skip_reason = fmt::format(
         "needs distributed replay: {} with process-group size not recorded (schema < 1.1.0)",
@@ -69,19 +68,34 @@ SpecialOpPlan planTriton(const core::Node& node, SpecialOpContext& /*context*/) 
   return plan;
 }
 
+// Tells the CUDA caching allocator a tensor is in use on another stream (the
+// DLRM traces: 14 per iteration, on their batch copies). A CPU tensor has no
+// stream and LibTorch registers no CPU kernel for it: on a CPU replay the op
+// is nothing, and the report says so. On CUDA it goes to the dispatcher.
+SpecialOpPlan planRecordStream(const core::Node& /*node*/, SpecialOpContext& /*context*/) {
+  SpecialOpPlan plan;
+  plan.run = [](const std::vector<at::Tensor>&) { return std::vector<at::Tensor>{}; };
+  plan.substituted_by = "nothing (CPU tensors have no streams)";
+  return plan;
+}
+
 const std::vector<std::pair<std::string, SpecialOp>> kRegistry = {
-    {"record_param_comms", {"collectives on a one-rank c10d process group", planComm}},
+    {"record_param_comms",
+     {"collectives on c10d process groups (one rank, or the ranks of a distributed replay)",
+      planComm}},
     {"triton", {"Triton kernels (PT2): reported, not replayed", planTriton}},
+    {"aten::record_stream", {"stream bookkeeping: nothing on a CPU", planRecordStream}},
 };
 
 }  // namespace
 
 const std::vector<std::pair<std::string, SpecialOp>>& specialOpRegistry() { return kRegistry; }
 
-const SpecialOp* findSpecialOp(const core::Node& node) {
+const SpecialOp* findSpecialOp(const core::Node& node, const SpecialOpContext& context) {
   std::string key;
   if (node.category == core::NodeCategory::kCommunication) key = "record_param_comms";
   if (node.category == core::NodeCategory::kTriton) key = "triton";
+  if (context.device == "cpu" && node.name == "aten::record_stream") key = node.name;
   for (const auto& [name, op] : kRegistry) {
     if (name == key) return &op;
   }

@@ -1,5 +1,6 @@
 // Selected ops that are not called through the dispatcher by schema:
-// communication (record_param_comms) and Triton kernels. A registry keyed by
+// communication (record_param_comms, c10d ops), Triton kernels, and stream
+// bookkeeping that has no meaning on a CPU. A registry keyed by
 // op kind says whether each can replay here, and how. Replay-private.
 #pragma once
 
@@ -17,8 +18,10 @@ namespace tracetwin::replay {
 
 struct SpecialOpContext {
   std::string device;  // "cpu", "cuda:0"
-  // The one-rank process group, created on the first collective that needs it.
-  std::unique_ptr<comm::CommReplayer> comm;
+  // A distributed replay's groups (replay/dist/rank_session.h), not owned;
+  // null: a one-rank process group is created on the first collective.
+  comm::CommReplayer* distributed_comm = nullptr;
+  std::unique_ptr<comm::CommReplayer> comm;  // the one-rank group
   std::string comm_error;  // why it could not be created
   bool comm_tried = false;
 };
@@ -30,6 +33,9 @@ using SpecialOpFn = std::function<std::vector<at::Tensor>(const std::vector<at::
 struct SpecialOpPlan {
   std::string skip_reason;  // non-empty: not replayed
   SpecialOpFn run;
+  // Non-empty: the op is replayed as this instead, and the report says so
+  // ("nothing: CPU tensors have no streams").
+  std::string substituted_by;
 };
 
 struct SpecialOp {
@@ -37,10 +43,11 @@ struct SpecialOp {
   std::function<SpecialOpPlan(const core::Node&, SpecialOpContext&)> plan;
 };
 
-// The handler for `node`, nullptr when it is an ordinary dispatcher op.
-const SpecialOp* findSpecialOp(const core::Node& node);
+// The handler for `node` in a replay on `context.device`, nullptr when it is
+// an ordinary dispatcher op there.
+const SpecialOp* findSpecialOp(const core::Node& node, const SpecialOpContext& context);
 
-// Registry keys: "record_param_comms", "triton".
+// Registry keys: "record_param_comms", "triton", "aten::record_stream" (CPU).
 const std::vector<std::pair<std::string, SpecialOp>>& specialOpRegistry();
 
 }  // namespace tracetwin::replay

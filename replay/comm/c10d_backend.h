@@ -4,9 +4,13 @@
 
 #include <torch/version.h>
 
+#include <chrono>
+#include <map>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "replay/comm/group_plan.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -28,10 +32,34 @@ struct BackendHandle {
   at::Device device = at::Device(at::kCPU);
 };
 
+// Where a group's ranks meet and how long they wait for each other.
+struct GroupRendezvous {
+  c10::intrusive_ptr<c10d::Store> store;
+  int rank = 0;
+  int size = 1;
+  std::chrono::milliseconds timeout{300000};
+  // The address Gloo binds to: loopback when every rank runs on this host,
+  // else the host's own name (GLOO_SOCKET_IFNAME, when set, names the NIC).
+  bool loopback = true;
+};
+
+// The groups a distributed replay issues collectives on: the world and the
+// recorded groups this rank belongs to (group_plan.h).
+struct CommGroups {
+  BackendHandle world;
+  std::map<std::string, BackendHandle> named;
+  GroupLayout layout;
+};
+
 // A one-rank group for `device` ("cpu", "cuda", "cuda:N"): Gloo on CPU, NCCL
 // on CUDA, rendezvous through an in-process HashStore. Throws UsageError for
 // an unknown device and UnavailableError when the backend is not built in or
 // the GPU is absent.
 BackendHandle makeOneRankBackend(const std::string& device);
+
+// A group of `rendezvous.size` ranks: Gloo on "cpu", NCCL on "cuda:N". Blocks
+// until every rank of the group has joined (or the timeout). Throws like
+// makeOneRankBackend, and RuntimeFailure when the peers do not join.
+BackendHandle makeBackend(const std::string& device, const GroupRendezvous& rendezvous);
 
 }  // namespace tracetwin::replay::comm

@@ -1,5 +1,6 @@
 #include "replay/comm/collective_runners.h"
 
+#include <map>
 #include <numeric>
 
 namespace tracetwin::replay::comm {
@@ -149,18 +150,35 @@ TensorList allToAll(RunContext& ctx) {
   return out;
 }
 
+// Gloo and NCCL take the outputs of gather (the inputs of scatter) on the
+// root alone: a non-root rank that passes them fails while the root waits.
 TensorList gather(RunContext& ctx) {
-  return gatherPerRank(ctx, [&](std::vector<TensorList>& out, TensorList& in) {
-    return ctx.group.gather(out, in, c10d::GatherOptions{});
-  });
+  const bool root = ctx.group.getRank() == 0;
+  TensorList results;
+  size_t slot = 0;
+  for (const at::Tensor& t : ctx.inputs) {
+    std::vector<TensorList> out;
+    if (root) {
+      out.emplace_back();
+      for (int64_t r = 0; r < groupSize(ctx); ++r) {
+        out[0].push_back(ctx.outputs.get(ctx.node, slot++, t.sizes(), t.options()));
+      }
+    }
+    TensorList in{t};
+    run(ctx.group.gather(out, in, c10d::GatherOptions{}));
+    if (root) results.insert(results.end(), out[0].begin(), out[0].end());
+  }
+  return results;
 }
 
 TensorList scatter(RunContext& ctx) {
+  const bool root = ctx.group.getRank() == 0;
   TensorList results;
   size_t slot = 0;
   for (TensorList& chunks : scatterChunks(ctx)) {
     TensorList out{ctx.outputs.get(ctx.node, slot++, chunks[0].sizes(), chunks[0].options())};
-    std::vector<TensorList> in{chunks};
+    std::vector<TensorList> in;
+    if (root) in.push_back(chunks);
     run(ctx.group.scatter(out, in, c10d::ScatterOptions{}));
     results.push_back(out[0]);
   }
@@ -196,6 +214,58 @@ TensorList reduceScatterTensorViaList(RunContext& ctx) {
   return results;
 }
 
+// reduce_scatter as the traffic it is: rank i sends chunk j to rank j (an
+// all_to_all_single of the flat input, (p-1)/p n bytes out per rank as in a
+// ring), then sums what it received. Gloo in LibTorch 1.13 implements no
+// reduce_scatter; the bytes on the wire and the result are the same.
+at::Tensor reduceScatterOneViaAllToAll(RunContext& ctx, at::Tensor flat, size_t slot) {
+  const int64_t g = groupSize(ctx);
+  at::Tensor received = ctx.outputs.get(ctx.node, slot, {flat.numel()}, flat.options());
+  std::vector<int64_t> even;  // no split sizes: equal chunks
+  run(ctx.group.alltoall_base(received, flat, even, even, c10d::AllToAllOptions{}));
+  return received.view({g, flat.numel() / g}).sum(0);
+}
+
+TensorList reduceScatterViaAllToAll(RunContext& ctx) {
+  TensorList results;
+  size_t slot = 0;
+  for (TensorList& chunks : scatterChunks(ctx)) {
+    results.push_back(reduceScatterOneViaAllToAll(ctx, at::cat(chunks).flatten(), slot++));
+  }
+  return results;
+}
+
+TensorList reduceScatterTensorViaAllToAll(RunContext& ctx) {
+  TensorList results;
+  size_t slot = 0;
+  for (const at::Tensor& t : ctx.inputs) {
+    results.push_back(reduceScatterOneViaAllToAll(ctx, t.flatten(), slot++));
+  }
+  return results;
+}
+
+// all_to_all of lists (Gloo in 1.13 has only the single-tensor form): the
+// list concatenated, sent as one all_to_all_single with one split per peer,
+// and the received rows cut back into the list's shapes. Same bytes.
+TensorList allToAllViaSingle(RunContext& ctx) {
+  TensorList flat;
+  std::vector<int64_t> splits;
+  for (const at::Tensor& t : ctx.inputs) {
+    flat.push_back(t.flatten());
+    splits.push_back(t.numel());
+  }
+  at::Tensor send = at::cat(flat);
+  at::Tensor received = ctx.outputs.get(ctx.node, 0, send.sizes(), send.options());
+  run(ctx.group.alltoall_base(received, send, splits, splits, c10d::AllToAllOptions{}));
+  TensorList out;
+  int64_t at_row = 0;
+  for (const at::Tensor& t : ctx.inputs) {
+    out.push_back(received.narrow(0, at_row, t.numel()).view(t.sizes()));
+    at_row += t.numel();
+  }
+  return out;
+}
+
 TensorList barrier(RunContext& ctx) {
   run(ctx.group.barrier(c10d::BarrierOptions{}));
   return {};
@@ -225,9 +295,13 @@ constexpr RunnerEntry kRunners[] = {
     {Collective::kWait, waitNoOp},
 };
 
+// In order of preference, per kind.
 constexpr RunnerEntry kFallbackRunners[] = {
     {Collective::kAllGatherIntoTensor, allGatherIntoTensorViaList},
     {Collective::kReduceScatterTensor, reduceScatterTensorViaList},
+    {Collective::kReduceScatterTensor, reduceScatterTensorViaAllToAll},
+    {Collective::kReduceScatter, reduceScatterViaAllToAll},
+    {Collective::kAllToAll, allToAllViaSingle},
 };
 
 template <size_t N>
@@ -241,6 +315,19 @@ CollectiveRunner lookUp(const RunnerEntry (&table)[N], Collective kind) {
 }  // namespace
 
 CollectiveRunner findRunner(Collective kind) { return lookUp(kRunners, kind); }
-CollectiveRunner findFallbackRunner(Collective kind) { return lookUp(kFallbackRunners, kind); }
+std::vector<FallbackRunner> findFallbackRunners(Collective kind) {
+  static const std::map<CollectiveRunner, const char*> kHow = {
+      {allGatherIntoTensorViaList, "the list API on views"},
+      {reduceScatterTensorViaList, "the list API on views"},
+      {reduceScatterTensorViaAllToAll, "all_to_all_single of the chunks and a local sum"},
+      {reduceScatterViaAllToAll, "all_to_all_single of the chunks and a local sum"},
+      {allToAllViaSingle, "one all_to_all_single of the concatenated list"},
+  };
+  std::vector<FallbackRunner> out;
+  for (const RunnerEntry& e : kFallbackRunners) {
+    if (e.kind == kind) out.push_back({e.runner, kHow.at(e.runner)});
+  }
+  return out;
+}
 
 }  // namespace tracetwin::replay::comm

@@ -37,8 +37,13 @@ using CollectiveRunner = std::vector<at::Tensor> (*)(RunContext& ctx);
 
 // nullptr for collectives that cannot be issued on one rank (send, recv).
 CollectiveRunner findRunner(Collective kind);
-// A second way to issue `kind` when the backend lacks the first (the list
-// API on views for the *_base collectives); nullptr when there is none.
-CollectiveRunner findFallbackRunner(Collective kind);
+// Other ways to issue `kind` with the same bytes on the wire, for backends
+// that lack the first (Gloo in LibTorch 1.13: no *_base gathers, no
+// reduce_scatter, no list all_to_all), in order of preference.
+struct FallbackRunner {
+  CollectiveRunner runner;
+  const char* how;  // "all_to_all_single of the chunks and a local sum"
+};
+std::vector<FallbackRunner> findFallbackRunners(Collective kind);
 
 }  // namespace tracetwin::replay::comm

@@ -134,6 +134,28 @@ std::string c10dCollectiveName(const std::string& op_name) {
   return name;
 }
 
+bool isBackendLabel(const std::string& name) {
+  return name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0;
+}
+
+// The c10d dispatcher ops (PyTorch 1.13 and 2.x keep these positions; the
+// argument names are not recorded: "_0", "_1"): which argument is sent, and
+// where all_to_all_single keeps its split sizes.
+void readC10dArguments(const core::Node& node, CollectiveSpec& spec) {
+  const bool outputs_first = spec.kind == Collective::kAllGather ||
+                             spec.kind == Collective::kAllGatherIntoTensor ||
+                             spec.kind == Collective::kReduceScatter ||
+                             spec.kind == Collective::kReduceScatterTensor ||
+                             spec.kind == Collective::kAllToAll ||
+                             spec.kind == Collective::kAllToAllSingle ||
+                             spec.kind == Collective::kGather || spec.kind == Collective::kScatter;
+  spec.payload_arg = outputs_first ? 1 : 0;
+  if (spec.kind == Collective::kAllToAllSingle && node.inputs.size() > 4) {
+    spec.out_split = intList(node.inputs[3]);
+    spec.in_split = intList(node.inputs[4]);
+  }
+}
+
 }  // namespace
 
 CollectiveSpec readCollective(const core::Node& node, const std::string& source) {
@@ -141,6 +163,8 @@ CollectiveSpec readCollective(const core::Node& node, const std::string& source)
   const bool is_c10d = node.name.rfind("c10d::", 0) == 0;
   if (is_c10d) {
     spec.recorded_name = c10dCollectiveName(node.name);
+  } else if (isBackendLabel(node.name)) {
+    spec.recorded_name = node.name.substr(node.name.find(':') + 1);
   } else if (node.name == "record_param_comms") {
     if (node.comm) {
       spec.recorded_name = node.comm->collective_name;
@@ -154,7 +178,8 @@ CollectiveSpec readCollective(const core::Node& node, const std::string& source)
     readPositional(node, spec);
   } else {
     throw InputError(nodeContext(node, source) +
-                     ": not a communication node (expected record_param_comms or c10d::*)");
+                     ": not a communication node (expected record_param_comms, c10d::* or a gloo:/nccl: "
+                     "label)");
   }
   const CollectiveInfo* info = findCollective(spec.recorded_name);
   if (info == nullptr) {
@@ -162,8 +187,11 @@ CollectiveSpec readCollective(const core::Node& node, const std::string& source)
                      "'; known: " + knownCollectiveNames());
   }
   spec.kind = info->kind;
-  for (const core::Value& v : node.inputs) {
-    core::forEachTensor(v, [&](const core::TensorValue& t) { spec.input_tensors += t.defined(); });
+  if (is_c10d) readC10dArguments(node, spec);
+  for (size_t a = 0; a < node.inputs.size(); ++a) {
+    if (spec.payload_arg >= 0 && a != size_t(spec.payload_arg)) continue;
+    core::forEachTensor(node.inputs[a],
+                        [&](const core::TensorValue& t) { spec.input_tensors += t.defined(); });
   }
   // A single-tensor "all_to_all" is all_to_all_single without splits (older
   // PyTorch recorded both under one name).

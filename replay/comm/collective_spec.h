@@ -54,10 +54,14 @@ struct CollectiveSpec {
   std::string group_size_from;  // "pg_size attribute", "positional world size", "split sizes"
   std::vector<int64_t> in_split;
   std::vector<int64_t> out_split;
-  int input_tensors = 0;  // defined tensors among the inputs
+  int input_tensors = 0;  // defined tensors among the payload
+  // The input argument that holds the data sent: c10d ops also pass their
+  // output buffers as inputs (`c10d::allgather_(Tensor[][] outputs, Tensor[]
+  // inputs, ...)`). -1: every tensor input is payload.
+  int payload_arg = -1;
 };
 
-// Reads a record_param_comms or c10d:: node. Throws InputError naming the
+// Reads a record_param_comms, c10d:: or gloo:/nccl: label node. Throws InputError naming the
 // node (and `source`, the trace file) when it records no known collective.
 CollectiveSpec readCollective(const core::Node& node, const std::string& source = "");
 

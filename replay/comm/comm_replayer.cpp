@@ -1,11 +1,15 @@
 #include "replay/comm/comm_replayer.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <unordered_map>
 
 #include "core/errors.h"
 #include "replay/comm/c10d_backend.h"
 #include "replay/comm/collective_runners.h"
 #include "replay/comm/collective_spec.h"
+#include "replay/comm/group_plan.h"
 
 namespace tracetwin::replay::comm {
 namespace {
@@ -19,7 +23,8 @@ std::string nodeLabel(const core::Node& node) {
 }  // namespace
 
 struct CommReplayer::Impl {
-  BackendHandle backend;
+  std::shared_ptr<CommGroups> groups;
+  bool distributed = false;
   OutputCache outputs;
   // The way each collective is issued on this backend, chosen by probe().
   std::map<Collective, CollectiveRunner> runners;
@@ -27,24 +32,40 @@ struct CommReplayer::Impl {
   // (e.g. Gloo in LibTorch 1.13 implements no reduce_scatter).
   std::map<Collective, std::string> unsupported;
   std::vector<std::string> notes;
+  CollectiveObserver* observer = nullptr;
 
-  std::vector<at::Tensor> run(CollectiveRunner runner, const CollectiveSpec& spec,
-                              const std::vector<at::Tensor>& inputs, int64_t node) {
-    RunContext ctx{*backend.group, spec, inputs, outputs, node};
+  // What replay() needs per node, worked out once.
+  struct Resolved {
+    CollectiveSpec spec;
+    BackendHandle* group = nullptr;
+    CollectiveRunner runner = nullptr;
+    // The payload among the node's flattened tensor inputs.
+    size_t payload_begin = 0;
+    size_t payload_end = SIZE_MAX;
+  };
+  std::unordered_map<core::NodeId, Resolved> resolved;
+
+  const BackendHandle& world() const { return groups->world; }
+
+  std::vector<at::Tensor> run(CollectiveRunner runner, BackendHandle& group,
+                              const CollectiveSpec& spec, const std::vector<at::Tensor>& inputs,
+                              int64_t node) {
+    RunContext ctx{*group.group, spec, inputs, outputs, node};
     return runner(ctx);
   }
 
-  // Empty when `runner` works on a 2-element tensor, else the error's first line.
+  // Empty when `runner` works on a small tensor (two elements per rank),
+  // else the error's first line.
   std::string tryRunner(CollectiveRunner runner, Collective kind) {
     CollectiveSpec spec;
     spec.kind = kind;
-    spec.group_size = 1;
+    spec.group_size = groups->layout.world_size;
     spec.input_tensors = 1;
-    const at::Tensor sample =
-        at::ones({2}, at::TensorOptions().dtype(at::kFloat).device(backend.device));
+    const at::Tensor sample = at::ones({2 * int64_t(groups->layout.world_size)},
+                                       at::TensorOptions().dtype(at::kFloat).device(world().device));
     const int64_t probe_node = -2 - static_cast<int64_t>(kind);  // never a trace id
     try {
-      run(runner, spec, {sample}, probe_node);
+      run(runner, groups->world, spec, {sample}, probe_node);
       return "";
     } catch (const c10::Error& e) {
       return firstLine(e.what_without_backtrace());
@@ -53,26 +74,84 @@ struct CommReplayer::Impl {
     }
   }
 
-  // Issues every collective once: what fails here would fail on every node of
-  // that kind, so canReplay() can say so up front.
-  void probe() {
-    for (const CollectiveInfo& info : collectives()) {
-      CollectiveRunner runner = findRunner(info.kind);
+  // Issues each collective once: what fails here would fail on every node of
+  // that kind, so canReplay() can say so up front. On a distributed group
+  // every rank probes the same kinds in the same order.
+  void probe(const std::set<Collective>& kinds) {
+    for (Collective kind : kinds) {
+      const CollectiveInfo& info = collectiveInfo(kind);
+      CollectiveRunner runner = findRunner(kind);
       if (runner == nullptr) continue;
-      std::string error = tryRunner(runner, info.kind);
-      CollectiveRunner fallback = findFallbackRunner(info.kind);
-      if (!error.empty() && fallback != nullptr && tryRunner(fallback, info.kind).empty()) {
-        notes.push_back(std::string(info.name) + " issued through the list API on views (" +
-                        backend.name + ": " + error + ")");
-        runner = fallback;
-        error.clear();
+      std::string error = tryRunner(runner, kind);
+      if (!error.empty()) {
+        for (const FallbackRunner& fallback : findFallbackRunners(kind)) {
+          if (!tryRunner(fallback.runner, kind).empty()) continue;
+          notes.push_back(std::string(info.name) + " issued through " + fallback.how + " (" +
+                          world().name + ": " + error + ")");
+          runner = fallback.runner;
+          error.clear();
+          break;
+        }
       }
       if (error.empty()) {
-        runners[info.kind] = runner;
+        runners[kind] = runner;
       } else {
-        unsupported[info.kind] = error;
+        unsupported[kind] = error;
       }
     }
+  }
+
+  // Why `node` cannot be replayed here, or "" with `out` filled in.
+  std::string resolve(const core::Node& node, Resolved& out) {
+    CollectiveSpec spec;
+    try {
+      spec = readCollective(node);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    BackendHandle* group = &groups->world;
+    if (distributed) {
+      const CollectiveInfo& info = collectiveInfo(spec.kind);
+      if (info.needs_peer) {
+        return std::string(info.name) +
+               ": the trace does not record the peer rank of point-to-point operations";
+      }
+      const GroupChoice choice = chooseGroup(node, spec, groups->layout);
+      if (!choice.refusal.empty()) return choice.refusal;
+      if (!choice.group.empty()) {
+        auto it = groups->named.find(choice.group);
+        if (it == groups->named.end()) {
+          return "process group '" + choice.group + "' was not created on this rank";
+        }
+        group = &it->second;
+      }
+      if (info.needs_tensor && spec.input_tensors == 0) {
+        return std::string(info.name) + " records no input tensor to communicate";
+      }
+    } else if (std::string why = whyNotOneRank(spec); !why.empty()) {
+      return why;
+    }
+    if (auto it = unsupported.find(spec.kind); it != unsupported.end()) {
+      return "backend " + world().name + " of this LibTorch cannot run " +
+             collectiveInfo(spec.kind).name + ": " + it->second;
+    }
+    auto runner = runners.find(spec.kind);
+    if (runner == runners.end()) {
+      return std::string("no way to issue ") + collectiveInfo(spec.kind).name +
+             (distributed ? "" : " on one rank");
+    }
+    if (spec.payload_arg >= 0) {
+      size_t flat = 0;
+      for (size_t a = 0; a < node.inputs.size(); ++a) {
+        if (a == size_t(spec.payload_arg)) out.payload_begin = flat;
+        core::forEachTensor(node.inputs[a], [&](const core::TensorValue&) { ++flat; });
+        if (a == size_t(spec.payload_arg)) out.payload_end = flat;
+      }
+    }
+    out.spec = std::move(spec);
+    out.group = group;
+    out.runner = runner->second;
+    return "";
   }
 };
 
@@ -81,70 +160,90 @@ CommReplayer::~CommReplayer() = default;
 
 std::unique_ptr<CommReplayer> CommReplayer::create(const std::string& device) {
   auto impl = std::make_unique<Impl>();
+  impl->groups = std::make_shared<CommGroups>();
   try {
-    impl->backend = makeOneRankBackend(device);
+    impl->groups->world = makeOneRankBackend(device);
   } catch (const c10::Error& e) {
     throw UnavailableError("cannot create a one-rank c10d group on " + device + ": " +
                            firstLine(e.what_without_backtrace()));
   }
-  impl->probe();
+  std::set<Collective> every;
+  for (const CollectiveInfo& info : collectives()) every.insert(info.kind);
+  impl->probe(every);
   return std::unique_ptr<CommReplayer>(new CommReplayer(std::move(impl)));
 }
 
-const std::string& CommReplayer::backendName() const { return impl_->backend.name; }
+std::unique_ptr<CommReplayer> CommReplayer::createDistributed(std::shared_ptr<CommGroups> groups,
+                                                              const std::set<Collective>& kinds) {
+  auto impl = std::make_unique<Impl>();
+  impl->groups = std::move(groups);
+  impl->distributed = true;
+  impl->probe(kinds);
+  return std::unique_ptr<CommReplayer>(new CommReplayer(std::move(impl)));
+}
+
+const std::string& CommReplayer::backendName() const { return impl_->world().name; }
 
 std::vector<std::string> CommReplayer::backendNotes() const {
   std::vector<std::string> out = impl_->notes;
   for (const auto& [kind, error] : impl_->unsupported) {
     out.push_back(std::string(collectiveInfo(kind).name) + " unsupported by " +
-                  impl_->backend.name + ": " + error);
+                  impl_->world().name + ": " + error);
   }
   return out;
 }
 
+void CommReplayer::setObserver(CollectiveObserver* observer) { impl_->observer = observer; }
+
 bool CommReplayer::canReplay(const core::Node& node, std::string* reason) const {
-  auto refuse = [&](const std::string& why) {
-    if (reason) *reason = why;
-    return false;
-  };
-  CollectiveSpec spec;
-  try {
-    spec = readCollective(node);
-  } catch (const InputError& e) {
-    return refuse(e.what());
-  }
-  if (std::string why = whyNotOneRank(spec); !why.empty()) return refuse(why);
-  if (auto it = impl_->unsupported.find(spec.kind); it != impl_->unsupported.end()) {
-    return refuse("backend " + impl_->backend.name + " of this LibTorch cannot run " +
-                  collectiveInfo(spec.kind).name + ": " + it->second);
-  }
-  if (impl_->runners.count(spec.kind) == 0) {
-    return refuse(std::string("no way to issue ") + collectiveInfo(spec.kind).name +
-                  " on one rank");
-  }
-  return true;
+  Impl::Resolved unused;
+  const std::string why = impl_->resolve(node, unused);
+  if (!why.empty() && reason) *reason = why;
+  return why.empty();
 }
 
 std::vector<at::Tensor> CommReplayer::replay(const core::Node& node,
                                              const std::vector<at::Tensor>& tensors) {
-  std::string why;
-  if (!canReplay(node, &why)) {
-    throw RuntimeFailure(nodeLabel(node) + ": cannot replay: " + why);
+  auto it = impl_->resolved.find(node.id);
+  if (it == impl_->resolved.end()) {
+    Impl::Resolved r;
+    if (std::string why = impl_->resolve(node, r); !why.empty()) {
+      throw RuntimeFailure(nodeLabel(node) + ": cannot replay: " + why);
+    }
+    it = impl_->resolved.emplace(node.id, std::move(r)).first;
   }
-  const CollectiveSpec spec = readCollective(node);
-  for (const at::Tensor& t : tensors) {
-    if (t.defined() && t.device() != impl_->backend.device) {
+  Impl::Resolved& r = it->second;
+  CollectiveSpec spec = r.spec;
+  std::vector<at::Tensor> payload;
+  for (size_t i = r.payload_begin; i < std::min(r.payload_end, tensors.size()); ++i) {
+    const at::Tensor& t = tensors[i];
+    if (!t.defined()) continue;
+    if (t.device() != r.group->device) {
       throw RuntimeFailure(nodeLabel(node) + ": tensor on " + t.device().str() + " but the " +
-                           impl_->backend.name + " group runs on " + impl_->backend.device.str());
+                           r.group->name + " group runs on " + r.group->device.str());
+    }
+    payload.push_back(t);
+  }
+  if (spec.kind == Collective::kAllToAllSingle && !payload.empty() && payload[0].dim() > 0) {
+    const Splits s = resplitAllToAll(spec, payload[0].size(0), int(r.group->group->getRank()),
+                                     int(r.group->group->getSize()));
+    if (!s.in.empty()) {
+      spec.in_split = s.in;
+      spec.out_split = s.out;
     }
   }
+  const bool observed = impl_->observer && spec.kind != Collective::kWait;
+  if (observed) impl_->observer->arrive(node, spec.kind);
+  std::vector<at::Tensor> out;
   try {
-    return impl_->run(impl_->runners.at(spec.kind), spec, tensors, node.id);
+    out = impl_->run(r.runner, *r.group, spec, payload, node.id);
   } catch (const c10::Error& e) {
-    throw RuntimeFailure(nodeLabel(node) + ": c10d " + impl_->backend.name + " " +
+    throw RuntimeFailure(nodeLabel(node) + ": c10d " + r.group->name + " " +
                          collectiveInfo(spec.kind).name +
                          " failed: " + firstLine(e.what_without_backtrace()));
   }
+  if (observed) impl_->observer->complete(node);
+  return out;
 }
 
 }  // namespace tracetwin::replay::comm

@@ -1,17 +1,31 @@
-// Replays communication nodes (record_param_comms, c10d::*) through LibTorch's
-// c10d on a one-rank process group: Gloo on CPU, NCCL on CUDA. Replay-private:
-// includes ATen, so only replay/ sources include it.
+// Replays communication nodes (record_param_comms, c10d::*, gloo:/nccl:
+// labels) through LibTorch's c10d: on a one-rank process group, or on the
+// groups of a distributed replay (one process per rank). Gloo on CPU, NCCL on
+// CUDA. Replay-private: includes ATen, so only replay/ sources include it.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/graph.h"
+#include "replay/comm/collective_spec.h"
 
 namespace tracetwin::replay::comm {
+
+struct CommGroups;  // replay/comm/c10d_backend.h
+
+// Told around every collective a replay issues ("wait" records excepted):
+// the distributed replay's timing of arrival and completion per rank.
+class CollectiveObserver {
+ public:
+  virtual ~CollectiveObserver() = default;
+  virtual void arrive(const core::Node& node, Collective kind) = 0;  // before it is issued
+  virtual void complete(const core::Node& node) = 0;  // once it completed on this rank
+};
 
 class CommReplayer {
  public:
@@ -20,17 +34,23 @@ class CommReplayer {
   // from this build or the GPU is absent. Creating the group probes which
   // collectives the backend implements (1-element tensors, ~1 ms).
   static std::unique_ptr<CommReplayer> create(const std::string& device);
+  // On the groups of a distributed replay. Every rank calls it at the same
+  // point: the probe of `kinds` (the collectives the traces use) runs on the
+  // world group.
+  static std::unique_ptr<CommReplayer> createDistributed(std::shared_ptr<CommGroups> groups,
+                                                         const std::set<Collective>& kinds);
   ~CommReplayer();
   CommReplayer(const CommReplayer&) = delete;
   CommReplayer& operator=(const CommReplayer&) = delete;
 
-  // False, with the reason, when a one-rank replay of `node` would not
-  // reproduce it ("needs distributed replay: ..." when the traced group had
-  // more than one rank) or the backend cannot run it.
+  // False, with the reason, when `node` cannot be replayed here: on one rank,
+  // a collective of a wider group ("needs distributed replay: ..."); on any
+  // group, one the backend cannot run or whose group is not known.
   bool canReplay(const core::Node& node, std::string* reason) const;
 
   // Runs the node's collective and waits for it. `tensors` are the node's
-  // defined input tensors, flattened in order. Returns the tensors that hold
+  // input tensors, flattened in order (undefined ones may be among them; the
+  // payload is picked out of them, see CollectiveSpec::payload_arg). Returns the tensors that hold
   // the result, flattened like the node's outputs (the inputs themselves for
   // in-place collectives; new tensors, reused across iterations, for gathers
   // and all_to_all). Throws RuntimeFailure naming the node when c10d fails.
@@ -40,6 +60,8 @@ class CommReplayer {
   // What the probe found, one line each, for the replay report: collectives
   // the backend cannot run and those issued another way.
   std::vector<std::string> backendNotes() const;
+  // Not owned; nullptr: none.
+  void setObserver(CollectiveObserver* observer);
 
  private:
   struct Impl;

@@ -11,7 +11,7 @@
 # (TorchConfig found c10_cuda) and NCCL was found. Without them
 # CommReplayer::create throws UnavailableError saying which is missing.
 set(_tt_comm ${CMAKE_CURRENT_LIST_DIR})
-set(TRACETWIN_REPLAY_COMM_SPEC_SOURCES ${_tt_comm}/collective_spec.cpp)
+set(TRACETWIN_REPLAY_COMM_SPEC_SOURCES ${_tt_comm}/collective_spec.cpp ${_tt_comm}/group_plan.cpp)
 set(TRACETWIN_REPLAY_COMM_SOURCES ${TRACETWIN_REPLAY_COMM_SPEC_SOURCES})
 set(TRACETWIN_REPLAY_COMM_LIBS "")
 set(TRACETWIN_REPLAY_COMM_DEFINITIONS "")

@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "replay/device/cuda_check.h"
 #include "replay/device/device_timer.h"
+#include "replay/device/mark_clock.h"
 
 namespace tracetwin::replay::device {
 
@@ -94,7 +95,51 @@ class CudaEventTimer : public DeviceTimer {
   bool running_ = false;
 };
 
+// Events come from a pool that grows to the most marks an iteration made, so
+// measured iterations create none.
+class CudaEventMarkClock : public MarkClock {
+ public:
+  CudaEventMarkClock(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
+  void origin() override {
+    CudaDeviceGuard guard(device_);
+    used_ = 0;
+    TRACETWIN_CUDA_CALL(cudaEventRecord(next()->get(), stream_));
+  }
+  size_t mark() override {
+    CudaDeviceGuard guard(device_);
+    TRACETWIN_CUDA_CALL(cudaEventRecord(next()->get(), stream_));
+    return used_ - 2;
+  }
+  std::vector<double> resolveUs() override {
+    CudaDeviceGuard guard(device_);
+    std::vector<double> out;
+    if (used_ == 0) return out;
+    TRACETWIN_CUDA_CALL(cudaEventSynchronize(pool_[used_ - 1]->get()));
+    for (size_t i = 1; i < used_; ++i) {
+      float ms = 0;
+      TRACETWIN_CUDA_CALL(cudaEventElapsedTime(&ms, pool_[0]->get(), pool_[i]->get()));
+      out.push_back(double(ms) * 1000.0);
+    }
+    return out;
+  }
+
+ private:
+  CudaEvent* next() {
+    if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
+    return pool_[used_++].get();
+  }
+  int device_;
+  cudaStream_t stream_;
+  std::vector<std::unique_ptr<CudaEvent>> pool_;  // [0]: the origin
+  size_t used_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<MarkClock> makeCudaEventMarkClock(int device, void* stream) {
+  requireCudaDevice(device);
+  return std::make_unique<CudaEventMarkClock>(device, static_cast<cudaStream_t>(stream));
+}
 
 std::unique_ptr<DeviceTimer> makeCudaEventTimer(int device, void* stream) {
   requireCudaDevice(device);

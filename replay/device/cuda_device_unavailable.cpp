@@ -2,6 +2,7 @@
 // toolkit: every entry point says so instead of pretending.
 #include "core/errors.h"
 #include "replay/device/device_timer.h"
+#include "replay/device/mark_clock.h"
 
 namespace tracetwin::replay::device {
 namespace {
@@ -21,6 +22,11 @@ void requireCudaDevice(int index) {
 CudaDeviceFacts cudaDeviceFacts(int index) {
   requireCudaDevice(index);
   return {};  // not reached
+}
+
+std::unique_ptr<MarkClock> makeCudaEventMarkClock(int device, void* /*stream*/) {
+  requireCudaDevice(device);
+  return nullptr;  // not reached
 }
 
 std::unique_ptr<DeviceTimer> makeCudaEventTimer(int device, void* /*stream*/) {

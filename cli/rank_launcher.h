@@ -1,0 +1,58 @@
+// `tracetwin replay TRACE --nproc N`: starts N rank processes on this host
+// the way torchrun's standalone mode does (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free MASTER_PORT), forwards
+// Ctrl-C, and when one rank fails gives the others time to notice and exit
+// by themselves before it ends them. Every child is reaped: the children
+// share one process group the launcher signals, and die with the launcher
+// (PR_SET_PDEATHSIG). POSIX, torch-free.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tracetwin::cli {
+
+struct LaunchSpec {
+  int nproc = 1;
+  std::string program;            // executable each rank runs
+  std::vector<std::string> argv;  // its arguments, argv[0] included
+  std::map<std::string, std::string> env;  // added to each rank's environment
+  // After the first rank fails: how long the others get to exit by
+  // themselves (they fail their collectives and say why) before SIGTERM.
+  double grace_s = 310;
+  // After Ctrl-C is forwarded: how long before SIGTERM.
+  double interrupt_grace_s = 5;
+};
+
+struct RankExit {
+  int rank = 0;
+  int pid = 0;
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  bool ended_by_launcher = false;  // it outlived the grace and was terminated
+};
+
+struct LaunchResult {
+  std::vector<RankExit> ranks;  // by rank
+  int first_failed = -1;        // the rank that failed first, -1 when none did
+  bool interrupted = false;     // Ctrl-C (or SIGTERM) reached the launcher
+  int master_port = 0;
+};
+
+// Blocks until every rank has exited. Throws RuntimeFailure when a process
+// cannot be started (fork or a free port).
+LaunchResult launchRanks(const LaunchSpec& spec);
+
+// "exited with code 2", "was killed by signal 9 (Killed)".
+std::string describeExit(const RankExit& r);
+
+// The launcher's own exit code: 130 after Ctrl-C; 0 when every rank
+// succeeded; else the first failed rank's code where it says bad input (2)
+// or a missing feature (3), and 4 (the workload failed) otherwise.
+int launchExitCode(const LaunchResult& result);
+
+// A TCP port free on the loopback interface now (bound, read, released).
+int pickFreePort();
+
+}  // namespace tracetwin::cli

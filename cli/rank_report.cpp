@@ -1,0 +1,100 @@
+#include "cli/rank_report.h"
+
+#include <fmt/core.h>
+
+#include "core/errors.h"
+
+namespace tracetwin::cli {
+namespace {
+
+nlohmann::json rankEntry(const nlohmann::json& r) {
+  const nlohmann::json& d = r.at("distributed");
+  nlohmann::json e = {{"rank", d.at("rank")},
+                      {"host", d.value("host", "")},
+                      {"device", r.value("device", "")},
+                      {"trace", r.value("trace", "")},
+                      {"iteration_ms_median", r.value("iteration_ms_median", 0.0)},
+                      {"iterations_ms", r.value("iterations_ms", nlohmann::json::array())},
+                      {"coverage", r.value("coverage", 0.0)},
+                      {"selected_ops", r.value("selected_ops", 0)},
+                      {"replayed_ops", r.value("replayed_ops", 0)},
+                      {"skipped", r.value("skipped", nlohmann::json::array()).size()},
+                      {"failed", r.value("failed", nlohmann::json::array()).size()},
+                      {"comm_ops", d.value("comm_ops", 0)},
+                      {"comm_ms", d.value("comm_ms", 0.0)},
+                      {"wait_ms", d.value("wait_ms", 0.0)},
+                      {"transfer_ms", d.value("transfer_ms", 0.0)},
+                      {"collectives", d.value("collectives", nlohmann::json::array())},
+                      {"backend_notes", d.value("backend_notes", nlohmann::json::array())}};
+  if (r.contains("original_iteration_ms")) {
+    e["original_iteration_ms"] = r.at("original_iteration_ms");
+    e["ratio"] = r.value("ratio", 0.0);
+  }
+  if (r.contains("fidelity")) e["fidelity"] = r.at("fidelity");
+  return e;
+}
+
+}  // namespace
+
+nlohmann::json mergeRankReports(const std::vector<std::string>& reports) {
+  std::vector<nlohmann::json> parsed;
+  for (size_t r = 0; r < reports.size(); ++r) {
+    try {
+      parsed.push_back(nlohmann::json::parse(reports[r]));
+      if (!parsed.back().contains("distributed")) throw InputError("no \"distributed\" object");
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("the report of rank {} is not a distributed replay report: {}",
+                                   r, e.what()));
+    }
+  }
+  if (parsed.empty()) throw InputError("no rank reports to merge");
+  nlohmann::json merged = parsed[0];
+  const nlohmann::json& d0 = merged.at("distributed");
+  merged["world_size"] = d0.value("world_size", int(parsed.size()));
+  merged["backend"] = d0.value("backend", "");
+  merged["launcher"] = d0.value("launcher", "");
+  merged["rank0_iteration_ms_median"] = merged.value("iteration_ms_median", 0.0);
+  merged["iteration_ms_median"] = d0.value("step_ms_median", 0.0);
+  merged["step_ms"] = d0.value("step_ms", nlohmann::json::array());
+  merged["straggler"] = d0.value("straggler", -1);
+  merged["ranks"] = nlohmann::json::array();
+  for (const nlohmann::json& r : parsed) merged["ranks"].push_back(rankEntry(r));
+  return merged;
+}
+
+void printRankTable(const nlohmann::json& m, std::FILE* out) {
+  const auto& steps = m.at("step_ms");
+  fmt::print(out,
+             "distributed replay: {} ranks over {} (launched by {}); step {:.3f} ms (median over "
+             "{} iterations of the slowest rank's time)\n",
+             m.value("world_size", 0), m.value("backend", ""), m.value("launcher", ""),
+             m.value("iteration_ms_median", 0.0), steps.size());
+  fmt::print(out, "{:>5} {:<16} {:<7} {:>10} {:>9} {:>9} {:>7} {:>6} {:>9} {:>8} {:>7} {:>6}\n",
+             "rank", "host", "device", "iter ms", "comm ms", "wait ms", "wait %", "colls",
+             "coverage", "replayed", "skipped", "failed");
+  for (const auto& r : m.at("ranks")) {
+    const double iter = r.value("iteration_ms_median", 0.0);
+    const double wait = r.value("wait_ms", 0.0);
+    fmt::print(out,
+               "{:>5} {:<16} {:<7} {:>10.3f} {:>9.3f} {:>9.3f} {:>6.1f}% {:>6} {:>8.2f}% {:>8} "
+               "{:>7} {:>6}",
+               r.value("rank", 0), r.value("host", "").substr(0, 16), r.value("device", ""), iter,
+               r.value("comm_ms", 0.0), wait, iter > 0 ? 100.0 * wait / iter : 0.0,
+               r.value("comm_ops", 0), 100.0 * r.value("coverage", 0.0),
+               r.value("replayed_ops", 0), r.value("skipped", 0), r.value("failed", 0));
+    if (r.contains("ratio")) fmt::print(out, "  replay/original {:.3f}", r.value("ratio", 0.0));
+    fmt::print(out, "\n");
+  }
+  const int straggler = m.value("straggler", -1);
+  if (straggler >= 0) {
+    fmt::print(out, "straggler: rank {} (the slowest rank in the most measured iterations)\n",
+               straggler);
+  }
+  for (const auto& r : m.at("ranks")) {
+    for (const auto& note : r.at("backend_notes")) {
+      fmt::print(out, "rank {}: {}\n", r.value("rank", 0), note.get<std::string>());
+    }
+  }
+}
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,128 @@
+// The distributed paths of `tracetwin replay`: the --nproc launcher, and one
+// rank of a job that torchrun, srun, mpirun or the launcher started
+// (docs/distributed.md).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "cli/rank_launcher.h"
+#include "cli/rank_report.h"
+#include "cli/replay_args.h"
+#include "core/errors.h"
+#include "replay/result_json.h"
+
+namespace tracetwin::cli {
+namespace {
+
+using replay::dist::PeerFailure;
+using replay::dist::RankSession;
+
+// This process's own command line: each rank runs the same command.
+std::vector<std::string> ownArguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string all{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<std::string> args;
+  size_t start = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == '\0') {
+      args.push_back(all.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (args.empty()) throw RuntimeFailure("cannot read this process's arguments (/proc/self/cmdline)");
+  return args;
+}
+
+std::string ownExecutable() {
+  char path[4096] = {0};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) throw RuntimeFailure("cannot find this executable (/proc/self/exe)");
+  return std::string(path, size_t(n));
+}
+
+// "cuda" means the local rank's GPU: one GPU per rank on a host.
+std::string rankDevice(const std::string& device, int local_rank) {
+  return device == "cuda" ? fmt::format("cuda:{}", local_rank) : device;
+}
+
+}  // namespace
+
+void launchReplayRanks(const ReplayArgs& args) {
+  LaunchSpec spec;
+  spec.nproc = args.nproc;
+  spec.program = ownExecutable();
+  spec.argv = ownArguments();
+  spec.grace_s = args.comm_timeout_s + 10;
+  const LaunchResult launched = launchRanks(spec);
+  for (const RankExit& r : launched.ranks) {
+    if (r.exit_code != 0 || r.signal != 0) {
+      fmt::print(stderr, "tracetwin: rank {} (pid {}) {}\n", r.rank, r.pid, describeExit(r));
+    }
+  }
+  const int code = launchExitCode(launched);
+  if (code == 0) return;
+  const std::string what =
+      launched.first_failed >= 0
+          ? fmt::format("{} of {} ranks: rank {} failed first ({}); its message is above",
+                        args.nproc, args.nproc, launched.first_failed,
+                        describeExit(launched.ranks[size_t(launched.first_failed)]))
+          : "interrupted";
+  switch (code) {
+    case 130: throw InterruptedError("distributed replay " + what);
+    case 2: throw InputError("distributed replay of " + what);
+    case 3: throw UnavailableError("distributed replay of " + what);
+    default: throw RuntimeFailure("distributed replay of " + what);
+  }
+}
+
+void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
+  replay::dist::RankSessionOptions session_options;
+  session_options.env = env;
+  session_options.device = rankDevice(args.options.device, env.local_rank);
+  session_options.comm_timeout_s = args.comm_timeout_s;
+  session_options.same_trace = !replay::dist::hasRankPlaceholder(args.trace);
+  const auto session = RankSession::connect(session_options);
+  ReplayArgs mine = args;
+  mine.options.device = session_options.device;
+  const std::string trace = replay::dist::expandRankPath(args.trace, env.rank);
+  const std::string kineto =
+      args.kineto.empty() ? "" : replay::dist::expandRankPath(args.kineto, env.rank);
+  const bool leader = env.rank == 0;
+  ReplayRun run;
+  try {
+    run = replayAndReport(mine, trace, kineto, session, leader, [&](const std::string& why) {
+      session->reportFailure("cannot read its trace: " + why);
+    });
+  } catch (const PeerFailure&) {
+    throw;  // already names the peers
+  } catch (const RuntimeFailure& e) {
+    throw PeerFailure(session->explainFailure(e.what()));
+  } catch (const Error& e) {
+    session->reportFailure(e.what());
+    throw;
+  }
+  std::vector<std::string> reports;
+  try {
+    reports = session->gatherReports(run.doc.dump());
+  } catch (const PeerFailure&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw PeerFailure(session->explainFailure(e.what()));
+  }
+  if (run.result.interrupted) {
+    throw InterruptedError(fmt::format("rank {}: {}: replay stopped after {} measured iteration(s)",
+                                       env.rank, trace, run.result.iterations_ms.size()));
+  }
+  if (!leader) return;
+  const nlohmann::json merged = mergeRankReports(reports);
+  printRankTable(merged, stdout);
+  if (!args.chrome_trace.empty()) {
+    replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
+    fmt::print("chrome trace (rank 0): {}\n", args.chrome_trace);
+  }
+  if (!args.json_out.empty()) writeJsonReport(args.json_out, merged);
+}
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,144 @@
+#include "replay/dist/collective_sequence.h"
+
+#include <fmt/core.h>
+
+#include <map>
+#include <sstream>
+
+#include "core/errors.h"
+#include "replay/comm/collective_spec.h"
+
+namespace tracetwin::replay::dist {
+namespace {
+
+int64_t tensorBytes(const core::Node& node) {
+  int64_t bytes = 0;
+  for (const core::Value& v : node.inputs) {
+    core::forEachTensor(v, [&](const core::TensorValue& t) {
+      if (t.defined()) bytes += t.numel * t.itemsize;
+    });
+  }
+  return bytes;
+}
+
+std::string describe(const CollectiveStep& s) {
+  std::string what = s.name;
+  if (s.bytes >= 0) what += fmt::format(" of {} bytes", s.bytes);
+  what += s.group.empty() ? " on the default group" : " on group '" + s.group + "'";
+  return what + fmt::format(" (op {})", s.node);
+}
+
+bool same(const CollectiveStep& a, const CollectiveStep& b) {
+  return a.name == b.name && a.group == b.group &&
+         (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
+}
+
+}  // namespace
+
+std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
+                                               const std::vector<core::NodeId>& ops) {
+  std::vector<CollectiveStep> steps;
+  for (core::NodeId id : ops) {
+    const core::Node& node = graph.node(id);
+    if (node.category != core::NodeCategory::kCommunication) continue;
+    comm::CollectiveSpec spec;
+    try {
+      spec = comm::readCollective(node, graph.source_path);
+    } catch (const InputError&) {
+      continue;  // not replayable; the replay reports it
+    }
+    if (spec.kind == comm::Collective::kWait) continue;
+    CollectiveStep step;
+    step.node = id;
+    step.name = comm::collectiveInfo(spec.kind).name;
+    step.group = node.comm ? node.comm->pg_name : "";
+    const bool uneven = spec.kind == comm::Collective::kAllToAllSingle &&
+                        (!spec.in_split.empty() || !spec.out_split.empty());
+    step.bytes = uneven ? -1 : tensorBytes(node);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+std::string sequenceToText(const std::vector<CollectiveStep>& steps) {
+  std::string out;
+  for (const CollectiveStep& s : steps) {
+    out += fmt::format("{}\t{}\t{}\t{}\n", s.node, s.name, s.bytes, s.group);
+  }
+  return out;
+}
+
+std::vector<CollectiveStep> sequenceFromText(const std::string& text, const std::string& from) {
+  std::vector<CollectiveStep> steps;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    std::istringstream fields(line);
+    CollectiveStep s;
+    if (!(fields >> s.node >> s.name >> s.bytes)) {
+      throw InputError(fmt::format(
+          "{}: collective sequence line {}: expected 'node name bytes [group]', got '{}'", from,
+          number, line));
+    }
+    fields.get();  // the tab before the group
+    std::getline(fields, s.group);
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>& by_rank) {
+  // Per group: every rank that issues collectives on it must issue the same
+  // ones, and on the default group every rank must.
+  struct Entry {
+    size_t index;  // position in the rank's whole sequence
+    const CollectiveStep* step;
+  };
+  std::map<std::string, std::vector<std::vector<Entry>>> groups;  // group -> rank -> entries
+  groups[""].resize(by_rank.size());
+  for (size_t r = 0; r < by_rank.size(); ++r) {
+    for (size_t i = 0; i < by_rank[r].size(); ++i) {
+      auto& per_rank = groups[by_rank[r][i].group];
+      per_rank.resize(by_rank.size());
+      per_rank[r].push_back({i, &by_rank[r][i]});
+    }
+  }
+  for (const auto& [group, per_rank] : groups) {
+    const std::string where = group.empty() ? "the default group" : "group '" + group + "'";
+    size_t first = per_rank.size();
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      if (group.empty() || !per_rank[r].empty()) {
+        first = r;
+        break;
+      }
+    }
+    if (first == per_rank.size()) continue;
+    const auto& ref = per_rank[first];
+    for (size_t r = first + 1; r < per_rank.size(); ++r) {
+      const auto& mine = per_rank[r];
+      if (!group.empty() && mine.empty()) continue;  // not a member
+      const size_t n = std::min(ref.size(), mine.size());
+      for (size_t k = 0; k < n; ++k) {
+        if (same(*ref[k].step, *mine[k].step)) continue;
+        return fmt::format(
+            "rank {} differs from rank {} at collective #{} on {}: rank {} issues {}, rank {} "
+            "issues {}",
+            r, first, k, where, r, describe(*mine[k].step), first, describe(*ref[k].step));
+      }
+      if (ref.size() != mine.size()) {
+        const bool longer = mine.size() > ref.size();
+        const auto& extra = longer ? mine[n] : ref[n];
+        return fmt::format(
+            "rank {} issues {} collectives on {} and rank {} issues {}; the first without a "
+            "partner is #{} on rank {}: {}",
+            r, mine.size(), where, first, ref.size(), n, longer ? r : first,
+            describe(*extra.step));
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace tracetwin::replay::dist

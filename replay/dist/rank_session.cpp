@@ -1,0 +1,379 @@
+#include "replay/dist/rank_session.h"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unordered_map>
+
+#include "replay/comm/c10d_backend.h"
+#include "replay/comm/comm_replayer.h"
+#include "replay/comm/group_plan.h"
+#include "replay/device/device_timer.h"
+#include "replay/device/mark_clock.h"
+#include "replay/dist/collective_sequence.h"
+
+namespace tracetwin::replay::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(20);
+// How long a rank whose collective failed listens for its peers' reports
+// before it names the silent ones.
+constexpr auto kListenForPeers = std::chrono::seconds(2);
+
+std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string key(const char* what, int rank) { return fmt::format("tracetwin/{}/{}", what, rank); }
+
+std::vector<uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+std::string textOf(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
+
+std::string hostName() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+// Processes on one kernel share CLOCK_MONOTONIC (steady_clock); the boot id
+// names that clock better than a host name, which containers repeat.
+std::string clockId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (in >> id) return id;
+  return hostName();
+}
+
+bool isLoopback(const std::string& addr) {
+  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+struct RankSession::Impl : comm::CollectiveObserver {
+  RankSessionOptions options;
+  std::chrono::milliseconds timeout{0};
+  c10::intrusive_ptr<c10d::Store> store;
+  std::shared_ptr<comm::CommGroups> groups;
+  std::unique_ptr<comm::CommReplayer> comm;
+  std::unique_ptr<device::MarkClock> clock;
+  std::vector<CollectiveStep> sequence;
+  std::unordered_map<core::NodeId, size_t> step_of_node;  // node -> index in `sequence`
+  // The current iteration: per call, the step and the arrive/complete marks.
+  struct Call {
+    size_t step = 0;
+    size_t arrive = 0;
+    size_t complete = 0;
+  };
+  std::vector<Call> calls;
+  std::vector<size_t> call_steps;  // the steps of the first measured iteration's calls
+  RankTimes times;
+  double origin_us = 0;  // this iteration's origin on the monotonic clock
+  // Where this rank is, for failure messages.
+  const core::Node* in_collective = nullptr;
+  std::string phase = "start-up";
+
+  int rank() const { return options.env.rank; }
+  int world() const { return options.env.world_size; }
+
+  void arrive(const core::Node& node, comm::Collective /*kind*/) override {
+    in_collective = &node;
+    auto it = step_of_node.find(node.id);
+    Call call;
+    call.step = it == step_of_node.end() ? sequence.size() : it->second;
+    call.arrive = clock->mark();
+    calls.push_back(call);
+  }
+  void complete(const core::Node& /*node*/) override {
+    calls.back().complete = clock->mark();
+    in_collective = nullptr;
+  }
+
+  void set(const char* what, const std::string& value) { store->set(key(what, rank()), bytesOf(value)); }
+
+  // Waits until every rank in `ranks` posted `what`, watching for failure
+  // reports; throws PeerFailure naming the ranks that failed or stayed away.
+  void awaitRanks(const char* what, const std::vector<int>& ranks, const std::string& step) {
+    std::vector<int> pending = ranks;
+    const auto deadline = Clock::now() + timeout;
+    while (!pending.empty()) {
+      for (auto it = pending.begin(); it != pending.end();) {
+        if (store->check({key(what, *it)})) {
+          it = pending.erase(it);
+          continue;
+        }
+        if (store->check({key("failed", *it)})) {
+          throw PeerFailure(fmt::format("rank {}: rank {} failed before {}: {}", rank(), *it,
+                                        step, textOf(store->get(key("failed", *it)))));
+        }
+        ++it;
+      }
+      if (pending.empty()) break;
+      if (Clock::now() > deadline) {
+        throw PeerFailure(fmt::format(
+            "rank {}: rank(s) {} did not reach {} within {:.0f} s (--comm-timeout-s): they hang, "
+            "died without a word, or never started",
+            rank(), fmt::join(pending, ", "), step, timeout.count() / 1000.0));
+      }
+      std::this_thread::sleep_for(kPoll);
+    }
+  }
+
+  std::vector<int> allRanks() const {
+    std::vector<int> ranks;
+    for (int i = 0; i < world(); ++i) ranks.push_back(i);
+    return ranks;
+  }
+
+  comm::BackendHandle makeGroup(const std::string& prefix, int group_rank, int size) {
+    comm::GroupRendezvous rv;
+    rv.store = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+    rv.rank = group_rank;
+    rv.size = size;
+    rv.timeout = timeout;
+    rv.loopback = isLoopback(options.env.master_addr);
+    return comm::makeBackend(options.device, rv);
+  }
+};
+
+RankSession::RankSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RankSession::~RankSession() = default;
+
+std::shared_ptr<RankSession> RankSession::connect(const RankSessionOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->timeout = std::chrono::milliseconds(int64_t(options.comm_timeout_s * 1000.0));
+  const RankEnv& env = options.env;
+  c10d::TCPStoreOptions store_options;
+  store_options.port = uint16_t(env.master_port);
+  store_options.isServer = env.hostsStore();
+  store_options.numWorkers = size_t(env.world_size);
+  store_options.waitWorkers = false;  // the sequence exchange names who is missing
+  store_options.timeout = impl->timeout;
+  try {
+    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  } catch (const c10::Error& e) {
+    const std::string why = firstLine(e.what_without_backtrace());
+    if (env.hostsStore()) {
+      throw RuntimeFailure(fmt::format("rank 0 cannot host the rendezvous store on {}:{}: {}",
+                                       env.master_addr, env.master_port, why));
+    }
+    throw PeerFailure(fmt::format(
+        "rank {}: could not reach the rendezvous store at {}:{} within {:.0f} s: {} never "
+        "started, failed, or MASTER_ADDR/MASTER_PORT are wrong ({})",
+        env.rank, env.master_addr, env.master_port, options.comm_timeout_s,
+        env.agent_store ? "the launcher's agent" : "rank 0, which hosts it,", why));
+  }
+  return std::shared_ptr<RankSession>(new RankSession(std::move(impl)));
+}
+
+int RankSession::rank() const { return impl_->rank(); }
+int RankSession::worldSize() const { return impl_->world(); }
+
+void RankSession::prepare(const core::Graph& graph, const std::vector<core::NodeId>& ops) {
+  Impl& s = *impl_;
+  s.phase = "the collective-sequence check";
+  s.sequence = collectiveSequence(graph, ops);
+  for (size_t i = 0; i < s.sequence.size(); ++i) s.step_of_node[s.sequence[i].node] = i;
+  s.set("sequence", sequenceToText(s.sequence));
+  s.awaitRanks("sequence", s.allRanks(), "the collective-sequence check");
+  std::vector<std::vector<CollectiveStep>> by_rank;
+  std::set<comm::Collective> kinds{comm::Collective::kWait};
+  for (int r = 0; r < s.world(); ++r) {
+    by_rank.push_back(sequenceFromText(textOf(s.store->get(key("sequence", r))),
+                                       fmt::format("rank {}", r)));
+    for (const CollectiveStep& step : by_rank.back()) {
+      if (const comm::CollectiveInfo* info = comm::findCollective(step.name)) {
+        kinds.insert(info->kind);
+      }
+    }
+  }
+  // Every rank sees the same sequences; with the same trace everywhere
+  // there is nothing to compare.
+  if (!s.options.same_trace) {
+    if (std::string why = firstSequenceMismatch(by_rank); !why.empty()) {
+      throw InputError("collective sequences differ between ranks: " + why +
+                       "; the traces are not of one job (replaying them would deadlock)");
+    }
+  }
+
+  s.phase = "process-group creation";
+  s.groups = std::make_shared<comm::CommGroups>();
+  s.groups->layout = {s.rank(), s.world(), s.options.same_trace};
+  s.groups->world = s.makeGroup("tracetwin/pg/world/", s.rank(), s.world());
+  for (const comm::RecordedGroup& g : comm::groupsToCreate(graph, ops, s.groups->layout)) {
+    const int group_rank =
+        int(std::find(g.ranks.begin(), g.ranks.end(), s.rank()) - g.ranks.begin());
+    s.groups->named.emplace(g.name, s.makeGroup("tracetwin/pg/" + g.name + "/", group_rank,
+                                                int(g.ranks.size())));
+  }
+  s.phase = "the probe of the backend's collectives";
+  s.comm = comm::CommReplayer::createDistributed(s.groups, kinds);
+  s.comm->setObserver(&s);
+  const int cuda = device::cudaIndexFromDevice(s.options.device);
+  s.clock = cuda >= 0 ? device::makeCudaEventMarkClock(cuda) : device::makeSteadyMarkClock();
+  s.phase = "the replay";
+}
+
+comm::CommReplayer& RankSession::commReplayer() {
+  if (!impl_->comm) throw RuntimeFailure("RankSession: commReplayer() before prepare()");
+  return *impl_->comm;
+}
+
+void RankSession::beginIteration() {
+  Impl& s = *impl_;
+  s.phase = "the barrier before an iteration";
+  try {
+    s.groups->world.group->barrier(c10d::BarrierOptions{})->wait();
+  } catch (const c10::Error& e) {
+    throw PeerFailure(fmt::format("rank {}: the barrier before an iteration failed: {}", s.rank(),
+                                  firstLine(e.what_without_backtrace())));
+  }
+  s.phase = "the replay";
+  s.calls.clear();
+  s.clock->origin();
+  s.origin_us = std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+}
+
+void RankSession::endIteration(bool measured, double iteration_ms) {
+  Impl& s = *impl_;
+  if (!measured) return;
+  const std::vector<double> us = s.clock->resolveUs();
+  std::vector<CallMarks> marks;
+  std::vector<size_t> steps;
+  for (const Impl::Call& c : s.calls) {
+    marks.push_back({us.at(c.arrive), us.at(c.complete)});
+    steps.push_back(c.step);
+  }
+  if (s.times.calls.empty()) {
+    s.call_steps = steps;
+  } else if (steps != s.call_steps) {
+    throw RuntimeFailure(fmt::format("rank {}: an iteration issued other collectives than the "
+                                     "first measured one",
+                                     s.rank()));
+  }
+  s.times.calls.push_back(std::move(marks));
+  s.times.iterations_ms.push_back(iteration_ms);
+  s.times.origin_us.push_back(s.origin_us);
+}
+
+DistributedSummary RankSession::finish() {
+  Impl& s = *impl_;
+  s.phase = "the exchange of collective times";
+  s.times.call_groups.clear();
+  s.times.host = clockId();
+  for (size_t step : s.call_steps) {
+    s.times.call_groups.push_back(step < s.sequence.size() ? s.sequence[step].group : "");
+  }
+  s.set("times", rankTimesToText(s.times));
+  s.awaitRanks("times", s.allRanks(), "the exchange of collective times");
+  std::vector<RankTimes> all;
+  for (int r = 0; r < s.world(); ++r) {
+    all.push_back(
+        rankTimesFromText(textOf(s.store->get(key("times", r))), fmt::format("rank {}", r)));
+  }
+  const StepTimes split = splitWaits(all);
+  DistributedSummary d;
+  d.rank = s.rank();
+  d.world_size = s.world();
+  d.local_rank = s.options.env.local_rank;
+  d.launcher = s.options.env.launcher;
+  d.backend = s.comm ? s.comm->backendName() : "";
+  d.host = hostName();
+  d.notes = s.comm ? s.comm->backendNotes() : std::vector<std::string>{};
+  d.step_ms = split.step_ms;
+  d.step_ms_median = split.step_ms_median;
+  d.straggler = split.straggler;
+  const RankSplit& mine = split.ranks.at(size_t(s.rank()));
+  d.comm_ops = int(s.call_steps.size());
+  d.comm_ms = mine.comm_ms;
+  d.wait_ms = mine.wait_ms;
+  d.transfer_ms = mine.transfer_ms;
+  for (size_t c = 0; c < s.call_steps.size(); ++c) {
+    CollectiveTiming t;
+    if (s.call_steps[c] < s.sequence.size()) {
+      const CollectiveStep& step = s.sequence[s.call_steps[c]];
+      t.id = step.node;
+      t.name = step.name;
+      t.group = step.group;
+      t.bytes = step.bytes;
+    }
+    t.wait_us = mine.calls[c].wait_us;
+    t.transfer_us = mine.calls[c].transfer_us;
+    d.collectives.push_back(std::move(t));
+  }
+  s.phase = "the gathering of reports";
+  return d;
+}
+
+std::vector<std::string> RankSession::gatherReports(const std::string& mine) {
+  Impl& s = *impl_;
+  s.set("report", mine);
+  if (s.rank() != 0) return {};
+  s.awaitRanks("report", s.allRanks(), "the gathering of reports");
+  std::vector<std::string> out;
+  for (int r = 0; r < s.world(); ++r) out.push_back(textOf(s.store->get(key("report", r))));
+  return out;
+}
+
+void RankSession::reportFailure(const std::string& what) noexcept {
+  try {
+    impl_->set("failed", what);
+  } catch (...) {
+    // The store went away with rank 0: the peers find out by themselves.
+  }
+}
+
+std::string RankSession::explainFailure(const std::string& error) noexcept {
+  Impl& s = *impl_;
+  std::string where = s.phase;
+  if (s.in_collective) {
+    auto it = s.step_of_node.find(s.in_collective->id);
+    where = fmt::format("collective #{} of {} ({}, op {})",
+                        it == s.step_of_node.end() ? 0 : it->second, s.sequence.size(),
+                        it == s.step_of_node.end() ? s.in_collective->name : s.sequence[it->second].name,
+                        s.in_collective->id);
+  }
+  std::string out = fmt::format("rank {}: failed in {}: {}", s.rank(), where, firstLine(error));
+  try {
+    s.set("failed", fmt::format("failed in {}: {}", where, firstLine(error)));
+    std::vector<int> silent;
+    std::vector<std::string> reported;
+    const auto until = Clock::now() + kListenForPeers;
+    for (;;) {
+      silent.clear();
+      reported.clear();
+      for (int r = 0; r < s.world(); ++r) {
+        if (r == s.rank()) continue;
+        if (s.store->check({key("failed", r)})) {
+          reported.push_back(
+              fmt::format("rank {} {}", r, firstLine(textOf(s.store->get(key("failed", r))))));
+        } else if (!s.store->check({key("report", r)})) {
+          silent.push_back(r);
+        }
+      }
+      if (silent.empty() || Clock::now() > until) break;
+      std::this_thread::sleep_for(kPoll);
+    }
+    for (const std::string& r : reported) out += "; " + r;
+    if (!silent.empty()) {
+      out += fmt::format("; rank(s) {} sent no word: they died, hang, or never started",
+                         fmt::join(silent, ", "));
+    }
+  } catch (...) {
+    out += fmt::format("; the rendezvous store ({}:{}, hosted by {}) is unreachable: {} is gone",
+                       s.options.env.master_addr, s.options.env.master_port,
+                       s.options.env.agent_store ? "the launcher" : "rank 0",
+                       s.options.env.agent_store ? "the launcher" : "rank 0");
+  }
+  return out;
+}
+
+}  // namespace tracetwin::replay::dist
