@@ -90,6 +90,23 @@ RankExit* findRank(std::vector<RankExit>& ranks, pid_t pid) {
 
 bool failed(const RankExit& r) { return r.signal != 0 || r.exit_code != 0; }
 
+// The rank that caused the others to fail: one killed by a signal we did not
+// send, else one that failed on its own input or hardware (exit 2 or 3: its
+// peers then fail with 4, sometimes sooner), else one that outlived the
+// grace (it hung while the others gave up on it), else the first to fail.
+int culprit(const LaunchResult& result) {
+  for (const RankExit& r : result.ranks) {
+    if (r.signal != 0 && !r.ended_by_launcher) return r.rank;
+  }
+  for (const RankExit& r : result.ranks) {
+    if (r.exit_code == kExitInput || r.exit_code == kExitUnavailable) return r.rank;
+  }
+  for (const RankExit& r : result.ranks) {
+    if (r.ended_by_launcher) return r.rank;
+  }
+  return result.first_failed;
+}
+
 }  // namespace
 
 int pickFreePort() {
@@ -114,7 +131,7 @@ std::string describeExit(const RankExit& r) {
   if (r.signal != 0) {
     return fmt::format("was {} by signal {} ({}){}",
                        r.ended_by_launcher ? "ended" : "killed", r.signal, strsignal(r.signal),
-                       r.ended_by_launcher ? " after the grace period" : "");
+                       r.ended_by_launcher ? " after the grace period (it hung)" : "");
   }
   return fmt::format("exited with code {}", r.exit_code);
 }
@@ -199,6 +216,7 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  result.first_failed = culprit(result);
   return result;
 }
 

@@ -35,7 +35,9 @@ struct RankExit {
 
 struct LaunchResult {
   std::vector<RankExit> ranks;  // by rank
-  int first_failed = -1;        // the rank that failed first, -1 when none did
+  // The rank whose failure the others followed (a signal, bad input, a
+  // missing feature, else the first to fail); -1 when none failed.
+  int first_failed = -1;
   bool interrupted = false;     // Ctrl-C (or SIGTERM) reached the launcher
   int master_port = 0;
 };

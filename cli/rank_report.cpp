@@ -57,6 +57,15 @@ nlohmann::json mergeRankReports(const std::vector<std::string>& reports) {
   merged["iteration_ms_median"] = d0.value("step_ms_median", 0.0);
   merged["step_ms"] = d0.value("step_ms", nlohmann::json::array());
   merged["straggler"] = d0.value("straggler", -1);
+  if (merged.contains("original_job_step_ms")) {
+    // The captured job's step, the same statistic (capture.py --nproc).
+    const double original = merged.at("original_job_step_ms").get<double>();
+    merged["original_iteration_ms"] = original;
+    merged["ratio"] = original > 0 ? merged["iteration_ms_median"].get<double>() / original : 0.0;
+  } else {
+    merged.erase("original_iteration_ms");
+    merged.erase("ratio");
+  }
   merged["ranks"] = nlohmann::json::array();
   for (const nlohmann::json& r : parsed) merged["ranks"].push_back(rankEntry(r));
   return merged;
@@ -84,6 +93,11 @@ void printRankTable(const nlohmann::json& m, std::FILE* out) {
                r.value("replayed_ops", 0), r.value("skipped", 0), r.value("failed", 0));
     if (r.contains("ratio")) fmt::print(out, "  replay/original {:.3f}", r.value("ratio", 0.0));
     fmt::print(out, "\n");
+  }
+  if (m.contains("ratio")) {
+    fmt::print(out, "original step: {:.3f} ms (the capture's slowest rank per step, median); "
+               "replay/original = {:.3f}\n",
+               m.value("original_iteration_ms", 0.0), m.value("ratio", 0.0));
   }
   const int straggler = m.value("straggler", -1);
   if (straggler >= 0) {

@@ -224,6 +224,7 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     doc["ratio"] =
         result.iteration_ms_median > 0 ? result.iteration_ms_median / meta->iteration_ms : 0.0;
     doc["original_host_differences"] = host_differences;
+    if (meta->job_step_ms > 0) doc["original_job_step_ms"] = meta->job_step_ms;
     if (sameDeviceKind(meta->device, result.device)) {
       if (auto gap = originalGapOf(meta->iteration_ms, result))
         doc["original_gap"] = originalGapJson(*gap);

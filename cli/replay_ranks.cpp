@@ -65,8 +65,8 @@ void launchReplayRanks(const ReplayArgs& args) {
   if (code == 0) return;
   const std::string what =
       launched.first_failed >= 0
-          ? fmt::format("{} of {} ranks: rank {} failed first ({}); its message is above",
-                        args.nproc, args.nproc, launched.first_failed,
+          ? fmt::format("{} ranks: rank {} failed ({}) and the others followed; its message is above",
+                        args.nproc, launched.first_failed,
                         describeExit(launched.ranks[size_t(launched.first_failed)]))
           : "interrupted";
   switch (code) {
@@ -99,6 +99,15 @@ void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
     throw;  // already names the peers
   } catch (const RuntimeFailure& e) {
     throw PeerFailure(session->explainFailure(e.what()));
+  } catch (const InputError& e) {
+    session->reportFailure(e.what());
+    throw InputError(fmt::format("rank {}: {}", env.rank, e.what()));
+  } catch (const UsageError& e) {
+    session->reportFailure(e.what());
+    throw UsageError(fmt::format("rank {}: {}", env.rank, e.what()));
+  } catch (const UnavailableError& e) {
+    session->reportFailure(e.what());
+    throw UnavailableError(fmt::format("rank {}: {}", env.rank, e.what()));
   } catch (const Error& e) {
     session->reportFailure(e.what());
     throw;

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/statistics.h"
+#include "replay/comm/comm_replayer.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
@@ -79,14 +80,16 @@ struct Measurements {
 class IterationRunner {
  public:
   IterationRunner(ReplayPlan& plan, SlotTable& slots, const ReplayOptions& options,
-                  ReplayResult& result, bool cuda, StreamSwitcher* streams)
+                  ReplayResult& result, bool cuda, StreamSwitcher* streams,
+                  comm::CommReplayer* async_comm)
       : plan_(plan),
         slots_(slots),
         options_(options),
         result_(result),
         failed_(plan.ops.size()),
         cuda_(cuda),
-        streams_(streams) {
+        streams_(streams),
+        comm_(async_comm) {
     const size_t n = plan.ops.size();
     placeholder_us_.assign(n, 0.0);
     for (const PreparedOp& op : plan.ops) {
@@ -158,6 +161,7 @@ class IterationRunner {
       // (outside the op's own span there too).
       for (int32_t s : op.transient_inputs) slots_.createTransient(s);
       if (streams_) streams_->beforeOp(op.index, slots_);
+      if (comm_ && comm_->hasPending()) awaitCollectivesOf(op);
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
@@ -173,6 +177,7 @@ class IterationRunner {
       }
     }
     if (streams_) streams_->endIteration();
+    if (comm_) comm_->waitAll();  // an iteration ends with its collectives done
     const double loop_ms =
         std::chrono::duration<double, std::milli>(Clock::now() - iteration_start).count();
     const double ms = timer_->stopMs();
@@ -194,6 +199,20 @@ class IterationRunner {
   const std::vector<bool>& failed() const { return failed_; }
 
  private:
+  // An op that reads or writes what an asynchronous collective still works on
+  // waits for it first, as the original did (DDP waits for its all-reduces
+  // before the optimizer reads the gradients). Outside the op's timed call:
+  // in the original the wait was no op either.
+  void awaitCollectivesOf(const PreparedOp& op) {
+    touched_.clear();
+    for (const TensorArg& arg : op.args.tensors) {
+      for (int32_t s : arg.slots) {
+        if (s >= 0) touched_.push_back(slots_.peek(s));
+      }
+    }
+    comm_->waitForTensors(touched_);
+  }
+
   // A busy wait, not a sleep: a sleeping thread gives its core away and
   // wakes late by tens of microseconds, which would skew short stand-ins.
   static void standIn(double us) {
@@ -273,6 +292,8 @@ class IterationRunner {
   Measurements m_;
   std::unique_ptr<device::DeviceTimer> timer_;
   std::unique_ptr<device::KernelCollector> collector_;
+  comm::CommReplayer* comm_;         // null: collectives complete where issued
+  std::vector<at::Tensor> touched_;  // reused by awaitCollectivesOf
 };
 
 void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& result) {
@@ -395,7 +416,7 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     }
   }
   IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu(),
-                         switcher ? &*switcher : nullptr);
+                         switcher ? &*switcher : nullptr, context.distributed_comm);
   const int total = options.warmup_iters + options.measured_iters;
   result.page_faults.reserve(size_t(std::max(options.measured_iters, 0)));
   for (int it = 0; it < total; ++it) {

@@ -38,6 +38,8 @@ class SlotTable {
 
   // The slot's tensor; an unbound produced slot (its op failed or was not
   // run) gets a zero-filled stand-in of the recorded shape.
+  // The slot's tensor as it is (undefined when unbound), without a stand-in.
+  const at::Tensor& peek(int32_t slot) const { return tensors_[static_cast<size_t>(slot)]; }
   const at::Tensor& get(int32_t slot) {
     at::Tensor& t = tensors_[static_cast<size_t>(slot)];
     if (!t.defined()) bind(slot, standIn(slot));

@@ -25,6 +25,9 @@ struct RecordedHost {
 struct TraceMeta {
   std::string path;         // the meta file read
   double iteration_ms = 0;  // median iteration time of the original run
+  // A multi-rank capture (capture.py --nproc): the job's step, the median
+  // over steps of the slowest rank's time; 0 for a single-process capture.
+  double job_step_ms = 0;
   int samples = 0;          // iterations behind iteration_ms
   int threads = 0;          // intra-op threads of the original run
   std::string torch_version;

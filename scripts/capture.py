@@ -33,6 +33,7 @@ import time
 
 import torch
 
+import capture_dist
 import legacy_profiler_export
 
 # At least this many timed steps: a median of fewer is too easily moved by one
@@ -137,14 +138,17 @@ def _synchronize(device):
         torch.cuda.synchronize()
 
 
-def time_steps(step_fn, steps, device="cpu"):
+def time_steps(step_fn, steps, device="cpu", before_step=None):
     """Per-step wall times in milliseconds, no observer or profiler active.
 
     On a GPU each step is bracketed by device synchronisations, so a step's time includes its
     kernels and not only their launches (what the replay's CUDA events measure too).
+    `before_step` runs untimed before each step (a multi-rank capture's barrier).
     """
     samples = []
     for _ in range(steps):
+        if before_step is not None:
+            before_step()
         _synchronize(device)
         t0 = time.perf_counter()
         step_fn()
@@ -286,7 +290,7 @@ def pin_host_malloc():
 
 
 def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
-            params=None, extra_meta=None, profiler_trace=True, device="cpu"):
+            params=None, extra_meta=None, profiler_trace=True, device="cpu", distributed=False):
     """Capture one training step of step_fn into out_dir.
 
     step_fn: a callable doing one full step (forward, loss, backward, optimizer.step).
@@ -294,6 +298,8 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
     one step under the ET observer; one step under the profiler (if `profiler_trace`).
     Returns the meta dictionary that was written to NAME.meta.json.
     extra_meta: dict, or callable returning a dict, merged into the meta (e.g. per-op times).
+    distributed: this process is one rank of a process group (capture_dist): the timed steps
+    start after a barrier, and the job's step (the slowest rank's) joins the meta.
     """
     if measure_steps < MIN_MEASURE_STEPS:
         raise CaptureError("measure_steps must be >= %d, got %d"
@@ -307,7 +313,9 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
 
     for _ in range(warmup):
         step_fn()
-    samples = time_steps(step_fn, measure_steps, device)
+    samples = time_steps(step_fn, measure_steps, device,
+                         before_step=capture_dist.barrier if distributed else None)
+    job = capture_dist.job_timing(samples) if distributed else {}
 
     et_plain = os.path.join(out_dir, name + ".et.json")
     _synchronize(device)
@@ -347,6 +355,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     meta.update(_device_info(device))
+    meta.update(job)
     if extra_meta is not None:
         meta.update(extra_meta() if callable(extra_meta) else extra_meta)
     with open(os.path.join(out_dir, name + ".meta.json"), "w") as f:
@@ -400,6 +409,12 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
         key, value = _parse_param(text, module.DEFAULTS)
         params[key] = value
     params["seed"] = seed
+    distributed = capture_dist.is_rank()
+    if getattr(module, "DISTRIBUTED", False) and not distributed:
+        raise CaptureError("workload %r runs on several ranks: give --nproc N" % name)
+    if distributed:
+        params["rank"], params["world_size"] = capture_dist.init_rank()
+        as_name = "%s.rank%d" % (as_name or name, params["rank"])
     # Threads first: some workloads measure per-op times while building.
     _set_threads(threads)
     torch.manual_seed(seed)
@@ -410,8 +425,12 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
     extra = None
     if hasattr(module, "extra_meta"):
         extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
-    return capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
-                   threads=threads, params=params, extra_meta=extra, device=device)
+    meta = capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
+                   threads=threads, params=params, extra_meta=extra, device=device,
+                   distributed=distributed)
+    if distributed:
+        capture_dist.finish()
+    return meta
 
 
 def main(argv=None):
@@ -435,6 +454,9 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu",
                         help="cpu (default), cuda or cuda:N: where the workload runs (a GPU "
                         "needs PyTorch >= 2.0)")
+    parser.add_argument("--nproc", type=int, default=1,
+                        help="ranks on this host, one process each over Gloo: each writes "
+                        "NAME.rank<R>.* (docs/distributed.md)")
     parser.add_argument("--malloc", choices=["pinned", "default"], default="pinned",
                         help="host allocator of the captured run: pinned (default; glibc's mmap "
                         "and trim thresholds fixed, as `tracetwin replay` runs) or default")
@@ -450,6 +472,13 @@ def main(argv=None):
         print("\n".join(w for w in list_workloads() if getattr(load_workload(w), "IN_DATA", True)))
         return 0
     names = list_workloads() if args.all else (args.workload or [])
+    if args.nproc > 1 and not capture_dist.is_rank():
+        try:
+            capture_dist.launch(args.nproc, list(sys.argv[1:] if argv is None else argv))
+        except capture_dist.LaunchError as e:
+            print("capture.py: error: %s" % e, file=sys.stderr)
+            return 2
+        return 0
     try:
         if not args.out:
             raise CaptureError("give --out DIR")

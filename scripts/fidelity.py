@@ -10,6 +10,7 @@ replay/eager and its median over rounds are reported, since a shared host moves 
 
     /usr/bin/python3 scripts/fidelity.py --build build --out /tmp/fidelity
     /usr/bin/python3 scripts/fidelity.py --workload cnn --workload mlp --rounds 5 --out /tmp/f
+    /usr/bin/python3 scripts/fidelity.py --workload ddp_mlp --nproc 2 --out /tmp/f2
 
 Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
 ratio is outside --tolerance (default 0.10), so it can gate a run: the median ratio by default,
@@ -79,11 +80,31 @@ def eager_ms(name, overrides, threads, warmup, steps):
     return result["median_ms"], min(result["samples_ms"])
 
 
-def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc):
-    run([tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
-         "--iters", str(iters), "--json-out", json_out, "--malloc", malloc])
+def eager_job_ms(name, overrides, threads, warmup, steps, nproc, scratch, malloc):
+    """(median, fastest) step of a fresh multi-rank run: capture.py --nproc times the steps
+    (a barrier before each), and the job's step is the slowest rank's."""
+    run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", name, "--out", scratch,
+         "--name", "eager", "--nproc", str(nproc), "--threads", str(threads), "--warmup",
+         str(warmup), "--steps", str(steps), "--malloc", malloc]
+        + ["--param=" + p for p in overrides])
+    with open(os.path.join(scratch, "eager.rank0.meta.json")) as f:
+        meta = json.load(f)
+    return meta["job_step_ms"], min(meta["job_steps_ms"])
+
+
+def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=1):
+    """(median, fastest) iteration and coverage; with nproc > 1 the job's step (the slowest
+    rank's) and the lowest coverage of any rank."""
+    cmd = [tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
+           "--iters", str(iters), "--json-out", json_out, "--malloc", malloc]
+    if nproc > 1:
+        cmd += ["--nproc", str(nproc)]
+    run(cmd)
     with open(json_out) as f:
         report = json.load(f)
+    if nproc > 1:
+        return (report["iteration_ms_median"], min(report["step_ms"]),
+                min(r["coverage"] for r in report["ranks"]))
     return report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"]
 
 
@@ -104,6 +125,9 @@ def main():
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="override a workload parameter, as capture.py does (one workload only)")
     ap.add_argument("--name", help="file stem of the capture (one workload only)")
+    ap.add_argument("--nproc", type=int, default=1,
+                    help="ranks: capture.py --nproc and replay --nproc, the job's step on both "
+                    "sides (a multi-rank workload such as ddp_mlp or dlrm_tw)")
     args = ap.parse_args()
     workloads = args.workload or DEFAULT_WORKLOADS
     if (args.param or args.name) and len(workloads) != 1:
@@ -124,16 +148,23 @@ def main():
         name = args.name or workload
         run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", workload, "--out", args.out,
              "--name", name, "--threads", str(args.threads), "--warmup", str(args.warmup),
-             "--steps", str(args.steps), "--malloc", args.malloc]
+             "--steps", str(args.steps), "--malloc", args.malloc, "--nproc", str(args.nproc)]
             + ["--param=" + p for p in args.param])
-        trace = os.path.join(args.out, name + ".et.json.gz")
+        stem = name + (".rank{rank}" if args.nproc > 1 else "")
+        trace = os.path.join(args.out, stem + ".et.json.gz")
         rounds = []
         for r in range(args.rounds):
-            eager, eager_best = eager_ms(workload, args.param, args.threads, args.warmup,
-                                         args.steps)
+            if args.nproc > 1:
+                eager, eager_best = eager_job_ms(workload, args.param, args.threads, args.warmup,
+                                                 args.steps, args.nproc,
+                                                 os.path.join(args.out, "eager-" + name),
+                                                 args.malloc)
+            else:
+                eager, eager_best = eager_ms(workload, args.param, args.threads, args.warmup,
+                                             args.steps)
             replay, replay_best, coverage = replay_ms(
                 tracetwin, trace, args.threads, args.warmup, args.steps,
-                os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc)
+                os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc, args.nproc)
             rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
                            "eager_best_ms": eager_best, "replay_best_ms": replay_best,
                            "coverage": coverage})
@@ -154,7 +185,7 @@ def main():
             " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio,
             "ok" if ok else "OUTSIDE"), flush=True)
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
-        json.dump({"threads": args.threads, "tolerance": args.tolerance, "gate": args.gate,
+        json.dump({"threads": args.threads, "nproc": args.nproc, "tolerance": args.tolerance, "gate": args.gate,
                    "malloc": args.malloc,
                    "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
     if failed:

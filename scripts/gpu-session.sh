@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit
+#           calibrate_more compare fit dist
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -302,13 +302,43 @@ stage_fit() {
   done
 }
 
+# Distributed replay on CUDA (docs/distributed.md): NCCL through the --nproc launcher and
+# torchrun on this host's one GPU (a world of one: a path without {rank} replays the same trace
+# on every rank), the DLRM rank's all_to_alls re-split for that world, and the distributed tests
+# (Gloo across processes, the fault cases) with this host's cores.
+stage_dist() {
+  ensure_build || return 1
+  local d=$root/data/distributed
+  run_logged dist_ddp_mlp_nccl tt replay "$d/ddp_mlp.rank0.et.json.gz" --nproc 1 --device cuda \
+    --warmup 3 --iters 20 --no-cupti --json-out "$res/dist_ddp_mlp_nccl.json"
+  run_logged dist_dlrm_rank0_nccl tt replay "$traces/dlrm_8rank/rank0.et.json.gz" --nproc 1 \
+    --device cuda --warmup 3 --iters 10 --json-out "$res/dist_dlrm_rank0_nccl.json"
+  run_logged dist_torchrun_nccl with_prefix_libs torchrun --no_python --nproc_per_node 1 \
+    --standalone "$build/tracetwin" replay "$d/dlrm_tw.rank0.et.json.gz" --device cuda \
+    --warmup 3 --iters 20 --no-cupti --json-out "$res/dist_torchrun_nccl.json"
+  run_logged dist_tests with_prefix_libs ctest --test-dir "$build" -L dist --output-on-failure
+  python3 - "$res" <<'PY' | tee -a "$OUT/summary.txt"
+import json, os, sys
+for name in ("dist_ddp_mlp_nccl", "dist_dlrm_rank0_nccl", "dist_torchrun_nccl"):
+    path = os.path.join(sys.argv[1], name + ".json")
+    if not os.path.exists(path):
+        print("%-28s no report" % name)
+        continue
+    r = json.load(open(path))
+    k = r["ranks"][0]
+    print("%-28s %s %s step %.3f ms  coverage %.4f  colls %d  comm %.3f ms  skipped %d failed %d"
+          % (name, r["backend"], r["device"], r["iteration_ms_median"], k["coverage"],
+             k["comm_ops"], k["comm_ms"], k["skipped"], k["failed"]))
+PY
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit) "stage_$stage" ;;
+      compare | fit | dist) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

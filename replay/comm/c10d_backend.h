@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
@@ -25,6 +26,10 @@ using C10dBackend = c10d::Backend;
 #else
 using C10dBackend = c10d::ProcessGroup;
 #endif
+
+// The handle of an issued collective (c10d::ProcessGroup::Work in 1.13,
+// c10d::Work since 2.0).
+using WorkHandle = decltype(std::declval<C10dBackend&>().barrier());
 
 struct BackendHandle {
   c10::intrusive_ptr<C10dBackend> group;

@@ -19,11 +19,14 @@ namespace {
 
 using TensorList = std::vector<at::Tensor>;
 
-// Every collective is waited on where it is issued: a one-rank replay has no
-// peer to overlap with, and the op's time must include its communication.
-template <typename Work>
-void run(const c10::intrusive_ptr<Work>& work) {
-  work->wait();
+// A collective is waited on where it is issued, unless the caller takes its
+// work to wait later (RunContext::deferred).
+void run(RunContext& ctx, const WorkHandle& work) {
+  if (ctx.deferred) {
+    ctx.deferred->push_back(work);
+  } else {
+    work->wait();
+  }
 }
 
 int64_t groupSize(RunContext& ctx) { return ctx.group.getSize(); }
@@ -34,7 +37,7 @@ int64_t groupSize(RunContext& ctx) { return ctx.group.getSize(); }
 TensorList broadcast(RunContext& ctx) {
   for (const at::Tensor& t : ctx.inputs) {
     TensorList one{t};
-    run(ctx.group.broadcast(one, c10d::BroadcastOptions{}));
+    run(ctx, ctx.group.broadcast(one, c10d::BroadcastOptions{}));
   }
   return ctx.inputs;
 }
@@ -42,7 +45,7 @@ TensorList broadcast(RunContext& ctx) {
 TensorList allReduce(RunContext& ctx) {
   for (const at::Tensor& t : ctx.inputs) {
     TensorList one{t};
-    run(ctx.group.allreduce(one, c10d::AllreduceOptions{}));
+    run(ctx, ctx.group.allreduce(one, c10d::AllreduceOptions{}));
   }
   return ctx.inputs;
 }
@@ -50,7 +53,7 @@ TensorList allReduce(RunContext& ctx) {
 TensorList reduce(RunContext& ctx) {
   for (const at::Tensor& t : ctx.inputs) {
     TensorList one{t};
-    run(ctx.group.reduce(one, c10d::ReduceOptions{}));
+    run(ctx, ctx.group.reduce(one, c10d::ReduceOptions{}));
   }
   return ctx.inputs;
 }
@@ -67,7 +70,7 @@ TensorList gatherPerRank(RunContext& ctx, Issue issue) {
       out[0].push_back(ctx.outputs.get(ctx.node, slot++, t.sizes(), t.options()));
     }
     TensorList in{t};
-    run(issue(out, in));
+    run(ctx, issue(out, in));
     results.insert(results.end(), out[0].begin(), out[0].end());
   }
   return results;
@@ -84,7 +87,7 @@ TensorList allGatherIntoTensor(RunContext& ctx) {
   size_t slot = 0;
   for (at::Tensor t : ctx.inputs) {
     at::Tensor out = ctx.outputs.get(ctx.node, slot++, {t.numel() * groupSize(ctx)}, t.options());
-    run(ctx.group._allgather_base(out, t, c10d::AllgatherOptions{}));
+    run(ctx, ctx.group._allgather_base(out, t, c10d::AllgatherOptions{}));
     results.push_back(out);
   }
   return results;
@@ -106,7 +109,7 @@ TensorList reduceScatter(RunContext& ctx) {
   for (TensorList& chunks : scatterChunks(ctx)) {
     TensorList out{ctx.outputs.get(ctx.node, slot++, chunks[0].sizes(), chunks[0].options())};
     std::vector<TensorList> in{chunks};
-    run(ctx.group.reduce_scatter(out, in, c10d::ReduceScatterOptions{}));
+    run(ctx, ctx.group.reduce_scatter(out, in, c10d::ReduceScatterOptions{}));
     results.push_back(out[0]);
   }
   return results;
@@ -117,7 +120,7 @@ TensorList reduceScatterTensor(RunContext& ctx) {
   size_t slot = 0;
   for (at::Tensor t : ctx.inputs) {
     at::Tensor out = ctx.outputs.get(ctx.node, slot++, {t.numel() / groupSize(ctx)}, t.options());
-    run(ctx.group._reduce_scatter_base(out, t, c10d::ReduceScatterOptions{}));
+    run(ctx, ctx.group._reduce_scatter_base(out, t, c10d::ReduceScatterOptions{}));
     results.push_back(out);
   }
   return results;
@@ -134,7 +137,7 @@ TensorList allToAllSingle(RunContext& ctx) {
       sizes[0] = std::accumulate(out_split.begin(), out_split.end(), int64_t{0});
     }
     at::Tensor out = ctx.outputs.get(ctx.node, slot++, sizes, t.options());
-    run(ctx.group.alltoall_base(out, t, out_split, in_split, c10d::AllToAllOptions{}));
+    run(ctx, ctx.group.alltoall_base(out, t, out_split, in_split, c10d::AllToAllOptions{}));
     results.push_back(out);
   }
   return results;
@@ -146,7 +149,7 @@ TensorList allToAll(RunContext& ctx) {
   for (size_t i = 0; i < in.size(); ++i) {
     out.push_back(ctx.outputs.get(ctx.node, i, in[i].sizes(), in[i].options()));
   }
-  run(ctx.group.alltoall(out, in, c10d::AllToAllOptions{}));
+  run(ctx, ctx.group.alltoall(out, in, c10d::AllToAllOptions{}));
   return out;
 }
 
@@ -165,7 +168,7 @@ TensorList gather(RunContext& ctx) {
       }
     }
     TensorList in{t};
-    run(ctx.group.gather(out, in, c10d::GatherOptions{}));
+    run(ctx, ctx.group.gather(out, in, c10d::GatherOptions{}));
     if (root) results.insert(results.end(), out[0].begin(), out[0].end());
   }
   return results;
@@ -179,7 +182,7 @@ TensorList scatter(RunContext& ctx) {
     TensorList out{ctx.outputs.get(ctx.node, slot++, chunks[0].sizes(), chunks[0].options())};
     std::vector<TensorList> in;
     if (root) in.push_back(chunks);
-    run(ctx.group.scatter(out, in, c10d::ScatterOptions{}));
+    run(ctx, ctx.group.scatter(out, in, c10d::ScatterOptions{}));
     results.push_back(out[0]);
   }
   return results;
@@ -195,7 +198,7 @@ TensorList allGatherIntoTensorViaList(RunContext& ctx) {
     at::Tensor out = ctx.outputs.get(ctx.node, slot++, {t.numel() * groupSize(ctx)}, t.options());
     std::vector<TensorList> views{out.chunk(groupSize(ctx))};
     TensorList in{t.flatten()};
-    run(ctx.group.allgather(views, in, c10d::AllgatherOptions{}));
+    run(ctx, ctx.group.allgather(views, in, c10d::AllgatherOptions{}));
     results.push_back(out);
   }
   return results;
@@ -208,7 +211,7 @@ TensorList reduceScatterTensorViaList(RunContext& ctx) {
     at::Tensor out = ctx.outputs.get(ctx.node, slot++, {t.numel() / groupSize(ctx)}, t.options());
     TensorList outs{out};
     std::vector<TensorList> in{t.flatten().chunk(groupSize(ctx))};
-    run(ctx.group.reduce_scatter(outs, in, c10d::ReduceScatterOptions{}));
+    run(ctx, ctx.group.reduce_scatter(outs, in, c10d::ReduceScatterOptions{}));
     results.push_back(out);
   }
   return results;
@@ -222,7 +225,8 @@ at::Tensor reduceScatterOneViaAllToAll(RunContext& ctx, at::Tensor flat, size_t 
   const int64_t g = groupSize(ctx);
   at::Tensor received = ctx.outputs.get(ctx.node, slot, {flat.numel()}, flat.options());
   std::vector<int64_t> even;  // no split sizes: equal chunks
-  run(ctx.group.alltoall_base(received, flat, even, even, c10d::AllToAllOptions{}));
+  // The local sum needs what arrived: wait here even for an async caller.
+  ctx.group.alltoall_base(received, flat, even, even, c10d::AllToAllOptions{})->wait();
   return received.view({g, flat.numel() / g}).sum(0);
 }
 
@@ -256,7 +260,7 @@ TensorList allToAllViaSingle(RunContext& ctx) {
   }
   at::Tensor send = at::cat(flat);
   at::Tensor received = ctx.outputs.get(ctx.node, 0, send.sizes(), send.options());
-  run(ctx.group.alltoall_base(received, send, splits, splits, c10d::AllToAllOptions{}));
+  run(ctx, ctx.group.alltoall_base(received, send, splits, splits, c10d::AllToAllOptions{}));
   TensorList out;
   int64_t at_row = 0;
   for (const at::Tensor& t : ctx.inputs) {
@@ -267,7 +271,7 @@ TensorList allToAllViaSingle(RunContext& ctx) {
 }
 
 TensorList barrier(RunContext& ctx) {
-  run(ctx.group.barrier(c10d::BarrierOptions{}));
+  run(ctx, ctx.group.barrier(c10d::BarrierOptions{}));
   return {};
 }
 

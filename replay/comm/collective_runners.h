@@ -31,6 +31,11 @@ struct RunContext {
   const std::vector<at::Tensor>& inputs;
   OutputCache& outputs;
   int64_t node;
+  // Non-null: the runner leaves the works it issued here instead of waiting
+  // for them (an asynchronous collective; the caller waits later). A runner
+  // that needs its results to finish (a local sum after an all_to_all)
+  // waits anyway.
+  std::vector<WorkHandle>* deferred = nullptr;
 };
 
 using CollectiveRunner = std::vector<at::Tensor> (*)(RunContext& ctx);

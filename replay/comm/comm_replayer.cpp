@@ -1,6 +1,7 @@
 #include "replay/comm/comm_replayer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -33,6 +34,34 @@ struct CommReplayer::Impl {
   std::map<Collective, std::string> unsupported;
   std::vector<std::string> notes;
   CollectiveObserver* observer = nullptr;
+
+  // Issued, not yet waited for: its works and the storages it reads and
+  // writes (data pointers of the payload and of the results).
+  struct Pending {
+    std::vector<WorkHandle> works;
+    std::vector<const void*> storages;
+    std::string what;  // "node 12 (c10d::allreduce_) all_reduce", for errors
+  };
+  std::vector<Pending> pending;
+  bool async = false;  // distributed Gloo
+
+  static void addStorages(const std::vector<at::Tensor>& tensors, std::vector<const void*>& out) {
+    for (const at::Tensor& t : tensors) {
+      if (t.defined() && t.has_storage()) out.push_back(t.storage().data());
+    }
+  }
+
+  void finish(Pending& p) {
+    try {
+      for (WorkHandle& w : p.works) w->wait();
+    } catch (const c10::Error& e) {
+      throw RuntimeFailure(p.what + " failed: " + firstLine(e.what_without_backtrace()));
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw RuntimeFailure(p.what + " failed: " + firstLine(e.what()));
+    }
+  }
 
   // What replay() needs per node, worked out once.
   struct Resolved {
@@ -178,6 +207,7 @@ std::unique_ptr<CommReplayer> CommReplayer::createDistributed(std::shared_ptr<Co
   auto impl = std::make_unique<Impl>();
   impl->groups = std::move(groups);
   impl->distributed = true;
+  impl->async = impl->groups->world.name == "gloo";
   impl->probe(kinds);
   return std::unique_ptr<CommReplayer>(new CommReplayer(std::move(impl)));
 }
@@ -195,11 +225,55 @@ std::vector<std::string> CommReplayer::backendNotes() const {
 
 void CommReplayer::setObserver(CollectiveObserver* observer) { impl_->observer = observer; }
 
+bool CommReplayer::hasPending() const { return !impl_->pending.empty(); }
+
+void CommReplayer::waitForTensors(const std::vector<at::Tensor>& tensors) {
+  auto& pending = impl_->pending;
+  if (pending.empty()) return;
+  std::vector<const void*> wanted;
+  Impl::addStorages(tensors, wanted);
+  // In issue order: a later collective can depend on an earlier one.
+  for (size_t i = 0; i < pending.size();) {
+    const auto& st = pending[i].storages;
+    const bool touches = std::any_of(st.begin(), st.end(), [&](const void* p) {
+      return std::find(wanted.begin(), wanted.end(), p) != wanted.end();
+    });
+    if (!touches) {
+      ++i;
+      continue;
+    }
+    Impl::Pending done = std::move(pending[i]);
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+    impl_->finish(done);
+  }
+}
+
+void CommReplayer::waitAll() {
+  auto pending = std::move(impl_->pending);
+  impl_->pending.clear();
+  for (Impl::Pending& p : pending) impl_->finish(p);
+}
+
 bool CommReplayer::canReplay(const core::Node& node, std::string* reason) const {
   Impl::Resolved unused;
   const std::string why = impl_->resolve(node, unused);
   if (!why.empty() && reason) *reason = why;
   return why.empty();
+}
+
+// The last of `works` to complete marks the call's completion, timed on the
+// backend's thread by the futures' callbacks (waiting later would time the
+// wait, not the collective).
+static void watchCompletion(std::vector<WorkHandle>& works, CollectiveObserver* observer,
+                            size_t call) {
+  auto remaining = std::make_shared<std::atomic<size_t>>(works.size());
+  for (WorkHandle& w : works) {
+    w->getFuture()->addCallback([remaining, observer, call](c10::ivalue::Future&) {
+      if (remaining->fetch_sub(1) == 1) {
+        observer->completedAt(call, std::chrono::steady_clock::now());
+      }
+    });
+  }
 }
 
 std::vector<at::Tensor> CommReplayer::replay(const core::Node& node,
@@ -232,17 +306,41 @@ std::vector<at::Tensor> CommReplayer::replay(const core::Node& node,
       spec.out_split = s.out;
     }
   }
+  // A collective that reads or writes what an earlier one still works on
+  // waits for it first.
+  waitForTensors(payload);
   const bool observed = impl_->observer && spec.kind != Collective::kWait;
-  if (observed) impl_->observer->arrive(node, spec.kind);
+  const size_t call = observed ? impl_->observer->arrive(node, spec.kind) : 0;
+  const bool async = impl_->async && spec.kind != Collective::kWait;
+  std::vector<WorkHandle> works;
   std::vector<at::Tensor> out;
   try {
-    out = impl_->run(r.runner, *r.group, spec, payload, node.id);
+    RunContext ctx{*r.group->group, spec, payload, impl_->outputs, node.id,
+                   async ? &works : nullptr};
+    out = r.runner(ctx);
   } catch (const c10::Error& e) {
     throw RuntimeFailure(nodeLabel(node) + ": c10d " + r.group->name + " " +
                          collectiveInfo(spec.kind).name +
                          " failed: " + firstLine(e.what_without_backtrace()));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Gloo's transport errors (a peer gone: "Connection reset by peer") come
+    // as gloo::IoException, not c10::Error.
+    throw RuntimeFailure(nodeLabel(node) + ": c10d " + r.group->name + " " +
+                         collectiveInfo(spec.kind).name + " failed: " + firstLine(e.what()));
   }
-  if (observed) impl_->observer->complete(node);
+  if (async && !works.empty()) {
+    Impl::Pending p;
+    p.what = nodeLabel(node) + ": c10d " + r.group->name + " " + collectiveInfo(spec.kind).name;
+    Impl::addStorages(payload, p.storages);
+    Impl::addStorages(out, p.storages);
+    if (observed) watchCompletion(works, impl_->observer, call);
+    p.works = std::move(works);
+    impl_->pending.push_back(std::move(p));
+  } else if (observed) {
+    impl_->observer->complete(call);
+  }
   return out;
 }
 

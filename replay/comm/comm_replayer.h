@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,8 +24,13 @@ struct CommGroups;  // replay/comm/c10d_backend.h
 class CollectiveObserver {
  public:
   virtual ~CollectiveObserver() = default;
-  virtual void arrive(const core::Node& node, Collective kind) = 0;  // before it is issued
-  virtual void complete(const core::Node& node) = 0;  // once it completed on this rank
+  // Before it is issued; returns an id for the completion.
+  virtual size_t arrive(const core::Node& node, Collective kind) = 0;
+  // Right after it was issued and waited for on the issuing thread (for
+  // NCCL the wait orders the current stream after it: a device-side mark).
+  virtual void complete(size_t call) = 0;
+  // When an asynchronous collective completed, from the backend's thread.
+  virtual void completedAt(size_t call, std::chrono::steady_clock::time_point when) = 0;
 };
 
 class CommReplayer {
@@ -62,6 +68,16 @@ class CommReplayer {
   std::vector<std::string> backendNotes() const;
   // Not owned; nullptr: none.
   void setObserver(CollectiveObserver* observer);
+
+  // Gloo collectives of a distributed replay run asynchronously, as
+  // DistributedDataParallel issues its gradient all-reduces while backward
+  // goes on: replay() returns once one is issued, and the replay waits for
+  // it before the first op that touches its tensors (waitForTensors) and at
+  // the end of each iteration (waitAll). NCCL needs none of this: its wait
+  // only orders the device stream.
+  bool hasPending() const;
+  void waitForTensors(const std::vector<at::Tensor>& tensors);
+  void waitAll();
 
  private:
   struct Impl;

@@ -1,6 +1,6 @@
-// Timestamps on the timeline a replay's work runs on, relative to an origin:
-// the host's clock on a CPU, CUDA events on a GPU (where calls return before
-// their kernels ran). A distributed replay marks each collective's arrival
+// Timestamps on a GPU's timeline, relative to an origin: CUDA events, since
+// calls return before their kernels ran (on a CPU the host's clock is the
+// timeline). A distributed replay on CUDA marks each collective's arrival
 // and completion with one, per rank. Torch-free.
 #pragma once
 
@@ -22,7 +22,6 @@ class MarkClock {
   virtual std::vector<double> resolveUs() = 0;
 };
 
-std::unique_ptr<MarkClock> makeSteadyMarkClock();
 // Events on `stream` (a cudaStream_t; nullptr = the legacy default stream,
 // which LibTorch's current stream is unless a replay switched streams) of
 // device `device`. Throws UnavailableError like requireCudaDevice().

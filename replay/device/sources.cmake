@@ -9,8 +9,7 @@
 set(_tt_dev ${CMAKE_CURRENT_LIST_DIR})
 set(TRACETWIN_REPLAY_DEVICE_SOURCES
   ${_tt_dev}/kernel_attribution.cpp
-  ${_tt_dev}/device_timer.cpp
-  ${_tt_dev}/mark_clock.cpp)
+  ${_tt_dev}/device_timer.cpp)
 set(TRACETWIN_REPLAY_DEVICE_LIBS "")
 set(TRACETWIN_REPLAY_DEVICE_DEFINITIONS "")
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -66,13 +68,19 @@ struct RankSession::Impl : comm::CollectiveObserver {
   std::unique_ptr<device::MarkClock> clock;
   std::vector<CollectiveStep> sequence;
   std::unordered_map<core::NodeId, size_t> step_of_node;  // node -> index in `sequence`
-  // The current iteration: per call, the step and the arrive/complete marks.
+  // The current iteration's collective calls. On a CPU the times are the
+  // host's (an async Gloo collective completes on Gloo's thread); on CUDA
+  // they are event marks on the device's timeline (MarkClock indices).
   struct Call {
     size_t step = 0;
-    size_t arrive = 0;
-    size_t complete = 0;
+    Clock::time_point arrive_at, complete_at;
+    size_t arrive_mark = 0, complete_mark = 0;
+    bool completed = false;
   };
-  std::vector<Call> calls;
+  std::mutex calls_mutex;  // completedAt() comes from Gloo's threads
+  std::deque<Call> calls;
+  Clock::time_point origin_at;
+  bool device_marks = false;  // CUDA: MarkClock events
   std::vector<size_t> call_steps;  // the steps of the first measured iteration's calls
   RankTimes times;
   double origin_us = 0;  // this iteration's origin on the monotonic clock
@@ -83,17 +91,70 @@ struct RankSession::Impl : comm::CollectiveObserver {
   int rank() const { return options.env.rank; }
   int world() const { return options.env.world_size; }
 
-  void arrive(const core::Node& node, comm::Collective /*kind*/) override {
+  size_t arrive(const core::Node& node, comm::Collective /*kind*/) override {
     in_collective = &node;
     auto it = step_of_node.find(node.id);
     Call call;
     call.step = it == step_of_node.end() ? sequence.size() : it->second;
-    call.arrive = clock->mark();
+    if (device_marks) {
+      call.arrive_mark = clock->mark();
+    } else {
+      call.arrive_at = Clock::now();
+    }
+    std::lock_guard<std::mutex> lock(calls_mutex);
     calls.push_back(call);
+    return calls.size() - 1;
   }
-  void complete(const core::Node& /*node*/) override {
-    calls.back().complete = clock->mark();
+  void complete(size_t id) override {
+    const size_t mark = device_marks ? clock->mark() : 0;
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(calls_mutex);
+    Call& c = calls.at(id);
+    c.complete_mark = mark;
+    c.complete_at = now;
+    c.completed = true;
     in_collective = nullptr;
+  }
+  void completedAt(size_t id, Clock::time_point when) override {
+    std::lock_guard<std::mutex> lock(calls_mutex);
+    Call& c = calls.at(id);
+    c.complete_at = when;
+    c.completed = true;
+  }
+
+  // The iteration's calls as marks relative to its origin. The replay waited
+  // for every collective before the iteration ended; a completion callback
+  // may still be on its way from Gloo's thread for a moment.
+  std::vector<CallMarks> iterationMarks(std::vector<size_t>& steps) {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(calls_mutex);
+        if (std::all_of(calls.begin(), calls.end(), [](const Call& c) { return c.completed; }))
+          break;
+      }
+      if (Clock::now() > deadline) {
+        throw RuntimeFailure(fmt::format("rank {}: a collective of this iteration never reported "
+                                         "its completion",
+                                         rank()));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    std::lock_guard<std::mutex> lock(calls_mutex);
+    std::vector<CallMarks> marks;
+    const std::vector<double> us = device_marks ? clock->resolveUs() : std::vector<double>{};
+    const auto since = [&](Clock::time_point t) {
+      return std::chrono::duration<double, std::micro>(t - origin_at).count();
+    };
+    for (const Call& c : calls) {
+      if (device_marks) {
+        marks.push_back({us.at(c.arrive_mark), us.at(c.complete_mark)});
+      } else {
+        marks.push_back({since(c.arrive_at), since(c.complete_at)});
+      }
+      steps.push_back(c.step);
+    }
+    return marks;
   }
 
   void set(const char* what, const std::string& value) { store->set(key(what, rank()), bytesOf(value)); }
@@ -218,7 +279,8 @@ void RankSession::prepare(const core::Graph& graph, const std::vector<core::Node
   s.comm = comm::CommReplayer::createDistributed(s.groups, kinds);
   s.comm->setObserver(&s);
   const int cuda = device::cudaIndexFromDevice(s.options.device);
-  s.clock = cuda >= 0 ? device::makeCudaEventMarkClock(cuda) : device::makeSteadyMarkClock();
+  s.device_marks = cuda >= 0;
+  if (s.device_marks) s.clock = device::makeCudaEventMarkClock(cuda);
   s.phase = "the replay";
 }
 
@@ -233,25 +295,25 @@ void RankSession::beginIteration() {
   try {
     s.groups->world.group->barrier(c10d::BarrierOptions{})->wait();
   } catch (const c10::Error& e) {
-    throw PeerFailure(fmt::format("rank {}: the barrier before an iteration failed: {}", s.rank(),
-                                  firstLine(e.what_without_backtrace())));
+    throw RuntimeFailure(firstLine(e.what_without_backtrace()));  // explained by the caller
+  } catch (const std::exception& e) {  // gloo::IoException: a peer is gone
+    throw RuntimeFailure(firstLine(e.what()));
   }
   s.phase = "the replay";
-  s.calls.clear();
-  s.clock->origin();
-  s.origin_us = std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+  {
+    std::lock_guard<std::mutex> lock(s.calls_mutex);
+    s.calls.clear();
+  }
+  if (s.device_marks) s.clock->origin();
+  s.origin_at = Clock::now();
+  s.origin_us = std::chrono::duration<double, std::micro>(s.origin_at.time_since_epoch()).count();
 }
 
 void RankSession::endIteration(bool measured, double iteration_ms) {
   Impl& s = *impl_;
   if (!measured) return;
-  const std::vector<double> us = s.clock->resolveUs();
-  std::vector<CallMarks> marks;
   std::vector<size_t> steps;
-  for (const Impl::Call& c : s.calls) {
-    marks.push_back({us.at(c.arrive), us.at(c.complete)});
-    steps.push_back(c.step);
-  }
+  std::vector<CallMarks> marks = s.iterationMarks(steps);
   if (s.times.calls.empty()) {
     s.call_steps = steps;
   } else if (steps != s.call_steps) {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -118,7 +119,11 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
 std::string rankTimesToText(const RankTimes& times) {
   std::string out = fmt::format("{} {} {}\n", times.iterations_ms.size(), times.call_groups.size(),
                                 times.host.empty() ? "-" : times.host);
-  for (const std::string& g : times.call_groups) out += (g.empty() ? "-" : g) + "\n";
+  for (std::string g : times.call_groups) {
+    // One word per name: group names only pair calls up, alike on every rank.
+    std::replace_if(g.begin(), g.end(), [](char c) { return std::isspace((unsigned char)c); }, '_');
+    out += (g.empty() ? "-" : g) + "\n";
+  }
   for (size_t i = 0; i < times.iterations_ms.size(); ++i) {
     out += fmt::format("{:.17g} {:.17g}", times.iterations_ms[i],
                        i < times.origin_us.size() ? times.origin_us[i] : 0.0);

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Distributed replay end to end (docs/distributed.md): real rank processes over Gloo on this host.
+#  - the bundled 2-rank captures (capture.py --nproc 2: DDP MLP, DDP ResNet-18, table-wise DLRM)
+#    replay every op on every rank, collectives included, under `replay --nproc 2`;
+#  - the 8 ranks of the shared DLRM trace (8 processes on 2 cores: one iteration) replay all 13
+#    collectives of each rank; only the fbgemm ops this LibTorch lacks are skipped;
+#  - the same under torchrun --no_python;
+#  - faults: a rank's trace missing, traces of different jobs, a killed rank, a hung rank, a rank
+#    that never starts: every survivor exits 4 (2 for bad input) within --comm-timeout-s + 10 s
+#    naming the rank, and no process is left behind.
+# Usage: distributed_replay.sh TRACETWIN_BINARY SOURCE_DIR SHARED_TRACES
+set -uo pipefail
+bin=${1:?usage: distributed_replay.sh TRACETWIN_BINARY SOURCE_DIR SHARED_TRACES}
+src=${2:?usage}
+shared=${3:?usage}
+data=$src/data/distributed
+work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-dist.XXXXXX")
+trap 'pkill -KILL -f "^$bin replay" 2>/dev/null; rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# check_report JSON EXPR... : each python expression over the merged report `r` must hold.
+check_report() {
+  local json=$1
+  shift
+  python3 - "$json" "$@" <<'PY' || return 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = [e for e in sys.argv[2:] if not eval(e)]
+for e in bad:
+    print("  not true of %s: %s" % (sys.argv[1], e))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# replay_ok NAME ARGS...: a replay that must succeed, its report checked by the caller.
+replay_ok() {
+  local name=$1
+  shift
+  if ! "$bin" replay "$@" --json-out "$work/$name.json" >"$work/$name.log" 2>&1; then
+    fail "$name: replay exited non-zero"
+    tail -n 20 "$work/$name.log"
+    return 1
+  fi
+}
+
+quick=(--iters 2 --warmup 1 --settle 0 --comm-timeout-s 60)
+
+# 1. The bundled 2-rank captures.
+for w in ddp_mlp ddp_resnet18 dlrm_tw; do
+  replay_ok "$w" "$data/$w.rank{rank}.et.json.gz" --nproc 2 "${quick[@]}" || continue
+  check_report "$work/$w.json" 'r["world_size"] == 2' 'r["backend"] == "gloo"' \
+    'r["launcher"] == "tracetwin"' 'len(r["ranks"]) == 2' \
+    'all(k["coverage"] == 1.0 and k["failed"] == 0 for k in r["ranks"])' \
+    'all(k["comm_ops"] >= 1 for k in r["ranks"])' \
+    'r["iteration_ms_median"] == r["iteration_ms_median"] > 0' \
+    'r["iteration_ms_median"] >= max(k["iteration_ms_median"] for k in r["ranks"]) * 0.999' \
+    'all(0 <= k["wait_ms"] <= k["comm_ms"] + 1e-9 for k in r["ranks"])' \
+    'r["original_iteration_ms"] > 0 and r["ratio"] > 0' 'r["straggler"] in (0, 1)' ||
+    fail "$w: report"
+done
+grep -q "straggler: rank" "$work/ddp_mlp.log" || fail "ddp_mlp: no straggler line in the table"
+
+# 2. DLRM on 8 ranks: 13 record_param_comms per rank (8 collectives and 5 waits) all replayed;
+#    the 7 fbgemm ops (TorchRec's embedding kernels, not in this LibTorch) are the only skips.
+replay_ok dlrm8 "$shared/dlrm_8rank/rank{rank}.et.json.gz" --nproc 8 --iters 1 --warmup 0 \
+  --settle 0 --comm-timeout-s 120 &&
+  check_report "$work/dlrm8.json" 'r["world_size"] == 8' \
+    'all(k["selected_ops"] == 493 and k["replayed_ops"] == 486 for k in r["ranks"])' \
+    'all(k["comm_ops"] == 8 and k["failed"] == 0 for k in r["ranks"])' \
+    'all(s["name"].startswith("fbgemm::") for s in r["skipped"])' ||
+  fail "dlrm_8rank: report"
+
+# 3. torchrun --no_python. Debian's torchrun (PyTorch 1.13 on Python 3.11) cannot start workers
+#    with its default --redirects/--tee (an enum change makes them None): name them.
+if command -v torchrun >/dev/null 2>&1; then
+  if torchrun --no_python --nproc_per_node 2 --standalone --redirects 2 --tee 2 \
+    "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" "${quick[@]}" \
+    --json-out "$work/torchrun.json" >"$work/torchrun.log" 2>&1; then
+    check_report "$work/torchrun.json" 'r["launcher"] == "torchrun"' 'r["world_size"] == 2' \
+      'all(k["coverage"] == 1.0 for k in r["ranks"])' || fail "torchrun: report"
+  else
+    fail "torchrun --no_python: exited non-zero"
+    tail -n 20 "$work/torchrun.log"
+  fi
+else
+  echo "torchrun not found: that case skipped"
+fi
+
+# expect_failure NAME CODE PATTERN MAX_SECONDS CMD...: the command exits CODE within
+# MAX_SECONDS, its output matches PATTERN (grep -E), and no rank process is left.
+expect_failure() {
+  local name=$1 code=$2 pattern=$3 max=$4
+  shift 4
+  local t0=$SECONDS rc
+  "$@" >"$work/$name.log" 2>&1
+  rc=$?
+  local took=$((SECONDS - t0))
+  [ "$rc" -eq "$code" ] || fail "$name: exit $rc, expected $code"
+  [ "$took" -le "$max" ] || fail "$name: took ${took} s, expected at most ${max} s"
+  grep -Eq "$pattern" "$work/$name.log" || fail "$name: no line matching /$pattern/"
+  sleep 0.5
+  if pgrep -f "^$bin replay" >/dev/null; then
+    fail "$name: processes left behind"
+  fi
+  [ "$rc" -eq "$code" ] || tail -n 20 "$work/$name.log"
+}
+
+timeout_s=5
+cp "$data"/ddp_mlp.rank0.* "$work/" # 4. rank 1's trace is missing
+expect_failure bad_path 2 "rank 1: .*ddp_mlp.rank1.et.json.gz" $((timeout_s + 10)) \
+  "$bin" replay "$work/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --comm-timeout-s $timeout_s
+grep -q "rank 0: rank 1 failed before the collective-sequence check" "$work/bad_path.log" ||
+  fail "bad_path: rank 0 does not name rank 1"
+
+mkdir -p "$work/mixed" # 5. traces of two different jobs
+ln -s "$data/ddp_mlp.rank0.et.json.gz" "$work/mixed/r0.et.json.gz"
+ln -s "$data/dlrm_tw.rank1.et.json.gz" "$work/mixed/r1.et.json.gz"
+expect_failure mismatch 2 "collective sequences differ between ranks: rank 1 differs from rank 0 at collective #0" \
+  $((timeout_s + 10)) "$bin" replay "$work/mixed/r{rank}.et.json.gz" --nproc 2 \
+  --comm-timeout-s $timeout_s
+
+# 6. a rank killed mid-replay, and 7. one that hangs (SIGSTOP): found among the launcher's
+#    children once they are replaying.
+kill_a_rank() { # SIGNAL
+  local launcher rank1
+  for _ in $(seq 100); do
+    launcher=$(pgrep -f "^$bin replay $data/ddp_mlp" | head -n 1)
+    [ -n "$launcher" ] && rank1=$(pgrep -P "$launcher" | sed -n 2p)
+    [ -n "${rank1:-}" ] && grep -q "" "/proc/$rank1/status" 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 2 # into the measured loop
+  [ -n "${rank1:-}" ] && kill "-$1" "$rank1"
+}
+kill_a_rank KILL &
+expect_failure killed 4 "rank 1 \(pid [0-9]+\) was killed by signal 9" $((timeout_s + 15)) \
+  "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
+  --comm-timeout-s $timeout_s
+wait
+grep -Eq "rank 0: failed in .*(rank\(s\) 1 sent no word|Connection)" "$work/killed.log" ||
+  fail "killed: rank 0 does not say what it was doing and who went silent"
+
+kill_a_rank STOP &
+expect_failure hung 4 "rank 1 .*it hung" $((2 * timeout_s + 25)) \
+  "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
+  --comm-timeout-s $timeout_s
+wait
+grep -q "rank(s) 1 sent no word" "$work/hung.log" || fail "hung: rank 0 does not name rank 1"
+
+# 8. a rank that never starts: rank 0 of 2 launched by hand, as torchrun would.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+expect_failure never_started 4 "rank\(s\) 1 did not reach the collective-sequence check" \
+  $((timeout_s + 10)) env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
+  "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --comm-timeout-s $timeout_s
+
+# 9. {rank} without a distributed launch is a usage error.
+expect_failure no_launch 2 "needs one process per rank" 10 \
+  "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz"
+
+if [ "$failures" -gt 0 ]; then
+  echo "distributed_replay: $failures failure(s)"
+  exit 1
+fi
+echo "distributed_replay: all cases passed"
