@@ -157,7 +157,31 @@ struct RankSession::Impl : comm::CollectiveObserver {
     return marks;
   }
 
-  void set(const char* what, const std::string& value) { store->set(key(what, rank()), bytesOf(value)); }
+  // Store calls: when the store's host is gone they throw c10d's socket
+  // errors, which say nothing of ranks; this says who hosted it.
+  template <typename Call>
+  auto onStore(Call call) -> decltype(call()) {
+    try {
+      return call();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw PeerFailure(fmt::format(
+          "rank {}: the rendezvous store at {}:{} stopped answering ({}); {} hosted it and is "
+          "gone",
+          rank(), options.env.master_addr, options.env.master_port, firstLine(e.what()),
+          options.env.agent_store ? "the launcher's agent" : "rank 0"));
+    }
+  }
+  void set(const char* what, const std::string& value) {
+    onStore([&] { store->set(key(what, rank()), bytesOf(value)); });
+  }
+  bool has(const std::string& k) {
+    return onStore([&] { return store->check({k}); });
+  }
+  std::string get(const std::string& k) {
+    return onStore([&] { return textOf(store->get(k)); });
+  }
 
   // Waits until every rank in `ranks` posted `what`, watching for failure
   // reports; throws PeerFailure naming the ranks that failed or stayed away.
@@ -166,13 +190,13 @@ struct RankSession::Impl : comm::CollectiveObserver {
     const auto deadline = Clock::now() + timeout;
     while (!pending.empty()) {
       for (auto it = pending.begin(); it != pending.end();) {
-        if (store->check({key(what, *it)})) {
+        if (has(key(what, *it))) {
           it = pending.erase(it);
           continue;
         }
-        if (store->check({key("failed", *it)})) {
+        if (has(key("failed", *it))) {
           throw PeerFailure(fmt::format("rank {}: rank {} failed before {}: {}", rank(), *it,
-                                        step, textOf(store->get(key("failed", *it)))));
+                                        step, get(key("failed", *it))));
         }
         ++it;
       }
@@ -220,8 +244,8 @@ std::shared_ptr<RankSession> RankSession::connect(const RankSessionOptions& opti
   store_options.timeout = impl->timeout;
   try {
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-  } catch (const c10::Error& e) {
-    const std::string why = firstLine(e.what_without_backtrace());
+  } catch (const std::exception& e) {  // c10::Error, or c10d's socket errors
+    const std::string why = firstLine(e.what());
     if (env.hostsStore()) {
       throw RuntimeFailure(fmt::format("rank 0 cannot host the rendezvous store on {}:{}: {}",
                                        env.master_addr, env.master_port, why));
@@ -248,7 +272,7 @@ void RankSession::prepare(const core::Graph& graph, const std::vector<core::Node
   std::vector<std::vector<CollectiveStep>> by_rank;
   std::set<comm::Collective> kinds{comm::Collective::kWait};
   for (int r = 0; r < s.world(); ++r) {
-    by_rank.push_back(sequenceFromText(textOf(s.store->get(key("sequence", r))),
+    by_rank.push_back(sequenceFromText(s.get(key("sequence", r)),
                                        fmt::format("rank {}", r)));
     for (const CollectiveStep& step : by_rank.back()) {
       if (const comm::CollectiveInfo* info = comm::findCollective(step.name)) {
@@ -339,7 +363,7 @@ DistributedSummary RankSession::finish() {
   std::vector<RankTimes> all;
   for (int r = 0; r < s.world(); ++r) {
     all.push_back(
-        rankTimesFromText(textOf(s.store->get(key("times", r))), fmt::format("rank {}", r)));
+        rankTimesFromText(s.get(key("times", r)), fmt::format("rank {}", r)));
   }
   const StepTimes split = splitWaits(all);
   DistributedSummary d;
@@ -381,7 +405,7 @@ std::vector<std::string> RankSession::gatherReports(const std::string& mine) {
   if (s.rank() != 0) return {};
   s.awaitRanks("report", s.allRanks(), "the gathering of reports");
   std::vector<std::string> out;
-  for (int r = 0; r < s.world(); ++r) out.push_back(textOf(s.store->get(key("report", r))));
+  for (int r = 0; r < s.world(); ++r) out.push_back(s.get(key("report", r)));
   return out;
 }
 

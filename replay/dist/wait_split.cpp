@@ -41,6 +41,27 @@ void checkShapes(const std::vector<RankTimes>& ranks) {
   }
 }
 
+// The time covered by a set of intervals: overlapping asynchronous
+// collectives (DDP's buckets in flight together) count once.
+double unionLength(std::vector<std::pair<double, double>>& spans) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0, start = 0, end = 0;
+  bool open = false;
+  for (const auto& [a, b] : spans) {
+    if (b <= a) continue;
+    if (open && a <= end) {
+      end = std::max(end, b);
+      continue;
+    }
+    if (open) total += end - start;
+    start = a;
+    end = b;
+    open = true;
+  }
+  if (open) total += end - start;
+  return total;
+}
+
 bool sameClock(const RankTimes& a, const RankTimes& b, size_t iteration) {
   return !a.host.empty() && a.host == b.host && iteration < a.origin_us.size() &&
          iteration < b.origin_us.size();
@@ -79,7 +100,7 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
     std::vector<std::vector<double>> waits(calls), transfers(calls);
     std::vector<double> comm, wait, transfer;
     for (size_t i = 0; i < iterations; ++i) {
-      double comm_us = 0, wait_us = 0, transfer_us = 0;
+      std::vector<std::pair<double, double>> comm_spans, wait_spans, transfer_spans;
       for (size_t c = 0; c < calls; ++c) {
         const CallMarks& mine = me.calls[i][c];
         double last_arrival = mine.arrive_us;
@@ -96,13 +117,13 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
         const double t = span - w;
         waits[c].push_back(w);
         transfers[c].push_back(t);
-        comm_us += std::max(0.0, mine.end_us - mine.arrive_us);
-        wait_us += w;
-        transfer_us += t;
+        comm_spans.emplace_back(mine.arrive_us, mine.arrive_us + span);
+        wait_spans.emplace_back(mine.arrive_us, mine.arrive_us + w);
+        transfer_spans.emplace_back(mine.arrive_us + w, mine.arrive_us + span);
       }
-      comm.push_back(comm_us / 1000.0);
-      wait.push_back(wait_us / 1000.0);
-      transfer.push_back(transfer_us / 1000.0);
+      comm.push_back(unionLength(comm_spans) / 1000.0);
+      wait.push_back(unionLength(wait_spans) / 1000.0);
+      transfer.push_back(unionLength(transfer_spans) / 1000.0);
     }
     RankSplit split;
     split.comm_ms = core::median(comm);

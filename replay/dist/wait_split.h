@@ -37,10 +37,13 @@ struct CallSplit {
   double transfer_us = 0;  // median over iterations
 };
 
+// Per iteration, the time covered by the calls' intervals (overlapping
+// asynchronous collectives count once, so none exceeds the iteration), then
+// the median over iterations.
 struct RankSplit {
-  double comm_ms = 0;      // median over iterations of the calls' summed end - arrive
-  double wait_ms = 0;      // median of the summed waits
-  double transfer_ms = 0;  // median of the summed transfers
+  double comm_ms = 0;      // [arrive, end] of every call
+  double wait_ms = 0;      // [arrive, last arrival]
+  double transfer_ms = 0;  // [last arrival, end]
   std::vector<CallSplit> calls;
 };
 

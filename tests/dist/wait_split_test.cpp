@@ -69,6 +69,21 @@ TEST(WaitSplit, CallsMatchByPositionWithinTheirGroup) {
   EXPECT_DOUBLE_EQ(s.ranks[2].calls[0].wait_us, 0);
 }
 
+TEST(WaitSplit, OverlappingCollectivesCountOnceInTheRanksTotals) {
+  // Two async all-reduces in flight together (DDP buckets): 100-400 and
+  // 300-500 cover 400 us, not 500; the peer arrives at 150 and 450.
+  RankTimes a, b;
+  a.iterations_ms = b.iterations_ms = {1};
+  a.call_groups = b.call_groups = {"", ""};
+  a.calls = {{{100, 400}, {300, 500}}};
+  b.calls = {{{150, 400}, {450, 500}}};
+  const StepTimes s = splitWaits({a, b});
+  EXPECT_DOUBLE_EQ(s.ranks[0].comm_ms, 0.4);
+  EXPECT_DOUBLE_EQ(s.ranks[0].wait_ms, 0.05 + 0.15);  // 100-150 and 300-450
+  EXPECT_DOUBLE_EQ(s.ranks[0].calls[1].transfer_us, 50);
+  EXPECT_NEAR(s.ranks[0].transfer_ms, 0.25 + 0.05, 1e-12);  // 150-400 and 450-500
+}
+
 TEST(WaitSplit, StepIsTheSlowestRankPerIterationThenTheMedian) {
   RankTimes a, b;
   a.call_groups = b.call_groups = {};
