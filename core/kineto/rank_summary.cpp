@@ -1,5 +1,7 @@
 #include "core/kineto/rank_summary.h"
 
+#include "core/intervals.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -33,24 +35,6 @@ Window findWindow(const KinetoTrace& trace, const TraceIndex& index, const Linke
 
 }  // namespace
 
-double unionLength(std::vector<std::pair<double, double>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  double total = 0, cur_start = 0, cur_end = 0;
-  bool open = false;
-  for (const auto& [s, e] : intervals) {
-    if (open && s <= cur_end) {
-      cur_end = std::max(cur_end, e);
-      continue;
-    }
-    if (open) total += cur_end - cur_start;
-    cur_start = s;
-    cur_end = e;
-    open = true;
-  }
-  if (open) total += cur_end - cur_start;
-  return total;
-}
-
 RankSummary summarizeRank(const KinetoTrace& trace, const LinkedTimeline* linked) {
   RankSummary out;
   out.kineto_source = trace.source_path;
@@ -74,9 +58,9 @@ RankSummary summarizeRank(const KinetoTrace& trace, const LinkedTimeline* linked
       ++out.gpu_activities;
     }
   }
-  out.compute_ms = unionLength(compute) / 1000.0;
-  out.comm_ms = unionLength(comm) / 1000.0;
-  out.gpu_busy_ms = unionLength(all) / 1000.0;
+  out.compute_ms = core::unionLength(compute) / 1000.0;
+  out.comm_ms = core::unionLength(comm) / 1000.0;
+  out.gpu_busy_ms = core::unionLength(all) / 1000.0;
   out.overlap_ms = std::max(0.0, out.compute_ms + out.comm_ms - out.gpu_busy_ms);
   out.exposed_comm_ms = out.comm_ms - out.overlap_ms;
   return out;

@@ -40,7 +40,4 @@ struct SpreadStat {
 };
 SpreadStat spreadOf(const std::vector<RankSummary>& ranks, double RankSummary::*field);
 
-// Total length of the union of [start, end) intervals (microseconds).
-double unionLength(std::vector<std::pair<double, double>> intervals);
-
 }  // namespace tracetwin::core::kineto

@@ -12,6 +12,8 @@
 // op starts 150-860 us after the other thread's last op ended, profiled).
 #include "predictors/simulation/critical_path.h"
 
+#include "core/intervals.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -27,33 +29,17 @@ struct Interval {
 };
 
 // Length of the union of [start, end) intervals (sorted by start).
-double unionLength(std::vector<std::pair<double, double>> iv) {
-  std::sort(iv.begin(), iv.end());
-  double total = 0, cur_s = 0, cur_e = -1;
-  for (const auto& [s, e] : iv) {
-    if (s > cur_e) {
-      if (cur_e > cur_s) total += cur_e - cur_s;
-      cur_s = s;
-      cur_e = e;
-    } else {
-      cur_e = std::max(cur_e, e);
-    }
-  }
-  if (cur_e > cur_s) total += cur_e - cur_s;
-  return total;
-}
-
 void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
   std::vector<std::pair<double, double>> all, comm, compute;
   for (const Interval& i : iv) {
     all.push_back({i.start, i.end});
     (i.comm ? comm : compute).push_back({i.start, i.end});
   }
-  r->device_active_us = unionLength(all);
+  r->device_active_us = core::unionLength(all);
   r->device_idle_us = std::max(0.0, iteration - r->device_active_us);
   // Exposed communication: comm time not hidden under compute, i.e.
   // |comm U compute| - |compute|.
-  r->exposed_comm_us = std::max(0.0, r->device_active_us - unionLength(compute));
+  r->exposed_comm_us = std::max(0.0, r->device_active_us - core::unionLength(compute));
   // CPU-bound: device gaps that end with a kernel waiting for its launch (or
   // for a stream that was itself launch-limited), plus the tail after the
   // last kernel while the CPU finishes. Gaps that end on a rank arrival are

@@ -1,5 +1,7 @@
 #include "replay/device/kernel_attribution.h"
 
+#include "core/intervals.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -66,26 +68,6 @@ std::vector<CollectedKernel> attributeActivities(const ActivityBatch& batch,
   std::stable_sort(kernels.begin(), kernels.end(), startsBefore);
   if (counts_out) *counts_out = counts;
   return kernels;
-}
-
-uint64_t unionLengthNs(std::vector<std::pair<uint64_t, uint64_t>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  uint64_t total = 0;
-  bool open = false;
-  uint64_t cur_start = 0, cur_end = 0;
-  for (const auto& [start, end] : intervals) {
-    if (end <= start) continue;
-    if (open && start <= cur_end) {
-      cur_end = std::max(cur_end, end);
-      continue;
-    }
-    if (open) total += cur_end - cur_start;
-    cur_start = start;
-    cur_end = end;
-    open = true;
-  }
-  if (open) total += cur_end - cur_start;
-  return total;
 }
 
 namespace {
@@ -156,16 +138,16 @@ IterationDeviceTime summarizeDeviceTime(const std::vector<CollectedKernel>& kern
       it->second.inclusive_sum += k.durationNs();
     }
   }
-  out.busy_union_ns = unionLengthNs(std::move(all));
-  out.attributed_union_ns = unionLengthNs(std::move(attributed));
+  out.busy_union_ns = core::unionLength(std::move(all));
+  out.attributed_union_ns = core::unionLength(std::move(attributed));
   out.span_ns = kernels.empty() ? 0 : last - first;
   out.covered_share = out.busy_union_ns == 0
                           ? 1.0
                           : static_cast<double>(out.attributed_union_ns) / out.busy_union_ns;
   for (uint64_t op : order) {
     OpAccumulator& acc = ops.at(op);
-    acc.time.union_ns = unionLengthNs(std::move(acc.own));
-    acc.time.inclusive_union_ns = unionLengthNs(std::move(acc.inclusive));
+    acc.time.union_ns = core::unionLength(std::move(acc.own));
+    acc.time.inclusive_union_ns = core::unionLength(std::move(acc.inclusive));
     acc.time.inclusive_sum_ns = acc.inclusive_sum;
     out.per_op.push_back(acc.time);
   }

@@ -76,7 +76,5 @@ struct IterationDeviceTime {
 IterationDeviceTime summarizeDeviceTime(const std::vector<CollectedKernel>& kernels,
                                         const std::unordered_map<uint64_t, uint64_t>& parents = {});
 
-// Length of the union of [start, end) intervals; empty intervals count 0.
-uint64_t unionLengthNs(std::vector<std::pair<uint64_t, uint64_t>> intervals);
 
 }  // namespace tracetwin::replay::device

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/intervals.h"
 #include "core/statistics.h"
 
 namespace tracetwin::replay::dist {
@@ -39,27 +40,6 @@ void checkShapes(const std::vector<RankTimes>& ranks) {
       }
     }
   }
-}
-
-// The time covered by a set of intervals: overlapping asynchronous
-// collectives (DDP's buckets in flight together) count once.
-double unionLength(std::vector<std::pair<double, double>>& spans) {
-  std::sort(spans.begin(), spans.end());
-  double total = 0, start = 0, end = 0;
-  bool open = false;
-  for (const auto& [a, b] : spans) {
-    if (b <= a) continue;
-    if (open && a <= end) {
-      end = std::max(end, b);
-      continue;
-    }
-    if (open) total += end - start;
-    start = a;
-    end = b;
-    open = true;
-  }
-  if (open) total += end - start;
-  return total;
 }
 
 bool sameClock(const RankTimes& a, const RankTimes& b, size_t iteration) {
@@ -121,9 +101,9 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
         wait_spans.emplace_back(mine.arrive_us, mine.arrive_us + w);
         transfer_spans.emplace_back(mine.arrive_us + w, mine.arrive_us + span);
       }
-      comm.push_back(unionLength(comm_spans) / 1000.0);
-      wait.push_back(unionLength(wait_spans) / 1000.0);
-      transfer.push_back(unionLength(transfer_spans) / 1000.0);
+      comm.push_back(core::unionLength(comm_spans) / 1000.0);
+      wait.push_back(core::unionLength(wait_spans) / 1000.0);
+      transfer.push_back(core::unionLength(transfer_spans) / 1000.0);
     }
     RankSplit split;
     split.comm_ms = core::median(comm);

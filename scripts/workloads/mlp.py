@@ -9,13 +9,18 @@ from _common import training_step
 DEFAULTS = {"batch": 32, "in_features": 128, "hidden": 256, "layers": 3, "classes": 10}
 
 
-def build(p):
+def make_model(p):
+    """The Linear+ReLU stack (ddp_mlp wraps the same model in DistributedDataParallel)."""
     layers, width = [], p["in_features"]
     for _ in range(p["layers"]):
         layers += [nn.Linear(width, p["hidden"]), nn.ReLU()]
         width = p["hidden"]
     layers.append(nn.Linear(width, p["classes"]))
-    model = nn.Sequential(*layers)
+    return nn.Sequential(*layers)
+
+
+def build(p):
+    model = make_model(p)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(p["batch"], p["in_features"])
     y = torch.randint(0, p["classes"], (p["batch"],))

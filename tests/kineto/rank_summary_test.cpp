@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/intervals.h"
+
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
 #include "tests/kineto/fake_traces.h"
@@ -16,9 +18,9 @@ using testing::kernel;
 using testing::launch;
 
 TEST(RankSummary, UnionLengthMergesOverlaps) {
-  EXPECT_DOUBLE_EQ(unionLength({}), 0);
-  EXPECT_DOUBLE_EQ(unionLength({{0, 10}, {5, 15}, {20, 25}}), 20);
-  EXPECT_DOUBLE_EQ(unionLength({{20, 25}, {0, 30}}), 30);
+  EXPECT_DOUBLE_EQ(core::unionLength<double>({}), 0);
+  EXPECT_DOUBLE_EQ(core::unionLength<double>({{0, 10}, {5, 15}, {20, 25}}), 20);
+  EXPECT_DOUBLE_EQ(core::unionLength<double>({{20, 25}, {0, 30}}), 30);
 }
 
 TEST(RankSummary, SplitsComputeAndCommunicationInTheStepWindow) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/intervals.h"
+
 namespace tracetwin::replay::device {
 namespace {
 
@@ -150,11 +152,11 @@ TEST(KernelAttribution, EmptyIterationCoversEverything) {
 }
 
 TEST(KernelAttribution, UnionLength) {
-  EXPECT_EQ(unionLengthNs({}), 0u);
-  EXPECT_EQ(unionLengthNs({{5, 5}}), 0u);
-  EXPECT_EQ(unionLengthNs({{0, 10}, {10, 20}}), 20u);
-  EXPECT_EQ(unionLengthNs({{0, 100}, {10, 20}, {30, 40}}), 100u);
-  EXPECT_EQ(unionLengthNs({{50, 60}, {0, 10}, {5, 15}}), 25u);
+  EXPECT_EQ(core::unionLength<uint64_t>({}), 0u);
+  EXPECT_EQ(core::unionLength<uint64_t>({{5, 5}}), 0u);
+  EXPECT_EQ(core::unionLength<uint64_t>({{0, 10}, {10, 20}}), 20u);
+  EXPECT_EQ(core::unionLength<uint64_t>({{0, 100}, {10, 20}, {30, 40}}), 100u);
+  EXPECT_EQ(core::unionLength<uint64_t>({{50, 60}, {0, 10}, {5, 15}}), 25u);
 }
 
 TEST(KernelAttribution, KindNames) {
