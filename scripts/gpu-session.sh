@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist
+#           calibrate_more compare fit dist check
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -332,13 +332,71 @@ for name in ("dist_ddp_mlp_nccl", "dist_dlrm_rank0_nccl", "dist_torchrun_nccl"):
 PY
 }
 
+# GPU accuracy check (issue 39): a fixed set of training steps captured here, fp32 and bf16
+# autocast where it applies, each replayed (replay/original) and predicted from the bundled H200
+# models scaled to this GPU's spec (predicted/original: cross-GPU on an H100, same kind on an
+# H200). One table in the summary; TT_CHECK_STEPS sets the timed steps (default 10).
+check_workloads=(
+  "cnn cnn batch=256 image=64 channels=64"
+  "encoder transformer batch=32 seq=256 d_model=512 heads=8 ffn=2048 vocab=8192"
+  "decoder decoder_lm batch=16 seq=256 d_model=512 heads=8 layers=4 vocab=8192"
+  "dlrm embbag batch=8192"
+)
+
+stage_check() {
+  ensure_build || return 1
+  mkdir -p "$res/check"
+  local gpu spec steps=${TT_CHECK_STEPS:-10}
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  spec=configs/devices/h100.yaml
+  [[ "$gpu" == *H200* ]] && spec=configs/devices/h200.yaml
+  local entry name workload params p amp tag
+  for entry in "${check_workloads[@]}"; do
+    read -r name workload params <<<"$entry"
+    local args=()
+    for p in $params; do args+=(--param "$p"); done
+    for amp in fp32 bf16; do
+      [ "$name" = dlrm ] && [ "$amp" = bf16 ] && continue  # embedding bags stay fp32 under autocast
+      tag=${name}_$amp
+      local extra=()
+      [ "$amp" = bf16 ] && extra=(--amp bf16)
+      run_logged "check_capture_$tag" python3 scripts/capture.py --workload "$workload" \
+        --name "$tag" "${args[@]}" "${extra[@]}" --device cuda --out "$res/check" \
+        --warmup 3 --steps "$steps" || continue
+      run_logged "check_replay_$tag" tt replay "$res/check/$tag.et.json.gz" --device cuda:0 \
+        --warmup 3 --iters 20 --no-cupti --json-out "$res/check/$tag.replay.json"
+      run_logged "check_predict_$tag" tt predict "$res/check/$tag.et.json.gz" \
+        --models data/models/h200 --device-spec "$spec" --json-out "$res/check/$tag.predict.json"
+    done
+  done
+  python3 - "$res/check" "$gpu" <<'PY' | tee -a "$OUT/summary.txt"
+import glob, json, os, sys
+d, gpu = sys.argv[1], sys.argv[2]
+print("check on %s: original, replay/original, predicted/original (bundled H200 models)" % gpu)
+for meta in sorted(glob.glob(os.path.join(d, "*.meta.json"))):
+    tag = os.path.basename(meta)[:-len(".meta.json")]
+    orig = json.load(open(meta))["iteration_ms"]
+    row = "%-14s original %8.3f ms" % (tag, orig)
+    for kind, key in (("replay", "iteration_ms_median"), ("predict", "iteration_ms")):
+        path = os.path.join(d, "%s.%s.json" % (tag, kind))
+        if os.path.exists(path):
+            r = json.load(open(path))
+            row += "  %s/original %.3f" % (kind, r[key] / orig)
+            if kind == "replay":
+                row += " (coverage %.4f)" % r["coverage"]
+        else:
+            row += "  %s: none" % kind
+    print(row)
+PY
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist) "stage_$stage" ;;
+      compare | fit | dist | check) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
