@@ -127,8 +127,10 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                  meta->iteration_ms, meta->device, meta->torch_version, r.device);
     }
   }
-  fmt::print("ops: {} selected, {} replayed (coverage {:.2f}%), {} skipped, {} failed\n",
-             r.selected_ops, r.replayed_ops, 100.0 * r.coverage, r.skipped.size(), r.failed.size());
+  fmt::print("ops: {} selected, {} replayed (coverage {:.2f}%), {} skipped, {} failed{}\n",
+             r.selected_ops, r.replayed_ops, 100.0 * r.coverage, r.skipped.size(), r.failed.size(),
+             r.mismatched.empty() ? ""
+                                  : fmt::format(", {} not as recorded", r.mismatched.size()));
   fmt::print("memory: peak {} live replay tensors vs {} implied by the trace",
              mib(r.peak_memory_bytes), mib(r.trace_peak_bytes));
   if (r.trace_peak_bytes > 0) {
@@ -166,6 +168,7 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
         r.placeholders.front().recorded_us);
   }
   printIssues("failed", r.failed);
+  printIssues("mismatched (ran, but not as recorded)", r.mismatched);
   if (!r.per_op.empty()) printTopOps(r);
   if (r.interrupted) fmt::print("interrupted: the report covers the iterations completed so far\n");
 }

@@ -55,6 +55,7 @@ DirectDispatchTiming timeDirectDispatch(const core::Graph& graph, int warmup_ite
   for (PreparedOp& op : plan.ops) {
     if (!op.runnable() || !op.handle) continue;
     for (int32_t s : op.transient_inputs) slots.createTransient(s);
+    for (PreparedOp& cast : op.casts) calls.push_back({*cast.handle, fixedStack(cast, slots), {}});
     Call call{*op.handle, fixedStack(op, slots), {}};
     for (const TensorArg& arg : op.args.tensors) {
       if (arg.kind != TensorArg::Kind::kTensor) continue;  // wrapped numbers are never in lists

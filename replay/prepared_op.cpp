@@ -55,6 +55,10 @@ void callPreparedOp(PreparedOp& op, SlotTable& slots) {
     }
     return;
   }
+  for (PreparedOp& cast : op.casts) {
+    callPreparedOp(cast, slots);
+    cast.stack.clear();  // its result lives on in its slot
+  }
   op.stack.assign(op.args.values.begin(), op.args.values.end());
   for (const TensorArg& arg : op.args.tensors) op.stack[arg.position] = tensorValue(arg, slots);
   op.handle->callBoxed(op.stack);

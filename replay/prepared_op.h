@@ -38,6 +38,12 @@ struct PreparedOp {
   std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> special;
   ArgumentPlan args;
   std::vector<OutputBinding> outputs;
+  // The casts an autocast op made before its inner call (core/autocast.h),
+  // called in order right before `handle` within the op's timed span; their
+  // results are bound to the recorded copies (the bf16 weight copy the
+  // backward reads, autocast's cached copies). `handle` and `args` are then
+  // the inner call's.
+  std::vector<PreparedOp> casts;
   std::vector<int32_t> transient_inputs;  // created right before the call (SlotInfo::transient)
   std::vector<int32_t> release_after;     // slots whose last use this op is
   // Reused between calls: no allocation per call. Emptied after each call

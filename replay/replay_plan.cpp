@@ -2,9 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 
+#include "core/autocast.h"
 #include "core/device_twins.h"
 #include "core/errors.h"
 #include "core/op_family.h"
@@ -69,10 +73,27 @@ void planSpecialTensors(const core::Node& node, int64_t index, TensorPlan& tenso
   }
 }
 
+// Where a tensor recorded among `node`'s inputs sits there: (input, element).
+std::pair<int32_t, int32_t> inputPosition(const core::Node& node, const core::TensorValue& t) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const core::Value& v = node.inputs[i];
+    if (v.isTensor() && v.tensor->tensor_id == t.tensor_id &&
+        v.tensor->storage_id == t.storage_id && v.tensor->dtype == t.dtype)
+      return {int32_t(i), -1};
+    for (size_t e = 0; e < v.elements.size(); ++e) {
+      const core::Value& el = v.elements[e];
+      if (el.isTensor() && el.tensor->tensor_id == t.tensor_id &&
+          el.tensor->storage_id == t.storage_id && el.tensor->dtype == t.dtype)
+        return {int32_t(i), int32_t(e)};
+    }
+  }
+  return {-1, -1};
+}
+
 class PlanBuilder {
  public:
-  PlanBuilder(const DeviceMap& devices, SpecialOpContext& context)
-      : devices_(devices), context_(context) {}
+  PlanBuilder(const core::Graph& graph, const DeviceMap& devices, SpecialOpContext& context)
+      : graph_(graph), devices_(devices), context_(context) {}
 
   void add(const core::Node& recorded, int64_t index, ReplayPlan& plan) {
     PreparedOp op;
@@ -82,7 +103,15 @@ class PlanBuilder {
     op.family = core::opFamily(recorded);
     const core::Node* node = substitute(recorded, plan, op);
     plan.nodes.push_back(node);
-    if (op.skip_reason.empty()) prepare(*node, index, plan, op);
+    if (op.skip_reason.empty()) {
+      // A twin is not autocast's inner call: substituted ops replay as rewritten.
+      auto autocast = node == &recorded ? core::findAutocastCall(graph_, recorded) : std::nullopt;
+      if (autocast) {
+        prepareAutocast(recorded, *autocast, index, plan, op);
+      } else {
+        prepare(*node, index, plan, op);
+      }
+    }
     if (!op.skip_reason.empty()) plan.skipped.push_back({op.id, op.name, op.skip_reason});
     plan.ops.push_back(std::move(op));
   }
@@ -114,34 +143,82 @@ class PlanBuilder {
       }
       return;
     }
+    auto resolved = resolveCall(node, op);
+    if (resolved) registerCall(node, *resolved, index, plan, op, nullptr);
+  }
+
+  // The casts, then the inner call, as one op (see PreparedOp::casts). A cast
+  // reads one of the outer node's inputs: its use is registered at that
+  // input's position in the outer node, so the value generators see the
+  // argument the model passed (a linear's weight, not an aten::to's self).
+  void prepareAutocast(const core::Node& outer, const core::AutocastCall& call, int64_t index,
+                       ReplayPlan& plan, PreparedOp& op) {
+    std::vector<PreparedOp> casts;
+    std::vector<ResolvedOp> resolved_casts;
+    for (core::NodeId id : call.casts) {
+      const core::Node& cast = graph_.node(id);
+      PreparedOp sub;
+      sub.index = index;
+      sub.id = id;
+      sub.name = cast.name;
+      sub.family = core::opFamily(cast);
+      auto resolved = resolveCall(cast, sub);
+      if (!resolved) {
+        op.skip_reason = fmt::format("autocast cast {} ({}): {}", id, cast.name, sub.skip_reason);
+        return;
+      }
+      casts.push_back(std::move(sub));
+      resolved_casts.push_back(std::move(*resolved));
+    }
+    const core::Node& inner = graph_.node(call.inner);
+    auto resolved = resolveCall(inner, op);
+    if (!resolved) return;
+    for (size_t c = 0; c < casts.size(); ++c) {
+      const core::Node& cast = graph_.node(call.casts[c]);
+      registerCall(cast, resolved_casts[c], index, plan, casts[c], &outer);
+    }
+    op.casts = std::move(casts);
+    registerCall(inner, *resolved, index, plan, op, nullptr);
+  }
+
+  // Resolution and a dry run of the argument conversion: nothing is
+  // registered with the tensor plan unless every call of the op converts.
+  std::optional<ResolvedOp> resolveCall(const core::Node& node, PreparedOp& op) {
     std::string reason;
     auto resolved = resolver_.resolve(node, &reason);
     if (!resolved) {
       op.skip_reason = reason;
-      return;
+      return std::nullopt;
     }
     try {
       requireKnownDtypes(node);
-      const auto& schema = resolved->handle.schema();
-      // Dry run first: a conversion error must not leave half-registered uses.
-      buildArguments(node, schema, resolved->recorded_index, devices_,
+      buildArguments(node, resolved->handle.schema(), resolved->recorded_index, devices_,
                      [](const core::TensorValue&, int32_t, int32_t) { return -1; });
-      op.args = buildArguments(node, schema, resolved->recorded_index, devices_,
-                               [&](const core::TensorValue& t, int32_t arg, int32_t element) {
-                                 return plan.tensors.useInput(t, index, arg, element);
-                               });
     } catch (const ConversionError& e) {
       op.skip_reason = e.what();
-      return;
+      return std::nullopt;
     } catch (const c10::Error& e) {
       op.skip_reason = fmt::format("argument conversion failed: {}", e.what_without_backtrace());
-      return;
+      return std::nullopt;
     }
-    if (!resolved->mapping.empty()) plan.overload_mappings.push_back(resolved->mapping);
-    op.handle = resolved->handle;
+    return resolved;
+  }
+
+  // `uses_of`: the node whose input positions the uses are registered at
+  // (null: `node`'s own).
+  void registerCall(const core::Node& node, const ResolvedOp& resolved, int64_t index,
+                    ReplayPlan& plan, PreparedOp& op, const core::Node* uses_of) {
+    op.args = buildArguments(node, resolved.handle.schema(), resolved.recorded_index, devices_,
+                             [&](const core::TensorValue& t, int32_t arg, int32_t element) {
+                               if (uses_of) std::tie(arg, element) = inputPosition(*uses_of, t);
+                               return plan.tensors.useInput(t, index, arg, element);
+                             });
+    if (!resolved.mapping.empty()) plan.overload_mappings.push_back(resolved.mapping);
+    op.handle = resolved.handle;
     bindRecordedOutputs(node, index, plan.tensors, op);
   }
 
+  const core::Graph& graph_;
   const DeviceMap& devices_;
   SpecialOpContext& context_;
   OpResolver resolver_;
@@ -211,14 +288,24 @@ void markNonNegativeInputs(ReplayPlan& plan) {
 ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::NodeId>& selected,
                            const DeviceMap& devices, SpecialOpContext& context) {
   ReplayPlan plan;
-  PlanBuilder builder(devices, context);
+  PlanBuilder builder(graph, devices, context);
   std::vector<const std::vector<core::Value>*> inputs;
   std::vector<const std::vector<core::Value>*> outputs;
+  std::deque<std::vector<core::Value>> with_casts;  // an autocast op's outputs and its casts'
   for (size_t i = 0; i < selected.size(); ++i) {
     const core::Node& node = graph.node(selected[i]);
     builder.add(node, int64_t(i), plan);
     inputs.push_back(&node.inputs);
     outputs.push_back(&node.outputs);
+    // The copies an autocast op's casts make live on after it, as in the replay.
+    if (const PreparedOp& op = plan.ops.back(); !op.casts.empty()) {
+      with_casts.push_back(node.outputs);
+      for (const PreparedOp& cast : op.casts) {
+        const auto& cast_outputs = graph.node(cast.id).outputs;
+        with_casts.back().insert(with_casts.back().end(), cast_outputs.begin(), cast_outputs.end());
+      }
+      outputs.back() = &with_casts.back();
+    }
   }
   inferUpfrontStrides(graph, selected, plan.tensors);
   plan.tensors.markTransients();

@@ -16,6 +16,7 @@
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
+#include "replay/output_check.h"
 #include "replay/page_faults.h"
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
@@ -165,6 +166,7 @@ class IterationRunner {
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
+      if (check_outputs_ && !failed_[size_t(op.index)]) checkOutputs(op);
       if (streams_) streams_->afterOp(op.index);
       op.stack.clear();  // keeps its capacity; the results live on in their slots
       for (int32_t s : op.release_after) slots_.release(s);
@@ -178,6 +180,7 @@ class IterationRunner {
     }
     if (streams_) streams_->endIteration();
     if (comm_) comm_->waitAll();  // an iteration ends with its collectives done
+    check_outputs_ = false;  // the first iteration's results, once
     const double loop_ms =
         std::chrono::duration<double, std::milli>(Clock::now() - iteration_start).count();
     const double ms = timer_->stopMs();
@@ -239,6 +242,11 @@ class IterationRunner {
     }
   }
 
+  void checkOutputs(const PreparedOp& op) {
+    std::string mismatch = outputMismatch(op, plan_.tensors, slots_);
+    if (!mismatch.empty()) result_.mismatched.push_back({op.id, op.name, std::move(mismatch)});
+  }
+
   void onFailure(const PreparedOp& op, const std::string& message) {
     int64_t bytes = -1;
     if (isOutOfMemory(message, &bytes)) {
@@ -289,6 +297,7 @@ class IterationRunner {
   bool cuda_;                           // iteration timed by device events
   StreamSwitcher* streams_;             // null: every op on the current stream
   std::vector<double> placeholder_us_;  // per op index; 0 = nothing stands in
+  bool check_outputs_ = true;           // until the first iteration has run
   Measurements m_;
   std::unique_ptr<device::DeviceTimer> timer_;
   std::unique_ptr<device::KernelCollector> collector_;
@@ -345,6 +354,10 @@ StreamPlan streamPlanFor(const ReplayPlan& plan, const ReplayOptions& options) {
       recorded[i] = it->second;
     for (const TensorArg& arg : op.args.tensors)
       inputs[i].insert(inputs[i].end(), arg.slots.begin(), arg.slots.end());
+    for (const PreparedOp& cast : op.casts) {
+      for (const TensorArg& arg : cast.args.tensors)
+        inputs[i].insert(inputs[i].end(), arg.slots.begin(), arg.slots.end());
+    }
   }
   std::vector<int64_t> def_op;
   for (const SlotInfo& slot : plan.tensors.slots()) def_op.push_back(slot.def_op);

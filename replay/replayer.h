@@ -149,6 +149,10 @@ struct ReplayResult {
   double coverage = 0;       // replayed / selected
   std::vector<OpIssue> skipped;
   std::vector<OpIssue> failed;
+  // Ops that ran but produced another dtype, shape or (where recorded)
+  // strides than the original: checked on the first iteration
+  // (replay/output_check.h). They count as replayed; the report names them.
+  std::vector<OpIssue> mismatched;
   std::vector<Substitution> substitutions;
   std::vector<Placeholder> placeholders;  // skipped ops stood in for (see ReplayOptions)
   std::vector<std::string>

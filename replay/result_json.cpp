@@ -40,6 +40,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
     j["placeholders"].push_back({{"id", p.id}, {"name", p.name}, {"recorded_us", p.recorded_us}});
   }
   j["failed"] = issues(r.failed);
+  j["mismatched"] = issues(r.mismatched);
   auto subs = nlohmann::json::array();
   for (const auto& s : r.substitutions)
     subs.push_back({{"id", s.id}, {"from", s.from}, {"to", s.to}});

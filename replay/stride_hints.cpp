@@ -26,7 +26,7 @@ bool isAsStrided(const core::Node& node) {
 }  // namespace
 
 StrideHints::Key StrideHints::keyOf(const core::TensorValue& t) {
-  return Key{t.tensor_id, t.storage_id, t.offset, t.numel, t.shape};
+  return Key{t.tensor_id, t.storage_id, t.offset, t.numel, t.shape, t.dtype};
 }
 
 StrideHints StrideHints::fromGraph(const core::Graph& graph) {

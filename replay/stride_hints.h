@@ -39,7 +39,10 @@ class StrideHints {
   size_t size() const { return count_; }
 
  private:
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>>;
+  // The dtype too: addresses are reused across dtypes (autocast's bf16 copy
+  // of a weight freed, an fp32 gradient of the same shape placed there), and
+  // a transposed bf16 view's strides say nothing about the fp32 tensor.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>, core::DType>;
   static Key keyOf(const core::TensorValue& t);
   // Per identity: (node id, strides), ascending node id.
   std::map<Key, std::vector<std::pair<core::NodeId, std::vector<int64_t>>>> hints_;

@@ -384,6 +384,36 @@ def load_workload(name):
     return importlib.import_module(name)
 
 
+def configure_amp(mode, device):
+    """Set the mixed-precision mode workloads build their steps in (scripts/workloads/_amp.py);
+    returns the mode (None: fp32)."""
+    if WORKLOAD_DIR not in sys.path:
+        sys.path.insert(0, WORKLOAD_DIR)
+    import _amp
+    try:
+        _amp.configure(mode, device)
+    except _amp.AmpError as e:
+        raise CaptureError(str(e))
+    return mode
+
+
+def check_amp_used(name):
+    import _amp
+    if _amp.mode() is not None and not _amp.used():
+        raise CaptureError("workload %s does not build its step with _common.training_step, so "
+                           "--amp %s would not apply to it" % (name, _amp.mode()))
+
+
+def amp_meta(mode, extra):
+    """The meta's "amp" entry beside the workload's own extra figures."""
+    def merged():
+        meta = (extra() if extra is not None else {})
+        meta["amp"] = {"mode": mode, "autocast": "forward and loss",
+                       "grad_scaler": mode == "fp16"}
+        return meta
+    return merged
+
+
 def _parse_param(text, defaults):
     if "=" not in text:
         raise CaptureError("--param expects KEY=VALUE, got %r" % text)
@@ -401,9 +431,10 @@ def _parse_param(text, defaults):
 
 
 def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name=None,
-                 device="cpu"):
+                 device="cpu", amp=None):
     device = check_device(device)
     module = load_workload(name)
+    amp_mode = configure_amp(amp, device)
     params = dict(module.DEFAULTS)
     for text in overrides:
         key, value = _parse_param(text, module.DEFAULTS)
@@ -422,9 +453,12 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
         # Parameters, inputs and targets the workload makes all land on the GPU.
         torch.set_default_device(device)
     step_fn = module.build(params)
+    check_amp_used(name)
     extra = None
     if hasattr(module, "extra_meta"):
         extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
+    if amp_mode is not None:
+        extra = amp_meta(amp_mode, extra)
     meta = capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
                    threads=threads, params=params, extra_meta=extra, device=device,
                    distributed=distributed)
@@ -460,6 +494,9 @@ def main(argv=None):
     parser.add_argument("--malloc", choices=["pinned", "default"], default="pinned",
                         help="host allocator of the captured run: pinned (default; glibc's mmap "
                         "and trim thresholds fixed, as `tracetwin replay` runs) or default")
+    parser.add_argument("--amp", choices=["bf16", "fp16"],
+                        help="mixed precision: forward and loss under torch.autocast in bfloat16 "
+                        "or float16 (fp16 with a GradScaler; CUDA only)")
     args = parser.parse_args(argv)
     if args.malloc == "pinned":
         pin_host_malloc()
@@ -488,7 +525,7 @@ def main(argv=None):
             raise CaptureError("--name and --param apply to exactly one --workload")
         for name in names:
             meta = run_workload(name, args.out, args.param, args.seed, args.threads,
-                                args.warmup, args.steps, args.name, args.device)
+                                args.warmup, args.steps, args.name, args.device, args.amp)
             print("%-16s %8.3f ms/iter (median of %d)  ET %s, %d nodes, threads %s  %s"
                   % (meta["workload"], meta["iteration_ms"], len(meta["samples_ms"]),
                      meta["et"]["schema"], meta["et"]["nodes"], meta["et"]["thread_ids"],

@@ -56,6 +56,20 @@ TEST(StrideHints, TheLatestViewBeforeTheUseWinsWhenIdsAreReused) {
   EXPECT_EQ(*hints.lookup(tensorValue(12, 11, {4, 8}).tensor, 9), (std::vector<int64_t>{8, 1}));
 }
 
+// Autocast's bf16 copy of W, transposed for the forward and freed after
+// the backward; an fp32 tensor of the same id, storage and shape later is
+// another tensor, contiguous unless its own as_strided says otherwise.
+TEST(StrideHints, AViewOfAnotherDtypeGivesNoHint) {
+  GraphBuilder b;
+  b.op(kAsStrided,
+       {tensorValue(10, 11, {8, 4}, "c10::BFloat16", 2), intListValue({4, 8}),
+        intListValue({1, 4}), noneValue()},
+       {tensorValue(12, 11, {4, 8}, "c10::BFloat16", 2)});  // node 3
+  auto hints = StrideHints::fromGraph(b.build());
+  EXPECT_TRUE(hints.lookup(tensorValue(12, 11, {4, 8}, "c10::BFloat16", 2).tensor, 9));
+  EXPECT_FALSE(hints.lookup(tensorValue(12, 11, {4, 8}).tensor, 9));
+}
+
 TEST(StrideHints, OtherIdentitiesInPlaceRestridesAndBadArgumentsGiveNoHint) {
   GraphBuilder b;
   transposeView(b, kAsStridedInPlace, {1, 4});

@@ -1,0 +1,83 @@
+#include "core/autocast.h"
+
+namespace tracetwin::core {
+namespace {
+
+bool sameTensor(const TensorValue& a, const TensorValue& b) {
+  return a.tensor_id == b.tensor_id && a.storage_id == b.storage_id && a.offset == b.offset &&
+         a.numel == b.numel && a.itemsize == b.itemsize && a.dtype == b.dtype &&
+         a.shape == b.shape;
+}
+
+std::vector<const TensorValue*> inputTensors(const Node& node) {
+  std::vector<const TensorValue*> out;
+  for (const Value& v : node.inputs) {
+    forEachTensor(v, [&](const TensorValue& t) {
+      if (t.defined()) out.push_back(&t);
+    });
+  }
+  return out;
+}
+
+bool isInputOf(const TensorValue& t, const std::vector<const TensorValue*>& inputs) {
+  for (const TensorValue* in : inputs) {
+    if (sameTensor(*in, t)) return true;
+  }
+  return false;
+}
+
+// aten::to / aten::_to_copy of one of `inputs` to another floating dtype.
+bool isAutocastCast(const Node& child, const std::vector<const TensorValue*>& inputs) {
+  if (child.name != "aten::to" && child.name != "aten::_to_copy") return false;
+  if (child.inputs.empty() || !child.inputs[0].isTensor() || child.outputs.empty() ||
+      !child.outputs[0].isTensor())
+    return false;
+  const TensorValue& from = *child.inputs[0].tensor;
+  const TensorValue& to = *child.outputs[0].tensor;
+  return from.defined() && to.defined() && isFloatingPoint(from.dtype) &&
+         isFloatingPoint(to.dtype) && from.dtype != to.dtype && isInputOf(from, inputs);
+}
+
+DType firstFloatingInput(const Node& node) {
+  for (const TensorValue* t : inputTensors(node)) {
+    if (isFloatingPoint(t->dtype)) return t->dtype;
+  }
+  return DType::kUnknown;
+}
+
+}  // namespace
+
+std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& node) {
+  if (!node.schema || node.children.empty()) return std::nullopt;
+  const std::vector<const TensorValue*> inputs = inputTensors(node);
+  AutocastCall call;
+  for (NodeId id : node.children) {
+    const Node* child = graph.findNode(id);
+    if (!child) return std::nullopt;
+    if (child->name == node.name && child->op_schema_text == node.op_schema_text) {
+      if (call.inner != kNoNode) return std::nullopt;  // two inner calls: not autocast's shape
+      call.inner = id;
+    } else if (call.inner == kNoNode && isAutocastCast(*child, inputs)) {
+      call.casts.push_back(id);  // cached_cast runs before the inner call
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (call.inner == kNoNode) return std::nullopt;
+  const Node& inner = graph.node(call.inner);
+  if (inner.inputs.size() != node.inputs.size()) return std::nullopt;
+  bool changed = false;
+  for (const TensorValue* t : inputTensors(inner)) changed |= !isInputOf(*t, inputs);
+  if (!changed) return std::nullopt;
+  return call;
+}
+
+DType computeDtype(const Graph& graph, const Node& node) {
+  if (auto call = findAutocastCall(graph, node)) {
+    const DType inner = firstFloatingInput(graph.node(call->inner));
+    if (inner != DType::kUnknown) return inner;
+  }
+  return firstFloatingInput(node);
+}
+
+}  // namespace tracetwin::core
