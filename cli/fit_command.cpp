@@ -60,9 +60,13 @@ void runFit(const FitArgs& args) {
         predictors::samplesFromLinkedTrace(graph, timeline, models.device.name);
     fmt::print(
         "{}: {} of {} top-level ops timed by their kernels ({} without kernels, {} not linked, "
-        "{} collectives left out; {})\n",
+        "{} collectives{} left out; {})\n",
         args.traces[i], got.samples.size(), got.top_level_ops, got.without_kernels, got.unmatched,
-        got.collectives, timeline.method);
+        got.collectives,
+        got.autocast_with_casts
+            ? fmt::format(" and {} autocast ops with casts", got.autocast_with_casts)
+            : "",
+        timeline.method);
     for (auto& s : got.samples) samples.push_back(std::move(s));
     for (const auto& [family, counts] : got.family_ops) {
       family_ops[family].first += counts.first;

@@ -404,12 +404,14 @@ def check_amp_used(name):
                            "--amp %s would not apply to it" % (name, _amp.mode()))
 
 
-def amp_meta(mode, extra):
-    """The meta's "amp" entry beside the workload's own extra figures."""
+def amp_meta(mode, workload, extra):
+    """The meta's "amp" entry (and the workload's module, which scripts/fidelity.py --trace-dir
+    re-runs) beside the workload's own extra figures."""
     def merged():
         meta = (extra() if extra is not None else {})
         meta["amp"] = {"mode": mode, "autocast": "forward and loss",
                        "grad_scaler": mode == "fp16"}
+        meta["workload_module"] = workload
         return meta
     return merged
 
@@ -458,7 +460,7 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
     if hasattr(module, "extra_meta"):
         extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
     if amp_mode is not None:
-        extra = amp_meta(amp_mode, extra)
+        extra = amp_meta(amp_mode, name, extra)
     meta = capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
                    threads=threads, params=params, extra_meta=extra, device=device,
                    distributed=distributed)

@@ -47,6 +47,7 @@ import json, statistics, sys, torch
 sys.path.insert(0, {here!r})
 import capture
 module = capture.load_workload({name!r})
+capture.configure_amp({amp!r}, "cpu")
 params = dict(module.DEFAULTS)
 for text in {overrides!r}:
     key, value = capture._parse_param(text, module.DEFAULTS)
@@ -55,8 +56,12 @@ params["seed"] = 0
 torch.set_num_threads({threads}); torch.manual_seed(0)
 step = module.build(params)
 for _ in range({warmup}): step()
+import time
+cpu0 = time.process_time()
 samples = capture.time_steps(step, {steps})
-print(json.dumps({{"median_ms": statistics.median(samples), "samples_ms": samples}}))
+cpu_ms = (time.process_time() - cpu0) / {steps} * 1e3
+print(json.dumps({{"median_ms": statistics.median(samples), "samples_ms": samples,
+                  "cpu_ms": cpu_ms}}))
 """
 
 
@@ -72,12 +77,12 @@ def run(cmd, **kw):
     return res.stdout
 
 
-def eager_ms(name, overrides, threads, warmup, steps):
-    """(median, fastest) step time of a fresh eager run, in ms."""
+def eager_ms(name, overrides, threads, warmup, steps, amp=None):
+    """(median, fastest, CPU time per step) of a fresh eager run, in ms."""
     code = EAGER_SNIPPET.format(here=HERE, name=name, overrides=list(overrides), threads=threads,
-                                warmup=warmup, steps=steps)
+                                warmup=warmup, steps=steps, amp=amp)
     result = json.loads(run([PYTHON, "-c", code]).strip().splitlines()[-1])
-    return result["median_ms"], min(result["samples_ms"])
+    return result["median_ms"], min(result["samples_ms"]), result["cpu_ms"]
 
 
 def eager_job_ms(name, overrides, threads, warmup, steps, nproc, scratch, malloc):
@@ -89,11 +94,12 @@ def eager_job_ms(name, overrides, threads, warmup, steps, nproc, scratch, malloc
         + ["--param=" + p for p in overrides])
     with open(os.path.join(scratch, "eager.rank0.meta.json")) as f:
         meta = json.load(f)
-    return meta["job_step_ms"], min(meta["job_steps_ms"])
+    return meta["job_step_ms"], min(meta["job_steps_ms"]), 0.0  # no CPU time of the job
 
 
 def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=1):
-    """(median, fastest) iteration and coverage; with nproc > 1 the job's step (the slowest
+    """(median, fastest) iteration, coverage and mean CPU time per iteration (0 when not
+    reported); with nproc > 1 the job's step (the slowest
     rank's) and the lowest coverage of any rank."""
     cmd = [tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
            "--iters", str(iters), "--json-out", json_out, "--malloc", malloc]
@@ -104,8 +110,35 @@ def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=
         report = json.load(f)
     if nproc > 1:
         return (report["iteration_ms_median"], min(report["step_ms"]),
-                min(r["coverage"] for r in report["ranks"]))
-    return report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"]
+                min(r["coverage"] for r in report["ranks"]), 0.0)
+    cpu = report.get("iterations_cpu_ms") or [0.0]
+    return (report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"],
+            statistics.mean(cpu))
+
+
+def amp_name(workload, amp):
+    return workload + "_" + amp if amp else workload
+
+
+def bundled_names(trace_dir):
+    return sorted(f[:-len(".meta.json")] for f in os.listdir(trace_dir)
+                  if f.endswith(".meta.json"))
+
+
+def bundled_capture(trace_dir, name):
+    """(name, trace, workload, ["KEY=VALUE" ...], amp) of a bundled capture, from its meta."""
+    meta_path = os.path.join(trace_dir, name + ".meta.json")
+    trace = os.path.join(trace_dir, name + ".et.json.gz")
+    if not (os.path.exists(meta_path) and os.path.exists(trace)):
+        raise SystemExit("fidelity.py: no capture %s in %s (need %s.et.json.gz and .meta.json)"
+                         % (name, trace_dir, name))
+    with open(meta_path) as f:
+        meta = json.load(f)
+    if "workload_module" not in meta:
+        raise SystemExit("fidelity.py: %s names no workload_module (capture.py --amp writes it)"
+                         % meta_path)
+    params = ["%s=%s" % (k, v) for k, v in sorted(meta.get("params", {}).items()) if k != "seed"]
+    return name, trace, meta["workload_module"], params, (meta.get("amp") or {}).get("mode")
 
 
 def main():
@@ -128,8 +161,23 @@ def main():
     ap.add_argument("--nproc", type=int, default=1,
                     help="ranks: capture.py --nproc and replay --nproc, the job's step on both "
                     "sides (a multi-rank workload such as ddp_mlp or dlrm_tw)")
+    ap.add_argument("--amp", choices=["bf16", "fp16"],
+                    help="capture and re-run the steps under autocast (capture.py --amp); "
+                    "captures are named W_bf16 / W_fp16")
+    ap.add_argument("--trace-dir",
+                    help="measure the bundled captures of this directory (e.g. data/amp) instead "
+                    "of capturing afresh: each NAME.meta.json gives the workload, parameters and "
+                    "amp mode of its eager re-runs; --workload selects NAMEs (default: all)")
     args = ap.parse_args()
-    workloads = args.workload or DEFAULT_WORKLOADS
+    if args.trace_dir:
+        workloads = args.workload or bundled_names(args.trace_dir)
+        if args.param or args.name or args.amp or args.nproc > 1:
+            ap.error("--param, --name and --amp come from the meta files with --trace-dir, "
+                     "and it measures one-rank captures")
+    else:
+        workloads = args.workload or DEFAULT_WORKLOADS
+    if args.amp and args.nproc > 1:
+        ap.error("--amp applies to one-rank workloads")
     if (args.param or args.name) and len(workloads) != 1:
         ap.error("--param and --name apply to exactly one --workload")
     if args.malloc == "pinned":
@@ -145,30 +193,38 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     results, failed = [], []
     for workload in workloads:
-        name = args.name or workload
-        run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", workload, "--out", args.out,
-             "--name", name, "--threads", str(args.threads), "--warmup", str(args.warmup),
-             "--steps", str(args.steps), "--malloc", args.malloc, "--nproc", str(args.nproc)]
-            + ["--param=" + p for p in args.param])
-        stem = name + (".rank{rank}" if args.nproc > 1 else "")
-        trace = os.path.join(args.out, stem + ".et.json.gz")
+        if args.trace_dir:
+            name, trace, workload, params, amp = bundled_capture(args.trace_dir, workload)
+        else:
+            name, params, amp = args.name or amp_name(workload, args.amp), args.param, args.amp
+            run([PYTHON, os.path.join(HERE, "capture.py"), "--workload", workload, "--out",
+                 args.out, "--name", name, "--threads", str(args.threads), "--warmup",
+                 str(args.warmup), "--steps", str(args.steps), "--malloc", args.malloc,
+                 "--nproc", str(args.nproc)]
+                + ["--param=" + p for p in params] + (["--amp", amp] if amp else []))
+            stem = name + (".rank{rank}" if args.nproc > 1 else "")
+            trace = os.path.join(args.out, stem + ".et.json.gz")
         rounds = []
         for r in range(args.rounds):
             if args.nproc > 1:
-                eager, eager_best = eager_job_ms(workload, args.param, args.threads, args.warmup,
-                                                 args.steps, args.nproc,
-                                                 os.path.join(args.out, "eager-" + name),
-                                                 args.malloc)
+                eager, eager_best, eager_cpu = eager_job_ms(
+                    workload, params, args.threads, args.warmup, args.steps, args.nproc,
+                    os.path.join(args.out, "eager-" + name), args.malloc)
             else:
-                eager, eager_best = eager_ms(workload, args.param, args.threads, args.warmup,
-                                             args.steps)
-            replay, replay_best, coverage = replay_ms(
+                eager, eager_best, eager_cpu = eager_ms(workload, params, args.threads,
+                                                        args.warmup, args.steps, amp)
+            replay, replay_best, coverage, replay_cpu = replay_ms(
                 tracetwin, trace, args.threads, args.warmup, args.steps,
                 os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc, args.nproc)
             rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
                            "eager_best_ms": eager_best, "replay_best_ms": replay_best,
-                           "coverage": coverage})
+                           "coverage": coverage,
+                           # CPU time per step (eager) and per iteration (replay), means: what
+                           # waiting for a core on a loaded host does not move (0: not known).
+                           "eager_cpu_ms": eager_cpu, "replay_cpu_ms": replay_cpu,
+                           "cpu_ratio": replay_cpu / eager_cpu if eager_cpu > 0 else 0.0})
         ratio = statistics.median(x["ratio"] for x in rounds)
+        cpu_ratio = statistics.median(x["cpu_ratio"] for x in rounds)
         # The fastest step of each side over all rounds: what a burst of load from
         # other tenants disturbs least. Reported beside the median, not instead.
         best_ratio = (min(x["replay_best_ms"] for x in rounds)
@@ -177,12 +233,16 @@ def main():
         ok = abs(gated - 1.0) <= args.tolerance
         if not ok:
             failed.append(name)
-        results.append({"workload": name, "median_ratio": ratio, "best_ratio": best_ratio,
+        results.append({"workload": name, "amp": amp, "trace": trace,
+                        "median_ratio": ratio, "best_ratio": best_ratio,
+                        "median_cpu_ratio": cpu_ratio,
                         "within_tolerance": ok, "rounds": rounds})
-        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best %.3f  %s" % (
+        cpu_note = ("  cpu-time ratios %s  median %.3f" % (
+            " ".join("%.2f" % x["cpu_ratio"] for x in rounds), cpu_ratio)) if cpu_ratio else ""
+        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best %.3f%s  %s" % (
             name, " ".join("%.2f" % x["eager_ms"] for x in rounds),
             " ".join("%.2f" % x["replay_ms"] for x in rounds),
-            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio,
+            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio, cpu_note,
             "ok" if ok else "OUTSIDE"), flush=True)
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
         json.dump({"threads": args.threads, "nproc": args.nproc, "tolerance": args.tolerance, "gate": args.gate,

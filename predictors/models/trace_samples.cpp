@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/autocast.h"
 #include "core/op_family.h"
 
 namespace tracetwin::predictors {
@@ -29,8 +30,13 @@ TraceSamples samplesFromLinkedTrace(const core::Graph& graph,
       ++out.collectives;
       continue;
     }
+    const auto autocast = core::findAutocastCall(graph, node);
+    if (autocast && !autocast->casts.empty()) {
+      ++out.autocast_with_casts;
+      continue;
+    }
     MeasuredOp m;
-    m.node = node;
+    m.node = autocast ? graph.node(autocast->inner) : node;
     m.measured_us = op.device_us;
     m.device = device;
     m.repeated = false;  // timed inside a real step, among other ops

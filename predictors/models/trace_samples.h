@@ -25,6 +25,12 @@ struct TraceSamples {
   // Collectives: their kernels wait for the other ranks, so their time is
   // not the op's own (the alpha-beta model is fitted elsewhere).
   int64_t collectives = 0;
+  // Ops recorded under torch.autocast that cast their inputs: their kernels
+  // are the casts' copies and the op's own, which a sample of one family
+  // cannot tell apart (the predictor adds the casts by the copy model).
+  // Those without casts (autocast's cached copies) are samples with the
+  // features of their inner call: the dtype they computed in.
+  int64_t autocast_with_casts = 0;
   // Per family: linked ops with kernels, and without.
   std::map<std::string, std::pair<int64_t, int64_t>> family_ops;
 };

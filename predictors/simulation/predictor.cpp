@@ -19,6 +19,7 @@
 #include "core/op_family.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/host/fresh_pages.h"
@@ -340,6 +341,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   p.per_op.reserve(sel.ops.size());  // never grows past this: recs hold references into it
   int64_t unsized_comms = 0;
   std::unordered_map<int64_t, size_t> previous_on_thread;  // tid -> index into recs
+  std::vector<std::vector<const core::Node*>> autocast_casts;  // per record
   // CPU times are those of what a CPU runs: a GPU trace's cuDNN ops as the
   // ATen twins the replay substitutes for them (core/device_twins.h).
   // cnn_big's cudnn_batch_norm_backward, a name the norm family never saw,
@@ -355,7 +357,10 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
     const core::Node& n = cpu_times ? cpuTwin(recorded, &twins, &no_twin, &vendor) : recorded;
-    OpRecord r{&n, computeFeatures(n), p.per_op.emplace_back()};
+    // Under autocast: the features of what the op computed (autocast_parts.h).
+    std::vector<const core::Node*>& casts = autocast_casts.emplace_back();
+    const core::Node& modelled = &n == &recorded ? modelledNode(graph, n, &casts) : n;
+    OpRecord r{&n, computeFeatures(modelled), p.per_op.emplace_back()};
     if (touches) step.add(n);
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());
@@ -374,6 +379,10 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   }
   markColdInputs(recs, models, std::move(step).finish());
   predictDeviceTimes(recs, graph, models, opts);
+  addCastTimes(recs, autocast_casts, [&](std::vector<OpRecord>& casts) {
+    for (OpRecord& c : casts) c.shape_hash = shapeHash(c.f);
+    predictDeviceTimes(casts, graph, models, opts);
+  });
   addColdTensorPenalties(recs, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdDramReads(recs, models, opts);

@@ -11,6 +11,7 @@
 
 #include "core/op_family.h"
 #include "predictors/models/model_set.h"
+#include "tests/autocast_graphs.h"
 #include "tests/predictors/node_builder.h"
 #include "tests/test_paths.h"
 
@@ -74,6 +75,29 @@ TEST(TraceSamples, OpsTimedByTheirRecordedKernelsBecomeSamples) {
   EXPECT_FALSE(s.samples[0].repeated) << "timed inside a step, not in a loop of itself";
   EXPECT_EQ(s.family_ops.at("gemm"), (std::pair<int64_t, int64_t>{1, 0}));
   EXPECT_EQ(s.family_ops.at("view"), (std::pair<int64_t, int64_t>{0, 1}));
+}
+
+// autocastLinearGraph: linear 3 casts its inputs (its kernels mix copies and
+// the GEMM: left out), mm 8 is plain, linear 9 reads autocast's cached
+// copies (a sample with its inner call's bf16 features).
+TEST(TraceSamples, AutocastOpsAreSamplesOfTheirInnerCallUnlessTheyCast) {
+  const core::Graph graph = testing::autocastLinearGraph();
+  core::kineto::LinkedTimeline timeline;
+  for (core::NodeId id : {3, 8, 9}) {
+    core::kineto::LinkedOp op;
+    op.id = id;
+    op.name = graph.node(id).name;
+    op.matched = true;
+    op.kernels.resize(1);
+    op.device_us = 5.0;
+    timeline.ops.push_back(op);
+  }
+  const TraceSamples s = samplesFromLinkedTrace(graph, timeline, "H100");
+  EXPECT_EQ(s.autocast_with_casts, 1);
+  ASSERT_EQ(s.samples.size(), 2u);
+  EXPECT_EQ(s.samples[0].node.id, 8);
+  EXPECT_EQ(s.samples[1].node.id, 10);  // the inner call of 9
+  EXPECT_EQ(s.samples[1].node.inputs[1].tensor->dtype, core::DType::kBFloat16);
 }
 
 TEST(TraceSamples, FamiliesThatMostlyLaunchNothingAreNotLearned) {
