@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check
+#           calibrate_more compare fit dist check amp
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -188,6 +188,48 @@ stage_capture_big() {
       "${args[@]}" --device cuda --out "$res/cap" --steps 20 || continue
     run_logged "replay_cap_$name" tt replay "$res/cap/$name.et.json.gz" --device cuda:0 \
       --warmup 3 --iters 20 --no-cupti --json-out "$res/cap/$name.replay.json"
+  done
+}
+
+# Mixed precision (issue 41): bf16-autocast and fp16-autocast-with-GradScaler steps of a
+# transformer and a CNN, at sizes that keep the GPU busy (at the default sizes the original is
+# bound by eager PyTorch's per-op host cost, which a replay does not have), each replayed on the
+# same GPU. One summary line per step: replay/original, coverage, ops not as recorded, memory.
+# About 60-80 s of GPU time after the build (four captures of 5 + 20 steps, four replays).
+amp_workloads=(
+  "transformer transformer batch=32 seq=256 d_model=512 heads=8 ffn=2048 vocab=8192"
+  "cnn cnn batch=256 image=64 channels=64"
+)
+
+stage_amp() {
+  ensure_build || return 1
+  mkdir -p "$res/amp"
+  local spec name workload params p mode
+  for spec in "${amp_workloads[@]}"; do
+    read -r name workload params <<<"$spec"
+    local args=()
+    for p in $params; do args+=(--param "$p"); done
+    for mode in bf16 fp16; do
+      local n="${name}_${mode}"
+      run_logged "amp_capture_$n" python3 scripts/capture.py --workload "$workload" --name "$n" \
+        "${args[@]}" --amp "$mode" --device cuda --out "$res/amp" --warmup 5 --steps 20 || continue
+      run_logged "amp_replay_$n" tt replay "$res/amp/$n.et.json.gz" --device cuda:0 \
+        --warmup 5 --iters 20 --no-cupti --json-out "$res/amp/$n.replay.json"
+      summary "$(python3 - "$res/amp/$n.replay.json" "$res/amp/$n.meta.json" "$n" <<'PY'
+import json, sys
+try:
+    r, m = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("amp %-18s no result: %s" % (sys.argv[3], e))
+    sys.exit(0)
+mem = r["peak_memory_bytes"] / r["trace_peak_bytes"] if r.get("trace_peak_bytes") else 0
+print("amp %-18s replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  failed %d  "
+      "not as recorded %d  memory %.2f" % (
+          sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"], r["iteration_ms_median"],
+          m["iteration_ms"], r["coverage"], len(r["failed"]), len(r.get("mismatched", [])), mem))
+PY
+)"
+    done
   done
 }
 
@@ -396,7 +438,7 @@ for stage in "$@"; do
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check) "stage_$stage" ;;
+      compare | fit | dist | check | amp) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
