@@ -38,6 +38,8 @@ TEST_P(DataTrace, ReplaysEveryOpAtTheOriginalThreadCountWithinTheMemoryBound) {
 
   EXPECT_GE(r.coverage, kMinCoverageCpu);
   EXPECT_TRUE(r.failed.empty()) << r.failed.front().name << ": " << r.failed.front().reason;
+  EXPECT_TRUE(r.mismatched.empty())
+      << r.mismatched.front().name << ": " << r.mismatched.front().reason;
   ASSERT_GT(r.trace_peak_bytes, 0);
   EXPECT_LE(double(r.peak_memory_bytes), kMaxMemoryRatio * double(r.trace_peak_bytes));
 
@@ -52,6 +54,10 @@ TEST_P(DataTrace, ReplaysEveryOpAtTheOriginalThreadCountWithinTheMemoryBound) {
 INSTANTIATE_TEST_SUITE_P(Captured, DataTrace,
                          ::testing::Values("mlp", "cnn", "embbag", "transformer", "resnet18_small",
                                            "adds5k"));
+// bf16-autocast steps (data/amp): every op in the dtype the original ran it in.
+INSTANTIATE_TEST_SUITE_P(Autocast, DataTrace,
+                         ::testing::Values("amp/mlp_bf16", "amp/transformer_bf16",
+                                           "amp/cnn_bf16"));
 
 class GpuTraceOnCpu : public ::testing::TestWithParam<const char*> {};
 
