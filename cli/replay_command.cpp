@@ -114,6 +114,12 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
     fmt::print("host: issued an iteration's ops in {:.3f} ms ({:.0f}% of the iteration)\n",
                r.host_loop_ms, 100.0 * r.host_loop_ms / r.iteration_ms_median);
   }
+  if (r.device == "cpu" && r.iteration_cpu_ms_median > 0 && r.iteration_ms_median > 0) {
+    // On a host with more runnable threads than cores the wall time includes
+    // waiting for a core (replay/cpu_time.h).
+    fmt::print("cpu time: median {:.3f} ms per iteration ({:.0f}% of the wall time)\n",
+               r.iteration_cpu_ms_median, 100.0 * r.iteration_cpu_ms_median / r.iteration_ms_median);
+  }
   printPageFaults(r);
   if (meta && meta->iteration_ms > 0 && r.iteration_ms_median > 0) {
     if (sameDeviceKind(meta->device, r.device)) {

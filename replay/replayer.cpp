@@ -16,6 +16,7 @@
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
+#include "replay/cpu_time.h"
 #include "replay/output_check.h"
 #include "replay/page_faults.h"
 #include "replay/replay_plan.h"
@@ -432,6 +433,7 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
                          switcher ? &*switcher : nullptr, context.distributed_comm);
   const int total = options.warmup_iters + options.measured_iters;
   result.page_faults.reserve(size_t(std::max(options.measured_iters, 0)));
+  result.iterations_cpu_ms.reserve(size_t(std::max(options.measured_iters, 0)));
   for (int it = 0; it < total; ++it) {
     const bool measured = it >= options.warmup_iters;
     // A measured iteration follows a refill and settle_iters untimed ones
@@ -444,8 +446,13 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
       break;
     }
     const int64_t faults_before = minorPageFaults();
+    const double cpu_before = processCpuMs();
     complete = runner.run(it, measured, settle == 0);
+    const double cpu_after = processCpuMs();
     const int64_t faults_after = minorPageFaults();
+    if (measured && complete && cpu_before >= 0 && cpu_after >= 0) {
+      result.iterations_cpu_ms.push_back(cpu_after - cpu_before);
+    }
     if (measured && complete && faults_before >= 0 && faults_after >= 0) {
       result.page_faults.push_back(faults_after - faults_before);
     }
@@ -455,6 +462,7 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     }
   }
   fillResult(plan, runner, result);
+  result.iteration_cpu_ms_median = median(result.iterations_cpu_ms);
   if (options.rank_session && !result.interrupted) result.distributed = options.rank_session->finish();
   result.peak_memory_bytes = slots.peakBytes();
   if (!options.chrome_trace_path.empty()) writeChromeTrace(options.chrome_trace_path, result);

@@ -132,6 +132,11 @@ struct ReplayResult {
   // Minor page faults in each measured iteration (replay/page_faults.h);
   // empty where the OS does not count them.
   std::vector<int64_t> page_faults;
+  // CPU time of the process in each measured iteration (replay/cpu_time.h),
+  // and its median: what the iteration cost without the time a loaded host
+  // kept it waiting. Empty where the OS does not say.
+  std::vector<double> iterations_cpu_ms;
+  double iteration_cpu_ms_median = 0;
   // Median over measured iterations of the iteration's host time outside its
   // ops' timed calls (the loop, frees, wrapped numbers). The iteration median
   // minus the sum of per-op medians is larger on a noisy host: whole

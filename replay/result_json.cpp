@@ -29,6 +29,8 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["iterations_ms"] = r.iterations_ms;
   j["iteration_ms_median"] = r.iteration_ms_median;
   j["page_faults"] = r.page_faults;
+  j["iterations_cpu_ms"] = r.iterations_cpu_ms;
+  j["iteration_cpu_ms_median"] = r.iteration_cpu_ms_median;
   j["outside_ops_ms"] = r.outside_ops_ms;
   j["host_loop_ms"] = r.host_loop_ms;
   j["selected_ops"] = r.selected_ops;

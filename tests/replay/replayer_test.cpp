@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/errors.h"
 #include "replay/device/fake_device_timer.h"
 #include "tests/replay/graph_builder.h"
@@ -48,6 +51,23 @@ TEST(Replayer, ReplaysAChainAndBindsOutputsByIdentity) {
   EXPECT_GT(result.peak_memory_bytes, 0);
   EXPECT_GT(result.trace_peak_bytes, 0);
   EXPECT_LE(result.peak_memory_bytes, result.trace_peak_bytes * 12 / 10);
+}
+
+// Each measured iteration's CPU time (replay/cpu_time.h) is reported beside
+// its wall time: one per measured iteration, positive for a 256^3 mm, and its
+// median is the median of those.
+TEST(Replayer, ReportsTheCpuTimeOfEachMeasuredIteration) {
+  GraphBuilder b;
+  b.op(kMm, {tensorValue(1, 1, {256, 256}), tensorValue(2, 2, {256, 256})},
+       {tensorValue(3, 3, {256, 256})});
+  ReplayOptions o = quick();
+  o.measured_iters = 3;
+  auto result = replayGraph(b.build(), o);
+  ASSERT_EQ(result.iterations_cpu_ms.size(), 3u);
+  for (double ms : result.iterations_cpu_ms) EXPECT_GT(ms, 0.0);
+  std::vector<double> sorted = result.iterations_cpu_ms;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_DOUBLE_EQ(result.iteration_cpu_ms_median, sorted[1]);
 }
 
 // An output above glibc's largest mmap threshold (32 MiB) is mapped afresh in
