@@ -40,9 +40,9 @@ std::string outputMismatch(const PreparedOp& op, const TensorPlan& plan, const S
     if (!m.empty()) return fmt::format("autocast cast {}: {}", cast.id, m);
   }
   for (const OutputBinding& b : op.outputs) {
-    const at::Tensor* t = slots.peek(b.slot);
-    if (!t) continue;
-    std::string m = describeMismatch(*t, plan.slots()[size_t(b.slot)].meta);
+    const at::Tensor& t = slots.peek(b.slot);
+    if (!t.defined()) continue;
+    std::string m = describeMismatch(t, plan.slots()[size_t(b.slot)].meta);
     if (m.empty()) continue;
     return b.element < 0 ? fmt::format("output {}: {}", b.ret, m)
                          : fmt::format("output {}[{}]: {}", b.ret, b.element, m);

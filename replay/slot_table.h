@@ -45,11 +45,6 @@ class SlotTable {
     if (!t.defined()) bind(slot, standIn(slot));
     return t;
   }
-  // The slot's tensor when bound, else null (no stand-in is made).
-  const at::Tensor* peek(int32_t slot) const {
-    const at::Tensor& t = tensors_[static_cast<size_t>(slot)];
-    return t.defined() ? &t : nullptr;
-  }
   void bind(int32_t slot, at::Tensor tensor) {
     if (tracking_) track(tensor, +1);
     tensors_[static_cast<size_t>(slot)] = std::move(tensor);
