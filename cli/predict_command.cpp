@@ -31,6 +31,7 @@ struct PredictArgs {
   std::string json_out;
   std::string comm_link;
   int64_t world_size = 1;
+  double host_scale = 1.0;
 };
 
 struct FamilyTotal {
@@ -107,6 +108,7 @@ void runPredict(const PredictArgs& args) {
   }
   opts.default_world_size = args.world_size;
   opts.comm_link = args.comm_link;
+  opts.host_scale = args.host_scale;
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
   printReport(p, args);
   if (!args.json_out.empty()) {
@@ -138,6 +140,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
       ->check(CLI::PositiveNumber);
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
+  sub.add_option("--host-scale", args->host_scale,
+                 "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
+                 "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
   return [args] { runPredict(*args); };
 }

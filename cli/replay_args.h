@@ -22,6 +22,10 @@ struct ReplayArgs {
   std::string chrome_trace;
   std::string kineto;
   std::string streams = "recorded";  // with --kineto: "recorded" or "one"
+  // --host-time model: the model set (and optionally the T1-T5 file) whose
+  // prediction gives each op's host time (cli/host_time_source.h).
+  std::string models;
+  std::string overheads;
   int nproc = 0;                     // > 0: launch that many ranks on this host
   double comm_timeout_s = 300;
 };

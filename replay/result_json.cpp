@@ -22,6 +22,35 @@ nlohmann::json metadata(const char* what, int pid, int64_t tid, const std::strin
 
 }  // namespace
 
+nlohmann::json hostTimeToJson(const HostTimeUse& h) {
+  nlohmann::json j = {{"mode", h.mode}, {"scale", h.scale}};
+  if (h.mode == "replayed") return j;
+  auto overruns = nlohmann::json::array();
+  for (const HostOverrun& o : h.largest_overruns) {
+    overruns.push_back({{"id", o.id},
+                        {"name", o.name},
+                        {"original_us", o.original_us},
+                        {"replay_us", o.replay_us}});
+  }
+  j.update({{"source", h.source},
+            {"notes", h.notes},
+            {"ops_with_target", h.ops_with_target},
+            {"ops_without_target", h.ops_without_target},
+            {"warmup_samples", h.warmup_samples},
+            {"target_ms", h.target_ms},
+            {"replay_own_ms", h.replay_own_ms},
+            {"wait_ms", h.wait_ms},
+            {"gap_wait_ms", h.gap_wait_ms},
+            {"op_wait_ms", h.op_wait_ms},
+            {"ops_over", h.ops_over},
+            {"ops_over_ms", h.ops_over_ms},
+            {"gaps_over", h.gaps_over},
+            {"gaps_over_ms", h.gaps_over_ms},
+            {"largest_overruns", overruns},
+            {"busy_wait_overshoot_us", h.busy_wait_overshoot_us}});
+  return j;
+}
+
 nlohmann::json replayResultToJson(const ReplayResult& r) {
   nlohmann::json j;
   j["device"] = r.device;
@@ -33,6 +62,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["iteration_cpu_ms_median"] = r.iteration_cpu_ms_median;
   j["outside_ops_ms"] = r.outside_ops_ms;
   j["host_loop_ms"] = r.host_loop_ms;
+  j["host_time"] = hostTimeToJson(r.host_time);
   j["selected_ops"] = r.selected_ops;
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;
@@ -60,7 +90,9 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
                    {"cpu_us", m.cpu_us},
                    {"device_us", m.device_us},
                    {"kernels", m.kernels},
-                   {"start_us", m.start_us}});
+                   {"start_us", m.start_us},
+                   {"gap_us", m.gap_us},
+                   {"host_wait_us", m.host_wait_us}});
   }
   j["per_op"] = ops;
   if (r.device_summary.collected) {

@@ -11,9 +11,13 @@ namespace tracetwin::replay {
 
 // Keys: device, threads, iterations_ms, iteration_ms_median, selected_ops,
 // replayed_ops, coverage, skipped, failed, substitutions, overload_mappings,
-// per_op, peak_memory_bytes, trace_peak_bytes, interrupted; `distributed`
+// per_op, peak_memory_bytes, trace_peak_bytes, interrupted, host_time; `distributed`
 // (distributedToJson) on one rank of a distributed replay.
 nlohmann::json replayResultToJson(const ReplayResult& result);
+
+// The "host_time" object: {"mode", "scale"} and, for --host-time recorded or
+// model, what was added (replay/host_time.h).
+nlohmann::json hostTimeToJson(const HostTimeUse& h);
 
 // Keys: rank, world_size, local_rank, launcher, backend, host, comm_ops,
 // comm_ms, wait_ms, transfer_ms, collectives [{id, name, group, bytes,

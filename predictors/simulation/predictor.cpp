@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -332,6 +333,11 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
 
 Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts) {
+  if (!(opts.host_scale > 0) || !std::isfinite(opts.host_scale)) {
+    throw UsageError(fmt::format("host scale {}: expected a positive number (0.5: a host twice "
+                                 "as fast)",
+                                 opts.host_scale));
+  }
   Prediction p;
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
   p.device = dest.name;
@@ -406,6 +412,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     const OpRecord& r = recs[i];
     SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
                        &defaults_used);
+    scaleHostCosts(opts.host_scale, &s);
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;
@@ -422,6 +429,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
     o.cpu_us = s.t1 + hostUs(s);
+    o.gap_us = s.t1;
+    o.host_us = s.cpu_only ? o.predicted_us : hostUs(s);
     o.kernels = s.cpu_only ? -1 : s.launches;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
   }
@@ -464,6 +473,11 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
         fmt::format("{} collectives record no process-group size; world size {} assumed "
                     "(--world-size)",
                     unsized_comms, opts.default_world_size));
+  }
+  if (opts.host_scale != 1.0) {
+    p.notes.push_back(fmt::format(
+        "host costs (T1-T5, between-op terms) scaled by {} (--host-scale){}", opts.host_scale,
+        cpu_device ? "; on a CPU device the ops' own times are not scaled" : ""));
   }
   if (defaults_used > 0) {
     p.notes.push_back(

@@ -1,0 +1,151 @@
+#include "replay/host_time.h"
+
+#include <fmt/core.h>
+#include <fmt/format.h>  // fmt::join
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/statistics.h"
+
+namespace tracetwin::replay {
+
+const std::vector<std::string>& hostTimeModes() {
+  static const std::vector<std::string> modes = {"replayed", "recorded", "model"};
+  return modes;
+}
+
+HostTimePlanner::HostTimePlanner(std::vector<Op> ops, double scale)
+    : ops_(std::move(ops)), scale_(scale) {}
+
+void HostTimePlanner::beginIteration() { rows_.emplace_back(ops_.size()); }
+
+void HostTimePlanner::sample(size_t index, double start_us, double end_us) {
+  if (rows_.empty() || index >= ops_.size()) return;
+  rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us)};
+}
+
+HostTimePlan HostTimePlanner::plan() const {
+  const size_t n = ops_.size();
+  HostTimePlan out;
+  out.wait_us.assign(n, 0.0);
+  HostTimeUse& use = out.use;
+  use.scale = scale_;
+  use.warmup_samples = int64_t(rows_.size());
+  auto sampled = [&](size_t i) {
+    return std::any_of(rows_.begin(), rows_.end(),
+                       [i](const std::vector<Call>& row) { return row[i].start_us >= 0; });
+  };
+  std::vector<HostOverrun> overruns;
+  double pending_us = 0;  // targets of unsampled ops since the last anchor
+  size_t previous = n;    // the last anchor; n: none yet (gaps from the iteration start)
+  std::vector<double> gaps, calls;
+  for (size_t i = 0; i < n; ++i) {
+    const Op& op = ops_[i];
+    const bool has_samples = sampled(i);
+    if (!op.target) {
+      use.ops_without_target += has_samples ? 1 : 0;
+      continue;
+    }
+    if (!has_samples) {
+      pending_us += op.target->gap_us + op.target->op_us;
+      continue;
+    }
+    gaps.clear();
+    calls.clear();
+    for (const std::vector<Call>& row : rows_) {
+      const Call& c = row[i];
+      if (c.start_us < 0) continue;
+      calls.push_back(c.end_us - c.start_us);
+      if (previous == n) {
+        gaps.push_back(c.start_us);
+      } else if (row[previous].start_us >= 0) {
+        gaps.push_back(c.start_us - row[previous].end_us);
+      }
+    }
+    const double own_gap = std::max(0.0, core::median(gaps));
+    const double own_call = std::max(0.0, core::median(calls));
+    const double target_gap = scale_ * (pending_us + op.target->gap_us);
+    const double target_op = scale_ * op.target->op_us;
+    pending_us = 0;
+    previous = i;
+
+    const double gap_wait = std::max(0.0, target_gap - own_gap);
+    const double op_wait = std::max(0.0, target_op - own_call);
+    out.wait_us[i] = gap_wait + op_wait;
+    ++use.ops_with_target;
+    use.target_ms += (target_gap + target_op) / 1000.0;
+    use.replay_own_ms += (own_gap + own_call) / 1000.0;
+    use.gap_wait_ms += gap_wait / 1000.0;
+    use.op_wait_ms += op_wait / 1000.0;
+    if (own_gap > target_gap) {
+      ++use.gaps_over;
+      use.gaps_over_ms += (own_gap - target_gap) / 1000.0;
+    }
+    if (own_call > target_op) {
+      ++use.ops_over;
+      use.ops_over_ms += (own_call - target_op) / 1000.0;
+      overruns.push_back({op.id, op.name, target_op, own_call});
+    }
+  }
+  use.wait_ms = use.gap_wait_ms + use.op_wait_ms;
+  std::sort(overruns.begin(), overruns.end(), [](const HostOverrun& a, const HostOverrun& b) {
+    return a.replay_us - a.original_us > b.replay_us - b.original_us;
+  });
+  if (overruns.size() > 5) overruns.resize(5);
+  use.largest_overruns = std::move(overruns);
+  return out;
+}
+
+void checkHostTimeSettings(const HostTimeSettings& s) {
+  const auto& modes = hostTimeModes();
+  if (std::find(modes.begin(), modes.end(), s.mode) == modes.end()) {
+    throw UsageError(fmt::format("host time '{}': expected one of {}", s.mode,
+                                 fmt::join(modes, ", ")));
+  }
+  if (!std::isfinite(s.scale) || s.scale <= 0) {
+    throw UsageError(fmt::format("--host-scale {}: expected a positive number (0.5: a host "
+                                 "twice as fast)",
+                                 s.scale));
+  }
+  if (s.mode == "replayed" && (s.scale != 1.0 || !s.targets.empty())) {
+    throw UsageError(
+        "--host-scale and host-time targets apply with --host-time recorded or model; the "
+        "plain replay (--host-time replayed) adds no host time to scale");
+  }
+  if (s.mode != "replayed" && s.warmup_iters < 1) {
+    throw UsageError(fmt::format(
+        "--host-time {} subtracts the replay's own calls, measured in the warm-up: needs "
+        "--warmup 1 or more (the first is not used when there are several)",
+        s.mode));
+  }
+}
+
+HostTimeLoop::HostTimeLoop(std::vector<HostTimePlanner::Op> ops, const HostTimeSettings& settings,
+                           HostTimeUse* report)
+    : warmup_iters_(settings.warmup_iters), report_(report) {
+  report_->mode = settings.mode;
+  report_->scale = settings.scale;
+  if (settings.mode == "replayed") return;
+  for (HostTimePlanner::Op& op : ops) {
+    if (auto it = settings.targets.find(op.id); it != settings.targets.end()) op.target = it->second;
+  }
+  planner_.emplace(std::move(ops), settings.scale);
+}
+
+void HostTimeLoop::plan() {
+  HostTimePlan plan = planner_->plan();
+  wait_us_ = std::move(plan.wait_us);
+  waiter_.calibrate();
+  // The CLI's source and notes stay; the plan's figures join them.
+  plan.use.mode = report_->mode;
+  plan.use.source = std::move(report_->source);
+  plan.use.notes = std::move(report_->notes);
+  plan.use.busy_wait_overshoot_us = waiter_.overshootUs();
+  *report_ = std::move(plan.use);
+  planned_ = true;
+}
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,220 @@
+// replay --host-time without LibTorch: the busy-wait calibration on a fake
+// clock, and the planner's waits from made-up warm-up calls (the per-op
+// subtraction, the ops whose replayed call already costs more than the
+// original's, stand-ins between anchors, the host scale).
+#include "replay/host_time.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+
+#include "core/errors.h"
+#include "replay/busy_wait.h"
+
+namespace tracetwin::replay {
+namespace {
+
+// A clock that advances by `tick_ns` on every read, as a real one does by
+// the cost of reading it (and nothing else happens in a spin).
+struct TickingClock {
+  using rep = int64_t;
+  using period = std::nano;
+  using duration = std::chrono::duration<rep, period>;
+  using time_point = std::chrono::time_point<TickingClock>;
+  static constexpr bool is_steady = true;
+  static inline int64_t now_ns = 0;
+  static inline int64_t tick_ns = 50;
+  static inline int64_t reads = 0;
+  static time_point now() {
+    now_ns += tick_ns;
+    ++reads;
+    return time_point(duration(now_ns));
+  }
+};
+
+double elapsedUs(int64_t from_ns) { return double(TickingClock::now_ns - from_ns) / 1000.0; }
+
+TEST(BusyWaiter, CalibrationMeasuresTheOvershootAndWaitsTakeItOff) {
+  TickingClock::tick_ns = 50;
+  BasicBusyWaiter<TickingClock> waiter;
+  waiter.calibrate(11, 1.0);
+  // A 1 us spin at 50 ns a read: the deadline read, then 20 reads to pass it,
+  // 1.05 us; the caller's read after it is paid with or without a wait.
+  EXPECT_NEAR(waiter.overshootUs(), 0.05, 1e-9);
+  const int64_t start = TickingClock::now_ns;
+  for (int i = 0; i < 1000; ++i) waiter.wait(2.0);
+  // Uncalibrated, 2,050 us.
+  EXPECT_NEAR(elapsedUs(start), 2000.0, 2000.0 * 0.005);
+}
+
+TEST(BusyWaiter, WaitsShorterThanTheOvershootAreCarriedNotLost) {
+  TickingClock::tick_ns = 10;
+  BasicBusyWaiter<TickingClock> waiter;
+  waiter.calibrate(11, 1.0);
+  EXPECT_NEAR(waiter.overshootUs(), 0.01, 1e-9);
+  const int64_t reads = TickingClock::reads;
+  waiter.wait(0.004);
+  waiter.wait(0.005);
+  EXPECT_EQ(TickingClock::reads, reads) << "under the overshoot: no spin yet";
+  EXPECT_NEAR(waiter.carriedUs(), 0.009, 1e-12);
+  const int64_t start = TickingClock::now_ns;
+  for (int i = 0; i < 30; ++i) waiter.wait(0.04);  // 1.2 us more, 1.209 in all
+  EXPECT_NEAR(elapsedUs(start) + waiter.carriedUs(), 1.209, 0.03);
+}
+
+TEST(BusyWaiter, AFreeClockMeansNoOvershoot) {
+  TickingClock::tick_ns = 1;
+  BasicBusyWaiter<TickingClock> waiter;
+  waiter.calibrate(5, 1.0);
+  EXPECT_NEAR(waiter.overshootUs(), 0.0, 0.003);
+}
+
+HostTimePlanner::Op op(core::NodeId id, std::optional<HostTarget> target) {
+  return {id, "op" + std::to_string(id), target};
+}
+
+// One warm-up row: each op's call [start, end) in us from the iteration start.
+void row(HostTimePlanner& p, const std::vector<std::pair<double, double>>& calls) {
+  p.beginIteration();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].first >= 0) p.sample(i, calls[i].first, calls[i].second);
+  }
+}
+
+TEST(HostTimePlanner, WaitsForTheOriginalsGapAndOpBeyondTheReplaysOwn) {
+  // Original: 10 us before op 1, which ran 20 us; 5 us, then op 2 for 8 us.
+  HostTimePlanner p({op(1, HostTarget{10, 20}), op(2, HostTarget{5, 8})}, 1.0);
+  // Replay: op 1 called at 2 us for 6 us; op 2 1 us later for 3 us.
+  row(p, {{2, 8}, {9, 12}});
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], (10 - 2) + (20 - 6));
+  EXPECT_DOUBLE_EQ(plan.wait_us[1], (5 - 1) + (8 - 3));
+  EXPECT_EQ(plan.use.ops_with_target, 2);
+  EXPECT_EQ(plan.use.ops_over, 0);
+  EXPECT_DOUBLE_EQ(plan.use.target_ms, 43 / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.replay_own_ms, 12 / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.wait_ms, 31 / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.gap_wait_ms, 12 / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.op_wait_ms, 19 / 1000.0);
+}
+
+TEST(HostTimePlanner, ACallLongerThanTheOriginalsOpGetsNoOpWaitAndIsReported) {
+  HostTimePlanner p({op(1, HostTarget{10, 4}), op(2, HostTarget{0, 50})}, 1.0);
+  row(p, {{1, 11}, {11, 20}});  // op 1's call takes 10 us against the original's 4
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], 10 - 1) << "its gap still waits, its op does not";
+  EXPECT_DOUBLE_EQ(plan.wait_us[1], 50 - 9);
+  EXPECT_EQ(plan.use.ops_over, 1);
+  EXPECT_DOUBLE_EQ(plan.use.ops_over_ms, 6 / 1000.0);
+  ASSERT_EQ(plan.use.largest_overruns.size(), 1u);
+  EXPECT_EQ(plan.use.largest_overruns[0].id, 1);
+  EXPECT_DOUBLE_EQ(plan.use.largest_overruns[0].replay_us, 10);
+  EXPECT_DOUBLE_EQ(plan.use.largest_overruns[0].original_us, 4);
+  EXPECT_EQ(plan.use.gaps_over, 0);
+}
+
+TEST(HostTimePlanner, TheReplaysOwnTimeIsTheMedianOverWarmupIterations) {
+  HostTimePlanner p({op(1, HostTarget{0, 100})}, 1.0);
+  row(p, {{0, 10}});
+  row(p, {{0, 90}});  // one slow call on a busy host
+  row(p, {{0, 12}});
+  EXPECT_DOUBLE_EQ(p.plan().wait_us[0], 100 - 12);
+  EXPECT_EQ(p.plan().use.warmup_samples, 3);
+}
+
+TEST(HostTimePlanner, AnOpWithoutSamplesJoinsTheNextAnchorsGap) {
+  // Op 2 is a stand-in (never called, its recorded time spent elsewhere);
+  // op 3 has no target (not linked): it runs, waits for nothing, and its call
+  // counts as the replay's own time before op 4.
+  HostTimePlanner p({op(1, HostTarget{0, 10}), op(2, HostTarget{3, 7}), op(3, std::nullopt),
+                     op(4, HostTarget{5, 10})},
+                    1.0);
+  row(p, {{0, 10}, {-1, -1}, {12, 14}, {16, 20}});
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[1], 0.0);
+  EXPECT_DOUBLE_EQ(plan.wait_us[2], 0.0);
+  // Target before op 4: 3 + 7 + 5 = 15 us; the replay's own since op 1: 6 us.
+  EXPECT_DOUBLE_EQ(plan.wait_us[3], (15 - 6) + (10 - 4));
+  EXPECT_EQ(plan.use.ops_with_target, 2);
+  EXPECT_EQ(plan.use.ops_without_target, 1);
+}
+
+TEST(HostTimePlanner, TheHostScaleScalesTheOriginalNotTheReplay) {
+  HostTimePlanner p({op(1, HostTarget{40, 60})}, 0.5);
+  row(p, {{4, 24}});
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], (20 - 4) + (30 - 20));
+  HostTimePlanner faster({op(1, HostTarget{40, 60})}, 0.25);
+  row(faster, {{4, 24}});
+  const HostTimePlan over = faster.plan();
+  EXPECT_DOUBLE_EQ(over.wait_us[0], 10 - 4) << "15 us of op: the 20 us call is over it";
+  EXPECT_EQ(over.use.ops_over, 1);
+}
+
+TEST(HostTimePlanner, TheReplaysOwnGapBeyondTheOriginalsIsCounted) {
+  HostTimePlanner p({op(1, HostTarget{1, 10})}, 1.0);
+  row(p, {{3, 5}});
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], 10 - 2);
+  EXPECT_EQ(plan.use.gaps_over, 1);
+  EXPECT_DOUBLE_EQ(plan.use.gaps_over_ms, 2 / 1000.0);
+}
+
+TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
+  const std::unordered_map<core::NodeId, HostTarget> none, some = {{1, HostTarget{1, 1}}};
+  const std::string replayed = "replayed", recorded = "recorded", bogus = "sometimes";
+  EXPECT_NO_THROW(checkHostTimeSettings({replayed, none, 1.0, 0}));
+  EXPECT_NO_THROW(checkHostTimeSettings({recorded, some, 0.5, 1}));
+  EXPECT_THROW(checkHostTimeSettings({bogus, none, 1.0, 2}), UsageError);
+  EXPECT_THROW(checkHostTimeSettings({recorded, some, 0.0, 2}), UsageError);
+  EXPECT_THROW(checkHostTimeSettings({recorded, some, -1.0, 2}), UsageError);
+  EXPECT_THROW(checkHostTimeSettings({replayed, none, 0.5, 2}), UsageError);
+  EXPECT_THROW(checkHostTimeSettings({replayed, some, 1.0, 2}), UsageError);
+  EXPECT_THROW(checkHostTimeSettings({recorded, some, 1.0, 0}), UsageError)
+      << "nothing measures the replay's own calls";
+}
+
+TEST(HostTimeLoop, PlansAfterTheWarmupFromAllButTheFirstWarmupIteration) {
+  const std::unordered_map<core::NodeId, HostTarget> targets = {{7, HostTarget{0, 100}}};
+  const std::string mode = "recorded";
+  HostTimeUse report;
+  report.source = "test";
+  HostTimeLoop loop({op(7, std::nullopt)}, {mode, targets, 1.0, 3}, &report);
+  EXPECT_FALSE(loop.samples(0)) << "the first warm-up iteration runs cold";
+  EXPECT_TRUE(loop.samples(1));
+  EXPECT_TRUE(loop.samples(2));
+  EXPECT_FALSE(loop.samples(3));
+  const double calls[3] = {500, 10, 30};  // the cold one would cancel the wait
+  for (int it = 0; it < 3; ++it) {
+    loop.setSampling(loop.samples(it));
+    loop.beginIteration(it);
+    loop.beforeCall(0);
+    loop.afterCall(0, 0, calls[it]);
+    EXPECT_EQ(loop.waitUs(0), 0.0) << "no wait during the warm-up";
+  }
+  loop.setSampling(false);
+  loop.beginIteration(3);
+  EXPECT_DOUBLE_EQ(loop.waitUs(0), 100 - 20) << "median of 10 and 30";
+  EXPECT_EQ(report.mode, "recorded");
+  EXPECT_EQ(report.source, "test") << "the CLI's source survives the plan";
+  EXPECT_EQ(report.warmup_samples, 2);
+  EXPECT_GE(report.busy_wait_overshoot_us, 0.0);
+}
+
+TEST(HostTimeLoop, ReplayedModeDoesNothing) {
+  const std::unordered_map<core::NodeId, HostTarget> none;
+  const std::string mode = "replayed";
+  HostTimeUse report;
+  HostTimeLoop loop({op(1, std::nullopt)}, {mode, none, 1.0, 2}, &report);
+  EXPECT_FALSE(loop.samples(1));
+  loop.setSampling(true);
+  loop.beginIteration(5);
+  EXPECT_EQ(loop.waitUs(0), 0.0);
+  EXPECT_EQ(report.mode, "replayed");
+  EXPECT_EQ(report.ops_with_target, 0);
+}
+
+}  // namespace
+}  // namespace tracetwin::replay
