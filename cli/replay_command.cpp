@@ -113,22 +113,23 @@ void printHostTime(const replay::HostTimeUse& h) {
   fmt::print("host time: {}{} from {}\n", h.mode,
              h.scale != 1.0 ? fmt::format(" x{:g}", h.scale) : "", h.source);
   fmt::print(
-      "  +{:.3f} ms per iteration before {} ops (gaps {:.3f} ms, ops {:.3f} ms): the original's "
-      "{:.3f} ms against the replay's own {:.3f} ms ({} warm-up iterations; busy-wait overshoot "
-      "{:.3f} us taken off each)\n",
-      h.wait_ms, h.ops_with_target, h.gap_wait_ms, h.op_wait_ms, h.target_ms, h.replay_own_ms,
-      h.warmup_samples, h.busy_wait_overshoot_us);
+      "  +{:.3f} ms per iteration before {} ops: the original's {:.3f} ms around them against "
+      "the replay's own {:.3f} ms ({} warm-up iterations; busy-wait overshoot {:.3f} us taken "
+      "off each wait)\n",
+      h.wait_ms, h.ops_with_target, h.target_ms, h.replay_own_ms, h.warmup_samples,
+      h.busy_wait_overshoot_us);
   if (h.ops_over > 0) {
     const replay::HostOverrun& o = h.largest_overruns.front();
     fmt::print(
         "  {} replayed calls already took longer than the original's op (+{:.3f} ms in all; "
-        "largest op {} {}: {:.1f} us against {:.1f}): no op wait for them\n",
+        "largest op {} {}: {:.1f} us against {:.1f}): no wait for them\n",
         h.ops_over, h.ops_over_ms, o.id, o.name, o.replay_us, o.original_us);
   }
-  if (h.gaps_over > 0) {
-    fmt::print("  {} ops: the replay's own time before the call already exceeds the original's "
-               "gap (+{:.3f} ms in all)\n",
-               h.gaps_over, h.gaps_over_ms);
+  if (h.absorbed_ms > 0 || h.behind_ms > 0) {
+    fmt::print(
+        "  ops whose own gap and call exceed the original's: {:.3f} ms taken off later waits, "
+        "{:.3f} ms left at the iteration's end (the replay is that much over the original)\n",
+        h.absorbed_ms, h.behind_ms);
   }
   if (h.ops_without_target > 0) {
     fmt::print("  {} replayed ops have no {} host time: no wait\n", h.ops_without_target,

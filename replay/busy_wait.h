@@ -9,7 +9,9 @@
 // over 5,000 waits an iteration would be 0.1-0.25 ms of adds5k's 8.4.
 // calibrate() measures that overshoot as the caller sees it and wait() takes
 // it off each wait; a wait shorter than it is carried into the next one, so
-// the sum of what was asked is what is spent.
+// the sum of what was asked is what is spent. A negative wait is a debt the
+// next waits pay first (replay/host_time.h: an op that ran over the
+// original's time), until reset().
 #pragma once
 
 #include <algorithm>
@@ -44,17 +46,21 @@ class BasicBusyWaiter {
         std::max(0.0, core::median(std::move(excess)) - core::median(std::move(empty)));
   }
 
-  // Spins for `us` (plus what earlier short waits left over) less the
-  // overshoot; a total at or under the overshoot is carried to the next call.
+  // Adds `us` (either sign) to the balance carried from earlier calls and
+  // spins for it less the overshoot when that is positive; a balance at or
+  // under the overshoot is carried to the next call.
   void wait(double us) {
-    if (us > 0) carry_us_ += us;
+    carry_us_ += us;
     if (carry_us_ <= overshoot_us_) return;
     spin(carry_us_ - overshoot_us_);
     carry_us_ = 0;
   }
 
+  // Drops the carried balance, debt or credit.
+  void reset() { carry_us_ = 0; }
+
   double overshootUs() const { return overshoot_us_; }
-  // What was asked and not yet spent (a test and report hook).
+  // The balance carried: asked and not yet spent (> 0), or owed (< 0).
   double carriedUs() const { return carry_us_; }
 
  private:

@@ -30,6 +30,7 @@ void HostTimePlanner::sample(size_t index, double start_us, double end_us) {
 HostTimePlan HostTimePlanner::plan() const {
   const size_t n = ops_.size();
   HostTimePlan out;
+  out.balance_us.assign(n, 0.0);
   out.wait_us.assign(n, 0.0);
   HostTimeUse& use = out.use;
   use.scale = scale_;
@@ -38,9 +39,16 @@ HostTimePlan HostTimePlanner::plan() const {
     return std::any_of(rows_.begin(), rows_.end(),
                        [i](const std::vector<Call>& row) { return row[i].start_us >= 0; });
   };
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / double(v.size());
+  };
   std::vector<HostOverrun> overruns;
   double pending_us = 0;  // targets of unsampled ops since the last anchor
   size_t previous = n;    // the last anchor; n: none yet (gaps from the iteration start)
+  double carried = 0;     // the balance so far, as the loop's busy waiter carries it
+  double excess = 0;      // negative balances
   std::vector<double> gaps, calls;
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops_[i];
@@ -65,24 +73,24 @@ HostTimePlan HostTimePlanner::plan() const {
         gaps.push_back(c.start_us - row[previous].end_us);
       }
     }
-    const double own_gap = std::max(0.0, core::median(gaps));
-    const double own_call = std::max(0.0, core::median(calls));
-    const double target_gap = scale_ * (pending_us + op.target->gap_us);
+    const double own_gap = std::max(0.0, mean(gaps));
+    const double own_call = std::max(0.0, mean(calls));
     const double target_op = scale_ * op.target->op_us;
+    const double target = scale_ * (pending_us + op.target->gap_us) + target_op;
+    const double own = own_gap + own_call;
     pending_us = 0;
     previous = i;
 
-    const double gap_wait = std::max(0.0, target_gap - own_gap);
-    const double op_wait = std::max(0.0, target_op - own_call);
-    out.wait_us[i] = gap_wait + op_wait;
+    out.balance_us[i] = target - own;
     ++use.ops_with_target;
-    use.target_ms += (target_gap + target_op) / 1000.0;
-    use.replay_own_ms += (own_gap + own_call) / 1000.0;
-    use.gap_wait_ms += gap_wait / 1000.0;
-    use.op_wait_ms += op_wait / 1000.0;
-    if (own_gap > target_gap) {
-      ++use.gaps_over;
-      use.gaps_over_ms += (own_gap - target_gap) / 1000.0;
+    use.target_ms += target / 1000.0;
+    use.replay_own_ms += own / 1000.0;
+    if (own > target) excess += own - target;
+    carried += target - own;
+    if (carried > 0) {
+      out.wait_us[i] = carried;
+      use.wait_ms += carried / 1000.0;
+      carried = 0;
     }
     if (own_call > target_op) {
       ++use.ops_over;
@@ -90,7 +98,8 @@ HostTimePlan HostTimePlanner::plan() const {
       overruns.push_back({op.id, op.name, target_op, own_call});
     }
   }
-  use.wait_ms = use.gap_wait_ms + use.op_wait_ms;
+  use.behind_ms = std::max(0.0, -carried) / 1000.0;
+  use.absorbed_ms = excess / 1000.0 - use.behind_ms;
   std::sort(overruns.begin(), overruns.end(), [](const HostOverrun& a, const HostOverrun& b) {
     return a.replay_us - a.original_us > b.replay_us - b.original_us;
   });
@@ -137,6 +146,7 @@ HostTimeLoop::HostTimeLoop(std::vector<HostTimePlanner::Op> ops, const HostTimeS
 
 void HostTimeLoop::plan() {
   HostTimePlan plan = planner_->plan();
+  balance_us_ = std::move(plan.balance_us);
   wait_us_ = std::move(plan.wait_us);
   waiter_.calibrate();
   // The CLI's source and notes stay; the plan's figures join them.

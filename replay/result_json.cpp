@@ -40,12 +40,10 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"target_ms", h.target_ms},
             {"replay_own_ms", h.replay_own_ms},
             {"wait_ms", h.wait_ms},
-            {"gap_wait_ms", h.gap_wait_ms},
-            {"op_wait_ms", h.op_wait_ms},
             {"ops_over", h.ops_over},
             {"ops_over_ms", h.ops_over_ms},
-            {"gaps_over", h.gaps_over},
-            {"gaps_over_ms", h.gaps_over_ms},
+            {"absorbed_ms", h.absorbed_ms},
+            {"behind_ms", h.behind_ms},
             {"largest_overruns", overruns},
             {"busy_wait_overshoot_us", h.busy_wait_overshoot_us}});
   return j;
