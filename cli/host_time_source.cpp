@@ -18,11 +18,15 @@ HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline
   for (const core::kineto::RecordedHostOp& op : h.ops) out.by_op[op.id] = {op.gap_us, op.op_us};
   out.source = fmt::format("{} ({} of {} top-level ops linked, {})", kineto_path,
                            timeline.matched_ops, timeline.top_level_ops, timeline.method);
-  if (h.profiler_us_per_event > 0) {
+  if (h.profiler_us_per_event > 0 || h.profiler_scale < 1.0) {
     out.notes.push_back(fmt::format(
-        "the profiler's own cost taken off: {:.3f} us per recorded CPU event ({} events), the "
+        "the profiler's own cost taken off: {:.3f} us per recorded CPU event ({} events){}; the "
         "recorded host span {:.3f} ms -> {:.3f} ms, the original's unprofiled step {:.3f} ms",
-        h.profiler_us_per_event, h.events, h.recorded_span_ms, h.span_ms, h.unprofiled_ms));
+        h.profiler_us_per_event, h.events,
+        h.profiler_scale < 1.0
+            ? fmt::format(", then x{:.3f} on what no event count explains", h.profiler_scale)
+            : "",
+        h.recorded_span_ms, h.span_ms, h.unprofiled_ms));
   } else if (h.unprofiled_ms > 0) {
     out.notes.push_back(fmt::format(
         "recorded host span {:.3f} ms, not longer than the unprofiled step {:.3f} ms (the device "

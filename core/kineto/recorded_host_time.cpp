@@ -67,21 +67,15 @@ void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
 
 }  // namespace
 
-double profilerCostPerEvent(const std::vector<RecordedHostOp>& ops, double target_us) {
-  if (target_us <= 0 || correctedSum(ops, 0.0) <= target_us) return 0.0;
-  // At `high` every term with events is 0: nothing more to take.
-  double high = 0;
-  for (const RecordedHostOp& op : ops) {
-    if (op.gap_events > 0) high = std::max(high, op.recorded_gap_us / double(op.gap_events));
-    if (op.op_events > 0) high = std::max(high, op.recorded_op_us / double(op.op_events));
-  }
-  if (correctedSum(ops, high) >= target_us) return high;
-  double low = 0;
-  for (int i = 0; i < 100 && high - low > 1e-9; ++i) {
-    const double mid = 0.5 * (low + high);
-    (correctedSum(ops, mid) > target_us ? low : high) = mid;
-  }
-  return 0.5 * (low + high);
+ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, int64_t events,
+                                      double target_us) {
+  ProfilerCorrection c;
+  const double recorded = correctedSum(ops, 0.0);
+  if (target_us <= 0 || recorded <= target_us) return c;
+  if (events > 0) c.per_event_us = (recorded - target_us) / double(events);
+  const double left = correctedSum(ops, c.per_event_us);
+  if (left > target_us) c.scale = target_us / left;
+  return c;
 }
 
 RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTrace& trace,
@@ -116,12 +110,14 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   double recorded = 0;
   for (const RecordedHostOp& op : out.ops) recorded += op.recorded_gap_us + op.recorded_op_us;
   out.recorded_span_ms = recorded / 1000.0;
-  out.profiler_us_per_event = profilerCostPerEvent(out.ops, out.unprofiled_ms * 1000.0);
+  const ProfilerCorrection fix = profilerCorrection(out.ops, out.events, out.unprofiled_ms * 1000.0);
+  out.profiler_us_per_event = fix.per_event_us;
+  out.profiler_scale = fix.scale;
   double span = 0;
   for (RecordedHostOp& op : out.ops) {
-    const double c = out.profiler_us_per_event;
-    op.gap_us = std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
-    op.op_us = std::max(0.0, op.recorded_op_us - c * double(op.op_events));
+    const double c = fix.per_event_us;
+    op.gap_us = fix.scale * std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
+    op.op_us = fix.scale * std::max(0.0, op.recorded_op_us - c * double(op.op_events));
     span += op.gap_us + op.op_us;
   }
   out.span_ms = span / 1000.0;

@@ -107,23 +107,44 @@ TEST(RecordedHostTime, OverlappingOpsOfAnotherThreadLeaveNoNegativeGap) {
   EXPECT_DOUBLE_EQ(h.ops[4].recorded_gap_us, 0.0) << "starts before the copy_ ended";
 }
 
-TEST(ProfilerCostPerEvent, TermsStopAtZeroAndTheRestCarriesTheCorrection) {
+TEST(ProfilerCorrection, PerEventFirstThenWhatTheFloorKeptInProportion) {
   std::vector<RecordedHostOp> ops(2);
-  ops[0].recorded_gap_us = 1;  // one event would take it below 0 at c > 1
+  ops[0].recorded_gap_us = 4;  // one event: 0 once the cost passes 4 us
   ops[0].gap_events = 1;
   ops[0].recorded_op_us = 10;
   ops[0].op_events = 1;
-  ops[1].recorded_op_us = 10;
+  ops[1].recorded_op_us = 20;
   ops[1].op_events = 1;
-  // 21 us down to 12: c = 4.5 would give 12 without the clip, 12.5 with it.
-  const double c = profilerCostPerEvent(ops, 12.0);
-  EXPECT_NEAR(c, 4.0, 1e-6) << "gap 0, ops 6 + 6";
-  EXPECT_DOUBLE_EQ(profilerCostPerEvent(ops, 30.0), 0.0);
-  EXPECT_NEAR(profilerCostPerEvent(ops, 0.5), 9.75, 1e-6);
-  // A gap without events cannot shrink: asked for less than it, the cost
-  // stops where every term with events is 0.
-  ops[1].recorded_gap_us = 5;
-  EXPECT_DOUBLE_EQ(profilerCostPerEvent(ops, 3.0), 10.0);
+  // 34 us down to 28: 2 us per event over 3 events, no floor reached.
+  ProfilerCorrection c = profilerCorrection(ops, 3, 28.0);
+  EXPECT_DOUBLE_EQ(c.per_event_us, 2.0);
+  EXPECT_DOUBLE_EQ(c.scale, 1.0);
+  // Down to 19: 5 us per event leaves the gap at 0 (not -1), ops 5 and 15:
+  // 20 us, taken to 19 in proportion.
+  c = profilerCorrection(ops, 3, 19.0);
+  EXPECT_DOUBLE_EQ(c.per_event_us, 5.0);
+  EXPECT_DOUBLE_EQ(c.scale, 0.95);
+  c = profilerCorrection(ops, 3, 40.0);
+  EXPECT_DOUBLE_EQ(c.per_event_us, 0.0) << "recorded under the step: nothing to take";
+  EXPECT_DOUBLE_EQ(c.scale, 1.0);
+}
+
+TEST(RecordedHostTime, OneOffCostsNoEventExplainsAreTakenInProportion) {
+  Fixture f;
+  f.timeline.ops[0].duration_us = 80;  // the first op's one-off 60 us
+  f.timeline.ops[1].start_us = 190;    // [190, 200) after a 10 us gap
+  f.timeline.ops[3].start_us = 200;    // the mm right after
+  f.trace.events = {cpuOp("aten::linear", 1, 100, 80), cpuOp("aten::relu", 1, 190, 10),
+                    cpuOp("aten::mm", 1, 200, 40)};
+  // 80 + 10 + 10 + 0 + 40 = 140 us recorded, 3 events, a 100 us step:
+  // 13.3 us per event floors the relu at 0 and leaves 103.3 us.
+  const RecordedHostTime h = recordedHostTime(f.timeline, f.trace, 0.1);
+  EXPECT_NEAR(h.profiler_us_per_event, 40.0 / 3.0, 1e-9);
+  EXPECT_NEAR(h.profiler_scale, 100.0 / (310.0 / 3.0), 1e-9);
+  EXPECT_LT(h.profiler_scale, 1.0);
+  EXPECT_NEAR(h.span_ms, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(h.ops[1].op_us, 0.0) << "10 us, one event of 46.7";
+  EXPECT_GT(h.ops[1].gap_us, 0.0) << "a gap without events keeps its share";
 }
 
 }  // namespace
