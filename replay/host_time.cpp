@@ -22,6 +22,10 @@ HostTimePlanner::HostTimePlanner(std::vector<Op> ops, double scale)
 
 void HostTimePlanner::beginIteration() { rows_.emplace_back(ops_.size()); }
 
+void HostTimePlanner::endIteration(double cpu_us, double wall_us) {
+  if (wall_us > 0 && cpu_us >= 0) cpu_shares_.push_back(cpu_us / wall_us);
+}
+
 void HostTimePlanner::sample(size_t index, double start_us, double end_us) {
   if (rows_.empty() || index >= ops_.size()) return;
   rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us)};
@@ -35,6 +39,16 @@ HostTimePlan HostTimePlanner::plan() const {
   HostTimeUse& use = out.use;
   use.scale = scale_;
   use.warmup_samples = int64_t(rows_.size());
+  // The replay's own times in CPU time, the currency of the waits. A share
+  // over 1 (intra-op threads are not this thread; clock granularity) or
+  // none measured counts as 1.
+  double share = 1.0;
+  if (!cpu_shares_.empty()) {
+    double sum = 0;
+    for (double x : cpu_shares_) sum += x;
+    share = std::clamp(sum / double(cpu_shares_.size()), 0.05, 1.0);
+  }
+  use.warmup_cpu_share = share;
   auto sampled = [&](size_t i) {
     return std::any_of(rows_.begin(), rows_.end(),
                        [i](const std::vector<Call>& row) { return row[i].start_us >= 0; });
@@ -73,8 +87,8 @@ HostTimePlan HostTimePlanner::plan() const {
         gaps.push_back(c.start_us - row[previous].end_us);
       }
     }
-    const double own_gap = std::max(0.0, mean(gaps));
-    const double own_call = std::max(0.0, mean(calls));
+    const double own_gap = share * std::max(0.0, mean(gaps));
+    const double own_call = share * std::max(0.0, mean(calls));
     const double target_op = scale_ * op.target->op_us;
     const double target = scale_ * (pending_us + op.target->gap_us) + target_op;
     const double own = own_gap + own_call;
@@ -148,7 +162,8 @@ void HostTimeLoop::plan() {
   HostTimePlan plan = planner_->plan();
   balance_us_ = std::move(plan.balance_us);
   wait_us_ = std::move(plan.wait_us);
-  waiter_.calibrate();
+  // 5 us probes: a read of the thread's CPU clock is ~1 us here.
+  waiter_.calibrate(101, 5.0);
   // The CLI's source and notes stay; the plan's figures join them.
   plan.use.mode = report_->mode;
   plan.use.source = std::move(report_->source);

@@ -17,7 +17,10 @@
 //
 // with F the host scale (0.5: a host twice as fast), own gap the replay's
 // time from the previous op's call to this call and own call its call, both
-// means over warm-up iterations. Before each call the replay busy-waits
+// means over warm-up iterations, in CPU time: times the warm-up's CPU share
+// of its wall time (the thread's CPU time over the iteration's), as the
+// waits are spun on the thread's CPU clock (replay/busy_wait.h). Before each
+// call the replay busy-waits
 // for the balance carried so far when it is positive, and carries it when
 // it is negative: an op whose own time exceeds the original's (a call
 // longer than the original's op: ops_over, reported) gets no wait, and its
@@ -71,6 +74,7 @@ struct HostTimeUse {
   int64_t ops_with_target = 0;     // replayed ops that wait for the original's time
   int64_t ops_without_target = 0;  // replayed ops with nothing recorded or modelled: no wait
   int64_t warmup_samples = 0;      // warm-up iterations whose calls were measured
+  double warmup_cpu_share = 1.0;   // the replaying thread's CPU time / wall time in them
   double target_ms = 0;            // F * (gaps + ops) of the ops with a target
   double replay_own_ms = 0;        // the replay's own gaps and calls for them (warm-up)
   double wait_ms = 0;              // busy waits added per iteration (planned)
@@ -103,6 +107,9 @@ class HostTimePlanner {
 
   // A warm-up iteration starts; its samples are one row.
   void beginIteration();
+  // The iteration's thread CPU time and wall time so far (its loop): the
+  // share of its wall time it ran, which scales its own times into CPU time.
+  void endIteration(double cpu_us, double wall_us);
   // The op's call ran from `start_us` to `end_us`, microseconds from the
   // iteration's start. Ops that never call (stand-ins) are not sampled.
   void sample(size_t index, double start_us, double end_us);
@@ -122,6 +129,7 @@ class HostTimePlanner {
   std::vector<Op> ops_;
   double scale_;
   std::vector<std::vector<Call>> rows_;  // [iteration][op]
+  std::vector<double> cpu_shares_;        // per iteration that reported one
 };
 
 // What the replay was asked (the ReplayOptions fields of the same names).
@@ -156,8 +164,20 @@ class HostTimeLoop {
   void beginIteration(int iteration) {
     if (!planner_) return;
     if (!planned_ && iteration >= warmup_iters_) plan();
-    if (sampling_) planner_->beginIteration();
+    if (sampling_) {
+      planner_->beginIteration();
+      loop_wall_ = std::chrono::steady_clock::now();
+      loop_cpu_ = ThreadCpuClock::now();
+    }
     waiter_.reset();  // no balance crosses iterations
+  }
+  // After the iteration's last op (before the device is waited for).
+  void endLoop() {
+    if (!sampling_) return;
+    const auto cpu = ThreadCpuClock::now() - loop_cpu_;
+    const auto wall = std::chrono::steady_clock::now() - loop_wall_;
+    planner_->endIteration(std::chrono::duration<double, std::micro>(cpu).count(),
+                           std::chrono::duration<double, std::micro>(wall).count());
   }
   void beforeCall(size_t index) {
     if (planned_) waiter_.wait(balance_us_[index]);
@@ -177,6 +197,8 @@ class HostTimeLoop {
   std::vector<double> balance_us_;  // per op index
   std::vector<double> wait_us_;     // per op index, for reports
   BusyWaiter waiter_;
+  std::chrono::steady_clock::time_point loop_wall_;
+  ThreadCpuClock::time_point loop_cpu_;
   HostTimeUse* report_;
 };
 

@@ -199,6 +199,7 @@ class IterationRunner {
       }
       previous_end = t1;
     }
+    host_->endLoop();
     if (streams_) streams_->endIteration();
     if (comm_) comm_->waitAll();  // an iteration ends with its collectives done
     check_outputs_ = false;  // the first iteration's results, once
