@@ -69,6 +69,21 @@ class GraphBuilder {
     return pending_.back();
   }
 
+  // A Triton kernel as the trace records it: no schema and no outputs (it
+  // writes into buffers among its inputs), the stream appended to the inputs.
+  core::Node& triton(const std::string& name, const std::string& kernel_file,
+                     std::vector<core::Value> inputs) {
+    core::Node n;
+    n.id = next_id_++;
+    n.parent = 2;
+    n.name = name;
+    n.kernel_backend = "triton";
+    n.kernel_file = kernel_file;
+    n.inputs = std::move(inputs);
+    pending_.push_back(std::move(n));
+    return pending_.back();
+  }
+
   core::Graph build() {
     for (auto& n : pending_) graph_.addNode(n);
     pending_.clear();
