@@ -94,8 +94,13 @@ SpecialOpPlan planTriton(const core::Node& node, SpecialOpContext& context) {
     for (size_t i = 0; i < plan_params.size(); ++i) {
       if (plan_params[i].kind != compiled::LaunchParam::Kind::kTensor) continue;
       const auto t = static_cast<size_t>(plan_params[i].tensor);
-      const bool defined = t < tensors.size() && tensors[t].defined();
-      launch->values[i] = defined ? reinterpret_cast<uint64_t>(tensors[t].data_ptr()) : 0;
+      // A null pointer the kernel dereferences would fault the whole device
+      // context (sticky): refuse the call instead.
+      if (t >= tensors.size() || !tensors[t].defined()) {
+        throw std::runtime_error(fmt::format("launching {}: its argument {} has no tensor", name,
+                                             plan_params[i].name));
+      }
+      launch->values[i] = reinterpret_cast<uint64_t>(tensors[t].data_ptr());
     }
     if (launch->prepared.plan.empty) return std::vector<at::Tensor>{};
     try {
