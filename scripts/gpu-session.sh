@@ -435,8 +435,9 @@ PY
 # torch.compile steps (issue 42; docs/replay.md "Compiled steps"): a CNN and a transformer
 # captured with --compile (Kineto trace and Inductor cache kept), each replayed from the cache
 # (mode 1: the compiled kernels launched from C++; what cannot launch stands in by its Kineto time)
-# and with Kineto stand-ins alone (mode 2), --no-cupti. Sizes keep compilation short (about a
-# minute for both on an H100 host) and the GPU busy. TT_COMPILE_WORKLOADS overrides the list.
+# and with Kineto stand-ins alone (mode 2), --no-cupti, then predicted with the bundled H200
+# models. Sizes keep compilation short (about a minute for both on an H100 host) and the GPU
+# busy. TT_COMPILE_WORKLOADS overrides the list.
 compile_workloads=(
   "resnet18_cmp resnet18_small batch=64 image=64"
   "transformer_cmp transformer batch=32 seq=128 d_model=256 heads=4 ffn=1024 vocab=4096"
@@ -450,6 +451,15 @@ for path in sys.argv[1:]:
         r = json.load(open(path))
     except (OSError, ValueError) as e:
         print("%s: %s" % (path, e)); continue
+    if "iteration_ms_median" not in r:  # a prediction: against the capture's own step time
+        try:
+            original = json.load(open(path.replace(".predict.json", ".meta.json")))["iteration_ms"]
+        except (OSError, ValueError, KeyError):
+            original = 0
+        print("%-44s predicted %7.3f ms  original %7.3f ms  predicted/original %5.3f"
+              % (path.rsplit("/", 1)[-1], r.get("iteration_ms", 0), original,
+                 r.get("iteration_ms", 0) / original if original else 0))
+        continue
     c = r.get("compiled", {})
     print("%-44s replay %7.3f ms  original %7.3f ms  replay/original %5.3f  coverage %5.1f%%  "
           "kernels %d (fwd %d, bwd %d): launched %d, stood in recorded %d, predicted %d, none %d"
@@ -467,7 +477,9 @@ stage_compile() {
   # look needs is copied into res/cmp.
   local out=$work/cmp spec name workload params p jsons=()
   mkdir -p "$out" "$res/cmp"
-  local specs=("${compile_workloads[@]}")
+  local specs=("${compile_workloads[@]}") spec_args=() gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  [[ "$gpu" == *H100* ]] && spec_args=(--device-spec configs/devices/h100.yaml)
   [ -n "${TT_COMPILE_WORKLOADS:-}" ] && IFS=';' read -r -a specs <<<"$TT_COMPILE_WORKLOADS"
   for spec in "${specs[@]}"; do
     read -r name workload params <<<"$spec"
@@ -484,7 +496,11 @@ stage_compile() {
     run_logged "replay_${name}_kineto" tt replay "$out/$name.et.json.gz" --device cuda:0 \
       --kineto "$out/$name.kineto.json.gz" --warmup 5 --iters 20 --no-cupti \
       --json-out "$res/cmp/$name.replay_kineto.json"
-    jsons+=("$res/cmp/$name.replay_cache.json" "$res/cmp/$name.replay_kineto.json")
+    # Fused kernels on the bundled H200 models' borrowed curves (scaled to an H100 on one).
+    run_logged "predict_$name" tt predict "$out/$name.et.json.gz" --models data/models/h200 \
+      "${spec_args[@]}" --json-out "$res/cmp/$name.predict.json"
+    jsons+=("$res/cmp/$name.replay_cache.json" "$res/cmp/$name.replay_kineto.json"
+      "$res/cmp/$name.predict.json")
   done
   [ ${#jsons[@]} -gt 0 ] && compile_summary "${jsons[@]}" | tee -a "$OUT/summary.txt"
 }

@@ -127,12 +127,16 @@ class CudaKernelDevice : public KernelDevice {
     Loaded loaded;
     check(api_.moduleLoadData(&loaded.module, image.data()),
           fmt::format("cuModuleLoadData({})", binary.cubin_path));
+    try {
+      check(api_.moduleGetFunction(&loaded.function, loaded.module, binary.name.c_str()),
+            fmt::format("cuModuleGetFunction({}, {})", binary.cubin_path, binary.name));
+      allowSharedMemory(loaded.function, binary);
+    } catch (const Error&) {
+      api_.moduleUnload(loaded.module);  // not kept: a later load tries again and fails alike
+      throw;
+    }
     modules_[binary.cubin_path] = loaded;  // unloaded by the destructor from here on
-    Loaded& kept = modules_[binary.cubin_path];
-    check(api_.moduleGetFunction(&kept.function, kept.module, binary.name.c_str()),
-          fmt::format("cuModuleGetFunction({}, {})", binary.cubin_path, binary.name));
-    allowSharedMemory(kept.function, binary);
-    return kept.function;
+    return loaded.function;
   }
 
   void launch(KernelHandle kernel, const LaunchPlan& plan, void** params) override {
