@@ -25,8 +25,7 @@ bool inCompiledRegion(const core::Graph& graph, core::NodeId id) {
 
 }  // namespace
 
-void addRecordedKernelTimes(const core::Graph& graph,
-                            const core::kineto::LinkedTimeline& original,
+void addRecordedKernelTimes(const core::Graph& graph, const core::kineto::LinkedTimeline& original,
                             replay::ReplayOptions* options) {
   for (const auto& op : original.ops) {
     if (op.matched && op.device_us > 0 && isCompiledKernel(graph, op.id))

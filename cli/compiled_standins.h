@@ -17,8 +17,7 @@ namespace tracetwin::cli {
 
 // Each selected Triton op's recorded device time (the sum of its kernels in
 // the linked Kineto trace) into options->recorded_device_us.
-void addRecordedKernelTimes(const core::Graph& graph,
-                            const core::kineto::LinkedTimeline& original,
+void addRecordedKernelTimes(const core::Graph& graph, const core::kineto::LinkedTimeline& original,
                             replay::ReplayOptions* options);
 
 // Each selected Triton op's device time as the models in `models_dir`

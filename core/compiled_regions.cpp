@@ -2,10 +2,8 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <array>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tracetwin::core {
 namespace {

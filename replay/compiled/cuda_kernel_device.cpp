@@ -47,9 +47,9 @@ void entryPoint(const char* symbol, Fn* out) {
   const cudaError_t status = cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault, &found);
 #endif
   if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    throw UnavailableError(fmt::format("the CUDA driver has no {} ({})", symbol,
-                                       status == cudaSuccess ? "symbol not found"
-                                                             : cudaGetErrorString(status)));
+    throw UnavailableError(
+        fmt::format("the CUDA driver has no {} ({})", symbol,
+                    status == cudaSuccess ? "symbol not found" : cudaGetErrorString(status)));
   }
   *out = reinterpret_cast<Fn>(fn);
 }
@@ -114,12 +114,11 @@ class CudaKernelDevice : public KernelDevice {
     if (spin_module_ != nullptr) api_.moduleUnload(spin_module_);
   }
 
-  std::string describe() const override {
-    return fmt::format("cuda:{}, CUDA driver API", index_);
-  }
+  std::string describe() const override { return fmt::format("cuda:{}, CUDA driver API", index_); }
 
   KernelHandle load(const TritonBinary& binary) override {
-    if (auto it = modules_.find(binary.cubin_path); it != modules_.end()) return it->second.function;
+    if (auto it = modules_.find(binary.cubin_path); it != modules_.end())
+      return it->second.function;
     std::ifstream in(binary.cubin_path, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot open", binary.cubin_path));
     const std::vector<char> image((std::istreambuf_iterator<char>(in)),
@@ -165,9 +164,7 @@ class CudaKernelDevice : public KernelDevice {
     CUfunction function = nullptr;
   };
 
-  CUstream currentStream() const {
-    return static_cast<CUstream>(currentTorchCudaStream(index_));
-  }
+  CUstream currentStream() const { return static_cast<CUstream>(currentTorchCudaStream(index_)); }
 
   void check(CUresult status, const std::string& call) const {
     if (status == CUDA_SUCCESS) return;

@@ -5,9 +5,10 @@
 namespace tracetwin::replay::compiled {
 
 std::unique_ptr<KernelDevice> makeCudaKernelDevice(int index) {
-  throw UnavailableError("compiled kernels on cuda:" + std::to_string(index) +
-                         ": tracetwin was built without the CUDA toolkit "
-                         "(TRACETWIN_HAVE_CUDA=OFF); rebuild with -DTRACETWIN_CUDA=ON (docs/gpu.md)");
+  throw UnavailableError(
+      "compiled kernels on cuda:" + std::to_string(index) +
+      ": tracetwin was built without the CUDA toolkit "
+      "(TRACETWIN_HAVE_CUDA=OFF); rebuild with -DTRACETWIN_CUDA=ON (docs/gpu.md)");
 }
 
 }  // namespace tracetwin::replay::compiled

@@ -79,7 +79,8 @@ std::string unsupportedLaunch(const json& m) {
 }
 
 std::vector<KernelArg> argsFromJson(const json& j, const std::string& where) {
-  if (!j.is_array()) throw InputError(fmt::format("{}: 'args': expected [[name, type], ...]", where));
+  if (!j.is_array())
+    throw InputError(fmt::format("{}: 'args': expected [[name, type], ...]", where));
   std::vector<KernelArg> args;
   for (const json& a : j) {
     if (!a.is_array() || a.size() != 2 || !a[0].is_string() || !a[1].is_string()) {
@@ -126,8 +127,8 @@ InductorCache InductorCache::open(const std::string& dir) {
   }
   InductorCache cache;
   cache.dir_ = dir;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied,
-                                                   ec);
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     const fs::path& p = it->path();
@@ -253,8 +254,8 @@ std::optional<CompiledKernelSpec> InductorCache::fromSource(const std::string& n
     *why = e.what();
     return std::nullopt;
   }
-  auto cfg = best_configs_.find((fs::path(src->second).parent_path() /
-                                 fs::path(src->second).stem()).string());
+  auto cfg = best_configs_.find(
+      (fs::path(src->second).parent_path() / fs::path(src->second).stem()).string());
   if (cfg == best_configs_.end()) {
     *why = fmt::format(
         "no launch config for {}: Inductor keeps a .best_config only for autotuned kernels "
@@ -284,12 +285,12 @@ std::optional<CompiledKernelSpec> InductorCache::fromSource(const std::string& n
     matches.push_back(&b);
   }
   if (matches.size() != 1) {
-    *why = matches.empty()
-               ? fmt::format("no compiled binary of {} with {} warps in {}", name, s.num_warps,
-                             dir_)
-               : fmt::format("{} compiled binaries of {} with {} warps in {}: which one ran is "
-                             "not recorded (the manifest of scripts/capture.py --compile is)",
-                             matches.size(), name, s.num_warps, dir_);
+    *why = matches.empty() ? fmt::format("no compiled binary of {} with {} warps in {}", name,
+                                         s.num_warps, dir_)
+                           : fmt::format(
+                                 "{} compiled binaries of {} with {} warps in {}: which one ran is "
+                                 "not recorded (the manifest of scripts/capture.py --compile is)",
+                                 matches.size(), name, s.num_warps, dir_);
     return std::nullopt;
   }
   s.binary = *matches.front();

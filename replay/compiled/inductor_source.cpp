@@ -24,12 +24,16 @@ size_t matchingClose(std::string_view text, size_t open) {
   for (size_t i = open; i < text.size(); ++i) {
     const char c = text[i];
     if (quote != 0) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
     else if (c == ')' || c == ']' || c == '}') {
       if (--depth == 0) return i;
     }
@@ -46,13 +50,18 @@ std::vector<std::string_view> splitTopLevel(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quote != 0) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
     else if (c == ',' && depth == 0) {
       parts.push_back(trim(text.substr(start, i - start)));
       start = i + 1;
@@ -129,8 +138,8 @@ void parseDef(std::string_view text, const std::string& path, InductorKernelSour
   out.kernel_name = std::string(trim(text.substr(def, open - def)));
   const size_t close = matchingClose(text, open);
   if (close == std::string_view::npos) {
-    throw SourceFormatError(fmt::format("{}: the argument list of {} is not closed", path,
-                                        out.kernel_name));
+    throw SourceFormatError(
+        fmt::format("{}: the argument list of {} is not closed", path, out.kernel_name));
   }
   for (std::string_view arg : splitTopLevel(text.substr(open + 1, close - open - 1))) {
     const size_t cut = arg.find_first_of(":=");
@@ -150,9 +159,9 @@ InductorKernelSource parseInductorKernelSource(const std::string& text, const st
 
   std::string_view signature;
   if (!dictAfter(text, "signature", &signature)) {
-    throw SourceFormatError(fmt::format(
-        "{}: no triton_meta 'signature' for {} (not an Inductor kernel file?)", path,
-        out.kernel_name));
+    throw SourceFormatError(
+        fmt::format("{}: no triton_meta 'signature' for {} (not an Inductor kernel file?)", path,
+                    out.kernel_name));
   }
   std::map<std::string, std::string> types;
   for (auto& [key, value] : dictEntries(signature)) {

@@ -29,11 +29,11 @@ struct KernelArg {
 };
 
 struct InductorKernelSource {
-  std::string kernel_name;             // from the `def` line
-  std::string heuristic;               // "pointwise", "reduction", "persistent_reduction" ...
-  std::vector<KernelArg> args;         // every argument of the def, in order
-  std::set<std::string> constants;     // names Triton compiled in (not kernel parameters)
-  std::string grid_type;               // "Grid1D", "Grid2D" ...; empty in older Inductor
+  std::string kernel_name;          // from the `def` line
+  std::string heuristic;            // "pointwise", "reduction", "persistent_reduction" ...
+  std::vector<KernelArg> args;      // every argument of the def, in order
+  std::set<std::string> constants;  // names Triton compiled in (not kernel parameters)
+  std::string grid_type;            // "Grid1D", "Grid2D" ...; empty in older Inductor
 };
 
 // A kernel file that does not have the expected shape.

@@ -58,7 +58,8 @@ uint16_t halfBits(float f) {
   const uint32_t sign = (x >> 16) & 0x8000u;
   const int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (((x >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
   if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
   if (exp <= 0) return static_cast<uint16_t>(sign);
   uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
@@ -121,7 +122,9 @@ std::vector<const KernelArg*> runArgs(const CompiledKernelSpec& spec, size_t rec
                                 recorded, all_but_config.size()));
 }
 
-uint32_t ceilDiv(int64_t n, int64_t block) { return static_cast<uint32_t>((n + block - 1) / block); }
+uint32_t ceilDiv(int64_t n, int64_t block) {
+  return static_cast<uint32_t>((n + block - 1) / block);
+}
 
 // One grid dimension: numel `dim`numel over `DIM`BLOCK. A block size that is
 // no argument of the kernel is 1 (one program per row).
@@ -130,8 +133,8 @@ int64_t gridDim(const CompiledKernelSpec& spec, const std::map<std::string, int6
   const std::string numel_name = std::string(dim) + "numel";
   auto n = numels.find(numel_name);
   if (n == numels.end()) {
-    throw LayoutError(fmt::format("{}: the grid needs {}, which the kernel does not take", where,
-                                  numel_name));
+    throw LayoutError(
+        fmt::format("{}: the grid needs {}, which the kernel does not take", where, numel_name));
   }
   std::string block_name = dim;
   for (char& c : block_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -175,8 +178,8 @@ std::array<int64_t, 3> computeGrid(const CompiledKernelSpec& spec,
     throw LayoutError(fmt::format("{}: grid type {} is not supported", where, type));
   }
   if (g[0] > 0x7fffffff || g[1] > kMaxGridY || g[2] > kMaxGridY) {
-    throw LayoutError(fmt::format("{}: grid ({}, {}, {}) beyond CUDA's limits", where, g[0], g[1],
-                                  g[2]));
+    throw LayoutError(
+        fmt::format("{}: grid ({}, {}, {}) beyond CUDA's limits", where, g[0], g[1], g[2]));
   }
   return g;
 }
@@ -198,8 +201,8 @@ LaunchPlan planLaunch(const CompiledKernelSpec& spec, const core::Node& node) {
   }
   if (recorded.size() > args.size()) {
     if (recorded.back().value->kind != core::ValueKind::kString) {
-      throw LayoutError(fmt::format("{}: {} values for {} arguments", where, recorded.size() + 1,
-                                    args.size()));
+      throw LayoutError(
+          fmt::format("{}: {} values for {} arguments", where, recorded.size() + 1, args.size()));
     }
     recorded.pop_back();
   }
@@ -238,8 +241,10 @@ LaunchPlan planLaunch(const CompiledKernelSpec& spec, const core::Node& node) {
     }
     plan.params.push_back(std::move(p));
   }
-  if (spec.binary.global_scratch_param) plan.params.push_back({LaunchParam::Kind::kNull, -1, 0, "global_scratch"});
-  if (spec.binary.profile_scratch_param) plan.params.push_back({LaunchParam::Kind::kNull, -1, 0, "profile_scratch"});
+  if (spec.binary.global_scratch_param)
+    plan.params.push_back({LaunchParam::Kind::kNull, -1, 0, "global_scratch"});
+  if (spec.binary.profile_scratch_param)
+    plan.params.push_back({LaunchParam::Kind::kNull, -1, 0, "profile_scratch"});
 
   const std::array<int64_t, 3> grid = computeGrid(spec, numels, where);
   for (size_t d = 0; d < 3; ++d) {

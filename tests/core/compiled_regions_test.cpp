@@ -24,7 +24,8 @@ std::string attr(const char* name, const char* type, const std::string& json_val
   return fmt::format(R"(, {{"name": "{}", "type": "{}", "value": {}}})", name, type, json_value);
 }
 std::string label(long id, long parent, const std::string& name, int scope = 0) {
-  return modernNode(id, parent, name, "", "[]", "[]", "[]", attr("scope", "uint64", std::to_string(scope)));
+  return modernNode(id, parent, name, "", "[]", "[]", "[]",
+                    attr("scope", "uint64", std::to_string(scope)));
 }
 std::string kernel(long id, long parent, const std::string& name) {
   return modernNode(id, parent, name, "", R"([[40,4,0,16,4,"cuda:0"],16,7])", "[[16],[],[]]",
@@ -33,8 +34,9 @@ std::string kernel(long id, long parent, const std::string& name) {
                         attr("kernel_file", "string", "\"cabc.py\""));
 }
 std::string mm(long id, long parent) {
-  return modernNode(id, parent, "aten::mm", kMm, R"([[41,5,0,16,4,"cuda:0"],[42,6,0,16,4,"cuda:0"]])",
-                    "[[4,4],[4,4]]", R"j(["Tensor(float)","Tensor(float)"])j");
+  return modernNode(id, parent, "aten::mm", kMm,
+                    R"([[41,5,0,16,4,"cuda:0"],[42,6,0,16,4,"cuda:0"]])", "[[4,4],[4,4]]",
+                    R"j(["Tensor(float)","Tensor(float)"])j");
 }
 
 // A compiled step: forward under Torch-Compiled Region / CompiledFunction on

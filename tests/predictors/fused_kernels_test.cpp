@@ -64,9 +64,9 @@ TEST(FusedKernels, PredictedByTheCalibratedCurveTheyBorrow) {
   set.device = h100();
   set.setModel("elementwise", flatCurve(1e11, 3.0));
   set.setModel("reduction", flatCurve(4e11, 5.0));
-  const core::Graph g = graphOfOps({kernelNode("triton_poi_fused_add_relu_0", 3),
-                                    kernelNode("triton_red_fused_sum_1", 2),
-                                    kernelNode("triton_tem_fused_mm_2", 3)});
+  const core::Graph g =
+      graphOfOps({kernelNode("triton_poi_fused_add_relu_0", 3),
+                  kernelNode("triton_red_fused_sum_1", 2), kernelNode("triton_tem_fused_mm_2", 3)});
   const Prediction p = predictGraph(g, set, PredictOptions{});
   ASSERT_EQ(p.per_op.size(), 3u);
   // 12 MiB at 100 GB/s plus 3 us; 8 MiB at 400 GB/s plus 5 us.

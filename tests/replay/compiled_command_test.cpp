@@ -51,15 +51,19 @@ std::string event(const char* cat, const std::string& name, int64_t tid, double 
 std::string pt2Kineto() {
   return "{\"schemaVersion\": 1, \"traceEvents\": [\n" +
          event("user_annotation", "ProfilerStep#5", 200, 1000, 500,
-               R"("External id": 1, "Record function id": 1)") + ",\n" +
+               R"("External id": 1, "Record function id": 1)") +
+         ",\n" +
          event("cpu_op", "CompiledFunction", 200, 1020, 300,
-               R"("External id": 3, "Record function id": 7)") + ",\n" +
-         event("cpu_op", "aten::mm", 200, 1030, 20, R"("External id": 4, "Record function id": 8)") +
+               R"("External id": 3, "Record function id": 7)") +
+         ",\n" +
+         event("cpu_op", "aten::mm", 200, 1030, 20,
+               R"("External id": 4, "Record function id": 8)") +
          ",\n" + event("cuda_runtime", "cudaLaunchKernel", 200, 1035, 5, R"("correlation": 76)") +
          ",\n" + event("kernel", "gemm", 7, 1040, 10, R"("correlation": 76, "stream": 7)") + ",\n" +
          event("cpu_op", "triton_poi_fused_add_cos_neg_sin_0", 200, 1060, 12,
-               R"("External id": 5, "Record function id": 9)") + ",\n" +
-         event("cuda_driver", "cuLaunchKernel", 200, 1062, 6, R"("correlation": 77)") + ",\n" +
+               R"("External id": 5, "Record function id": 9)") +
+         ",\n" + event("cuda_driver", "cuLaunchKernel", 200, 1062, 6, R"("correlation": 77)") +
+         ",\n" +
          event("kernel", "triton_poi_fused_add_cos_neg_sin_0", 7, 1070, 123.5,
                R"("correlation": 77, "stream": 7)") +
          "]}";
@@ -96,23 +100,30 @@ TEST(CompiledReplayCommand, KernelsTheTraceDidNotRecordAreWarnedAboutAndCounted)
   const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
   const char* kRelu = "aten::relu(Tensor self) -> Tensor";
   const std::string mat = R"([[41,5,0,16,4,"cpu"],[42,6,0,16,4,"cpu"]])";
-  const std::string et = modernTrace(
-      modernNode(10, 2, "Torch-Compiled Region: 0/0", "") + ",\n" +
-          modernNode(11, 10, "CompiledFunction", "") + ",\n" +
-          modernNode(12, 11, "aten::mm", kMm, mat, "[[4,4],[4,4]]",
-                     R"j(["Tensor(float)","Tensor(float)"])j") +
-          ",\n" +
-          modernNode(13, 2, "aten::relu", kRelu, R"([[43,7,0,16,4,"cpu"]])", "[[16]]",
-                     R"j(["Tensor(float)"])j"),
-      "1.1.1-chakra.0.0.4");
+  const std::string et =
+      modernTrace(modernNode(10, 2, "Torch-Compiled Region: 0/0", "") + ",\n" +
+                      modernNode(11, 10, "CompiledFunction", "") + ",\n" +
+                      modernNode(12, 11, "aten::mm", kMm, mat, "[[4,4],[4,4]]",
+                                 R"j(["Tensor(float)","Tensor(float)"])j") +
+                      ",\n" +
+                      modernNode(13, 2, "aten::relu", kRelu, R"([[43,7,0,16,4,"cpu"]])", "[[16]]",
+                                 R"j(["Tensor(float)"])j"),
+                  "1.1.1-chakra.0.0.4");
   const std::string kineto =
       "{\"schemaVersion\": 1, \"traceEvents\": [\n" +
-      event("cpu_op", "CompiledFunction", 200, 1010, 300, R"("External id": 2, "Record function id": 11)") +
-      ",\n" + event("cpu_op", "aten::mm", 200, 1020, 20, R"("External id": 3, "Record function id": 12)") +
-      ",\n" + event("cpu_op", "triton_poi_fused_relu_0", 200, 1100, 12, R"("External id": 4, "Record function id": 50)") +
+      event("cpu_op", "CompiledFunction", 200, 1010, 300,
+            R"("External id": 2, "Record function id": 11)") +
+      ",\n" +
+      event("cpu_op", "aten::mm", 200, 1020, 20, R"("External id": 3, "Record function id": 12)") +
+      ",\n" +
+      event("cpu_op", "triton_poi_fused_relu_0", 200, 1100, 12,
+            R"("External id": 4, "Record function id": 50)") +
       ",\n" + event("cuda_driver", "cuLaunchKernel", 200, 1102, 6, R"("correlation": 77)") + ",\n" +
-      event("kernel", "triton_poi_fused_relu_0", 7, 1110, 124, R"("correlation": 77, "stream": 7)") +
-      ",\n" + event("cpu_op", "aten::relu", 200, 1500, 10, R"("External id": 5, "Record function id": 13)") +
+      event("kernel", "triton_poi_fused_relu_0", 7, 1110, 124,
+            R"("correlation": 77, "stream": 7)") +
+      ",\n" +
+      event("cpu_op", "aten::relu", 200, 1500, 10,
+            R"("External id": 5, "Record function id": 13)") +
       "]}";
   TempDir dir;
   const std::string trace = dir.write("step.et.json", et);

@@ -2,13 +2,14 @@
 // kernels found in a fake cache directory (with and without the manifest of
 // capture.py --compile), and a trace's Triton node - the shared PT2 trace's
 // and hand-built ones - bound to its kernel's parameters and grid.
+#include "replay/compiled/compiled_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "replay/compiled/compiled_kernels.h"
 #include "replay/compiled/inductor_cache.h"
 #include "replay/compiled/inductor_source.h"
 #include "replay/compiled/launch_layout.h"
@@ -69,9 +70,9 @@ TEST(InductorSource, ReadsArgumentsTypesAndGridOfARecentKernelFile) {
 
 // PyTorch 2.1-2.4: signature and constants keyed by position, constexprs left out.
 TEST(InductorSource, ReadsTheOlderPositionalSignature) {
-  std::string text = inductorSource("triton_poi_fused_relu_0", "{0: '*fp32', 1: '*fp32', 2: 'i32'}",
-                                    "in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr", "",
-                                    "{2: 1}");
+  std::string text =
+      inductorSource("triton_poi_fused_relu_0", "{0: '*fp32', 1: '*fp32', 2: 'i32'}",
+                     "in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr", "", "{2: 1}");
   const InductorKernelSource s = parseInductorKernelSource(text, "old.py");
   ASSERT_EQ(s.args.size(), 4u);
   EXPECT_EQ(s.args[1].type, "*fp32");
@@ -114,7 +115,8 @@ TEST(InductorCache, TheManifestNamesTheBinaryAndTheConfig) {
 TEST(InductorCache, WithoutTheManifestTheSourceBestConfigAndBinaryAreMatched) {
   FakeInductorCache dir;
   dir.source(kPt2File, pt2Source());
-  dir.bestConfig(kPt2File, R"({"XBLOCK": 16, "num_warps": 1, "num_stages": 1, "configs_hash": "x"})");
+  dir.bestConfig(kPt2File,
+                 R"({"XBLOCK": 16, "num_warps": 1, "num_stages": 1, "configs_hash": "x"})");
   dir.binary("HASHA", kPt2Kernel, tritonMetadata(kPt2Kernel, 1));
   dir.binary("HASHB", kPt2Kernel, tritonMetadata(kPt2Kernel, 4));  // the other candidate
   std::string why;
@@ -152,9 +154,9 @@ TEST(InductorCache, TwoBinariesThatFitAreAmbiguousUnlessTheConfigNamesItsHash) {
 
 TEST(InductorCache, KernelsCuLaunchKernelCannotLaunchAsBuiltAreRefusedWithTheReason) {
   FakeInductorCache dir;
-  const std::string bin = dir.binary(
-      "HASHA", kPt2Kernel,
-      tritonMetadata(kPt2Kernel, 1, 0, R"(, "tensordesc_meta": [{"block": [64, 64]}])"));
+  const std::string bin =
+      dir.binary("HASHA", kPt2Kernel,
+                 tritonMetadata(kPt2Kernel, 1, 0, R"(, "tensordesc_meta": [{"block": [64, 64]}])"));
   dir.manifest(manifestFor(bin, 16, 1));
   std::string why;
   EXPECT_FALSE(InductorCache::open(dir.path()).find(kPt2Kernel, kPt2File, &why));
@@ -162,7 +164,9 @@ TEST(InductorCache, KernelsCuLaunchKernelCannotLaunchAsBuiltAreRefusedWithTheRea
   // Scratch memory Triton would allocate per launch.
   const TritonBinary b = readTritonBinary(
       dir.path() + "/" + dir.binary("HASHC", "k", R"({"name": "k", "num_warps": 4, "shared": 0,
-"global_scratch_size": 256})") + "/k.json", "k.cubin");
+"global_scratch_size": 256})") +
+          "/k.json",
+      "k.cubin");
   EXPECT_NE(b.unsupported.find("256 bytes of global_scratch_size"), std::string::npos)
       << b.unsupported;
 }
@@ -262,7 +266,8 @@ TEST(LaunchLayout, ConstantsAreNoParametersButStillSizeTheGrid) {
   s.constants = {"xnumel"};
   s.block_sizes["XBLOCK"] = 4;
   s.binary.num_warps = 4;
-  const core::Node n = handNode({tensorValue(1, 1, {1}), testing::doubleValue(0.5), intValue(1), intValue(99)});
+  const core::Node n =
+      handNode({tensorValue(1, 1, {1}), testing::doubleValue(0.5), intValue(1), intValue(99)});
   const LaunchPlan plan = planLaunch(s, n);
   ASSERT_EQ(plan.params.size(), 2u);
   float scale = 0;
@@ -276,12 +281,16 @@ TEST(LaunchLayout, ConstantsAreNoParametersButStillSizeTheGrid) {
 TEST(LaunchLayout, TwoDimensionalGridsSpillYIntoZBeyondCudasLimit) {
   CompiledKernelSpec s;
   s.name = "triton_poi_fused_k_0";
-  s.args = {{"in_ptr0", "*fp32"},   {"ynumel", "i32"},        {"xnumel", "i32"},
-            {"YBLOCK", "constexpr"}, {"XBLOCK", "constexpr"}};
+  s.args = {{"in_ptr0", "*fp32"},
+            {"ynumel", "i32"},
+            {"xnumel", "i32"},
+            {"YBLOCK", "constexpr"},
+            {"XBLOCK", "constexpr"}};
   s.block_sizes = {{"XBLOCK", 32}, {"YBLOCK", 1}};
   s.binary.num_warps = 4;
   s.grid_type = "Grid2D";
-  const core::Node n = handNode({tensorValue(1, 1, {64}), intValue(1000), intValue(64), intValue(3)});
+  const core::Node n =
+      handNode({tensorValue(1, 1, {64}), intValue(1000), intValue(64), intValue(3)});
   EXPECT_EQ(planLaunch(s, n).grid, (std::array<uint32_t, 3>{2, 1000, 1}));
   s.grid_type = "Grid2DWithYZOverflow";
   const core::Node big =

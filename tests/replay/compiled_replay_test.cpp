@@ -113,7 +113,7 @@ TEST(CompiledReplay, Mode2WaitsOnTheDeviceForTheRecordedKernelTimeAndIsNotReplay
   ReplayOptions o = withFakeDevice(&log);
   o.recorded_device_us[kernelId(g)] = 250;
   o.predicted_device_us[kernelId(g)] = 900;  // mode 2 wins over mode 3
-  o.placeholder_us[kernelId(g)] = 4;          // the launch's recorded CPU time
+  o.placeholder_us[kernelId(g)] = 4;         // the launch's recorded CPU time
   const ReplayResult r = replayGraph(g, o);
   EXPECT_EQ(r.replayed_ops, 2);
   EXPECT_NEAR(r.coverage, 2.0 / 3.0, 1e-12);

@@ -72,7 +72,9 @@ class FakeInductorCache {
   std::string binary(const std::string& hash, const std::string& name,
                      const std::string& metadata) {
     const std::string rel = "triton/0/" + hash;
-    write(rel + "/" + name + ".cubin", "\x7f" "ELF not a real cubin");
+    write(rel + "/" + name + ".cubin",
+          "\x7f"
+          "ELF not a real cubin");
     write(rel + "/" + name + ".json", metadata);
     return rel;
   }
