@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 
+#include "core/autocast.h"
 #include "core/errors.h"
 #include "core/statistics.h"
 #include "replay/comm/comm_replayer.h"
@@ -435,7 +436,15 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   result.device = devices.target.str();
   result.threads = at::get_num_threads();
   const core::Selection selection = core::selectTopLevelOps(graph);
-  result.selected_ops = int64_t(selection.ops.size());
+  // An op with autocast's casts deeper inside replays as its children
+  // (core/autocast.h); coverage counts what is replayed.
+  std::vector<core::NodeId> expanded;
+  const std::vector<core::NodeId> ops = core::expandNestedAutocast(graph, selection.ops, &expanded);
+  for (core::NodeId id : expanded) {
+    result.substitutions.push_back(
+        {id, graph.node(id).name, "its children (autocast's casts sit inside it)"});
+  }
+  result.selected_ops = int64_t(ops.size());
 
   SpecialOpContext context;
   context.device = result.device;
@@ -447,9 +456,10 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   compiled::CompiledKernels kernels(openInductorCache(options),
                                     kernelDeviceFactory(options, devices));
   if (selection.triton_ops > 0) context.compiled = &kernels;
-  ReplayPlan plan = buildReplayPlan(graph, selection.ops, devices, context);
+  ReplayPlan plan = buildReplayPlan(graph, ops, devices, context);
   result.skipped = plan.skipped;
-  result.substitutions = plan.substitutions;
+  result.substitutions.insert(result.substitutions.end(), plan.substitutions.begin(),
+                              plan.substitutions.end());
   result.overload_mappings = plan.overload_mappings;
   result.trace_peak_bytes = plan.trace_peak_bytes;
   if (options.strict && !plan.skipped.empty()) {

@@ -81,7 +81,12 @@ def _record_execution_trace(step_fn, path_json, under_profiler=False):
     try:
         observer.start()
         if under_profiler:
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            # record_shapes: Inductor's launches pass their arguments and kernel_file/
+            # kernel_backend to the record function only when the profiler reports input shapes
+            # (RecordFunctionFast: profilerEnabled() && report_input_shapes); without them the
+            # trace has bare `triton_*` labels (PyTorch 2.11 on an H100: 0 kernels selected).
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                        record_shapes=True):
                 step_fn()
         else:
             step_fn()
