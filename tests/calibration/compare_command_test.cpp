@@ -15,7 +15,7 @@
 #include "core/statistics.h"
 #include "predictors/models/model_set.h"
 #include "replay/replayer.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin {
 namespace {

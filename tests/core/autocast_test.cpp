@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/autocast_graphs.h"
+#include "tests/support/autocast_graphs.h"
 
 namespace tracetwin::core {
 namespace {

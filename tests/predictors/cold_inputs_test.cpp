@@ -10,9 +10,9 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/conv_path_model.h"
-#include "predictors/simulation/predictor.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
+#include "predictors/simulation/predictor.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

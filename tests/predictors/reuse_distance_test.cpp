@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

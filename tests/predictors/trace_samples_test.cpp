@@ -11,9 +11,9 @@
 
 #include "core/op_family.h"
 #include "predictors/models/model_set.h"
-#include "tests/autocast_graphs.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/traces.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace {
 
