@@ -10,11 +10,12 @@
 #include "calibration/graph_builder.h"
 #include "replay/replayer.h"
 #include "tests/calibration/toy_seams.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::calibration {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using testing::kMiB;
 
 // An in-place add_ on two float tensors of `numel` elements each.
 MicrobenchCase addCase(int64_t numel) {

@@ -19,7 +19,6 @@ namespace {
 
 using namespace tracetwin::testing;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr double kDramBandwidth = 10e9;
 
 // A CPU whose last-level cache (64 MiB) holds the whole graph below, so only

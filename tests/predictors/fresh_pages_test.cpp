@@ -13,7 +13,6 @@ namespace {
 
 using namespace tracetwin::testing;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 
 core::Value cpuTensor(int64_t bytes, int64_t storage) {
   return tensor({bytes / 4}, core::DType::kFloat32, storage, "cpu");

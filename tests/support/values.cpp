@@ -103,4 +103,8 @@ core::Value tensor(std::vector<int64_t> shape, core::DType dtype, int64_t storag
   return v;
 }
 
+core::Value mibTensor(int64_t mib, int64_t storage) {
+  return tensor({mib * kMiB / 4}, core::DType::kFloat32, storage, "cpu");
+}
+
 }  // namespace tracetwin::testing

@@ -10,6 +10,8 @@
 
 namespace tracetwin::testing {
 
+inline constexpr int64_t kMiB = int64_t{1} << 20;
+
 core::Value intValue(int64_t x);
 core::Value doubleValue(double x);
 core::Value boolValue(bool b);
@@ -33,5 +35,7 @@ core::Value undefinedTensor(int64_t id);
 // own storage unless `storage` is given; for tests where only shapes matter.
 core::Value tensor(std::vector<int64_t> shape, core::DType dtype = core::DType::kFloat32,
                    int64_t storage = 0, std::string device = "cuda:0");
+// A CPU float tensor of `mib` MiB on `storage` (tests of cache traffic).
+core::Value mibTensor(int64_t mib, int64_t storage);
 
 }  // namespace tracetwin::testing
