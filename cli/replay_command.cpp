@@ -23,6 +23,8 @@
 #include "cli/host_malloc.h"
 #include "cli/original_gap.h"
 #include "cli/original_host.h"
+#include "cli/replay_commands.h"
+#include "cli/replay_options.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
@@ -300,23 +302,7 @@ void runReplay(const ReplayArgs& args) {
 std::function<void()> setupReplay(CLI::App& sub) {
   auto args = std::make_shared<ReplayArgs>();
   sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
-  sub.add_option("--device", args->options.device,
-                 "cpu, cuda or cuda:N (recorded devices are mapped)")
-      ->capture_default_str();
-  sub.add_option("--warmup", args->options.warmup_iters, "warm-up iterations (not measured)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--iters", args->options.measured_iters, "measured iterations")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--settle", args->options.settle_iters,
-                 "untimed iterations after each refill of the upfront values, before a measured "
-                 "one (0: time the iteration right after the refill)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--threads", args->options.threads,
-                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
-      ->check(CLI::NonNegativeNumber);
+  addReplayLoopOptions(sub, args->options);
   sub.add_flag("--strict", args->options.strict, "any skipped or failed op is an error (exit 4)");
   sub.add_flag("--no-cupti{false}", args->options.use_cupti,
                "CUDA: time iterations only, no kernel records");
@@ -358,7 +344,6 @@ std::function<void()> setupReplay(CLI::App& sub) {
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(replay, "Replay a trace's ops through LibTorch and time them",
-                           setupReplay);
+TRACETWIN_REGISTER_COMMAND(replay, kReplayDescription, setupReplay);
 
 }  // namespace tracetwin::cli

@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "core/trace_reader.h"
-#include "tests/autocast_graphs.h"
-#include "tests/test_paths.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core {
 namespace {

@@ -3,16 +3,16 @@
 // terminal and the JSON), and a compiled step whose trace lacks Inductor's
 // kernels (captured without the profiler): warned about, and counted against
 // coverage from the kernels the Kineto trace saw in its compiled region.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace {
 
@@ -20,24 +20,8 @@ using tracetwin::testing::modernNode;
 using tracetwin::testing::modernTrace;
 using tracetwin::testing::TempDir;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-CommandRun runTracetwin(const std::string& args) {
-  const std::string cmd = tracetwin::testing::tracetwinBinary() + " " + args + " 2>&1";
-  CommandRun run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return run;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-bool binaryBuilt() { return std::ifstream(tracetwin::testing::tracetwinBinary()).good(); }
+using tracetwin::testing::CommandRun;
+using tracetwin::testing::runTracetwin;
 
 std::string event(const char* cat, const std::string& name, int64_t tid, double ts, double dur,
                   const std::string& args) {
@@ -70,17 +54,17 @@ std::string pt2Kineto() {
 }
 
 TEST(CompiledReplayCommand, AKernelWithoutTheCacheStandsInForItsRecordedTime) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   TempDir dir;
   const std::string kineto = dir.write("pt2.kineto.json", pt2Kineto());
   const std::string json = dir.path() + "/replay.json";
   const CommandRun run =
       runTracetwin("replay " + tracetwin::testing::sharedTrace("pt2_triton_1.1.1_et.json.gz") +
                    " --device cpu --warmup 0 --iters 2 --kineto " + kineto + " --json-out " + json);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("stood in for, recorded kernel time (mode 2): 1 (123.5 us"),
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("stood in for, recorded kernel time (mode 2): 1 (123.5 us"),
             std::string::npos)
-      << run.output;
+      << run.output();
   std::ifstream in(json);
   const auto doc = nlohmann::json::parse(in);
   const auto& c = doc.at("compiled");
@@ -96,7 +80,7 @@ TEST(CompiledReplayCommand, AKernelWithoutTheCacheStandsInForItsRecordedTime) {
 // A compiled region captured without the profiler: its ATen call is in the
 // trace, its Inductor kernel only in the Kineto trace.
 TEST(CompiledReplayCommand, KernelsTheTraceDidNotRecordAreWarnedAboutAndCounted) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
   const char* kRelu = "aten::relu(Tensor self) -> Tensor";
   const std::string mat = R"([[41,5,0,16,4,"cpu"],[42,6,0,16,4,"cpu"]])";
@@ -131,12 +115,12 @@ TEST(CompiledReplayCommand, KernelsTheTraceDidNotRecordAreWarnedAboutAndCounted)
   const std::string json = dir.path() + "/replay.json";
   const CommandRun run = runTracetwin("replay " + trace + " --warmup 0 --iters 1 --kineto " +
                                       kineto_path + " --json-out " + json);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("not one Inductor kernel"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("the original ran 1 kernels (0.124 ms) in compiled regions that the "
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("not one Inductor kernel"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("the original ran 1 kernels (0.124 ms) in compiled regions that the "
                             "trace did not record; counting them, coverage is 66.67%"),
             std::string::npos)
-      << run.output;
+      << run.output();
   std::ifstream in(json);
   const auto doc = nlohmann::json::parse(in);
   EXPECT_DOUBLE_EQ(doc.at("coverage").get<double>(), 1.0);  // of what the trace selected

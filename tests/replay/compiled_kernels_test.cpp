@@ -14,8 +14,8 @@
 #include "replay/compiled/inductor_source.h"
 #include "replay/compiled/launch_layout.h"
 #include "tests/replay/fake_inductor_cache.h"
-#include "tests/replay/graph_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::replay::compiled {
 namespace {

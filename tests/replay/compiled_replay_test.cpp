@@ -7,7 +7,7 @@
 #include "replay/compiled/kernel_device.h"
 #include "replay/replayer.h"
 #include "tests/replay/fake_inductor_cache.h"
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
 namespace {

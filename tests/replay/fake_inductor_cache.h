@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/core/trace_builder.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::testing {
 
