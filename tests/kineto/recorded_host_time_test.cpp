@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "tests/kineto/fake_traces.h"
+#include "tests/support/kineto.h"
 
 namespace tracetwin::core::kineto {
 namespace {
