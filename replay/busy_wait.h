@@ -14,11 +14,8 @@
 // original's time), until reset().
 #pragma once
 
-#include <time.h>  // clock_gettime(CLOCK_THREAD_CPUTIME_ID)
-
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <vector>
 
 #include "core/statistics.h"
@@ -79,26 +76,6 @@ class BasicBusyWaiter {
   double carry_us_ = 0;
 };
 
-// The calling thread's CPU time as a std::chrono clock. A wait spun on it
-// lasts as long as the same work of the original's host would have: on a
-// host with more runnable threads than cores (this 2-core VM at load 8-10
-// stretched single steps 1.5-2.5x) the original's Python time is stretched
-// like any other work, and a wait on the wall clock would not be. On an idle
-// host the two agree. A read is a system call here (~1 us on this VM, ~20
-// ns for steady_clock), which the calibration takes off like any overshoot.
-struct ThreadCpuClock {
-  using rep = int64_t;
-  using period = std::nano;
-  using duration = std::chrono::nanoseconds;
-  using time_point = std::chrono::time_point<ThreadCpuClock>;
-  static constexpr bool is_steady = true;
-  static time_point now() noexcept {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return time_point(duration(int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
-  }
-};
-
-using BusyWaiter = BasicBusyWaiter<ThreadCpuClock>;
+using BusyWaiter = BasicBusyWaiter<std::chrono::steady_clock>;
 
 }  // namespace tracetwin::replay

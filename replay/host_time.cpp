@@ -22,13 +22,9 @@ HostTimePlanner::HostTimePlanner(std::vector<Op> ops, double scale)
 
 void HostTimePlanner::beginIteration() { rows_.emplace_back(ops_.size()); }
 
-void HostTimePlanner::endIteration(double cpu_us, double wall_us) {
-  if (wall_us > 0 && cpu_us >= 0) cpu_shares_.push_back(cpu_us / wall_us);
-}
-
-void HostTimePlanner::sample(size_t index, double start_us, double end_us) {
+void HostTimePlanner::sample(size_t index, double start_us, double end_us, bool awaited) {
   if (rows_.empty() || index >= ops_.size()) return;
-  rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us)};
+  rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us), awaited};
 }
 
 HostTimePlan HostTimePlanner::plan() const {
@@ -39,16 +35,6 @@ HostTimePlan HostTimePlanner::plan() const {
   HostTimeUse& use = out.use;
   use.scale = scale_;
   use.warmup_samples = int64_t(rows_.size());
-  // The replay's own times in CPU time, the currency of the waits. A share
-  // over 1 (intra-op threads are not this thread; clock granularity) or
-  // none measured counts as 1.
-  double share = 1.0;
-  if (!cpu_shares_.empty()) {
-    double sum = 0;
-    for (double x : cpu_shares_) sum += x;
-    share = std::clamp(sum / double(cpu_shares_.size()), 0.05, 1.0);
-  }
-  use.warmup_cpu_share = share;
   auto sampled = [&](size_t i) {
     return std::any_of(rows_.begin(), rows_.end(),
                        [i](const std::vector<Call>& row) { return row[i].start_us >= 0; });
@@ -64,11 +50,15 @@ HostTimePlan HostTimePlanner::plan() const {
   double carried = 0;     // the balance so far, as the loop's busy waiter carries it
   double excess = 0;      // negative balances
   std::vector<double> gaps, calls;
+  bool collective_in_gap = false;  // since the last anchor
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops_[i];
     const bool has_samples = sampled(i);
     if (!op.target) {
       use.ops_without_target += has_samples ? 1 : 0;
+      // A collective not linked to the Kineto trace: the original's time in
+      // it, and the replay's, are in the next anchor's gap.
+      collective_in_gap = collective_in_gap || (op.collective && has_samples);
       continue;
     }
     if (!has_samples) {
@@ -77,9 +67,11 @@ HostTimePlan HostTimePlanner::plan() const {
     }
     gaps.clear();
     calls.clear();
+    bool awaited = false;
     for (const std::vector<Call>& row : rows_) {
       const Call& c = row[i];
       if (c.start_us < 0) continue;
+      awaited = awaited || c.awaited;
       calls.push_back(c.end_us - c.start_us);
       if (previous == n) {
         gaps.push_back(c.start_us);
@@ -87,10 +79,26 @@ HostTimePlan HostTimePlanner::plan() const {
         gaps.push_back(c.start_us - row[previous].end_us);
       }
     }
-    const double own_gap = share * std::max(0.0, mean(gaps));
-    const double own_call = share * std::max(0.0, mean(calls));
-    const double target_op = scale_ * op.target->op_us;
-    const double target = scale_ * (pending_us + op.target->gap_us) + target_op;
+    // Waiting for other ranks is left to the real collectives (host_time.h):
+    // the gap before an await, a collective's call, on both sides.
+    double own_gap = std::max(0.0, mean(gaps));
+    double own_call = std::max(0.0, mean(calls));
+    double target_gap = scale_ * (pending_us + op.target->gap_us);
+    double target_op = scale_ * op.target->op_us;
+    awaited = awaited || collective_in_gap;
+    collective_in_gap = false;
+    if (awaited || op.collective) {
+      ++use.peer_bound_ops;
+      if (awaited) {
+        use.peer_bound_ms += target_gap / 1000.0;
+        own_gap = target_gap = 0;
+      }
+      if (op.collective) {
+        use.peer_bound_ms += target_op / 1000.0;
+        own_call = target_op = 0;
+      }
+    }
+    const double target = target_gap + target_op;
     const double own = own_gap + own_call;
     pending_us = 0;
     previous = i;
@@ -162,8 +170,7 @@ void HostTimeLoop::plan() {
   HostTimePlan plan = planner_->plan();
   balance_us_ = std::move(plan.balance_us);
   wait_us_ = std::move(plan.wait_us);
-  // 5 us probes: a read of the thread's CPU clock is ~1 us here.
-  waiter_.calibrate(101, 5.0);
+  waiter_.calibrate();
   // The CLI's source and notes stay; the plan's figures join them.
   plan.use.mode = report_->mode;
   plan.use.source = std::move(report_->source);

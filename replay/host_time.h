@@ -17,10 +17,7 @@
 //
 // with F the host scale (0.5: a host twice as fast), own gap the replay's
 // time from the previous op's call to this call and own call its call, both
-// means over warm-up iterations, in CPU time: times the warm-up's CPU share
-// of its wall time (the thread's CPU time over the iteration's), as the
-// waits are spun on the thread's CPU clock (replay/busy_wait.h). Before each
-// call the replay busy-waits
+// means over warm-up iterations. Before each call the replay busy-waits
 // for the balance carried so far when it is positive, and carries it when
 // it is negative: an op whose own time exceeds the original's (a call
 // longer than the original's op: ops_over, reported) gets no wait, and its
@@ -38,6 +35,21 @@
 // single steps 2x), and so do means; medians left that out of the replay's
 // own times and put it into the waits, twice. The balances are computed
 // once, after the warm-up; the device work stays real.
+//
+// Time spent waiting for other ranks is not the host's: in a distributed
+// replay each rank reproduces its own host time, and how long a collective
+// then waits for its peers follows from theirs. The original's recorded
+// times hold such waits (dlrm_tw on 2 CPU ranks here: a synchronous
+// all_to_all of 13.1 ms and its backward of 10.2 ms, an all-reduce's wait of
+// 9.4 ms before the div_ that reads it, of a 12.9 ms profiled step), and
+// taken as host time they were waited for twice: busy-waited, then waited
+// for again in the replay's own collective (recorded host time 1.4-2.3x the
+// original). So a collective's call (`Op::collective`), and the gap before
+// an op that waited for a collective's result in the warm-up (the replay's
+// await, before the call) or that follows a collective with no target (one
+// not linked to the Kineto trace, such as Gloo's bare `gloo:all_to_all`,
+// whose original time lands in that gap), are neither waited for nor
+// charged as the replay's own time (peer_bound_ops, peer_bound_ms).
 #pragma once
 
 #include <cstdint>
@@ -74,7 +86,6 @@ struct HostTimeUse {
   int64_t ops_with_target = 0;     // replayed ops that wait for the original's time
   int64_t ops_without_target = 0;  // replayed ops with nothing recorded or modelled: no wait
   int64_t warmup_samples = 0;      // warm-up iterations whose calls were measured
-  double warmup_cpu_share = 1.0;   // the replaying thread's CPU time / wall time in them
   double target_ms = 0;            // F * (gaps + ops) of the ops with a target
   double replay_own_ms = 0;        // the replay's own gaps and calls for them (warm-up)
   double wait_ms = 0;              // busy waits added per iteration (planned)
@@ -84,6 +95,10 @@ struct HostTimeUse {
   double absorbed_ms = 0;  // excess of ops over their own target taken off later waits
   double behind_ms = 0;    // excess left at the iteration's end: the replay is that much longer
   double busy_wait_overshoot_us = 0;          // taken off each wait (replay/busy_wait.h)
+  // Collectives' calls and gaps before awaiting a collective: waiting for
+  // other ranks, left to the real collectives (see above).
+  int64_t peer_bound_ops = 0;
+  double peer_bound_ms = 0;  // the original's time there, F * (gap or op), not waited for
 };
 
 const std::vector<std::string>& hostTimeModes();  // "replayed", "recorded", "model"
@@ -100,6 +115,7 @@ class HostTimePlanner {
     core::NodeId id = core::kNoNode;
     std::string name;
     std::optional<HostTarget> target;
+    bool collective = false;  // its call waits for other ranks (op family "comm")
   };
 
   // `ops` in replay order (index = the op's index in the plan).
@@ -107,12 +123,10 @@ class HostTimePlanner {
 
   // A warm-up iteration starts; its samples are one row.
   void beginIteration();
-  // The iteration's thread CPU time and wall time so far (its loop): the
-  // share of its wall time it ran, which scales its own times into CPU time.
-  void endIteration(double cpu_us, double wall_us);
   // The op's call ran from `start_us` to `end_us`, microseconds from the
   // iteration's start. Ops that never call (stand-ins) are not sampled.
-  void sample(size_t index, double start_us, double end_us);
+  // `awaited`: before the call the replay waited for a collective's result.
+  void sample(size_t index, double start_us, double end_us, bool awaited = false);
 
   // The waits. An op with a target and samples is an anchor: its gap is
   // measured from the previous anchor's call, and the targets of ops between
@@ -125,11 +139,11 @@ class HostTimePlanner {
   struct Call {
     double start_us = -1;  // negative: not sampled in this iteration
     double end_us = -1;
+    bool awaited = false;
   };
   std::vector<Op> ops_;
   double scale_;
   std::vector<std::vector<Call>> rows_;  // [iteration][op]
-  std::vector<double> cpu_shares_;        // per iteration that reported one
 };
 
 // What the replay was asked (the ReplayOptions fields of the same names).
@@ -164,26 +178,14 @@ class HostTimeLoop {
   void beginIteration(int iteration) {
     if (!planner_) return;
     if (!planned_ && iteration >= warmup_iters_) plan();
-    if (sampling_) {
-      planner_->beginIteration();
-      loop_wall_ = std::chrono::steady_clock::now();
-      loop_cpu_ = ThreadCpuClock::now();
-    }
+    if (sampling_) planner_->beginIteration();
     waiter_.reset();  // no balance crosses iterations
-  }
-  // After the iteration's last op (before the device is waited for).
-  void endLoop() {
-    if (!sampling_) return;
-    const auto cpu = ThreadCpuClock::now() - loop_cpu_;
-    const auto wall = std::chrono::steady_clock::now() - loop_wall_;
-    planner_->endIteration(std::chrono::duration<double, std::micro>(cpu).count(),
-                           std::chrono::duration<double, std::micro>(wall).count());
   }
   void beforeCall(size_t index) {
     if (planned_) waiter_.wait(balance_us_[index]);
   }
-  void afterCall(size_t index, double start_us, double end_us) {
-    if (sampling_) planner_->sample(index, start_us, end_us);
+  void afterCall(size_t index, double start_us, double end_us, bool awaited = false) {
+    if (sampling_) planner_->sample(index, start_us, end_us, awaited);
   }
   double waitUs(size_t index) const { return planned_ ? wait_us_[index] : 0.0; }
 
@@ -197,8 +199,6 @@ class HostTimeLoop {
   std::vector<double> balance_us_;  // per op index
   std::vector<double> wait_us_;     // per op index, for reports
   BusyWaiter waiter_;
-  std::chrono::steady_clock::time_point loop_wall_;
-  ThreadCpuClock::time_point loop_cpu_;
   HostTimeUse* report_;
 };
 

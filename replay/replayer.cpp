@@ -88,7 +88,8 @@ struct Measurements {
 std::vector<HostTimePlanner::Op> hostTimeOps(const ReplayPlan& plan) {
   std::vector<HostTimePlanner::Op> ops;
   ops.reserve(plan.ops.size());
-  for (const PreparedOp& op : plan.ops) ops.push_back({op.id, op.name, std::nullopt});
+  for (const PreparedOp& op : plan.ops)
+    ops.push_back({op.id, op.name, std::nullopt, op.family == "comm"});
   return ops;
 }
 
@@ -176,12 +177,15 @@ class IterationRunner {
       // (outside the op's own span there too).
       for (int32_t s : op.transient_inputs) slots_.createTransient(s);
       if (streams_) streams_->beforeOp(op.index, slots_);
-      if (comm_ && comm_->hasPending()) awaitCollectivesOf(op);
-      host_->beforeCall(size_t(op.index));  // --host-time: the original's time before the call
+      // --host-time: the original's host time before the call, then what
+      // waits for other ranks (host_time.h: left to the real collectives).
+      host_->beforeCall(size_t(op.index));
+      const bool awaited = comm_ && comm_->hasPending() && awaitCollectivesOf(op);
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
-      host_->afterCall(size_t(op.index), toUs(t0 - iteration_start), toUs(t1 - iteration_start));
+      host_->afterCall(size_t(op.index), toUs(t0 - iteration_start), toUs(t1 - iteration_start),
+                       awaited);
       if (check_outputs_ && !failed_[size_t(op.index)]) checkOutputs(op);
       if (streams_) streams_->afterOp(op.index);
       op.stack.clear();  // keeps its capacity; the results live on in their slots
@@ -196,7 +200,6 @@ class IterationRunner {
       }
       previous_end = t1;
     }
-    host_->endLoop();
     if (streams_) streams_->endIteration();
     if (comm_) comm_->waitAll();  // an iteration ends with its collectives done
     check_outputs_ = false;  // the first iteration's results, once
@@ -230,14 +233,15 @@ class IterationRunner {
   // waits for it first, as the original did (DDP waits for its all-reduces
   // before the optimizer reads the gradients). Outside the op's timed call:
   // in the original the wait was no op either.
-  void awaitCollectivesOf(const PreparedOp& op) {
+  // Whether it waited for one.
+  bool awaitCollectivesOf(const PreparedOp& op) {
     touched_.clear();
     for (const TensorArg& arg : op.args.tensors) {
       for (int32_t s : arg.slots) {
         if (s >= 0) touched_.push_back(slots_.peek(s));
       }
     }
-    comm_->waitForTensors(touched_);
+    return comm_->waitForTensors(touched_) > 0;
   }
 
   // A busy wait, not a sleep: a sleeping thread gives its core away and

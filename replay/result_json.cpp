@@ -37,7 +37,6 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"ops_with_target", h.ops_with_target},
             {"ops_without_target", h.ops_without_target},
             {"warmup_samples", h.warmup_samples},
-            {"warmup_cpu_share", h.warmup_cpu_share},
             {"target_ms", h.target_ms},
             {"replay_own_ms", h.replay_own_ms},
             {"wait_ms", h.wait_ms},
@@ -46,7 +45,9 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"absorbed_ms", h.absorbed_ms},
             {"behind_ms", h.behind_ms},
             {"largest_overruns", overruns},
-            {"busy_wait_overshoot_us", h.busy_wait_overshoot_us}});
+            {"busy_wait_overshoot_us", h.busy_wait_overshoot_us},
+            {"peer_bound_ops", h.peer_bound_ops},
+            {"peer_bound_ms", h.peer_bound_ms}});
   return j;
 }
 

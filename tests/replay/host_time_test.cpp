@@ -183,6 +183,58 @@ TEST(HostTimePlanner, TheHostScaleScalesTheOriginalNotTheReplay) {
   EXPECT_DOUBLE_EQ(over.use.absorbed_ms, 0.0);
 }
 
+// Waiting for other ranks is the collectives' own (host_time.h): a
+// collective's call and the gap before an op that awaited one are neither
+// waited for nor the replay's own time; the original's time there (a
+// synchronous all_to_all of 13 ms, an all-reduce's wait of 9 ms in dlrm_tw)
+// is reported as peer-bound.
+TEST(HostTimePlanner, WaitingForOtherRanksIsNeitherWaitedForNorCharged) {
+  HostTimePlanner::Op collective = op(2, HostTarget{4, 13000});
+  collective.collective = true;
+  HostTimePlanner p({op(1, HostTarget{10, 20}), collective, op(3, HostTarget{9000, 30}),
+                     op(4, HostTarget{6, 8})},
+                    1.0);
+  // The replay issues the collective in 50 us, then blocks 700 us before
+  // op 3 (awaited) and 20 us more in one warm-up iteration than the other.
+  p.beginIteration();
+  p.sample(0, 2, 8);
+  p.sample(1, 9, 59);
+  p.sample(2, 759, 769, true);
+  p.sample(3, 770, 773);
+  p.beginIteration();
+  p.sample(0, 2, 8);
+  p.sample(1, 9, 59);
+  p.sample(2, 779, 789);  // not awaited this time: still peer-bound
+  p.sample(3, 790, 793);
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], 30 - 8);
+  EXPECT_DOUBLE_EQ(plan.wait_us[1], 4 - 1) << "its gap only, not its 13 ms";
+  EXPECT_DOUBLE_EQ(plan.wait_us[2], 30 - 10) << "its op only, not the 9 ms before it";
+  EXPECT_DOUBLE_EQ(plan.wait_us[3], (6 + 8) - (1 + 3));
+  EXPECT_EQ(plan.use.peer_bound_ops, 2);
+  EXPECT_DOUBLE_EQ(plan.use.peer_bound_ms, (13000 + 9000) / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.target_ms, (30 + 4 + 30 + 14) / 1000.0);
+  EXPECT_EQ(plan.use.ops_over, 0) << "a collective's call is not over anything";
+}
+
+// Gloo's all_to_all is recorded as a bare `gloo:all_to_all` that the Kineto
+// trace does not link: the original's 13 ms in it land in the next linked
+// op's gap, and the replay's blocking in its call; that gap is peer-bound.
+TEST(HostTimePlanner, TheGapAfterAnUnlinkedCollectiveIsPeerBound) {
+  HostTimePlanner::Op collective = op(2, std::nullopt);
+  collective.collective = true;
+  HostTimePlanner p({op(1, HostTarget{10, 20}), collective, op(3, HostTarget{13000, 30}),
+                     op(4, HostTarget{6, 8})},
+                    1.0);
+  row(p, {{2, 8}, {9, 709}, {710, 720}, {721, 724}});
+  const HostTimePlan plan = p.plan();
+  EXPECT_DOUBLE_EQ(plan.wait_us[2], 30 - 10) << "its op only, not the 13 ms before it";
+  EXPECT_DOUBLE_EQ(plan.wait_us[3], (6 + 8) - (1 + 3));
+  EXPECT_EQ(plan.use.ops_without_target, 1);
+  EXPECT_EQ(plan.use.peer_bound_ops, 1);
+  EXPECT_DOUBLE_EQ(plan.use.peer_bound_ms, 13.0);
+}
+
 TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
   const std::unordered_map<core::NodeId, HostTarget> none, some = {{1, HostTarget{1, 1}}};
   const std::string replayed = "replayed", recorded = "recorded", bogus = "sometimes";
