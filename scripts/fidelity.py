@@ -135,9 +135,10 @@ def profiler_trace(et_path):
 
 
 def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=1, extra=()):
-    """(median, fastest) iteration, coverage and mean CPU time per iteration (0 when not
-    reported); with nproc > 1 the job's step (the slowest
-    rank's) and the lowest coverage of any rank."""
+    """(median, fastest) iteration, coverage, mean CPU time per iteration (0 when not
+    reported) and the report's replay/original against the capture's own step (its meta file;
+    0 when not reported); with nproc > 1 the job's step (the slowest rank's) and the lowest
+    coverage of any rank."""
     cmd = [tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
            "--iters", str(iters), "--json-out", json_out, "--malloc", malloc] + list(extra)
     if nproc > 1:
@@ -147,10 +148,10 @@ def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=
         report = json.load(f)
     if nproc > 1:
         return (report["iteration_ms_median"], min(report["step_ms"]),
-                min(r["coverage"] for r in report["ranks"]), 0.0)
+                min(r["coverage"] for r in report["ranks"]), 0.0, report.get("ratio", 0.0))
     cpu = report.get("iterations_cpu_ms") or [0.0]
     return (report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"],
-            statistics.mean(cpu))
+            statistics.mean(cpu), report.get("ratio", 0.0))
 
 
 def amp_name(workload, amp):
@@ -264,7 +265,7 @@ def main():
                                                         args.warmup, args.steps, amp)
             for mode in modes:
                 tag = "" if mode == "replayed" else "." + mode
-                replay, replay_best, coverage, replay_cpu = replay_ms(
+                replay, replay_best, coverage, replay_cpu, capture_ratio = replay_ms(
                     tracetwin, trace, args.threads, args.warmup, args.steps,
                     os.path.join(args.out, "%s.replay%s%d.json" % (name, tag, r)), args.malloc,
                     args.nproc, host_time_args(mode, kineto, args.models, args.host_scale))
@@ -275,11 +276,16 @@ def main():
                     # CPU time per step (eager) and per iteration (replay), means: what
                     # waiting for a core on a loaded host does not move (0: not known).
                     "eager_cpu_ms": eager_cpu, "replay_cpu_ms": replay_cpu,
-                    "cpu_ratio": replay_cpu / eager_cpu if eager_cpu > 0 else 0.0})
+                    "cpu_ratio": replay_cpu / eager_cpu if eager_cpu > 0 else 0.0,
+                    # Against the step the capture measured (its meta file), which is what
+                    # --host-time recorded reproduces: on a host whose speed drifts between the
+                    # capture and the rounds, this isolates the replay from the drift.
+                    "capture_ratio": capture_ratio})
         for mode in modes:
             mode_rounds = rounds[mode]
             ratio = statistics.median(x["ratio"] for x in mode_rounds)
             cpu_ratio = statistics.median(x["cpu_ratio"] for x in mode_rounds)
+            capture_ratio = statistics.median(x["capture_ratio"] for x in mode_rounds)
             # The fastest step of each side over all rounds: what a burst of load from
             # other tenants disturbs least. Reported beside the median, not instead.
             best_ratio = (min(x["replay_best_ms"] for x in mode_rounds)
@@ -291,11 +297,14 @@ def main():
             results.append({"workload": name, "amp": amp, "trace": trace, "host_time": mode,
                             "host_scale": args.host_scale if mode != "replayed" else 1.0,
                             "median_ratio": ratio, "best_ratio": best_ratio,
-                            "median_cpu_ratio": cpu_ratio,
+                            "median_cpu_ratio": cpu_ratio, "median_capture_ratio": capture_ratio,
                             "within_tolerance": ok, "rounds": mode_rounds})
             cpu_note = ("  cpu-time ratios %s  median %.3f" % (
                 " ".join("%.2f" % x["cpu_ratio"] for x in mode_rounds), cpu_ratio)
                         ) if cpu_ratio else ""
+            if capture_ratio:
+                cpu_note += "  vs the capture's step %s  median %.3f" % (
+                    " ".join("%.2f" % x["capture_ratio"] for x in mode_rounds), capture_ratio)
             print("%-15s %-10s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best "
                   "%.3f%s  %s" % (
                       name, "[%s]" % mode, " ".join("%.2f" % x["eager_ms"] for x in mode_rounds),
