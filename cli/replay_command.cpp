@@ -140,6 +140,12 @@ void printHostTime(const replay::HostTimeUse& h) {
     fmt::print("  {} replayed ops have no {} host time: no wait\n", h.ops_without_target,
                h.mode);
   }
+  if (h.peer_bound_ops > 0) {
+    fmt::print(
+        "  {} ops wait for other ranks (collectives, awaits of their results): the original's "
+        "{:.3f} ms there are left to the real collectives, not waited for\n",
+        h.peer_bound_ops, h.peer_bound_ms);
+  }
   for (const std::string& note : h.notes) fmt::print("  note: {}\n", note);
 }
 
