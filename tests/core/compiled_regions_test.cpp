@@ -7,9 +7,11 @@
 
 #include <string>
 
+#include <fmt/core.h>
+
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/traces.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core {
 namespace {
