@@ -130,11 +130,12 @@ void printHostTime(const replay::HostTimeUse& h) {
         "largest op {} {}: {:.1f} us against {:.1f}): no wait for them\n",
         h.ops_over, h.ops_over_ms, o.id, o.name, o.replay_us, o.original_us);
   }
-  if (h.absorbed_ms > 0 || h.behind_ms > 0) {
+  if (h.absorbed_ms > 0 || h.repaid_ms > 0 || h.behind_ms > 0) {
     fmt::print(
         "  ops whose own gap and call exceed the original's: {:.3f} ms taken off later waits, "
-        "{:.3f} ms left at the iteration's end (the replay is that much over the original)\n",
-        h.absorbed_ms, h.behind_ms);
+        "{:.3f} ms off earlier ones, {:.3f} ms left at the iteration's end (the replay is that "
+        "much over the original)\n",
+        h.absorbed_ms, h.repaid_ms, h.behind_ms);
   }
   if (h.ops_without_target > 0) {
     fmt::print("  {} replayed ops have no {} host time: no wait\n", h.ops_without_target,

@@ -122,6 +122,22 @@ HostTimePlan HostTimePlanner::plan() const {
   }
   use.behind_ms = std::max(0.0, -carried) / 1000.0;
   use.absorbed_ms = excess / 1000.0 - use.behind_ms;
+  // What is owed at the end is taken back from the latest waits first: a
+  // wait before an op whose time a later overrun spends anyway would only
+  // make the step longer than the original's (embbag here: 2.3 ms of waits
+  // planned and 0.7-1.6 ms owed at the end, the replay 1.23x its capture).
+  double owed = std::max(0.0, -carried);
+  for (size_t i = n; i-- > 0 && owed > 0;) {
+    const double back = std::min(owed, out.wait_us[i]);
+    if (back <= 0) continue;
+    out.wait_us[i] -= back;
+    out.balance_us[i] -= back;
+    owed -= back;
+    use.repaid_ms += back / 1000.0;
+  }
+  use.behind_ms = owed / 1000.0;
+  use.wait_ms = 0;  // summed again: subtracting left -4e-19 where all came back
+  for (double w : out.wait_us) use.wait_ms += w / 1000.0;
   std::sort(overruns.begin(), overruns.end(), [](const HostOverrun& a, const HostOverrun& b) {
     return a.replay_us - a.original_us > b.replay_us - b.original_us;
   });

@@ -24,8 +24,9 @@
 // excess comes out of the waits after it. So each op ends, relative to the
 // iteration's start, when the original's did, unless the replay is already
 // later there; launches then happen when the original's did relative to
-// each other. What is still owed at the iteration's end (behind_ms) is how
-// much longer the replay's own work is than the original's host time.
+// each other. What is still owed at the iteration's end is then taken back
+// from the latest waits (repaid_ms): the step is as long as the original's
+// unless the replay's own work alone is longer, by behind_ms.
 //
 // One balance per op, not a wait for its gap and another for its span:
 // where a profiler's own cost falls between an op's span and the gap before
@@ -93,7 +94,8 @@ struct HostTimeUse {
   double ops_over_ms = 0;          // by how much, summed
   std::vector<HostOverrun> largest_overruns;  // of those, up to 5, largest first
   double absorbed_ms = 0;  // excess of ops over their own target taken off later waits
-  double behind_ms = 0;    // excess left at the iteration's end: the replay is that much longer
+  double repaid_ms = 0;    // waits taken back for an excess later in the iteration
+  double behind_ms = 0;    // excess left after that: the replay is that much longer
   double busy_wait_overshoot_us = 0;          // taken off each wait (replay/busy_wait.h)
   // Collectives' calls and gaps before awaiting a collective: waiting for
   // other ranks, left to the real collectives (see above).

@@ -43,6 +43,7 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"ops_over", h.ops_over},
             {"ops_over_ms", h.ops_over_ms},
             {"absorbed_ms", h.absorbed_ms},
+            {"repaid_ms", h.repaid_ms},
             {"behind_ms", h.behind_ms},
             {"largest_overruns", overruns},
             {"busy_wait_overshoot_us", h.busy_wait_overshoot_us},

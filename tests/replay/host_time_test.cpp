@@ -235,6 +235,35 @@ TEST(HostTimePlanner, TheGapAfterAnUnlinkedCollectiveIsPeerBound) {
   EXPECT_DOUBLE_EQ(plan.use.peer_bound_ms, 13.0);
 }
 
+// A wait early in the iteration and an overrun after it: what the overrun
+// leaves owed at the end comes back off the latest waits, so the step is
+// the original's when the replay's own work fits in it.
+TEST(HostTimePlanner, WhatIsOwedAtTheEndIsTakenBackFromTheLatestWaits) {
+  HostTimePlanner p({op(1, HostTarget{10, 20}), op(2, HostTarget{0, 10}), op(3, HostTarget{0, 5}),
+                     op(4, HostTarget{0, 1})},
+                    1.0);
+  // Own: op 1 8 us (22 under), op 2 5 us (5 under), op 3 15 (10 over), op 4 21 (20 over).
+  row(p, {{0, 8}, {8, 13}, {13, 28}, {28, 49}});
+  const HostTimePlan plan = p.plan();
+  // Greedy waits 22 and 5; 30 owed at the end: 5 back from op 2, 22 from op 1.
+  EXPECT_DOUBLE_EQ(plan.wait_us[1], 0.0);
+  EXPECT_DOUBLE_EQ(plan.wait_us[0], 0.0);
+  EXPECT_DOUBLE_EQ(plan.use.repaid_ms, 27 / 1000.0);
+  EXPECT_DOUBLE_EQ(plan.use.behind_ms, 3 / 1000.0) << "own 49 us against the original's 46";
+  EXPECT_DOUBLE_EQ(plan.use.wait_ms, 0.0);
+  // Own work under the original's: only the owed part comes back.
+  HostTimePlanner q({op(1, HostTarget{10, 20}), op(2, HostTarget{0, 10})}, 1.0);
+  row(q, {{0, 8}, {8, 28}});  // op 1 22 under, op 2 10 over
+  const HostTimePlan fits = q.plan();
+  EXPECT_DOUBLE_EQ(fits.wait_us[0], 12.0);
+  EXPECT_DOUBLE_EQ(fits.use.repaid_ms, 10 / 1000.0);
+  EXPECT_DOUBLE_EQ(fits.use.behind_ms, 0.0);
+  EXPECT_DOUBLE_EQ(fits.use.wait_ms + 28 / 1000.0, 40 / 1000.0) << "the original's step";
+  for (const HostTimePlan* x : {&plan, &fits}) {
+    EXPECT_NEAR(x->use.replay_own_ms + x->use.wait_ms, x->use.target_ms + x->use.behind_ms, 1e-12);
+  }
+}
+
 TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
   const std::unordered_map<core::NodeId, HostTarget> none, some = {{1, HostTarget{1, 1}}};
   const std::string replayed = "replayed", recorded = "recorded", bogus = "sometimes";
