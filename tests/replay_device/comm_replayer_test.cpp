@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "core/errors.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 #include "tests/replay_device/comm_test_nodes.h"
 
 namespace tracetwin::replay::comm {

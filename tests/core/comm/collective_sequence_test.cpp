@@ -1,7 +1,7 @@
 // The collectives a rank's trace issues, in order, and the check that the
-// ranks of a job agree (replay/dist/collective_sequence.h). Expected figures
+// ranks of a job agree (core/comm/collective_sequence.h). Expected figures
 // were read off the traces with python3 (c10d/gloo/record_param_comms nodes).
-#include "replay/dist/collective_sequence.h"
+#include "core/comm/collective_sequence.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "core/trace_reader.h"
 #include "tests/test_paths.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 namespace {
 
 std::vector<CollectiveStep> sequenceOf(const std::string& path) {
@@ -92,4 +92,4 @@ TEST(CollectiveSequence, TextRoundTripAndErrors) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay::dist
+}  // namespace tracetwin::core::comm

@@ -1,4 +1,4 @@
-#include "replay/dist/collective_sequence.h"
+#include "core/comm/collective_sequence.h"
 
 #include <fmt/core.h>
 
@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "core/errors.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 namespace {
 
 int64_t tensorBytes(const core::Node& node) {
@@ -41,18 +41,18 @@ std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
   for (core::NodeId id : ops) {
     const core::Node& node = graph.node(id);
     if (node.category != core::NodeCategory::kCommunication) continue;
-    comm::CollectiveSpec spec;
+    CollectiveSpec spec;
     try {
-      spec = comm::readCollective(node, graph.source_path);
+      spec = readCollective(node, graph.source_path);
     } catch (const InputError&) {
       continue;  // not replayable; the replay reports it
     }
-    if (spec.kind == comm::Collective::kWait) continue;
+    if (spec.kind == Collective::kWait) continue;
     CollectiveStep step;
     step.node = id;
-    step.name = comm::collectiveInfo(spec.kind).name;
+    step.name = collectiveInfo(spec.kind).name;
     step.group = node.comm ? node.comm->pg_name : "";
-    const bool uneven = spec.kind == comm::Collective::kAllToAllSingle &&
+    const bool uneven = spec.kind == Collective::kAllToAllSingle &&
                         (!spec.in_split.empty() || !spec.out_split.empty());
     step.bytes = uneven ? -1 : tensorBytes(node);
     steps.push_back(std::move(step));
@@ -141,4 +141,4 @@ std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>
   return "";
 }
 
-}  // namespace tracetwin::replay::dist
+}  // namespace tracetwin::core::comm

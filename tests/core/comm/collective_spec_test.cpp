@@ -1,12 +1,12 @@
 // Reading collectives from communication nodes of every schema generation.
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
 #include "tests/replay_device/comm_test_nodes.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 using testing::commNode101;
@@ -131,4 +131,4 @@ TEST(CollectiveSpec, EveryCanonicalNameAndAliasResolves) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

@@ -10,7 +10,7 @@
 
 #include "core/graph.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 
 struct CollectiveStep {
   core::NodeId node = core::kNoNode;
@@ -37,4 +37,4 @@ std::vector<CollectiveStep> sequenceFromText(const std::string& text, const std:
 // the position, and both collectives.
 std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>& by_rank);
 
-}  // namespace tracetwin::replay::dist
+}  // namespace tracetwin::core::comm
