@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kUsPerS = 1e6;
 
-enum class Pattern { kAllReduce, kRingHalf, kBroadcast, kBarrier, kPointToPoint };
+enum class Pattern { kAllReduce, kRingHalf, kBroadcast, kBarrier, kPointToPoint, kLocal };
 
 // Collective names as traces write them (c10d op names, NCCL names, ET
 // comms attributes), mapped to one canonical name each.
@@ -41,6 +41,8 @@ const std::unordered_map<std::string, std::pair<std::string, Pattern>>& collecti
       {"barrier", {"barrier", Pattern::kBarrier}},
       {"send", {"send", Pattern::kPointToPoint}},
       {"recv", {"recv", Pattern::kPointToPoint}},
+      // work.wait(): completes an earlier collective on this rank; moves nothing.
+      {"wait", {"wait", Pattern::kLocal}},
   };
   return t;
 }
@@ -74,6 +76,8 @@ AlphaBetaTerms alphaBetaTerms(const std::string& collective, int64_t world_size)
       return {2 * (p - 1), 0.0};  // an all-reduce of nothing
     case Pattern::kPointToPoint:
       return {1.0, 1.0};
+    case Pattern::kLocal:
+      return {0, 0};
   }
   return {0, 0};
 }

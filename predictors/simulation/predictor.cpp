@@ -330,9 +330,10 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
 
 }  // namespace
 
-Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
-                        const PredictOptions& opts) {
-  Prediction p;
+PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
+                                     const PredictOptions& opts) {
+  PreparedPrediction prepared;
+  Prediction& p = prepared.p;
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
   p.device = dest.name;
   core::Selection sel = core::selectTopLevelOps(graph);
@@ -368,9 +369,9 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
       r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
       prev->second = recs.size();
     }
-    if (r.f.family == "comm" && r.f.world_size < 1) {
+    if (r.f.family == "comm" && (r.f.world_size < 1 || opts.force_world_size)) {
+      if (r.f.world_size < 1) ++unsized_comms;
       r.f.world_size = opts.default_world_size;
-      ++unsized_comms;
     }
     r.out.id = id;
     r.out.name = recorded.name;
@@ -392,7 +393,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   const OverheadTable& table = overheadTable(models, opts);
   bool cpu_device = dest.kind == DeviceKind::kCpu;
   int defaults_used = 0;
-  std::vector<SimOp> sim;
+  std::vector<SimOp>& sim = prepared.sim;
   sim.reserve(recs.size());
   std::unordered_set<int64_t> comm_storages;  // storages a collective touched
   std::vector<const core::Node*> nodes;
@@ -406,6 +407,13 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     const OpRecord& r = recs[i];
     SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
                        &defaults_used);
+    if (r.f.family == "comm" && cpu_device) {
+      // Gloo runs a collective on its own thread: the op only enqueues it,
+      // and the first op that touches its tensors waits for it (as the
+      // distributed replay does, docs/distributed.md "Timing").
+      s.cpu_only = false;
+      s.launches = 1;
+    }
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
     if (s.is_comm) {
       s.stream = kCommStream;
@@ -413,11 +421,6 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     }
     sim.push_back(s);
   }
-  SimResult res = simulate(sim);
-
-  p.iteration_ms = res.iteration_us / 1000.0;
-  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
-                 res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
@@ -471,7 +474,20 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                     "no entry for the op)",
                     defaults_used));
   }
-  return p;
+  return prepared;
+}
+
+void completePrediction(const SimResult& res, Prediction* p) {
+  p->iteration_ms = res.iteration_us / 1000.0;
+  p->breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
+                  res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
+}
+
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts) {
+  PreparedPrediction prepared = preparePrediction(graph, models, opts);
+  completePrediction(simulate(prepared.sim), &prepared.p);
+  return std::move(prepared.p);
 }
 
 }  // namespace tracetwin::predictors

@@ -13,6 +13,7 @@
 #include "predictors/specs/device_spec.h"
 #include "predictors/models/model_set.h"
 #include "predictors/host/overheads.h"
+#include "predictors/simulation/critical_path.h"
 
 namespace tracetwin::predictors {
 
@@ -23,6 +24,10 @@ struct PredictOptions {
   std::optional<OverheadTable> overheads;
   // World size for collectives whose trace records none (pg_size -1).
   int64_t default_world_size = 1;
+  // Every collective runs on default_world_size ranks, whatever its trace
+  // recorded: one rank's trace standing for a data-parallel job of that
+  // size (`predict TRACE --world-size N`, symmetric ranks).
+  bool force_world_size = false;
   // Link used for collectives: "nvlink", "infiniband" ...; empty = the
   // fastest link the device lists.
   std::string comm_link;
@@ -99,6 +104,18 @@ struct Prediction {
 // Predicts the ops core::selectTopLevelOps picks from `graph`.
 Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts);
+
+// predictGraph in two halves, for the joint simulation of several ranks
+// (joint_prediction.h): every op predicted and charged its CPU costs, the
+// simulation's input built, and the prediction completed from a simulation
+// of those ops (iteration_ms and the breakdown).
+struct PreparedPrediction {
+  Prediction p;               // everything but iteration_ms and breakdown
+  std::vector<SimOp> sim;     // per op of p.per_op
+};
+PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
+                                     const PredictOptions& opts);
+void completePrediction(const SimResult& result, Prediction* p);
 
 // Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
 // uncalibrated_ops, notes.

@@ -319,11 +319,16 @@ TEST(Predictor, CollectivesWithoutGroupSizeUseTheDefaultAndSaySo) {
   eight.default_world_size = 8;
   Prediction p1 = predictGraph(g, handMadeModels(d), PredictOptions{});
   Prediction p8 = predictGraph(g, handMadeModels(d), eight);
-  double comm1 = 0, comm8 = 0;
+  double comm1 = 0, comm8 = 0, waits = 0;
   for (const OpPrediction& o : p1.per_op) comm1 += o.family == "comm" ? o.predicted_us : 0;
   for (const OpPrediction& o : p8.per_op) comm8 += o.family == "comm" ? o.predicted_us : 0;
-  EXPECT_DOUBLE_EQ(comm1, 0.0);    // a group of one moves nothing
-  EXPECT_GT(comm8, 13 * 7 * 2.0);  // 13 collectives, each at least (p-1) latency steps of 2 us
+  for (const OpPrediction& o : p8.per_op) {
+    const core::Node& n = g.node(o.id);
+    if (n.comm && n.comm->collective_name == "wait") waits += o.predicted_us;
+  }
+  EXPECT_DOUBLE_EQ(comm1, 0.0);   // a group of one moves nothing
+  EXPECT_DOUBLE_EQ(waits, 0.0);   // nor does work.wait() (5 of the 13 records)
+  EXPECT_GT(comm8, 8 * 7 * 2.0);  // 8 collectives, each at least (p-1) latency steps of 2 us
   EXPECT_THAT(p8.notes, ::testing::Contains(
                             ::testing::HasSubstr("13 collectives record no process-group size")));
 }

@@ -1,0 +1,264 @@
+#include "predictors/simulation/joint_prediction.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/comm/collective_sequence.h"
+#include "core/errors.h"
+#include "predictors/simulation/joint_simulation.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr double kUsPerMs = 1000.0;
+
+std::vector<core::NodeId> opIds(const Prediction& p) {
+  std::vector<core::NodeId> ids;
+  ids.reserve(p.per_op.size());
+  for (const OpPrediction& o : p.per_op) ids.push_back(o.id);
+  return ids;
+}
+
+RankReport rankReport(int64_t rank, double start_us, const SimResult& res, Prediction p) {
+  completePrediction(res, &p);
+  RankReport r;
+  r.rank = rank;
+  r.start_ms = start_us / kUsPerMs;
+  r.iteration_ms = res.iteration_us / kUsPerMs;
+  r.compute_ms = res.compute_us / kUsPerMs;
+  r.comm_ms = res.comm_us / kUsPerMs;
+  r.wait_ms = res.wait_us / kUsPerMs;
+  r.exposed_comm_ms = res.exposed_comm_us / kUsPerMs;
+  r.prediction = std::move(p);
+  return r;
+}
+
+// The collectives of every rank matched across ranks by group and position,
+// as the distributed replay matches them before it runs them.
+struct Matching {
+  std::vector<JointCollective> collectives;
+  std::vector<CollectiveReport> reports;
+  std::vector<std::vector<int64_t>> slot_of_op;  // per rank, per op: collective or -1
+  std::vector<std::vector<size_t>> member_ops;   // per collective, per member: its op
+};
+
+Matching matchCollectives(const std::vector<RankInput>& ranks,
+                          const std::vector<PreparedPrediction>& prepared) {
+  const size_t n = ranks.size();
+  std::vector<std::vector<core::comm::CollectiveStep>> steps(n);
+  for (size_t r = 0; r < n; ++r)
+    steps[r] = core::comm::collectiveSequence(*ranks[r].graph, opIds(prepared[r].p));
+  if (std::string why = core::comm::firstSequenceMismatch(steps); !why.empty()) {
+    throw InputError("the traces are not the ranks of one job: " + why);
+  }
+  // A named group's members are the ranks that issue collectives on it; the
+  // default group is every rank.
+  std::map<std::string, std::vector<size_t>> members;
+  for (size_t r = 0; r < n; ++r) members[""].push_back(r);
+  for (size_t r = 0; r < n; ++r) {
+    std::set<std::string> mine;
+    for (const auto& s : steps[r]) mine.insert(s.group);
+    for (const std::string& g : mine) {
+      if (!g.empty()) members[g].push_back(r);
+    }
+  }
+  Matching m;
+  m.slot_of_op.resize(n);
+  std::map<std::pair<std::string, size_t>, size_t> index;  // (group, position) -> collective
+  for (size_t r = 0; r < n; ++r) {
+    const Prediction& p = prepared[r].p;
+    std::unordered_map<core::NodeId, size_t> op_of_node;
+    for (size_t i = 0; i < p.per_op.size(); ++i) op_of_node.emplace(p.per_op[i].id, i);
+    m.slot_of_op[r].assign(p.per_op.size(), -1);
+    std::map<std::string, size_t> position;
+    for (const auto& s : steps[r]) {
+      const size_t k = position[s.group]++;
+      auto [it, fresh] = index.try_emplace({s.group, k}, m.collectives.size());
+      if (fresh) {
+        const std::vector<size_t>& who = members[s.group];
+        const std::string where = s.group.empty() ? "the default group" : "group '" + s.group + "'";
+        m.collectives.push_back({fmt::format("{} #{} on {}", s.name, k, where), who});
+        CollectiveReport rep;
+        rep.name = s.name;
+        rep.group = s.group;
+        rep.position = int64_t(k);
+        for (size_t w : who) rep.members.push_back(int64_t(w));
+        rep.nodes.assign(who.size(), core::kNoNode);
+        rep.wait_us.assign(who.size(), 0.0);
+        m.reports.push_back(std::move(rep));
+        m.member_ops.emplace_back(who.size(), 0);
+      }
+      CollectiveReport& rep = m.reports[it->second];
+      rep.bytes = std::max(rep.bytes, s.bytes);
+      const auto& who = m.collectives[it->second].members;
+      // members are in rank order
+      const size_t k_member = size_t(std::lower_bound(who.begin(), who.end(), r) - who.begin());
+      const size_t op = op_of_node.at(s.node);
+      rep.nodes[k_member] = s.node;
+      m.member_ops[it->second][k_member] = op;
+      m.slot_of_op[r][op] = int64_t(it->second);
+    }
+  }
+  return m;
+}
+
+// A collective's kernel recorded on each member ran from that member's
+// arrival to the common end: the shortest is the last arrival's, the
+// transfer. Returns how many collectives took it.
+int64_t recordedTransfers(std::vector<PreparedPrediction>& prepared, Matching* m) {
+  int64_t taken = 0;
+  for (size_t c = 0; c < m->collectives.size(); ++c) {
+    CollectiveReport& rep = m->reports[c];
+    double shortest = -1;
+    bool all_recorded = true;
+    for (size_t k = 0; k < rep.members.size() && all_recorded; ++k) {
+      const size_t r = size_t(rep.members[k]);
+      const Prediction& p = prepared[r].p;
+      const size_t op = m->member_ops[c][k];
+      all_recorded = p.per_op[op].model == "recorded";
+      const double us = p.per_op[op].predicted_us;
+      shortest = shortest < 0 ? us : std::min(shortest, us);
+    }
+    if (!all_recorded || shortest < 0) {
+      rep.transfer_from = "model";
+      continue;
+    }
+    m->collectives[c].transfer_us = shortest;
+    rep.transfer_from = "recorded (shortest member kernel)";
+    // Each member's op is the transfer now; its wait is the simulation's.
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      PreparedPrediction& mine = prepared[size_t(rep.members[k])];
+      const size_t op = m->member_ops[c][k];
+      mine.p.per_op[op].predicted_us = shortest;
+      mine.sim[op].device_us = shortest;
+    }
+    ++taken;
+  }
+  return taken;
+}
+
+}  // namespace
+
+MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models) {
+  if (ranks.empty()) throw UsageError("multi-rank prediction needs at least one rank");
+  MultiRankPrediction out;
+  out.world_size = int64_t(ranks.size());
+  std::vector<PreparedPrediction> prepared;
+  prepared.reserve(ranks.size());
+  for (const RankInput& r : ranks) {
+    PredictOptions opts = r.opts;
+    if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
+    prepared.push_back(preparePrediction(*r.graph, models, opts));
+  }
+  Matching m = matchCollectives(ranks, prepared);
+  const int64_t recorded = recordedTransfers(prepared, &m);
+  std::vector<JointRank> joint(ranks.size());
+  const double earliest =
+      std::min_element(ranks.begin(), ranks.end(), [](const RankInput& a, const RankInput& b) {
+        return a.start_us < b.start_us;
+      })->start_us;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    joint[r].ops = std::move(prepared[r].sim);
+    joint[r].start_us = ranks[r].start_us - earliest;
+    joint[r].collective = std::move(m.slot_of_op[r]);
+  }
+  const JointResult res = simulateJoint(joint, m.collectives);
+  for (size_t c = 0; c < m.reports.size(); ++c) {
+    CollectiveReport& rep = m.reports[c];
+    const CollectiveOutcome& o = res.collectives[c];
+    rep.start_ms = o.start_us / kUsPerMs;
+    rep.transfer_us = o.transfer_us;
+    rep.last_rank = int64_t(o.last_rank);
+    for (size_t k = 0; k < o.ready_us.size(); ++k) rep.wait_us[k] = o.start_us - o.ready_us[k];
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    out.ranks.push_back(
+        rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(prepared[r].p)));
+    if (out.ranks.back().iteration_ms > out.iteration_ms) {
+      out.iteration_ms = out.ranks.back().iteration_ms;
+      out.slowest_rank = int64_t(r);
+    }
+  }
+  out.straggler = stragglerOf(m.collectives, res);
+  out.collectives = std::move(m.reports);
+  out.notes.push_back(fmt::format("{} ranks simulated together; {} collectives matched across "
+                                  "them by group and position",
+                                  ranks.size(), out.collectives.size()));
+  if (recorded > 0) {
+    out.notes.push_back(fmt::format(
+        "{} collectives took their transfer from the recorded kernels: the shortest member's "
+        "(every member's kernel ends together, so the shortest started last; the others' include "
+        "their wait)",
+        recorded));
+  }
+  if (std::any_of(ranks.begin(), ranks.end(),
+                  [&](const RankInput& r) { return r.start_us != earliest; })) {
+    out.notes.push_back("ranks entered the iteration at different times (start_ms)");
+  }
+  return out;
+}
+
+MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_size,
+                                     const ModelSet& models, PredictOptions opts) {
+  if (world_size < 1) throw UsageError(fmt::format("world size {} < 1", world_size));
+  opts.default_world_size = world_size;
+  opts.force_world_size = true;
+  PreparedPrediction prepared = preparePrediction(graph, models, opts);
+  const SimResult res = simulate(prepared.sim);
+  MultiRankPrediction out;
+  out.world_size = world_size;
+  out.symmetric = true;
+  out.ranks.push_back(rankReport(0, 0, res, std::move(prepared.p)));
+  out.iteration_ms = out.ranks[0].iteration_ms;
+  out.notes.push_back(fmt::format(
+      "one trace for {} identical ranks: every collective on all {} ranks, which arrive together "
+      "(no rank waits for another)",
+      world_size, world_size));
+  return out;
+}
+
+nlohmann::json multiRankToJson(const MultiRankPrediction& m) {
+  nlohmann::json j = predictionToJson(m.ranks.at(0).prediction);
+  j["rank0_iteration_ms"] = m.ranks[0].iteration_ms;
+  j["iteration_ms"] = m.iteration_ms;
+  j["world_size"] = m.world_size;
+  j["symmetric"] = m.symmetric;
+  j["slowest_rank"] = m.slowest_rank;
+  j["straggler"] = m.straggler >= 0 ? nlohmann::json(m.straggler) : nlohmann::json(nullptr);
+  j["ranks"] = nlohmann::json::array();
+  for (const RankReport& r : m.ranks) {
+    nlohmann::json row{{"rank", r.rank},
+                       {"start_ms", r.start_ms},
+                       {"iteration_ms", r.iteration_ms},
+                       {"compute_ms", r.compute_ms},
+                       {"comm_ms", r.comm_ms},
+                       {"wait_ms", r.wait_ms},
+                       {"exposed_comm_ms", r.exposed_comm_ms}};
+    if (m.symmetric) row["stands_for_ranks"] = m.world_size;
+    j["ranks"].push_back(std::move(row));
+  }
+  j["collectives"] = nlohmann::json::array();
+  for (const CollectiveReport& c : m.collectives) {
+    j["collectives"].push_back({{"name", c.name},
+                                {"group", c.group},
+                                {"position", c.position},
+                                {"members", c.members},
+                                {"nodes", c.nodes},
+                                {"bytes", c.bytes},
+                                {"start_ms", c.start_ms},
+                                {"transfer_us", c.transfer_us},
+                                {"transfer_from", c.transfer_from},
+                                {"last_rank", c.last_rank},
+                                {"wait_us", c.wait_us}});
+  }
+  std::vector<std::string> notes = m.notes;
+  for (const std::string& n : m.ranks[0].prediction.notes) notes.push_back(n);
+  j["notes"] = notes;
+  return j;
+}
+
+}  // namespace tracetwin::predictors
