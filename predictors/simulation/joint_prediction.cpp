@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "core/comm/collective_sequence.h"
 #include "core/errors.h"
@@ -16,14 +15,36 @@ namespace {
 
 constexpr double kUsPerMs = 1000.0;
 
-std::vector<core::NodeId> opIds(const Prediction& p) {
-  std::vector<core::NodeId> ids;
-  ids.reserve(p.per_op.size());
-  for (const OpPrediction& o : p.per_op) ids.push_back(o.id);
-  return ids;
+// A rank's prepared prediction, lightened: what the matching and the
+// transfers need of its ops, and per-family totals.
+struct RankWork {
+  Prediction p;
+  std::vector<SimOp> sim;
+  std::vector<core::NodeId> ids;   // per op
+  std::vector<uint8_t> recorded;   // per op: its kernel time was recorded
+  std::map<std::string, FamilyTotals> families;
+};
+
+RankWork lighten(PreparedPrediction prepared, bool keep_ops) {
+  RankWork w;
+  w.sim = std::move(prepared.sim);
+  w.p = std::move(prepared.p);
+  w.ids.reserve(w.p.per_op.size());
+  w.recorded.reserve(w.p.per_op.size());
+  for (const OpPrediction& o : w.p.per_op) {
+    w.ids.push_back(o.id);
+    w.recorded.push_back(o.model == "recorded" ? 1 : 0);
+  }
+  w.families = familyTotals(w.p);
+  if (!keep_ops) {
+    std::vector<OpPrediction>().swap(w.p.per_op);
+    std::vector<OpPrediction>().swap(w.p.unmodelled_ops);
+  }
+  return w;
 }
 
-RankReport rankReport(int64_t rank, double start_us, const SimResult& res, Prediction p) {
+RankReport rankReport(int64_t rank, double start_us, const SimResult& res, RankWork w) {
+  Prediction p = std::move(w.p);
   completePrediction(res, &p);
   RankReport r;
   r.rank = rank;
@@ -34,6 +55,7 @@ RankReport rankReport(int64_t rank, double start_us, const SimResult& res, Predi
   r.wait_ms = res.wait_us / kUsPerMs;
   r.exposed_comm_ms = res.exposed_comm_us / kUsPerMs;
   r.prediction = std::move(p);
+  r.families = std::move(w.families);
   return r;
 }
 
@@ -46,12 +68,11 @@ struct Matching {
   std::vector<std::vector<size_t>> member_ops;   // per collective, per member: its op
 };
 
-Matching matchCollectives(const std::vector<RankInput>& ranks,
-                          const std::vector<PreparedPrediction>& prepared) {
+Matching matchCollectives(const std::vector<RankInput>& ranks, const std::vector<RankWork>& work) {
   const size_t n = ranks.size();
   std::vector<std::vector<core::comm::CollectiveStep>> steps(n);
   for (size_t r = 0; r < n; ++r)
-    steps[r] = core::comm::collectiveSequence(*ranks[r].graph, opIds(prepared[r].p));
+    steps[r] = core::comm::collectiveSequence(*ranks[r].graph, work[r].ids);
   if (std::string why = core::comm::firstSequenceMismatch(steps); !why.empty()) {
     throw InputError("the traces are not the ranks of one job: " + why);
   }
@@ -70,12 +91,12 @@ Matching matchCollectives(const std::vector<RankInput>& ranks,
   m.slot_of_op.resize(n);
   std::map<std::pair<std::string, size_t>, size_t> index;  // (group, position) -> collective
   for (size_t r = 0; r < n; ++r) {
-    const Prediction& p = prepared[r].p;
-    std::unordered_map<core::NodeId, size_t> op_of_node;
-    for (size_t i = 0; i < p.per_op.size(); ++i) op_of_node.emplace(p.per_op[i].id, i);
-    m.slot_of_op[r].assign(p.per_op.size(), -1);
+    const std::vector<core::NodeId>& ids = work[r].ids;
+    m.slot_of_op[r].assign(ids.size(), -1);
     std::map<std::string, size_t> position;
+    size_t op = 0;  // the steps come in the order of the ops
     for (const auto& s : steps[r]) {
+      while (ids[op] != s.node) ++op;
       const size_t k = position[s.group]++;
       auto [it, fresh] = index.try_emplace({s.group, k}, m.collectives.size());
       if (fresh) {
@@ -97,7 +118,6 @@ Matching matchCollectives(const std::vector<RankInput>& ranks,
       const auto& who = m.collectives[it->second].members;
       // members are in rank order
       const size_t k_member = size_t(std::lower_bound(who.begin(), who.end(), r) - who.begin());
-      const size_t op = op_of_node.at(s.node);
       rep.nodes[k_member] = s.node;
       m.member_ops[it->second][k_member] = op;
       m.slot_of_op[r][op] = int64_t(it->second);
@@ -109,18 +129,17 @@ Matching matchCollectives(const std::vector<RankInput>& ranks,
 // A collective's kernel recorded on each member ran from that member's
 // arrival to the common end: the shortest is the last arrival's, the
 // transfer. Returns how many collectives took it.
-int64_t recordedTransfers(std::vector<PreparedPrediction>& prepared, Matching* m) {
+int64_t recordedTransfers(std::vector<RankWork>& work, Matching* m) {
   int64_t taken = 0;
   for (size_t c = 0; c < m->collectives.size(); ++c) {
     CollectiveReport& rep = m->reports[c];
     double shortest = -1;
     bool all_recorded = true;
     for (size_t k = 0; k < rep.members.size() && all_recorded; ++k) {
-      const size_t r = size_t(rep.members[k]);
-      const Prediction& p = prepared[r].p;
+      const RankWork& w = work[size_t(rep.members[k])];
       const size_t op = m->member_ops[c][k];
-      all_recorded = p.per_op[op].model == "recorded";
-      const double us = p.per_op[op].predicted_us;
+      all_recorded = w.recorded[op] != 0;
+      const double us = w.sim[op].device_us;
       shortest = shortest < 0 ? us : std::min(shortest, us);
     }
     if (!all_recorded || shortest < 0) {
@@ -131,10 +150,11 @@ int64_t recordedTransfers(std::vector<PreparedPrediction>& prepared, Matching* m
     rep.transfer_from = "recorded (shortest member kernel)";
     // Each member's op is the transfer now; its wait is the simulation's.
     for (size_t k = 0; k < rep.members.size(); ++k) {
-      PreparedPrediction& mine = prepared[size_t(rep.members[k])];
+      RankWork& w = work[size_t(rep.members[k])];
       const size_t op = m->member_ops[c][k];
-      mine.p.per_op[op].predicted_us = shortest;
-      mine.sim[op].device_us = shortest;
+      w.families["comm"].device_us += shortest - w.sim[op].device_us;
+      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = shortest;
+      w.sim[op].device_us = shortest;
     }
     ++taken;
   }
@@ -143,26 +163,39 @@ int64_t recordedTransfers(std::vector<PreparedPrediction>& prepared, Matching* m
 
 }  // namespace
 
-MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models) {
+std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
+  std::map<std::string, FamilyTotals> out;
+  for (const OpPrediction& o : p.per_op) {
+    FamilyTotals& t = out[o.family];
+    ++t.ops;
+    t.device_us += o.predicted_us;
+    t.cpu_us += o.cpu_us;
+  }
+  return out;
+}
+
+MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models,
+                                 const MultiRankOptions& options) {
   if (ranks.empty()) throw UsageError("multi-rank prediction needs at least one rank");
   MultiRankPrediction out;
   out.world_size = int64_t(ranks.size());
-  std::vector<PreparedPrediction> prepared;
-  prepared.reserve(ranks.size());
-  for (const RankInput& r : ranks) {
-    PredictOptions opts = r.opts;
+  std::vector<RankWork> work;
+  work.reserve(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    PredictOptions opts = ranks[r].opts;
     if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
-    prepared.push_back(preparePrediction(*r.graph, models, opts));
+    work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
+                           r == 0 || options.every_rank_ops));
   }
-  Matching m = matchCollectives(ranks, prepared);
-  const int64_t recorded = recordedTransfers(prepared, &m);
+  Matching m = matchCollectives(ranks, work);
+  const int64_t recorded = recordedTransfers(work, &m);
   std::vector<JointRank> joint(ranks.size());
   const double earliest =
       std::min_element(ranks.begin(), ranks.end(), [](const RankInput& a, const RankInput& b) {
         return a.start_us < b.start_us;
       })->start_us;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    joint[r].ops = std::move(prepared[r].sim);
+    joint[r].ops = std::move(work[r].sim);
     joint[r].start_us = ranks[r].start_us - earliest;
     joint[r].collective = std::move(m.slot_of_op[r]);
   }
@@ -177,7 +210,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   }
   for (size_t r = 0; r < ranks.size(); ++r) {
     out.ranks.push_back(
-        rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(prepared[r].p)));
+        rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(work[r])));
     if (out.ranks.back().iteration_ms > out.iteration_ms) {
       out.iteration_ms = out.ranks.back().iteration_ms;
       out.slowest_rank = int64_t(r);
@@ -207,12 +240,12 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
   if (world_size < 1) throw UsageError(fmt::format("world size {} < 1", world_size));
   opts.default_world_size = world_size;
   opts.force_world_size = true;
-  PreparedPrediction prepared = preparePrediction(graph, models, opts);
-  const SimResult res = simulate(prepared.sim);
+  RankWork w = lighten(preparePrediction(graph, models, opts), true);
+  const SimResult res = simulate(w.sim);
   MultiRankPrediction out;
   out.world_size = world_size;
   out.symmetric = true;
-  out.ranks.push_back(rankReport(0, 0, res, std::move(prepared.p)));
+  out.ranks.push_back(rankReport(0, 0, res, std::move(w)));
   out.iteration_ms = out.ranks[0].iteration_ms;
   out.notes.push_back(fmt::format(
       "one trace for {} identical ranks: every collective on all {} ranks, which arrive together "

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ struct RankInput {
   double start_us = 0;
 };
 
+// Ops, device and CPU time of one family in a rank's prediction.
+struct FamilyTotals {
+  int64_t ops = 0;
+  double device_us = 0;
+  double cpu_us = 0;
+};
+
 struct RankReport {
   int64_t rank = 0;
   double start_ms = 0;         // entry into the iteration, after the earliest rank's
@@ -34,7 +42,12 @@ struct RankReport {
   double comm_ms = 0;          // collectives' transfer
   double wait_ms = 0;          // collectives ready here and waiting for their group
   double exposed_comm_ms = 0;  // transfer and wait not hidden under compute
-  Prediction prediction;       // per op, breakdown ... (iteration_ms as above)
+  // Breakdown, notes ... (iteration_ms as above); per_op and unmodelled_ops
+  // only for rank 0 unless MultiRankOptions::every_rank_ops (a 100k-op
+  // trace's ops cost ~40 MB a rank, and holding 8 ranks' made each rank's
+  // prediction 1.2x slower on the build host).
+  Prediction prediction;
+  std::map<std::string, FamilyTotals> families;
 };
 
 struct CollectiveReport {
@@ -62,10 +75,18 @@ struct MultiRankPrediction {
   std::vector<std::string> notes;
 };
 
+struct MultiRankOptions {
+  bool every_rank_ops = false;  // keep every rank's per-op list, not only rank 0's
+};
+
 // Rank i of the job is ranks[i]. Throws InputError when the traces are not
 // of one job (their collectives differ on a group: the distributed replay's
 // check) or their orders of collectives cross.
-MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models);
+MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models,
+                                 const MultiRankOptions& options = {});
+
+// Per-family totals of a prediction's ops.
+std::map<std::string, FamilyTotals> familyTotals(const Prediction& p);
 
 // One rank's trace for a data-parallel job of `world_size` identical ranks:
 // every collective on the world group, no rank waits for another; it costs
