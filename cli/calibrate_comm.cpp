@@ -112,8 +112,10 @@ void printCommFit(const predictors::CommFit& fit) {
       const std::string range = g.up_to_bytes >= predictors::AlphaBetaModel::kAnySize
                                     ? "any size"
                                     : fmt::format("<= {:.0f} B", g.up_to_bytes);
-      fmt::print("  [{}] alpha {:.2f} us, 1/beta {:.3f} GB/s", range, g.params.alpha_s * 1e6,
-                 g.params.beta_s_per_byte > 0 ? 1e-9 / g.params.beta_s_per_byte : 0.0);
+      const std::string bw = g.params.beta_s_per_byte > 0
+                                 ? fmt::format("{:.3f} GB/s", 1e-9 / g.params.beta_s_per_byte)
+                                 : std::string("none (latency only)");
+      fmt::print("  [{}] alpha {:.2f} us, 1/beta {}", range, g.params.alpha_s * 1e6, bw);
     }
     fmt::print("\n");
   }

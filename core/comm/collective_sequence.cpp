@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/errors.h"
@@ -139,6 +141,50 @@ std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>
     }
   }
   return "";
+}
+
+std::vector<MatchedCollective> matchAcrossRanks(
+    const std::vector<std::vector<CollectiveStep>>& by_rank) {
+  if (std::string why = firstSequenceMismatch(by_rank); !why.empty()) {
+    throw InputError("the traces are not the ranks of one job: " + why);
+  }
+  const int n = int(by_rank.size());
+  std::map<std::string, std::vector<int>> members;
+  for (int r = 0; r < n; ++r) members[""].push_back(r);
+  for (int r = 0; r < n; ++r) {
+    std::set<std::string> mine;
+    for (const CollectiveStep& s : by_rank[size_t(r)]) mine.insert(s.group);
+    for (const std::string& g : mine) {
+      if (!g.empty()) members[g].push_back(r);
+    }
+  }
+  std::vector<MatchedCollective> out;
+  std::map<std::pair<std::string, int64_t>, size_t> index;  // (group, position) -> out
+  for (int r = 0; r < n; ++r) {
+    std::map<std::string, int64_t> position;
+    const auto& steps = by_rank[size_t(r)];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const CollectiveStep& s = steps[i];
+      const int64_t k = position[s.group]++;
+      auto [it, fresh] = index.try_emplace({s.group, k}, out.size());
+      if (fresh) {
+        MatchedCollective m;
+        m.name = s.name;
+        m.group = s.group;
+        m.position = k;
+        m.members = members[s.group];
+        m.steps.resize(m.members.size());
+        m.index_in_rank.resize(m.members.size());
+        out.push_back(std::move(m));
+      }
+      MatchedCollective& m = out[it->second];
+      const size_t at =
+          size_t(std::lower_bound(m.members.begin(), m.members.end(), r) - m.members.begin());
+      m.steps[at] = s;
+      m.index_in_rank[at] = i;
+    }
+  }
+  return out;
 }
 
 }  // namespace tracetwin::core::comm

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "core/comm/collective_sequence.h"
 #include "core/errors.h"
@@ -73,54 +72,43 @@ Matching matchCollectives(const std::vector<RankInput>& ranks, const std::vector
   std::vector<std::vector<core::comm::CollectiveStep>> steps(n);
   for (size_t r = 0; r < n; ++r)
     steps[r] = core::comm::collectiveSequence(*ranks[r].graph, work[r].ids);
-  if (std::string why = core::comm::firstSequenceMismatch(steps); !why.empty()) {
-    throw InputError("the traces are not the ranks of one job: " + why);
-  }
-  // A named group's members are the ranks that issue collectives on it; the
-  // default group is every rank.
-  std::map<std::string, std::vector<size_t>> members;
-  for (size_t r = 0; r < n; ++r) members[""].push_back(r);
-  for (size_t r = 0; r < n; ++r) {
-    std::set<std::string> mine;
-    for (const auto& s : steps[r]) mine.insert(s.group);
-    for (const std::string& g : mine) {
-      if (!g.empty()) members[g].push_back(r);
-    }
-  }
+  const std::vector<core::comm::MatchedCollective> matched = core::comm::matchAcrossRanks(steps);
   Matching m;
+  // Per rank, the collective of each step of its sequence.
+  std::vector<std::vector<size_t>> of_step(n);
+  for (size_t r = 0; r < n; ++r) of_step[r].resize(steps[r].size());
+  for (size_t c = 0; c < matched.size(); ++c) {
+    const core::comm::MatchedCollective& mc = matched[c];
+    const std::string where = mc.group.empty() ? "the default group" : "group '" + mc.group + "'";
+    JointCollective jc{fmt::format("{} #{} on {}", mc.name, mc.position, where), {}};
+    CollectiveReport rep;
+    rep.name = mc.name;
+    rep.group = mc.group;
+    rep.position = mc.position;
+    for (size_t k = 0; k < mc.members.size(); ++k) {
+      jc.members.push_back(size_t(mc.members[k]));
+      rep.members.push_back(mc.members[k]);
+      rep.nodes.push_back(mc.steps[k].node);
+      rep.bytes = std::max(rep.bytes, mc.steps[k].bytes);
+      of_step[size_t(mc.members[k])][mc.index_in_rank[k]] = c;
+    }
+    rep.wait_us.assign(mc.members.size(), 0.0);
+    m.collectives.push_back(std::move(jc));
+    m.reports.push_back(std::move(rep));
+    m.member_ops.emplace_back(mc.members.size(), 0);
+  }
   m.slot_of_op.resize(n);
-  std::map<std::pair<std::string, size_t>, size_t> index;  // (group, position) -> collective
   for (size_t r = 0; r < n; ++r) {
     const std::vector<core::NodeId>& ids = work[r].ids;
     m.slot_of_op[r].assign(ids.size(), -1);
-    std::map<std::string, size_t> position;
     size_t op = 0;  // the steps come in the order of the ops
-    for (const auto& s : steps[r]) {
-      while (ids[op] != s.node) ++op;
-      const size_t k = position[s.group]++;
-      auto [it, fresh] = index.try_emplace({s.group, k}, m.collectives.size());
-      if (fresh) {
-        const std::vector<size_t>& who = members[s.group];
-        const std::string where = s.group.empty() ? "the default group" : "group '" + s.group + "'";
-        m.collectives.push_back({fmt::format("{} #{} on {}", s.name, k, where), who});
-        CollectiveReport rep;
-        rep.name = s.name;
-        rep.group = s.group;
-        rep.position = int64_t(k);
-        for (size_t w : who) rep.members.push_back(int64_t(w));
-        rep.nodes.assign(who.size(), core::kNoNode);
-        rep.wait_us.assign(who.size(), 0.0);
-        m.reports.push_back(std::move(rep));
-        m.member_ops.emplace_back(who.size(), 0);
-      }
-      CollectiveReport& rep = m.reports[it->second];
-      rep.bytes = std::max(rep.bytes, s.bytes);
-      const auto& who = m.collectives[it->second].members;
-      // members are in rank order
-      const size_t k_member = size_t(std::lower_bound(who.begin(), who.end(), r) - who.begin());
-      rep.nodes[k_member] = s.node;
-      m.member_ops[it->second][k_member] = op;
-      m.slot_of_op[r][op] = int64_t(it->second);
+    for (size_t i = 0; i < steps[r].size(); ++i) {
+      while (ids[op] != steps[r][i].node) ++op;
+      const size_t c = of_step[r][i];
+      const auto& who = m.collectives[c].members;
+      const size_t k = size_t(std::lower_bound(who.begin(), who.end(), r) - who.begin());
+      m.member_ops[c][k] = op;
+      m.slot_of_op[r][op] = int64_t(c);
     }
   }
   return m;
