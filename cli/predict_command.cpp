@@ -25,6 +25,7 @@
 #include "predictors/simulation/joint_prediction.h"
 #include "predictors/simulation/predictor.h"
 #include "predictors/specs/device_spec.h"
+#include "predictors/specs/system_spec.h"
 #include "replay/dist/rank_env.h"
 
 namespace tracetwin::cli {
@@ -112,6 +113,14 @@ void writeJson(const nlohmann::json& j, const std::string& path) {
   if (!out) throw InputError(fmt::format("{}: cannot write JSON report", path));
 }
 
+void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
+  if (!args.system.empty()) {
+    opts->system = predictors::loadSystemSpec(args.system);
+    opts->target = opts->system->device;
+  }
+  if (!args.device_spec.empty()) opts->target = predictors::loadDeviceSpec(args.device_spec);
+}
+
 namespace {
 
 void runPredict(const PredictArgs& args) {
@@ -125,7 +134,7 @@ void runPredict(const PredictArgs& args) {
   core::Graph graph = core::readTrace(args.trace);
   predictors::ModelSet models = predictors::ModelSet::load(args.models);
   predictors::PredictOptions opts;
-  if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
+  applyTargets(args, &opts);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
   if (!args.kernel_times.empty()) recordedKernels(graph, args.kernel_times, models, &opts);
   opts.default_world_size = std::max<int64_t>(args.world_size, 1);
@@ -173,6 +182,11 @@ std::function<void()> setupPredict(CLI::App& sub) {
                  "traces must share a clock, as on one host)")
       ->check(CLI::IsMember({"together", "recorded"}))
       ->default_str("together");
+  sub.add_option("--system", args->system,
+                 "Predict on this cluster (configs/systems/*.yaml): collectives run on its "
+                 "topology (hierarchical across nodes), times scale to its device unless "
+                 "--device-spec names another")
+      ->check(CLI::ExistingFile);
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");

@@ -68,8 +68,8 @@ void predictRanksCommand(const PredictArgs& args) {
                      "--kernel-times trace; give --kernel-times 'DIR/rank{rank}.kineto.json.gz'");
   }
   const predictors::ModelSet models = predictors::ModelSet::load(args.models);
-  std::optional<predictors::DeviceSpec> target;
-  if (!args.device_spec.empty()) target = predictors::loadDeviceSpec(args.device_spec);
+  predictors::PredictOptions common;
+  applyTargets(args, &common);
   std::deque<core::Graph> graphs;  // the inputs point into it
   std::vector<predictors::RankInput> inputs;
   for (size_t r = 0; r < traces.size(); ++r) {
@@ -77,7 +77,7 @@ void predictRanksCommand(const PredictArgs& args) {
     graphs.push_back(core::readTrace(traces[r]));
     predictors::RankInput in;
     in.graph = &graphs.back();
-    in.opts.target = target;
+    in.opts = common;
     in.opts.comm_link = args.comm_link;
     in.opts.default_world_size = int64_t(traces.size());
     if (!args.overheads.empty())

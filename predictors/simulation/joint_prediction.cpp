@@ -7,6 +7,7 @@
 
 #include "core/comm/collective_sequence.h"
 #include "core/errors.h"
+#include "predictors/comm/topology.h"
 #include "predictors/simulation/joint_simulation.h"
 
 namespace tracetwin::predictors {
@@ -22,12 +23,19 @@ struct RankWork {
   std::vector<core::NodeId> ids;   // per op
   std::vector<uint8_t> recorded;   // per op: its kernel time was recorded
   std::map<std::string, FamilyTotals> families;
+  std::vector<std::pair<size_t, double>> comm_bytes;  // (op, message bytes), by op
+
+  double messageBytes(size_t op) const {
+    auto it = std::lower_bound(comm_bytes.begin(), comm_bytes.end(), std::make_pair(op, -1e300));
+    return it != comm_bytes.end() && it->first == op ? it->second : 0.0;
+  }
 };
 
 RankWork lighten(PreparedPrediction prepared, bool keep_ops) {
   RankWork w;
   w.sim = std::move(prepared.sim);
   w.p = std::move(prepared.p);
+  w.comm_bytes = std::move(prepared.comm_bytes);
   w.ids.reserve(w.p.per_op.size());
   w.recorded.reserve(w.p.per_op.size());
   for (const OpPrediction& o : w.p.per_op) {
@@ -149,6 +157,31 @@ int64_t recordedTransfers(std::vector<RankWork>& work, Matching* m) {
   return taken;
 }
 
+// On a system, a group that is not the first ranks (a pair on another node,
+// every 8th rank across nodes) spans other nodes than its size suggests: its
+// members' transfer is recomputed from where they are.
+void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matching* m) {
+  for (size_t c = 0; c < m->collectives.size(); ++c) {
+    CollectiveReport& rep = m->reports[c];
+    if (rep.transfer_from != "model") continue;
+    double longest = 0;
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      const RankWork& w = work[size_t(rep.members[k])];
+      longest = std::max(longest, 1e6 * topologySeconds(system, rep.name, rep.members,
+                                                        w.messageBytes(m->member_ops[c][k])));
+    }
+    m->collectives[c].transfer_us = longest;
+    rep.transfer_from = "topology";
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      RankWork& w = work[size_t(rep.members[k])];
+      const size_t op = m->member_ops[c][k];
+      w.families["comm"].device_us += longest - w.sim[op].device_us;
+      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = longest;
+      w.sim[op].device_us = longest;
+    }
+  }
+}
+
 }  // namespace
 
 std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
@@ -177,6 +210,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   }
   Matching m = matchCollectives(ranks, work);
   const int64_t recorded = recordedTransfers(work, &m);
+  if (ranks[0].opts.system) placedTransfers(*ranks[0].opts.system, work, &m);
   std::vector<JointRank> joint(ranks.size());
   const double earliest =
       std::min_element(ranks.begin(), ranks.end(), [](const RankInput& a, const RankInput& b) {

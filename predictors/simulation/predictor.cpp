@@ -19,6 +19,7 @@
 #include "core/op_family.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/comm/topology.h"
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
 #include "predictors/kernels/cross_device.h"
@@ -274,6 +275,12 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
   for (const auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
     std::shared_ptr<const KernelModel> fallback;
+    // A system's topology times collectives on its own links.
+    const bool topology = family == "comm" && opts.system.has_value();
+    if (topology) {
+      fallback = std::make_shared<TopologyCommModel>(*opts.system);
+      model = fallback.get();
+    }
     bool unmodelled = model == nullptr;
     // Unmodelled ops are predicted straight on the destination device.
     const DeviceSpec& spec = (unmodelled && opts.target) ? *opts.target : origin;
@@ -314,7 +321,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);
-      if (opts.target && !unmodelled) {
+      if (opts.target && !unmodelled && !topology) {
         t = family == "comm"
                 ? commScale(t, origin, *opts.target, opts.comm_link)
                 : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
@@ -415,6 +422,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       s.launches = 1;
     }
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    if (r.f.family == "comm") prepared.comm_bytes.push_back({i, r.f.message_bytes});
     if (s.is_comm) {
       s.stream = kCommStream;
       s.wait_stream = kComputeStream;  // gradients are ready when compute so far is done
@@ -455,6 +463,13 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
           "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "
           "guess");
     }
+  }
+  if (opts.system) {
+    p.notes.push_back(fmt::format(
+        "collectives on system '{}': {} x {} devices, {} inside a node, {} between nodes, ranks "
+        "placed {} (hierarchical alpha-beta on its links; the model set's comm model unused)",
+        opts.system->name, opts.system->nodes, opts.system->devices_per_node,
+        opts.system->intra_node_link, opts.system->inter_node_link, opts.system->placement));
   }
   if (!opts.recorded_kernels.empty()) {
     p.notes.push_back(fmt::format(

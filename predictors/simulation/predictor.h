@@ -7,10 +7,12 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
 #include "predictors/specs/device_spec.h"
+#include "predictors/specs/system_spec.h"
 #include "predictors/models/model_set.h"
 #include "predictors/host/overheads.h"
 #include "predictors/simulation/critical_path.h"
@@ -31,6 +33,10 @@ struct PredictOptions {
   // Link used for collectives: "nvlink", "infiniband" ...; empty = the
   // fastest link the device lists.
   std::string comm_link;
+  // A cluster (configs/systems/*.yaml): collectives take its topology's
+  // hierarchical alpha-beta time (predictors/comm/topology.h) instead of the
+  // model set's comm model; what-if on another system is another file.
+  std::optional<SystemSpec> system;
   // Device time and kernel count by op id, recorded in a linked Kineto trace
   // (`predict --kernel-times`). They replace the kernel models' times for
   // those ops, so the CPU-overhead model and the critical path are judged
@@ -112,6 +118,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
 struct PreparedPrediction {
   Prediction p;               // everything but iteration_ms and breakdown
   std::vector<SimOp> sim;     // per op of p.per_op
+  // (op index, message bytes) of every collective, in op order.
+  std::vector<std::pair<size_t, double>> comm_bytes;
 };
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts);

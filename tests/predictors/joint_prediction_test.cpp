@@ -13,6 +13,7 @@
 #include "core/kineto/linker.h"
 #include "core/trace_reader.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/comm/topology.h"
 #include "predictors/kernels/analytic_models.h"
 #include "tests/test_paths.h"
 
@@ -176,6 +177,48 @@ TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulat
   for (const char* key : {"rank", "iteration_ms", "compute_ms", "comm_ms", "wait_ms",
                           "exposed_comm_ms"})
     EXPECT_TRUE(j["ranks"][0].contains(key)) << key;
+}
+
+TEST(JointPrediction, OnAnotherSystemTheCollectivesTakeItsTopology) {
+  // The DLRM ranks without recorded kernels, on one DGX H100 node of 8 and on
+  // two nodes of 4: the all-reduces cross InfiniBand on the second.
+  std::deque<core::Graph> graphs;
+  std::vector<RankInput> in;
+  SystemSpec one = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
+  SystemSpec two = one;
+  two.devices_per_node = 4;
+  two.nodes = 2;
+  const ModelSet models = analyticModels(one.device);
+  auto predict = [&](const SystemSpec& system) {
+    in.clear();
+    for (int r = 0; r < 8; ++r) {
+      if (graphs.size() < 8) {
+        graphs.push_back(core::readTrace(
+            sharedTrace("dlrm_8rank/rank" + std::to_string(r) + ".et.json.gz")));
+      }
+      RankInput x;
+      x.graph = &graphs[size_t(r)];
+      x.opts.system = system;
+      x.opts.target = system.device;
+      in.push_back(std::move(x));
+    }
+    return predictRanks(in, models);
+  };
+  const MultiRankPrediction a = predict(one), b = predict(two);
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (size_t c = 0; c < a.collectives.size(); ++c) {
+    EXPECT_EQ(a.collectives[c].transfer_from, "topology");
+    // An all_to_all sends half its bytes over InfiniBand on two nodes; a
+    // small all-reduce is faster hierarchically (22 against 28 us of
+    // latency steps: 3 + 2 + 3 hops against 14).
+    if (a.collectives[c].name == "all_to_all_single")
+      EXPECT_GT(b.collectives[c].transfer_us, a.collectives[c].transfer_us) << c;
+  }
+  // 1.58 MB all-reduce on 8 NVLink ranks: 14 x 2 us + 2 x 7/8 x bytes / 450 GB/s.
+  const CollectiveReport& ar = a.collectives[4];
+  ASSERT_EQ(ar.name, "all_reduce");
+  EXPECT_NEAR(ar.transfer_us, 1e6 * topologySeconds(one, "all_reduce", ar.members,
+                                                    double(ar.bytes)), 1e-6);
 }
 
 }  // namespace
