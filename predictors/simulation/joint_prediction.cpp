@@ -294,6 +294,10 @@ nlohmann::json multiRankToJson(const MultiRankPrediction& m) {
                        {"wait_ms", r.wait_ms},
                        {"exposed_comm_ms", r.exposed_comm_ms}};
     if (m.symmetric) row["stands_for_ranks"] = m.world_size;
+    nlohmann::json fam = nlohmann::json::object();
+    for (const auto& [family, t] : r.families)
+      fam[family] = {{"count", t.ops}, {"device_us", t.device_us}, {"cpu_us", t.cpu_us}};
+    row["families"] = std::move(fam);
     j["ranks"].push_back(std::move(row));
   }
   j["collectives"] = nlohmann::json::array();

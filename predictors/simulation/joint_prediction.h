@@ -97,7 +97,7 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
 // predictionToJson of rank 0 (single-rank readers keep working) with the
 // step as iteration_ms and, on top, rank0_iteration_ms, world_size,
 // symmetric, slowest_rank, straggler, ranks [{rank, start_ms, iteration_ms,
-// compute_ms, comm_ms, wait_ms, exposed_comm_ms}] and collectives.
+// compute_ms, comm_ms, wait_ms, exposed_comm_ms, families}] and collectives.
 nlohmann::json multiRankToJson(const MultiRankPrediction& m);
 
 }  // namespace tracetwin::predictors
