@@ -119,6 +119,8 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
     opts->target = opts->system->device;
   }
   if (!args.device_spec.empty()) opts->target = predictors::loadDeviceSpec(args.device_spec);
+  opts->overhead_statistic = args.overhead_stat == "mean" ? predictors::OverheadStatistic::kMean
+                                                          : predictors::OverheadStatistic::kMedian;
 }
 
 namespace {
@@ -187,6 +189,12 @@ std::function<void()> setupPredict(CLI::App& sub) {
                  "topology (hierarchical across nodes), times scale to its device unless "
                  "--device-spec names another")
       ->check(CLI::ExistingFile);
+  sub.add_option("--overhead-stat", args->overhead_stat,
+                 "Which statistic of the measured CPU overheads T1-T5 to charge: median (robust) "
+                 "or mean (what a step's sum of gaps averages to; files from `link` since "
+                 "session 36 record it, older ones fall back to the median)")
+      ->check(CLI::IsMember({"median", "mean"}))
+      ->default_str("median");
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");

@@ -25,6 +25,7 @@ struct PredictArgs {
   std::string comm_link;
   std::string system;  // configs/systems/*.yaml
   std::string rank_starts = "together";
+  std::string overhead_stat = "median";
   int64_t world_size = 0;  // 0: not given
 };
 
@@ -38,8 +39,8 @@ core::kineto::LinkedTimeline recordedKernels(const core::Graph& graph, const std
                                              const predictors::ModelSet& models,
                                              predictors::PredictOptions* opts);
 void writeJson(const nlohmann::json& j, const std::string& path);
-// --device-spec and --system into `opts`: the system's device is the target
-// unless --device-spec names another.
+// --device-spec, --system and --overhead-stat into `opts`: the system's
+// device is the target unless --device-spec names another.
 void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts);
 
 // `predict 'DIR/rank{rank}.et.json.gz' ...`: every rank simulated together.

@@ -407,7 +407,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
   const BetweenOpTerms between(table);
-  OverheadLookup lookup(table);
+  OverheadLookup lookup(table, opts.overhead_statistic);
   const std::vector<int> wrapped =
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {

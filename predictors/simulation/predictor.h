@@ -24,6 +24,8 @@ struct PredictOptions {
   std::optional<DeviceSpec> target;
   // CPU overheads from `tracetwin link`; else the ModelSet's, else defaults.
   std::optional<OverheadTable> overheads;
+  // Which of a measured overhead's statistics is charged (overheads.h).
+  OverheadStatistic overhead_statistic = OverheadStatistic::kMedian;
   // World size for collectives whose trace records none (pg_size -1).
   int64_t default_world_size = 1;
   // Every collective runs on default_world_size ranks, whatever its trace

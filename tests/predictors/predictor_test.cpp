@@ -175,6 +175,26 @@ TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
   EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
 }
 
+TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
+  DeviceSpec d = h100();
+  ModelSet set = handMadeModels(d);
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};  // median 2 us, mean 50 us
+  const Prediction median = predictGraph(smallGraph(), set, opts);
+  opts.overhead_statistic = OverheadStatistic::kMean;
+  const Prediction mean = predictGraph(smallGraph(), set, opts);
+  // Five ops, each 48 us more T1.
+  double cpu_median = 0, cpu_mean = 0;
+  for (const auto& o : median.per_op) cpu_median += o.cpu_us;
+  for (const auto& o : mean.per_op) cpu_mean += o.cpu_us;
+  EXPECT_NEAR(cpu_mean - cpu_median, 5 * 48.0, 1e-9);
+  // An entry without a mean (an older file) keeps its median.
+  opts.overheads->t[0][kAllOps].mean_us = -1;
+  const Prediction old = predictGraph(smallGraph(), set, opts);
+  EXPECT_DOUBLE_EQ(old.iteration_ms, median.iteration_ms);
+}
+
 TEST(Predictor, RecordedKernelTimesReplaceTheModelsAndSetTheLaunches) {
   ModelSet set = handMadeModels(h100());
   PredictOptions opts;
