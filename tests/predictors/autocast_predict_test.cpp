@@ -6,8 +6,8 @@
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/features.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/autocast_graphs.h"
-#include "tests/test_paths.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -8,7 +8,7 @@
 #include "replay/output_check.h"
 #include "replay/replay_plan.h"
 #include "replay/replayer.h"
-#include "tests/autocast_graphs.h"
+#include "tests/support/autocast_graphs.h"
 
 namespace tracetwin::replay {
 namespace {

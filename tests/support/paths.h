@@ -1,11 +1,14 @@
-// Where tests find their inputs. Paths are baked in by tests/CMakeLists.txt.
+// Where tests find their inputs. Paths are baked in by tests/CMakeLists.txt
+// (compile definitions of each suite, so this header stays header-only).
 #pragma once
 
 #include <string>
 
 namespace tracetwin::testing {
 
-inline std::string sourcePath(const std::string& rel) { return std::string(TRACETWIN_SOURCE_DIR) + "/" + rel; }
+inline std::string sourcePath(const std::string& rel) {
+  return std::string(TRACETWIN_SOURCE_DIR) + "/" + rel;
+}
 inline std::string sharedTrace(const std::string& name) {
   return std::string(TRACETWIN_SHARED_TRACES) + "/" + name;
 }
