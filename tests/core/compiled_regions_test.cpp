@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include <fmt/core.h>
+
 #include "core/trace_reader.h"
 #include "tests/support/traces.h"
 #include "tests/support/paths.h"

@@ -17,7 +17,7 @@ namespace {
 
 using namespace tracetwin::testing;
 
-DeviceSpec h100() { return loadDeviceSpec(sourcePath("configs/devices/h100.yaml")); }
+DeviceSpec fusedH100() { return loadDeviceSpec(sourcePath("configs/devices/h100.yaml")); }
 
 // A Triton node as the trace records it: the tensors, the numel, the stream.
 core::Node kernelNode(const std::string& name, int tensors) {
@@ -61,7 +61,7 @@ TEST(FusedKernels, EachKindBorrowsTheCurveOfTheFamilyItDoesTheWorkOf) {
 
 TEST(FusedKernels, PredictedByTheCalibratedCurveTheyBorrow) {
   ModelSet set;
-  set.device = h100();
+  set.device = fusedH100();
   set.setModel("elementwise", flatCurve(1e11, 3.0));
   set.setModel("reduction", flatCurve(4e11, 5.0));
   const core::Graph g =
@@ -82,7 +82,7 @@ TEST(FusedKernels, PredictedByTheCalibratedCurveTheyBorrow) {
 
 TEST(FusedKernels, AModelOfTheirOwnWinsOverABorrowedOne) {
   ModelSet set;
-  set.device = h100();
+  set.device = fusedH100();
   set.setModel("elementwise", flatCurve(1e11, 3.0));
   set.setModel("triton", flatCurve(2e12, 1.0));  // as `tracetwin fit` makes from compiled runs
   const core::Graph g = graphOfOps({kernelNode("triton_poi_fused_add_relu_0", 3)});
@@ -94,7 +94,7 @@ TEST(FusedKernels, AModelOfTheirOwnWinsOverABorrowedOne) {
 
 TEST(FusedKernels, WithoutTheFamilyInTheSetTheDeviceSpecFallbackApplies) {
   ModelSet set;
-  set.device = h100();
+  set.device = fusedH100();
   const core::Graph g = graphOfOps({kernelNode("triton_poi_fused_add_relu_0", 3)});
   const Prediction p = predictGraph(g, set, PredictOptions{});
   ASSERT_EQ(p.per_op.size(), 1u);

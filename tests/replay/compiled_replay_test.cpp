@@ -18,7 +18,7 @@ using testing::intValue;
 using testing::tensorValue;
 using testing::tritonMetadata;
 
-const char* kAdd = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+const char* kCompiledAdd = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
 const char* kKernel = "triton_poi_fused_add_0";
 const char* kFile = "cqq7oyz4hd5kjuvnn5l3fzbwlzbbrs4xbwsmdlu2ttmagnbhfvdb.py";
 constexpr int64_t kNumel = 16;
@@ -26,12 +26,12 @@ constexpr int64_t kNumel = 16;
 // add -> kernel(in: its result, out: a buffer) -> add(the buffer).
 core::Graph compiledRegion() {
   GraphBuilder b;
-  b.op(kAdd, {tensorValue(1, 1, {kNumel}), tensorValue(2, 2, {kNumel}), intValue(1)},
+  b.op(kCompiledAdd, {tensorValue(1, 1, {kNumel}), tensorValue(2, 2, {kNumel}), intValue(1)},
        {tensorValue(3, 3, {kNumel})});
   b.triton(kKernel, kFile,
            {tensorValue(3, 3, {kNumel}), tensorValue(4, 4, {kNumel}), intValue(kNumel),
             intValue(140382148398488)});
-  b.op(kAdd, {tensorValue(4, 4, {kNumel}), tensorValue(2, 2, {kNumel}), intValue(1)},
+  b.op(kCompiledAdd, {tensorValue(4, 4, {kNumel}), tensorValue(2, 2, {kNumel}), intValue(1)},
        {tensorValue(5, 5, {kNumel})});
   return b.build();
 }

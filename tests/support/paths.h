@@ -1,18 +1,14 @@
-// Where tests find their inputs. Paths are baked in by tests/CMakeLists.txt
-// (compile definitions of each suite, so this header stays header-only).
+// Where tests find their inputs: the source tree, the shared traces beside it
+// and the built binary, as CMake configured them.
 #pragma once
 
 #include <string>
 
 namespace tracetwin::testing {
 
-inline std::string sourcePath(const std::string& rel) {
-  return std::string(TRACETWIN_SOURCE_DIR) + "/" + rel;
-}
-inline std::string sharedTrace(const std::string& name) {
-  return std::string(TRACETWIN_SHARED_TRACES) + "/" + name;
-}
-inline std::string dataPath(const std::string& name) { return sourcePath("data/" + name); }
-inline std::string tracetwinBinary() { return TRACETWIN_BINARY; }
+std::string sourcePath(const std::string& rel);
+std::string sharedTrace(const std::string& name);
+std::string dataPath(const std::string& name);
+std::string tracetwinBinary();
 
 }  // namespace tracetwin::testing
