@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fmt/core.h>
-
 #include <string>
 
 #include <fmt/core.h>
