@@ -17,6 +17,7 @@
 
 #include "calibration/calibrator.h"
 #include "calibration/microbench.h"
+#include "cli/calibrate_comm.h"
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
 #include "cli/host_malloc.h"
@@ -30,6 +31,7 @@ struct CalibrateArgs {
   calibration::CalibrationOptions options;
   bool refit = false;
   HostMalloc malloc_mode = HostMalloc::kPinned;
+  CommCalibrationArgs comm;  // --families comm
 };
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
@@ -174,6 +176,19 @@ void runCalibrate(CalibrateArgs& args) {
     fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
     return;
   }
+  // comm is the distributed replay's sweep, not a microbenchmark family.
+  const auto comm_at = std::find(o.families.begin(), o.families.end(), "comm");
+  const bool with_comm = comm_at != o.families.end();
+  if (with_comm) {
+    o.families.erase(comm_at);
+    args.comm.out_dir = o.out_dir;
+    args.comm.device = o.device;
+    calibration::checkCommGrid(args.comm.grid);  // UsageError early
+    if (o.families.empty()) {
+      calibrateComm(args.comm);
+      return;
+    }
+  }
   for (const std::string& f : o.families) calibration::microbenchFamily(f);  // UsageError early
   fmt::print("calibrating {} for {:.0f} s into {} (families: {}; each point {} times)\n", o.device,
              o.budget_s, o.out_dir,
@@ -187,6 +202,7 @@ void runCalibrate(CalibrateArgs& args) {
   }
   printReport(r);
   fmt::print("models:  {}\n", o.out_dir);
+  if (with_comm) calibrateComm(args.comm);
 }
 
 std::function<void()> setupCalibrate(CLI::App& sub) {
@@ -203,9 +219,28 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub.add_option("--families", o.families,
-                 fmt::format("comma-separated microbenchmark families (default all: {})",
+                 fmt::format("comma-separated microbenchmark families (default all: {}), and "
+                             "comm: collectives x sizes x group sizes through the distributed "
+                             "replay (not in the default)",
                              fmt::join(calibration::microbenchFamilyNames(), ",")))
       ->delimiter(',');
+  sub.add_option("--comm-sizes", args->comm.grid.sizes_bytes,
+                 "comm: message sizes in bytes (nccl-tests' size; default 1 KiB .. 16 MiB by 4x)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--comm-ranks", args->comm.grid.group_sizes,
+                 "comm: group sizes, each one distributed replay on this host (default 2,3,4)")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 1024));
+  sub.add_option("--comm-collectives", args->comm.grid.collectives,
+                 "comm: collectives (default all_reduce,all_gather,reduce_scatter,all_to_all,"
+                 "broadcast)")
+      ->delimiter(',');
+  sub.add_option("--comm-iters", args->comm.iters,
+                 "comm: measured iterations of each distributed replay (each runs every point "
+                 "3 times)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   sub.add_option("--threads", o.threads,
                  "intra-op threads of every replay (the bundled traces were captured with 1)")
       ->capture_default_str()

@@ -20,6 +20,7 @@
 #include "calibration/host_probe.h"
 #include "calibration/host_speed.h"
 #include "cli/command_registry.h"
+#include "cli/compare_ranks.h"
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
 #include "cli/replay_commands.h"
@@ -43,6 +44,8 @@ struct CompareArgs {
   std::string json_out;
   HostMalloc malloc_mode = HostMalloc::kPinned;
   bool host_speed_check = true;
+  int nproc = 0;  // > 0: the distributed replay and the joint prediction (compare_ranks.h)
+  double comm_timeout_s = 300;
 };
 
 struct FamilyRow {
@@ -265,6 +268,22 @@ nlohmann::json hostSpeedJson(const calibration::HostSpeed& s) {
 }
 
 void runCompare(const CompareArgs& a) {
+  if (a.nproc > 0) {
+    CompareRanksArgs r;
+    r.trace = a.trace;
+    r.models = a.models;
+    r.nproc = a.nproc;
+    r.device = a.options.device;
+    r.warmup = a.options.warmup_iters;
+    r.iters = a.options.measured_iters;
+    r.settle = a.options.settle_iters;
+    r.comm_timeout_s = a.comm_timeout_s;
+    r.threads = a.options.threads;
+    r.op_libraries = a.options.op_libraries;
+    r.json_out = a.json_out;
+    compareRanks(r);
+    return;
+  }
   const std::string host_malloc = applyHostMalloc(a.malloc_mode);
   const predictors::ModelSet models = loadModels(a.models);
   const core::Graph graph = core::readTrace(a.trace);
@@ -334,6 +353,16 @@ std::function<void()> setupCompare(CLI::App& sub) {
   sub.add_flag("!--no-host-speed", args->host_speed_check,
                "skip the float32 mm probe before and after a CPU replay that compares the host's "
                "speed with the models' calibration (~0.2 s each)");
+  sub.add_option("--nproc", args->nproc,
+                 "a job of N ranks: the distributed replay (N processes here; Gloo on cpu, NCCL "
+                 "on cuda) beside the joint prediction, per rank and family, comm transfer and "
+                 "wait as rows; '{rank}' in TRACE is each rank's trace, a TRACE without it runs "
+                 "on every rank")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--comm-timeout-s", args->comm_timeout_s,
+                 "with --nproc: how long a collective, the store or a group may wait")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   addHostMallocOption(sub, args->malloc_mode);
   return [args] { runCompare(*args); };
 }

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,9 @@
 #include "predictors/host/overheads.h"
 #include "predictors/models/trace_samples.h"
 #include "predictors/models/training.h"
+#include "predictors/comm/comm_fit.h"
+#include "predictors/comm/comm_trace_samples.h"
+#include "replay/dist/rank_env.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -34,6 +38,62 @@ struct FitArgs {
   std::vector<std::string> traces;  // ET, KINETO, ET, KINETO ...
   predictors::FitOptions fit;
 };
+
+// The (ET, Kineto) pairs of one argument pair: one run, or with {rank} in
+// both paths every rank of a job (rank 0, 1, ... while both files exist).
+std::vector<std::pair<std::string, std::string>> expandRanks(const std::string& et,
+                                                             const std::string& kineto) {
+  const bool ranked = replay::dist::hasRankPlaceholder(et);
+  if (ranked != replay::dist::hasRankPlaceholder(kineto)) {
+    throw UsageError(fmt::format("fit: {} and {}: name the ranks with {{rank}} in both paths",
+                                 et, kineto));
+  }
+  if (!ranked) {
+    for (const std::string& f : {et, kineto}) {
+      if (!std::filesystem::is_regular_file(f))
+        throw UsageError(fmt::format("fit: file does not exist: {}", f));
+    }
+    return {{et, kineto}};
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int r = 0;; ++r) {
+    std::string e = replay::dist::expandRankPath(et, r), k = replay::dist::expandRankPath(kineto, r);
+    if (!std::filesystem::is_regular_file(e) || !std::filesystem::is_regular_file(k)) break;
+    out.push_back({std::move(e), std::move(k)});
+  }
+  if (out.size() < 2) {
+    throw UsageError(fmt::format("fit: {} names {} rank(s) with both files; a job has two or more",
+                                 et, out.size()));
+  }
+  return out;
+}
+
+// Per collective of a job: its transfer (the last arrival's kernel) and each
+// rank's wait; per rank the totals.
+void printCommSplit(const predictors::CommTraceSamples& job, size_t ranks) {
+  fmt::print("collectives matched across {} ranks; the last to arrive found by its kernel's {}\n",
+             ranks, job.last_by == "start" ? "start (the ranks share a clock)"
+                                            : "length (the shortest; no shared clock)");
+  fmt::print("{:<22} {:>10} {:>10} {:>13}  wait us per rank\n", "collective", "bytes",
+             "last rank", "transfer us");
+  std::vector<double> comm(ranks, 0.0), transfer(ranks, 0.0);
+  for (const predictors::CollectiveSplit& c : job.collectives) {
+    std::string waits;
+    for (size_t k = 0; k < c.members.size(); ++k) {
+      waits += fmt::format(" {:.0f}", c.kernel_us[k] - c.transfer_us);
+      comm[size_t(c.members[k])] += c.kernel_us[k];
+      transfer[size_t(c.members[k])] += c.transfer_us;
+    }
+    fmt::print("{:<22} {:>10.0f} {:>10} {:>13.1f} {}\n", fmt::format("{} #{}", c.name, c.position),
+               c.bytes, c.last_rank, c.transfer_us, waits);
+  }
+  fmt::print("{:>5} {:>15} {:>13} {:>9}\n", "rank", "comm kernels ms", "transfer ms", "wait ms");
+  for (size_t r = 0; r < ranks; ++r) {
+    fmt::print("{:>5} {:>15.3f} {:>13.3f} {:>9.3f}\n", r, comm[r] / 1e3, transfer[r] / 1e3,
+               (comm[r] - transfer[r]) / 1e3);
+  }
+  for (const std::string& n : job.notes) fmt::print("note: {}\n", n);
+}
 
 void runFit(const FitArgs& args) {
   if (args.traces.empty() || args.traces.size() % 2 != 0) {
@@ -50,29 +110,46 @@ void runFit(const FitArgs& args) {
                     args.device_spec, models.device.name));
   }
   std::vector<predictors::MeasuredOp> samples;
+  std::vector<predictors::CommSample> comm_samples;
   core::kineto::OverheadCollector overheads;
   std::map<std::string, std::pair<int64_t, int64_t>> family_ops;  // with / without kernels
   for (size_t i = 0; i < args.traces.size(); i += 2) {
-    const core::Graph graph = core::readTrace(args.traces[i]);
-    const core::kineto::KinetoTrace kineto = core::kineto::readKinetoTrace(args.traces[i + 1]);
-    const core::kineto::LinkedTimeline timeline = core::kineto::linkTraces(graph, kineto);
-    predictors::TraceSamples got =
-        predictors::samplesFromLinkedTrace(graph, timeline, models.device.name);
-    fmt::print(
-        "{}: {} of {} top-level ops timed by their kernels ({} without kernels, {} not linked, "
-        "{} collectives{} left out; {})\n",
-        args.traces[i], got.samples.size(), got.top_level_ops, got.without_kernels, got.unmatched,
-        got.collectives,
-        got.autocast_with_casts
-            ? fmt::format(" and {} autocast ops with casts", got.autocast_with_casts)
-            : "",
-        timeline.method);
-    for (auto& s : got.samples) samples.push_back(std::move(s));
-    for (const auto& [family, counts] : got.family_ops) {
-      family_ops[family].first += counts.first;
-      family_ops[family].second += counts.second;
+    const auto runs = expandRanks(args.traces[i], args.traces[i + 1]);
+    std::vector<core::Graph> graphs;
+    std::vector<core::kineto::LinkedTimeline> timelines;
+    graphs.reserve(runs.size());
+    timelines.reserve(runs.size());
+    for (const auto& [et, kineto_path] : runs) {
+      graphs.push_back(core::readTrace(et));
+      const core::Graph& graph = graphs.back();
+      const core::kineto::KinetoTrace kineto = core::kineto::readKinetoTrace(kineto_path);
+      timelines.push_back(core::kineto::linkTraces(graph, kineto));
+      const core::kineto::LinkedTimeline& timeline = timelines.back();
+      predictors::TraceSamples got =
+          predictors::samplesFromLinkedTrace(graph, timeline, models.device.name);
+      fmt::print(
+          "{}: {} of {} top-level ops timed by their kernels ({} without kernels, {} not linked, "
+          "{} collectives{} left out; {})\n",
+          et, got.samples.size(), got.top_level_ops, got.without_kernels, got.unmatched,
+          got.collectives,
+          got.autocast_with_casts
+              ? fmt::format(" and {} autocast ops with casts", got.autocast_with_casts)
+              : "",
+          timeline.method);
+      for (auto& s : got.samples) samples.push_back(std::move(s));
+      for (const auto& [family, counts] : got.family_ops) {
+        family_ops[family].first += counts.first;
+        family_ops[family].second += counts.second;
+      }
+      overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph));
     }
-    overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph));
+    if (runs.size() > 1) {
+      std::vector<predictors::LinkedRank> ranks;
+      for (size_t r = 0; r < runs.size(); ++r) ranks.push_back({&graphs[r], &timelines[r]});
+      const predictors::CommTraceSamples job = predictors::commSamplesFromRanks(ranks);
+      printCommSplit(job, runs.size());
+      for (const auto& s : job.samples) comm_samples.push_back(s);
+    }
   }
   for (const std::string& family : predictors::keepFamiliesThatLaunch(family_ops, &samples)) {
     fmt::print("{}: {} of {} linked ops launched kernels; not learned (the device's fallback)\n",
@@ -89,18 +166,30 @@ void runFit(const FitArgs& args) {
   // and the predictors' table (what `link --overheads-out` writes).
   models.overheads = predictors::OverheadTable::fromJson(
       nlohmann::json::parse(core::kineto::overheadsToJson(overheads.finish())), "fit overheads");
+  if (!comm_samples.empty()) {
+    const predictors::CommFit fit = predictors::fitCommModels(comm_samples);
+    printCommFit(fit);
+    auto comm = predictors::AlphaBetaModel::fromDevice(models.device);
+    predictors::applyCommFit(fit, comm.get());
+    models.setModel("comm", comm);
+  }
   models.save(args.out_dir);
 
   printFitReport(report);
-  fmt::print("models: {} ({} samples, device {}, CPU overheads T1-T5 from the same traces)\n",
-             args.out_dir, samples.size(), models.device.name);
+  fmt::print("models: {} ({} samples, device {}, CPU overheads T1-T5 from the same traces{})\n",
+             args.out_dir, samples.size(), models.device.name,
+             comm_samples.empty() ? ""
+                                  : fmt::format(", comm from {} collectives' last arrivals",
+                                                comm_samples.size()));
 }
 
 std::function<void()> setupFit(CLI::App& sub) {
   auto args = std::make_shared<FitArgs>();
-  sub.add_option("traces", args->traces, "ET and Kineto trace of each original run, in pairs")
-      ->required()
-      ->check(CLI::ExistingFile);
+  sub.add_option("traces", args->traces,
+                 "ET and Kineto trace of each original run, in pairs; with {rank} in both, every "
+                 "rank of a job (its collectives then teach the comm model: the last arrival's "
+                 "kernel is the transfer)")
+      ->required();
   sub.add_option("--device-spec", args->device_spec,
                  "The device the runs were recorded on (configs/devices/*.yaml)")
       ->required()

@@ -1,38 +1,35 @@
 // `tracetwin predict TRACE --models DIR [--device-spec FILE] [--overheads FILE]
-// [--json-out FILE]`: the predicted iteration time of one iteration of TRACE,
-// per-family totals, the breakdown and the ops no calibrated model covers.
+// [--kernel-times KINETO] [--world-size N] [--json-out FILE]`: the predicted
+// iteration time of one iteration of TRACE, per-family totals, the breakdown
+// and the ops no calibrated model covers. A TRACE with `{rank}` is every
+// rank of a job, simulated together (cli/predict_ranks.cpp); a TRACE without
+// it and --world-size N > 1 is one rank standing for N identical ones.
 // Needs neither LibTorch nor a GPU.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/predict_ranks.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/trace_reader.h"
-#include "predictors/specs/device_spec.h"
-#include "predictors/models/model_set.h"
 #include "predictors/host/overheads.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/joint_prediction.h"
 #include "predictors/simulation/predictor.h"
+#include "predictors/specs/device_spec.h"
+#include "predictors/specs/system_spec.h"
+#include "replay/dist/rank_env.h"
 
 namespace tracetwin::cli {
 namespace {
-
-struct PredictArgs {
-  std::string trace;
-  std::string models;
-  std::string device_spec;
-  std::string overheads;
-  std::string kernel_times;
-  std::string json_out;
-  std::string comm_link;
-  int64_t world_size = 1;
-  double host_scale = 1.0;
-};
 
 struct FamilyTotal {
   int64_t ops = 0;
@@ -44,6 +41,12 @@ void printReport(const predictors::Prediction& p, const PredictArgs& args) {
   fmt::print("trace:      {}\n", args.trace);
   fmt::print("device:     {}\n", p.device);
   fmt::print("iteration:  {:.3f} ms predicted ({} ops)\n\n", p.iteration_ms, p.per_op.size());
+  printPredictionDetail(p);
+}
+
+}  // namespace
+
+void printPredictionDetail(const predictors::Prediction& p) {
   std::map<std::string, FamilyTotal> totals;
   for (const auto& o : p.per_op) {
     FamilyTotal& t = totals[o.family];
@@ -76,68 +79,123 @@ void printReport(const predictors::Prediction& p, const PredictArgs& args) {
   for (const std::string& n : p.notes) fmt::print("note: {}\n", n);
 }
 
+core::kineto::LinkedTimeline recordedKernels(const core::Graph& graph, const std::string& kineto,
+                                             const predictors::ModelSet& models,
+                                             predictors::PredictOptions* opts) {
+  // Recorded kernels time a GPU; on a CPU every op would read as 0 us.
+  const predictors::DeviceSpec& dest = opts->target ? *opts->target : models.device;
+  if (dest.kind == predictors::DeviceKind::kCpu) {
+    throw UsageError(fmt::format(
+        "--kernel-times predicts a GPU, and the destination '{}' is a CPU: give the GPU's "
+        "--device-spec or models calibrated on it",
+        dest.name));
+  }
+  auto timeline = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto));
+  if (timeline.kernels == 0) {
+    throw InputError(fmt::format(
+        "{}: no GPU kernel in this Kineto trace; --kernel-times needs the trace of a GPU run",
+        kineto));
+  }
+  for (const auto& op : timeline.ops) {
+    if (op.matched) {
+      opts->recorded_kernels[op.id] = {op.device_us, static_cast<int64_t>(op.kernels.size())};
+    }
+  }
+  fmt::print("kernel times: {} of {} top-level ops linked to {} ({})\n", timeline.matched_ops,
+             timeline.top_level_ops, kineto, timeline.method);
+  return timeline;
+}
+
+void writeJson(const nlohmann::json& j, const std::string& path) {
+  if (path.empty()) return;
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) throw InputError(fmt::format("{}: cannot write JSON report", path));
+}
+
+void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
+  if (!args.system.empty()) {
+    opts->system = predictors::loadSystemSpec(args.system);
+    opts->target = opts->system->device;
+  }
+  if (!args.device_spec.empty()) opts->target = predictors::loadDeviceSpec(args.device_spec);
+  opts->overhead_statistic = args.overhead_stat == "mean" ? predictors::OverheadStatistic::kMean
+                                                          : predictors::OverheadStatistic::kMedian;
+}
+
+namespace {
+
 void runPredict(const PredictArgs& args) {
+  if (replay::dist::hasRankPlaceholder(args.trace)) {
+    predictRanksCommand(args);
+    return;
+  }
+  if (!std::filesystem::is_regular_file(args.trace)) {
+    throw UsageError(fmt::format("trace: file does not exist: {}", args.trace));
+  }
   core::Graph graph = core::readTrace(args.trace);
   predictors::ModelSet models = predictors::ModelSet::load(args.models);
   predictors::PredictOptions opts;
-  if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
+  applyTargets(args, &opts);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
-  if (!args.kernel_times.empty()) {
-    // Recorded kernels time a GPU; on a CPU every op would read as 0 us.
-    const predictors::DeviceSpec& dest = opts.target ? *opts.target : models.device;
-    if (dest.kind == predictors::DeviceKind::kCpu) {
-      throw UsageError(fmt::format(
-          "--kernel-times predicts a GPU, and the destination '{}' is a CPU: give the GPU's "
-          "--device-spec or models calibrated on it",
-          dest.name));
-    }
-    const auto timeline =
-        core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kernel_times));
-    if (timeline.kernels == 0) {
-      throw InputError(fmt::format(
-          "{}: no GPU kernel in this Kineto trace; --kernel-times needs the trace of a GPU run",
-          args.kernel_times));
-    }
-    for (const auto& op : timeline.ops) {
-      if (op.matched) {
-        opts.recorded_kernels[op.id] = {op.device_us, static_cast<int64_t>(op.kernels.size())};
-      }
-    }
-    fmt::print("kernel times: {} of {} top-level ops linked to {} ({})\n", timeline.matched_ops,
-               timeline.top_level_ops, args.kernel_times, timeline.method);
-  }
-  opts.default_world_size = args.world_size;
+  if (!args.kernel_times.empty()) recordedKernels(graph, args.kernel_times, models, &opts);
+  opts.default_world_size = std::max<int64_t>(args.world_size, 1);
   opts.comm_link = args.comm_link;
   opts.host_scale = args.host_scale;
+  if (args.world_size > 1) {
+    // One rank's trace for a data-parallel job of N identical ranks.
+    const predictors::MultiRankPrediction m =
+        predictors::predictSymmetric(graph, args.world_size, models, opts);
+    printReport(m.ranks[0].prediction, args);
+    printRanks(m);
+    writeJson(predictors::multiRankToJson(m), args.json_out);
+    return;
+  }
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
   printReport(p, args);
-  if (!args.json_out.empty()) {
-    std::ofstream out(args.json_out);
-    out << predictors::predictionToJson(p).dump(2) << "\n";
-    if (!out) throw InputError(fmt::format("{}: cannot write JSON report", args.json_out));
-  }
+  writeJson(predictors::predictionToJson(p), args.json_out);
 }
 
 std::function<void()> setupPredict(CLI::App& sub) {
   auto args = std::make_shared<PredictArgs>();
-  sub.add_option("trace", args->trace, "Execution trace (.json or .json.gz)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  sub.add_option("trace", args->trace,
+                 "Execution trace (.json or .json.gz); with {rank} in the path, every rank of a "
+                 "job (rank 0, 1, ... while the files exist), simulated together")
+      ->required();
   sub.add_option("--models", args->models, "Model directory written by `tracetwin calibrate`")
       ->required();
   sub.add_option(
          "--device-spec", args->device_spec,
          "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
       ->check(CLI::ExistingFile);
-  sub.add_option("--overheads", args->overheads, "CPU overheads JSON written by `tracetwin link`")
-      ->check(CLI::ExistingFile);
+  sub.add_option("--overheads", args->overheads,
+                 "CPU overheads JSON written by `tracetwin link` ({rank}: one per rank)");
   sub.add_option("--kernel-times", args->kernel_times,
-                 "Kineto trace of the original run: its recorded kernel times replace the kernel "
-                 "models' (judges the CPU-overhead model and critical path alone)")
-      ->check(CLI::ExistingFile);
+                 "Kineto trace of the original run ({rank}: one per rank): its recorded kernel "
+                 "times replace the kernel models' (judges the CPU-overhead model and critical "
+                 "path alone)");
   sub.add_option("--world-size", args->world_size,
-                 "World size for collectives whose trace records none")
+                 "A trace without {rank}: the job's ranks, every one running this trace "
+                 "(symmetric; every collective on all of them). With {rank}: how many ranks to "
+                 "read (default: while the files exist)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--rank-starts", args->rank_starts,
+                 "With {rank}: 'together' (every rank enters the iteration at once) or "
+                 "'recorded' (when each rank entered it in its --kernel-times trace; the ranks' "
+                 "traces must share a clock, as on one host)")
+      ->check(CLI::IsMember({"together", "recorded"}))
+      ->default_str("together");
+  sub.add_option("--system", args->system,
+                 "Predict on this cluster (configs/systems/*.yaml): collectives run on its "
+                 "topology (hierarchical across nodes), times scale to its device unless "
+                 "--device-spec names another")
+      ->check(CLI::ExistingFile);
+  sub.add_option("--overhead-stat", args->overhead_stat,
+                 "Which statistic of the measured CPU overheads T1-T5 to charge: median (robust) "
+                 "or mean (what a step's sum of gaps averages to; files from `link` since "
+                 "session 36 record it, older ones fall back to the median)")
+      ->check(CLI::IsMember({"median", "mean"}))
+      ->default_str("median");
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--host-scale", args->host_scale,

@@ -220,4 +220,11 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
   return result;
 }
 
+std::string ownExecutable() {
+  char path[4096] = {0};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) throw RuntimeFailure("cannot find this executable (/proc/self/exe)");
+  return std::string(path, size_t(n));
+}
+
 }  // namespace tracetwin::cli

@@ -57,4 +57,7 @@ int launchExitCode(const LaunchResult& result);
 // A TCP port free on the loopback interface now (bound, read, released).
 int pickFreePort();
 
+// This executable (/proc/self/exe): what each rank runs.
+std::string ownExecutable();
+
 }  // namespace tracetwin::cli

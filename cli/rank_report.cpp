@@ -2,10 +2,45 @@
 
 #include <fmt/core.h>
 
+#include <map>
+#include <set>
+
 #include "core/errors.h"
 
 namespace tracetwin::cli {
 namespace {
+
+// Per family of the rank's replayed ops: count, CPU and device time (us).
+nlohmann::json familyTotals(const nlohmann::json& r) {
+  struct Total {
+    int64_t count = 0;
+    double cpu_us = 0, device_us = 0;
+  };
+  std::map<std::string, Total> totals;
+  for (const nlohmann::json& op : r.value("per_op", nlohmann::json::array())) {
+    Total& t = totals[op.value("family", std::string("other"))];
+    ++t.count;
+    t.cpu_us += op.value("cpu_us", 0.0);
+    t.device_us += op.value("device_us", 0.0);
+  }
+  nlohmann::json fam = nlohmann::json::object();
+  for (const auto& [family, t] : totals)
+    fam[family] = {{"count", t.count}, {"cpu_us", t.cpu_us}, {"device_us", t.device_us}};
+  return fam;
+}
+
+// The ops the rank did not time (skipped or failed with no stand-in), for a
+// prediction of the same graph (`compare --nproc`).
+nlohmann::json leftOut(const nlohmann::json& r) {
+  std::set<int64_t> ids;
+  for (const char* key : {"skipped", "failed"}) {
+    for (const nlohmann::json& op : r.value(key, nlohmann::json::array()))
+      ids.insert(op.value("id", int64_t(-1)));
+  }
+  for (const nlohmann::json& p : r.value("placeholders", nlohmann::json::array()))
+    ids.erase(p.value("id", int64_t(-1)));
+  return ids;
+}
 
 nlohmann::json rankEntry(const nlohmann::json& r) {
   const nlohmann::json& d = r.at("distributed");
@@ -25,7 +60,9 @@ nlohmann::json rankEntry(const nlohmann::json& r) {
                       {"wait_ms", d.value("wait_ms", 0.0)},
                       {"transfer_ms", d.value("transfer_ms", 0.0)},
                       {"collectives", d.value("collectives", nlohmann::json::array())},
-                      {"backend_notes", d.value("backend_notes", nlohmann::json::array())}};
+                      {"backend_notes", d.value("backend_notes", nlohmann::json::array())},
+                      {"families", familyTotals(r)},
+                      {"left_out_ops", leftOut(r)}};
   if (r.contains("original_iteration_ms")) {
     e["original_iteration_ms"] = r.at("original_iteration_ms");
     e["ratio"] = r.value("ratio", 0.0);

@@ -35,13 +35,6 @@ std::vector<std::string> ownArguments() {
   return args;
 }
 
-std::string ownExecutable() {
-  char path[4096] = {0};
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) throw RuntimeFailure("cannot find this executable (/proc/self/exe)");
-  return std::string(path, size_t(n));
-}
-
 // "cuda" means the local rank's GPU: one GPU per rank on a host.
 std::string rankDevice(const std::string& device, int local_rank) {
   return device == "cuda" ? fmt::format("cuda:{}", local_rank) : device;

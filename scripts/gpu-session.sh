@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check amp compile hosttime
+#           calibrate_more compare fit dist check amp compile comm hosttime
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -501,10 +501,31 @@ for w in sys.argv[3:]:
             p1["iteration_ms"] / p5["iteration_ms"])
     if rec:
         h = rec["host_time"]
-        row += "  (+%.2f ms waits, behind %.2f ms, %d calls over)" % (
-            h.get("wait_ms", 0), h.get("behind_ms", 0), h.get("ops_over", 0))
+        row += "  (+%.2f ms waits, %.2f taken back, behind %.2f ms, %d calls over)" % (
+            h.get("wait_ms", 0), h.get("repaid_ms", 0), h.get("behind_ms", 0),
+            h.get("ops_over", 0))
     print(row)
 PY
+}
+
+# Communication models on NCCL (docs/prediction.md "Communication models"): the comm sweep
+# through the distributed replay, one GPU per rank, on groups of 2 .. the host's GPU count (NCCL
+# refuses two ranks on one GPU, so a 1-GPU host skips it and says so); and the 8 DLRM ranks'
+# joint prediction (no GPU needed: a check that the build here agrees with the docs' table).
+stage_comm() {
+  ensure_build || return 1
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if [ "$gpus" -ge 2 ]; then
+    run_logged comm_nccl tt calibrate --families comm --device cuda --out "$res/models-comm-nccl" \
+      --comm-ranks "$(seq -s, 2 "$gpus")"
+  else
+    summary "comm: $gpus GPU(s) here; NCCL needs a GPU per rank and a group of 2 or more: skipped"
+  fi
+  run_logged comm_dlrm_joint tt predict "$traces/dlrm_8rank/rank{rank}.et.json.gz" \
+    --models "$root/data/models/host" --device-spec "$root/configs/devices/h100.yaml" \
+    --kernel-times "$traces/dlrm_8rank/rank{rank}.kineto.json.gz" --rank-starts recorded \
+    --json-out "$res/comm_dlrm_joint.json"
 }
 
 # torch.compile steps (issue 42; docs/replay.md "Compiled steps"): a CNN and a transformer
@@ -586,7 +607,7 @@ for stage in "$@"; do
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | hosttime) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | hosttime) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

@@ -13,7 +13,8 @@
 //
 // File format (read by the predictors):
 //   {"format": "tracetwin-overheads/1", "sources": [file names],
-//    "t1": {"<op name or __all__>": {"median_us": x, "iqr_us": y, "count": n}},
+//    "t1": {"<op name or __all__>": {"median_us": x, "iqr_us": y, "count": n, "mean_us": m}},
+//   (mean_us, of every sample, since session 36; absent in older files)
 //    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...}}
 #pragma once
 

@@ -17,6 +17,9 @@ RobustStat robustStat(std::vector<double> samples) {
   RobustStat stat;
   if (samples.empty()) return stat;
   std::sort(samples.begin(), samples.end());
+  stat.mean = 0;
+  for (double s : samples) stat.mean += s;
+  stat.mean /= double(samples.size());
   double q1 = quantileSorted(samples, 0.25), q3 = quantileSorted(samples, 0.75);
   double fence = 1.5 * (q3 - q1);
   std::vector<double> kept;

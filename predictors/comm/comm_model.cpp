@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kUsPerS = 1e6;
 
-enum class Pattern { kAllReduce, kRingHalf, kBroadcast, kBarrier, kPointToPoint };
+enum class Pattern { kAllReduce, kRingHalf, kBroadcast, kBarrier, kPointToPoint, kLocal };
 
 // Collective names as traces write them (c10d op names, NCCL names, ET
 // comms attributes), mapped to one canonical name each.
@@ -36,11 +36,16 @@ const std::unordered_map<std::string, std::pair<std::string, Pattern>>& collecti
       {"alltoall", {"all_to_all", Pattern::kRingHalf}},
       {"alltoall_base", {"all_to_all", Pattern::kRingHalf}},
       {"all_to_allv", {"all_to_all", Pattern::kRingHalf}},
+      {"all_to_all_single", {"all_to_all", Pattern::kRingHalf}},
+      {"gather", {"gather", Pattern::kRingHalf}},
+      {"scatter", {"scatter", Pattern::kRingHalf}},
       {"broadcast", {"broadcast", Pattern::kBroadcast}},
       {"reduce", {"reduce", Pattern::kBroadcast}},
       {"barrier", {"barrier", Pattern::kBarrier}},
       {"send", {"send", Pattern::kPointToPoint}},
       {"recv", {"recv", Pattern::kPointToPoint}},
+      // work.wait(): completes an earlier collective on this rank; moves nothing.
+      {"wait", {"wait", Pattern::kLocal}},
   };
   return t;
 }
@@ -74,6 +79,8 @@ AlphaBetaTerms alphaBetaTerms(const std::string& collective, int64_t world_size)
       return {2 * (p - 1), 0.0};  // an all-reduce of nothing
     case Pattern::kPointToPoint:
       return {1.0, 1.0};
+    case Pattern::kLocal:
+      return {0, 0};
   }
   return {0, 0};
 }
@@ -96,11 +103,22 @@ double busBandwidth(const std::string& collective, int64_t world_size, double by
   return bytes / seconds * busBandwidthFactor(collective, world_size);
 }
 
+const AlphaBetaModel::Params& AlphaBetaModel::paramsFor(const std::string& collective,
+                                                        double bytes) const {
+  if (auto r = regimes.find(collective); r != regimes.end() && !r->second.empty()) {
+    for (const Regime& g : r->second) {
+      if (bytes <= g.up_to_bytes) return g.params;
+    }
+    return r->second.back().params;
+  }
+  auto it = per_collective.find(collective);
+  return it == per_collective.end() ? fallback : it->second;
+}
+
 double AlphaBetaModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
   std::string name = canonicalCollective(f.collective);
   AlphaBetaTerms terms = alphaBetaTerms(name, f.world_size);
-  auto it = per_collective.find(name);
-  const Params& p = it == per_collective.end() ? fallback : it->second;
+  const Params& p = paramsFor(name, f.message_bytes);
   return (terms.latency_steps * p.alpha_s +
           terms.byte_factor * f.message_bytes * p.beta_s_per_byte) *
          kUsPerS;
@@ -111,9 +129,23 @@ nlohmann::json AlphaBetaModel::save(const std::string&, const std::string&) cons
   for (const auto& [name, p] : per_collective) {
     per[name] = {{"alpha_s", p.alpha_s}, {"beta_s_per_byte", p.beta_s_per_byte}};
   }
-  return {
+  nlohmann::json j = {
       {"fallback", {{"alpha_s", fallback.alpha_s}, {"beta_s_per_byte", fallback.beta_s_per_byte}}},
       {"per_collective", per}};
+  if (!regimes.empty()) {
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [name, list] : regimes) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const Regime& g : list) {
+        arr.push_back({{"up_to_bytes", g.up_to_bytes},
+                       {"alpha_s", g.params.alpha_s},
+                       {"beta_s_per_byte", g.params.beta_s_per_byte}});
+      }
+      by[name] = arr;
+    }
+    j["regimes"] = by;
+  }
+  return j;
 }
 
 std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json& j,
@@ -132,6 +164,30 @@ std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json
   if (j.contains("per_collective")) {
     for (const auto& [name, o] : j["per_collective"].items())
       m->per_collective[name] = read(o, name);
+  }
+  if (j.contains("regimes")) {
+    if (!j["regimes"].is_object()) throw InputError("alpha_beta model: 'regimes' must be an object");
+    for (const auto& [name, list] : j["regimes"].items()) {
+      if (!list.is_array()) {
+        throw InputError(fmt::format("alpha_beta model: regimes of '{}' must be a list", name));
+      }
+      double previous = -1;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string where = fmt::format("regimes.{}[{}]", name, i);
+        const nlohmann::json& o = list[i];
+        if (!o.is_object() || !o.contains("up_to_bytes") || !o["up_to_bytes"].is_number()) {
+          throw InputError(fmt::format("alpha_beta model: '{}' needs a number up_to_bytes", where));
+        }
+        Regime g{o["up_to_bytes"].get<double>(), read(o, where)};
+        if (g.up_to_bytes <= previous) {
+          throw InputError(fmt::format(
+              "alpha_beta model: '{}': up_to_bytes {} does not grow (previous {})", where,
+              g.up_to_bytes, previous));
+        }
+        previous = g.up_to_bytes;
+        m->regimes[name].push_back(g);
+      }
+    }
   }
   return m;
 }

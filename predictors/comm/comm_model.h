@@ -36,8 +36,21 @@ class AlphaBetaModel : public KernelModel {
     double alpha_s = 5e-6;
     double beta_s_per_byte = 1.0 / 100e9;
   };
+  // Parameters over a range of message sizes: a collective changes
+  // algorithm with the size (NCCL's tree below some size and ring above,
+  // Gloo's own switches), so one (alpha, beta) per regime.
+  static constexpr double kAnySize = 1e300;  // the last regime's bound (JSON has no infinity)
+  struct Regime {
+    double up_to_bytes = kAnySize;  // messages of at most this many bytes
+    Params params;
+  };
   std::map<std::string, Params> per_collective;  // canonical name -> fitted
+  // canonical name -> regimes by ascending size; takes precedence over
+  // per_collective (which then holds the largest regime, for older readers).
+  std::map<std::string, std::vector<Regime>> regimes;
   Params fallback;                               // from the device's link
+  // The parameters for `collective` (canonical) at `bytes`.
+  const Params& paramsFor(const std::string& collective, double bytes) const;
   std::string kind() const override { return "alpha_beta"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   nlohmann::json save(const std::string& dir, const std::string& stem) const override;

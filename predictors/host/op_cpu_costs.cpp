@@ -30,7 +30,7 @@ double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default)
   const Entry e = perSchema(memo_, *r.node, [&] {
     Entry all;
     for (size_t w = 0; w < all.us.size(); ++w)
-      all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w]);
+      all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w], stat_);
     return all;
   });
   const auto w = static_cast<size_t>(which);

@@ -32,7 +32,9 @@ struct BetweenOpTerms {
 // compares were ~4% of predicting a 100k-op graph. Lives for one prediction.
 class OverheadLookup {
  public:
-  explicit OverheadLookup(const OverheadTable& table) : table_(table) {}
+  explicit OverheadLookup(const OverheadTable& table,
+                          OverheadStatistic stat = OverheadStatistic::kMedian)
+      : table_(table), stat_(stat) {}
 
   // OverheadTable::us for the op of `r`.
   double us(Overhead which, const OpRecord& r, bool* used_default);
@@ -43,6 +45,7 @@ class OverheadLookup {
     std::array<bool, 5> used_default{};
   };
   const OverheadTable& table_;
+  OverheadStatistic stat_;
   std::unordered_map<const core::OpSchema*, Entry> memo_;
 };
 

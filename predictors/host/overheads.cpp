@@ -22,11 +22,15 @@ constexpr double kDefaultUs[] = {6.0, 8.0, 3.0, 4.0, 2.0};
 
 double defaultOverheadUs(Overhead which) { return kDefaultUs[static_cast<int>(which)]; }
 
-double OverheadTable::us(Overhead which, const std::string& op, bool* used_default) const {
+double OverheadTable::us(Overhead which, const std::string& op, bool* used_default,
+                        OverheadStatistic stat) const {
   const auto& table = t[static_cast<int>(which)];
   if (used_default) *used_default = false;
-  if (auto it = table.find(op); it != table.end()) return it->second.median_us;
-  if (auto it = table.find(kAllOps); it != table.end()) return it->second.median_us;
+  auto pick = [stat](const OverheadStat& s) {
+    return stat == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
+  };
+  if (auto it = table.find(op); it != table.end()) return pick(it->second);
+  if (auto it = table.find(kAllOps); it != table.end()) return pick(it->second);
   if (used_default) *used_default = true;
   return defaultOverheadUs(which);
 }
@@ -48,6 +52,7 @@ nlohmann::json OverheadTable::toJson() const {
       m[kv.first] = {{"median_us", kv.second.median_us},
                      {"iqr_us", kv.second.iqr_us},
                      {"count", kv.second.count}};
+      if (kv.second.mean_us >= 0) m[kv.first]["mean_us"] = kv.second.mean_us;
     }
     j[kKeys[i]] = m;
   }
@@ -82,6 +87,10 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
       s.iqr_us = requiredNumber(stat, "iqr_us", where);
       s.count = static_cast<int64_t>(requiredNumber(stat, "count", where));
       if (s.median_us < 0) throw InputError(where + ": median_us must be >= 0");
+      if (stat.contains("mean_us")) {
+        s.mean_us = requiredNumber(stat, "mean_us", where);
+        if (s.mean_us < 0) throw InputError(where + ": mean_us must be >= 0");
+      }
       table.t[i][op] = s;
     }
   }

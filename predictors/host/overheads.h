@@ -17,7 +17,13 @@ struct OverheadStat {
   double median_us = 0.0;
   double iqr_us = 0.0;
   int64_t count = 0;
+  double mean_us = -1.0;  // of every sample, outliers included; -1: not recorded
 };
+
+// Which statistic of a measured overhead the simulation charges: the median
+// (robust, the default) or the mean, which a step's sum of many gaps
+// averages to (docs/prediction.md "Multi-rank prediction").
+enum class OverheadStatistic { kMedian, kMean };
 
 // T1 gap between ops, T2 op start -> first launch, T3 last launch -> op end,
 // T4 the launch call, T5 gap between launches (ops with no kernels: their
@@ -30,7 +36,9 @@ struct OverheadTable {
   std::vector<std::string> sources;
   // Lookup: the op's own entry, else "__all__", else the built-in default
   // (documented in docs/prediction.md; `used_default` tells which happened).
-  double us(Overhead which, const std::string& op, bool* used_default = nullptr) const;
+  // With kMean, an entry's mean_us where it has one, else its median.
+  double us(Overhead which, const std::string& op, bool* used_default = nullptr,
+            OverheadStatistic stat = OverheadStatistic::kMedian) const;
   bool empty() const;
   nlohmann::json toJson() const;
   static OverheadTable fromJson(const nlohmann::json& j, const std::string& source);

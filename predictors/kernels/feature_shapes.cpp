@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/comm/collective_spec.h"
+#include "core/errors.h"
 #include "core/value.h"
 #include "predictors/kernels/features.h"
 #include "predictors/kernels/node_args.h"
@@ -236,6 +238,19 @@ CommShape commShape(const core::Node& node) {
   for (const core::TensorValue* t : outputTensors(node))
     tensor_bytes = std::max(tensor_bytes, static_cast<double>(t->bytes()));
   s.bytes = tensor_bytes;
+  if (!node.comm && node.category == core::NodeCategory::kCommunication) {
+    // PyTorch 1.13's c10d ops and bare gloo:/nccl: labels (no
+    // record_param_comms): their name says the collective, their split
+    // sizes the group (core/comm/collective_spec.h).
+    try {
+      const core::comm::CollectiveSpec spec = core::comm::readCollective(node);
+      s.collective = core::comm::collectiveInfo(spec.kind).name;
+      s.world_size = spec.group_size;
+      return s;
+    } catch (const InputError&) {
+      // not a collective it knows: the legacy reading below
+    }
+  }
   if (node.comm) {
     if (!node.comm->collective_name.empty()) s.collective = node.comm->collective_name;
     s.world_size = node.comm->pg_size;

@@ -12,115 +12,162 @@
 // op starts 150-860 us after the other thread's last op ended, profiled).
 #include "predictors/simulation/critical_path.h"
 
+#include <algorithm>
+
 #include "core/intervals.h"
 
-#include <algorithm>
-#include <unordered_map>
-
 namespace tracetwin::predictors {
-namespace {
 
-enum class StartReason { kLaunch, kStream, kDependency, kRanks };
+RankTimeline::RankTimeline(const std::vector<SimOp>& ops, double start_us)
+    : ops_(ops), start_us_(start_us), horizon_(start_us) {
+  r_.start_us.resize(ops.size());
+  r_.end_us.resize(ops.size());
+  r_.wait_of.assign(ops.size(), 0.0);
+  intervals_.reserve(ops.size());
+}
 
-struct Interval {
-  double start, end;
-  bool comm;
-  StartReason reason;
-};
+double RankTimeline::handedOverClock(const SimOp& op) const {
+  auto own = cpu_.find(op.thread);
+  double clock = own == cpu_.end() ? start_us_ : own->second;
+  if (next_ > 0 && ops_[next_ - 1].thread != op.thread) {
+    auto prev = cpu_.find(ops_[next_ - 1].thread);
+    if (prev != cpu_.end()) clock = std::max(clock, prev->second);
+  }
+  return clock;
+}
 
-// Length of the union of [start, end) intervals (sorted by start).
-void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
+double& RankTimeline::threadClock(const SimOp& op) {
+  const double clock = handedOverClock(op);
+  double& c = cpu_[op.thread];
+  c = clock;
+  return c;
+}
+
+double RankTimeline::readyUs() const {
+  const SimOp& op = ops_[next_];
+  auto freeOf = [this](int64_t stream) {
+    auto it = stream_free_.find(stream);
+    return it == stream_free_.end() ? start_us_ : it->second;
+  };
+  double clock = handedOverClock(op) + op.t1;
+  if (op.cpu_only) {
+    if (op.wait_stream >= 0) clock = std::max(clock, freeOf(op.wait_stream));
+    return clock;
+  }
+  double start = clock + op.t2 + (op.launches > 0 ? op.t4 : 0.0);
+  start = std::max(start, freeOf(op.stream));
+  if (op.wait_stream >= 0 && op.wait_stream != op.stream)
+    start = std::max(start, freeOf(op.wait_stream));
+  if (op.rank_arrival_us >= 0) start = std::max(start, op.rank_arrival_us);
+  return start;
+}
+
+void RankTimeline::advance(double group_start_us, double device_us) {
+  const size_t i = next_;
+  const SimOp& op = ops_[i];
+  const double ready = group_start_us >= 0 ? readyUs() : 0.0;
+  const double total_device = device_us >= 0 ? device_us : op.device_us;
+  double& clock = threadClock(op);
+  auto freeOf = [this](int64_t stream) -> double& {
+    return stream_free_.try_emplace(stream, start_us_).first->second;
+  };
+  clock += op.t1;
+  ++next_;
+  if (op.cpu_only) {
+    // CPU device: the op body runs on its thread; that is the device time.
+    // Its inputs may come from an asynchronous collective still running.
+    if (op.wait_stream >= 0) clock = std::max(clock, freeOf(op.wait_stream));
+    r_.start_us[i] = clock;
+    clock += op.t2 + total_device + op.t3;
+    r_.end_us[i] = clock;
+    if (total_device > 0)
+      intervals_.push_back({r_.start_us[i] + op.t2, r_.start_us[i] + op.t2 + total_device,
+                            op.is_comm, StartReason::kLaunch});
+    horizon_ = std::max(horizon_, clock);
+    return;
+  }
+  double op_start = clock;
+  clock += op.t2;
+  double first = -1, last = op_start;
+  const int launches = std::max(op.launches, 0);
+  const double per_kernel = launches ? total_device / launches : 0.0;
+  for (int k = 0; k < launches; ++k) {
+    if (k > 0) clock += op.t5;
+    clock += op.t4;  // the kernel is enqueued when the launch call returns
+    double start = clock;
+    StartReason reason = StartReason::kLaunch;
+    auto later = [&](double t, StartReason why) {
+      if (t > start) {
+        start = t;
+        reason = why;
+      }
+    };
+    later(freeOf(op.stream), StartReason::kStream);
+    if (op.wait_stream >= 0 && op.wait_stream != op.stream)
+      later(freeOf(op.wait_stream), StartReason::kDependency);
+    if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
+    if (k == 0 && group_start_us >= 0) later(group_start_us, StartReason::kRanks);
+    const double end = start + per_kernel;
+    freeOf(op.stream) = end;
+    intervals_.push_back({start, end, op.is_comm, reason});
+    if (first < 0) first = start;
+    last = end;
+  }
+  if (launches == 0) clock += op.t5;  // an op without kernels: its whole CPU time
+  clock += op.t3;
+  if (op.sync) clock = std::max(clock, freeOf(op.stream));
+  r_.start_us[i] = first < 0 ? op_start : first;
+  r_.end_us[i] = launches ? last : clock;
+  if (group_start_us > ready && launches > 0) {
+    r_.wait_of[i] = group_start_us - ready;
+    waits_.push_back({ready, group_start_us});
+  }
+  horizon_ = std::max({horizon_, clock, freeOf(op.stream)});
+}
+
+void RankTimeline::summarise(SimResult* r) const {
   std::vector<std::pair<double, double>> all, comm, compute;
-  for (const Interval& i : iv) {
+  for (const Interval& i : intervals_) {
     all.push_back({i.start, i.end});
     (i.comm ? comm : compute).push_back({i.start, i.end});
   }
+  const double iteration = r->iteration_us;
   r->device_active_us = core::unionLength(all);
   r->device_idle_us = std::max(0.0, iteration - r->device_active_us);
-  // Exposed communication: comm time not hidden under compute, i.e.
-  // |comm U compute| - |compute|.
-  r->exposed_comm_us = std::max(0.0, r->device_active_us - core::unionLength(compute));
+  r->compute_us = core::unionLength(compute);
+  r->comm_us = core::unionLength(comm);
+  r->wait_us = core::unionLength(waits_);
+  // Exposed communication: comm time (transfer and the wait for the group)
+  // not hidden under compute, i.e. |comm U wait U compute| - |compute|.
+  std::vector<std::pair<double, double>> busy = all;
+  busy.insert(busy.end(), waits_.begin(), waits_.end());
+  r->exposed_comm_us = std::max(0.0, core::unionLength(std::move(busy)) - r->compute_us);
   // CPU-bound: device gaps that end with a kernel waiting for its launch (or
   // for a stream that was itself launch-limited), plus the tail after the
   // last kernel while the CPU finishes. Gaps that end on a rank arrival are
   // waiting for other ranks, not for this CPU.
+  std::vector<Interval> iv = intervals_;
   std::sort(iv.begin(), iv.end(),
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  double covered_to = 0;
+  double covered_to = start_us_;
   for (const Interval& i : iv) {
     if (i.start > covered_to && i.reason != StartReason::kRanks)
       r->cpu_bound_us += i.start - covered_to;
     covered_to = std::max(covered_to, i.end);
   }
-  r->cpu_bound_us += std::max(0.0, iteration - covered_to);
+  r->cpu_bound_us += std::max(0.0, start_us_ + iteration - covered_to);
 }
 
-}  // namespace
+SimResult RankTimeline::finish() {
+  r_.iteration_us = horizon_ - start_us_;
+  summarise(&r_);
+  return std::move(r_);
+}
 
 SimResult simulate(const std::vector<SimOp>& ops) {
-  SimResult r;
-  r.start_us.resize(ops.size());
-  r.end_us.resize(ops.size());
-  std::unordered_map<int64_t, double> cpu;          // thread -> CPU clock
-  std::unordered_map<int64_t, double> stream_free;  // stream -> when its last kernel ends
-  std::vector<Interval> intervals;
-  intervals.reserve(ops.size());
-  double horizon = 0;
-  const SimOp* previous = nullptr;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const SimOp& op = ops[i];
-    double& clock = cpu[op.thread];
-    if (previous && previous->thread != op.thread) clock = std::max(clock, cpu[previous->thread]);
-    previous = &op;
-    clock += op.t1;
-    if (op.cpu_only) {
-      // CPU device: the op body runs on its thread; that is the device time.
-      r.start_us[i] = clock;
-      clock += op.t2 + op.device_us + op.t3;
-      r.end_us[i] = clock;
-      if (op.device_us > 0)
-        intervals.push_back({r.start_us[i] + op.t2, r.start_us[i] + op.t2 + op.device_us,
-                             op.is_comm, StartReason::kLaunch});
-      horizon = std::max(horizon, clock);
-      continue;
-    }
-    double op_start = clock;
-    clock += op.t2;
-    double& free = stream_free[op.stream];
-    double first = -1, last = op_start;
-    int launches = std::max(op.launches, 0);
-    double per_kernel = launches ? op.device_us / launches : 0.0;
-    for (int k = 0; k < launches; ++k) {
-      if (k > 0) clock += op.t5;
-      clock += op.t4;  // the kernel is enqueued when the launch call returns
-      double start = clock;
-      StartReason reason = StartReason::kLaunch;
-      auto later = [&](double t, StartReason why) {
-        if (t > start) {
-          start = t;
-          reason = why;
-        }
-      };
-      later(free, StartReason::kStream);
-      if (op.wait_stream >= 0 && op.wait_stream != op.stream)
-        later(stream_free[op.wait_stream], StartReason::kDependency);
-      if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
-      double end = start + per_kernel;
-      free = end;
-      intervals.push_back({start, end, op.is_comm, reason});
-      if (first < 0) first = start;
-      last = end;
-    }
-    if (launches == 0) clock += op.t5;  // an op without kernels: its whole CPU time
-    clock += op.t3;
-    if (op.sync) clock = std::max(clock, free);
-    r.start_us[i] = first < 0 ? op_start : first;
-    r.end_us[i] = launches ? last : clock;
-    horizon = std::max({horizon, clock, free});
-  }
-  r.iteration_us = horizon;
-  summarise(std::move(intervals), horizon, &r);
-  return r;
+  RankTimeline timeline(ops);
+  while (!timeline.done()) timeline.advance();
+  return timeline.finish();
 }
 
 }  // namespace tracetwin::predictors

@@ -1,9 +1,15 @@
 // Event-driven critical-path simulation over a plain list of ops (DESIGN.md
 // "Critical path"): one CPU timeline per thread, one device timeline per
 // stream. Kept free of graphs and models so tests can hand-build inputs.
+// RankTimeline advances one rank op by op, so that the joint simulation of
+// several ranks (joint_simulation.h) can hold a rank at a collective until
+// its group has arrived; simulate() runs one rank to the end.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tracetwin::predictors {
@@ -21,6 +27,8 @@ struct SimOp {
   bool is_comm = false;   // collective: device time counts as communication
   // Cross-stream dependency: this op's kernel may not start before the
   // previous kernel on `wait_stream` (as of launch) has finished; -1: none.
+  // A cpu_only op with one waits on its thread (the first op that touches
+  // an asynchronous Gloo collective's tensors waits for it).
   int64_t wait_stream = -1;
   // Collectives across ranks: the kernel starts no earlier than this (the
   // slowest rank's arrival), microseconds from iteration start; <0: none.
@@ -36,13 +44,61 @@ inline double hostUs(const SimOp& op) {
 }
 
 struct SimResult {
-  double iteration_us = 0;
+  double iteration_us = 0;       // from the rank's start to its last timeline's end
   double device_active_us = 0;   // union of busy intervals over all streams
   double device_idle_us = 0;     // iteration - active
   double cpu_bound_us = 0;       // idle spans where some CPU was still issuing
-  double exposed_comm_us = 0;    // comm busy time with no compute running
+  // Communication not hidden under compute: |(comm U wait) U compute| -
+  // |compute|, the waits being spans a collective was ready on this rank and
+  // its group was not (an NCCL kernel spins through them).
+  double exposed_comm_us = 0;
+  double compute_us = 0;         // union of the non-collective ops' device (CPU: body) time
+  double comm_us = 0;            // union of collective intervals: the transfer
+  double wait_us = 0;            // union of the waits for the group
   std::vector<double> start_us;  // per op: device (or CPU for cpu_only) start
   std::vector<double> end_us;
+  std::vector<double> wait_of;   // per op: how long the collective waited for its group
+};
+
+// One rank's simulation, advanced op by op. Times are on a clock shared by
+// all ranks: the rank enters the iteration at `start_us`.
+class RankTimeline {
+ public:
+  explicit RankTimeline(const std::vector<SimOp>& ops, double start_us = 0);
+
+  bool done() const { return next_ >= ops_.size(); }
+  size_t next() const { return next_; }
+  // When the next op's first kernel could start with this rank alone: it has
+  // been launched, its stream is free, the stream it waits for has drained.
+  // For a cpu_only op, when its body could start.
+  double readyUs() const;
+  // Runs the next op. `group_start_us` >= 0 makes it a collective whose group
+  // starts it then (not before readyUs()): the time between is waiting, and
+  // its kernels take `device_us` (>= 0) in total instead of the op's own.
+  void advance(double group_start_us = -1, double device_us = -1);
+  // The result once done().
+  SimResult finish();
+
+ private:
+  enum class StartReason { kLaunch, kStream, kDependency, kRanks };
+  struct Interval {
+    double start, end;
+    bool comm;
+    StartReason reason;
+  };
+  double& threadClock(const SimOp& op);  // with the hand-over from the previous op's thread
+  double handedOverClock(const SimOp& op) const;
+  void summarise(SimResult* r) const;
+
+  const std::vector<SimOp>& ops_;
+  double start_us_;
+  size_t next_ = 0;
+  std::unordered_map<int64_t, double> cpu_;          // thread -> CPU clock
+  std::unordered_map<int64_t, double> stream_free_;  // stream -> when its last kernel ends
+  std::vector<Interval> intervals_;
+  std::vector<std::pair<double, double>> waits_;
+  double horizon_;
+  SimResult r_;
 };
 
 SimResult simulate(const std::vector<SimOp>& ops);

@@ -56,11 +56,15 @@ void applyDependencies(const core::Node& node, const std::string& family,
     return;
   }
   if (comm_storages->empty()) return;
-  bool reads_comm_result = false;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
-    reads_comm_result |= comm_storages->count(t.storage_id) > 0;
-  });
-  if (reads_comm_result) s->wait_stream = kCommStream;
+  bool touches_comm = false;
+  auto check = [&](const core::TensorValue& t) {
+    touches_comm |= comm_storages->count(t.storage_id) > 0;
+  };
+  eachTensor(node.inputs, check);
+  // On a CPU the op runs on the thread that issued the (Gloo) collective,
+  // and writing its buffers waits too, as the distributed replay does.
+  if (s->cpu_only) eachTensor(node.outputs, check);
+  if (touches_comm) s->wait_stream = kCommStream;
 }
 
 }  // namespace tracetwin::predictors

@@ -19,7 +19,8 @@ int launchesOf(const std::string& family);
 bool isSynchronising(const core::Node& node);
 
 // Sets sync / is_comm / wait_stream on `s`: a collective records the storages
-// it touches; a later op reading one of them waits for the collective.
+// it touches; a later op reading one of them (on a CPU, reading or writing)
+// waits for the collective.
 void applyDependencies(const core::Node& node, const std::string& family,
                        std::unordered_set<int64_t>* comm_storages, SimOp* s);
 

@@ -21,6 +21,7 @@
 #include "core/op_family.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/comm/topology.h"
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
 #include "predictors/kernels/cross_device.h"
@@ -317,6 +318,12 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       if (idx.empty()) continue;
     }
     std::shared_ptr<const KernelModel> fallback;
+    // A system's topology times collectives on its own links.
+    const bool topology = family == "comm" && opts.system.has_value();
+    if (topology) {
+      fallback = std::make_shared<TopologyCommModel>(*opts.system);
+      model = fallback.get();
+    }
     bool unmodelled = model == nullptr;
     // Unmodelled ops are predicted straight on the destination device.
     const DeviceSpec& spec = (unmodelled && opts.target) ? *opts.target : origin;
@@ -357,7 +364,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);
-      if (opts.target && !unmodelled) {
+      if (opts.target && !unmodelled && !topology) {
         t = family == "comm"
                 ? commScale(t, origin, *opts.target, opts.comm_link)
                 : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
@@ -373,14 +380,15 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
 
 }  // namespace
 
-Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
-                        const PredictOptions& opts) {
+PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
+                                     const PredictOptions& opts) {
   if (!(opts.host_scale > 0) || !std::isfinite(opts.host_scale)) {
     throw UsageError(fmt::format("host scale {}: expected a positive number (0.5: a host twice "
                                  "as fast)",
                                  opts.host_scale));
   }
-  Prediction p;
+  PreparedPrediction prepared;
+  Prediction& p = prepared.p;
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
   p.device = dest.name;
   core::Selection sel = core::selectTopLevelOps(graph);
@@ -416,9 +424,9 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
       r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
       prev->second = recs.size();
     }
-    if (r.f.family == "comm" && r.f.world_size < 1) {
+    if (r.f.family == "comm" && (r.f.world_size < 1 || opts.force_world_size)) {
+      if (r.f.world_size < 1) ++unsized_comms;
       r.f.world_size = opts.default_world_size;
-      ++unsized_comms;
     }
     r.out.id = id;
     r.out.name = recorded.name;
@@ -440,14 +448,14 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   const OverheadTable& table = overheadTable(models, opts);
   bool cpu_device = dest.kind == DeviceKind::kCpu;
   int defaults_used = 0;
-  std::vector<SimOp> sim;
+  std::vector<SimOp>& sim = prepared.sim;
   sim.reserve(recs.size());
   std::unordered_set<int64_t> comm_storages;  // storages a collective touched
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
   const BetweenOpTerms between(table);
-  OverheadLookup lookup(table);
+  OverheadLookup lookup(table, opts.overhead_statistic);
   const std::vector<int> wrapped =
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {
@@ -455,18 +463,21 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
                        &defaults_used);
     scaleHostCosts(opts.host_scale, &s);
+    if (r.f.family == "comm" && cpu_device) {
+      // Gloo runs a collective on its own thread: the op only enqueues it,
+      // and the first op that touches its tensors waits for it (as the
+      // distributed replay does, docs/distributed.md "Timing").
+      s.cpu_only = false;
+      s.launches = 1;
+    }
     applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    if (r.f.family == "comm") prepared.comm_bytes.push_back({i, r.f.message_bytes});
     if (s.is_comm) {
       s.stream = kCommStream;
       s.wait_stream = kComputeStream;  // gradients are ready when compute so far is done
     }
     sim.push_back(s);
   }
-  SimResult res = simulate(sim);
-
-  p.iteration_ms = res.iteration_us / 1000.0;
-  p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
-                 res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
@@ -504,6 +515,13 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
           "guess");
     }
   }
+  if (opts.system) {
+    p.notes.push_back(fmt::format(
+        "collectives on system '{}': {} x {} devices, {} inside a node, {} between nodes, ranks "
+        "placed {} (hierarchical alpha-beta on its links; the model set's comm model unused)",
+        opts.system->name, opts.system->nodes, opts.system->devices_per_node,
+        opts.system->intra_node_link, opts.system->inter_node_link, opts.system->placement));
+  }
   if (!opts.recorded_kernels.empty()) {
     p.notes.push_back(fmt::format(
         "kernel times recorded in a linked Kineto trace for {} of {} ops; the kernel models "
@@ -529,7 +547,20 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   }
   // Compiled regions whose kernels the trace lacks predict too short a step.
   for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
-  return p;
+  return prepared;
+}
+
+void completePrediction(const SimResult& res, Prediction* p) {
+  p->iteration_ms = res.iteration_us / 1000.0;
+  p->breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
+                  res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};
+}
+
+Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts) {
+  PreparedPrediction prepared = preparePrediction(graph, models, opts);
+  completePrediction(simulate(prepared.sim), &prepared.p);
+  return std::move(prepared.p);
 }
 
 }  // namespace tracetwin::predictors

@@ -7,12 +7,15 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
 #include "predictors/specs/device_spec.h"
+#include "predictors/specs/system_spec.h"
 #include "predictors/models/model_set.h"
 #include "predictors/host/overheads.h"
+#include "predictors/simulation/critical_path.h"
 
 namespace tracetwin::predictors {
 
@@ -21,11 +24,21 @@ struct PredictOptions {
   std::optional<DeviceSpec> target;
   // CPU overheads from `tracetwin link`; else the ModelSet's, else defaults.
   std::optional<OverheadTable> overheads;
+  // Which of a measured overhead's statistics is charged (overheads.h).
+  OverheadStatistic overhead_statistic = OverheadStatistic::kMedian;
   // World size for collectives whose trace records none (pg_size -1).
   int64_t default_world_size = 1;
+  // Every collective runs on default_world_size ranks, whatever its trace
+  // recorded: one rank's trace standing for a data-parallel job of that
+  // size (`predict TRACE --world-size N`, symmetric ranks).
+  bool force_world_size = false;
   // Link used for collectives: "nvlink", "infiniband" ...; empty = the
   // fastest link the device lists.
   std::string comm_link;
+  // A cluster (configs/systems/*.yaml): collectives take its topology's
+  // hierarchical alpha-beta time (predictors/comm/topology.h) instead of the
+  // model set's comm model; what-if on another system is another file.
+  std::optional<SystemSpec> system;
   // Device time and kernel count by op id, recorded in a linked Kineto trace
   // (`predict --kernel-times`). They replace the kernel models' times for
   // those ops, so the CPU-overhead model and the critical path are judged
@@ -109,6 +122,20 @@ struct Prediction {
 // Predicts the ops core::selectTopLevelOps picks from `graph`.
 Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts);
+
+// predictGraph in two halves, for the joint simulation of several ranks
+// (joint_prediction.h): every op predicted and charged its CPU costs, the
+// simulation's input built, and the prediction completed from a simulation
+// of those ops (iteration_ms and the breakdown).
+struct PreparedPrediction {
+  Prediction p;               // everything but iteration_ms and breakdown
+  std::vector<SimOp> sim;     // per op of p.per_op
+  // (op index, message bytes) of every collective, in op order.
+  std::vector<std::pair<size_t, double>> comm_bytes;
+};
+PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
+                                     const PredictOptions& opts);
+void completePrediction(const SimResult& result, Prediction* p);
 
 // Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
 // uncalibrated_ops, notes.

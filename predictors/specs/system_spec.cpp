@@ -19,23 +19,39 @@ std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
 
 }  // namespace
 
-const LinkSpec& SystemSpec::linkFor(int64_t world_size) const {
-  const std::string& want = world_size <= devices_per_node ? intra_node_link : inter_node_link;
+const LinkSpec& SystemSpec::link(const std::string& want) const {
   for (const LinkSpec& l : links) {
     if (l.name == want) return l;
   }
   throw InputError(fmt::format("system '{}': no link named '{}'", name, want));
 }
 
+const LinkSpec& SystemSpec::linkFor(int64_t world_size) const {
+  return link(world_size <= devices_per_node ? intra_node_link : inter_node_link);
+}
+
+int64_t SystemSpec::nodeOf(int64_t rank) const {
+  if (placement == "round_robin") return rank % nodes;
+  return rank / devices_per_node;
+}
+
 SystemSpec loadSystemSpec(const std::string& path) {
   YAML::Node root = yaml::parseFile(path);
   yaml::MapReader top(root, path, "system");
   top.checkKeys({"name", "device", "devices_per_node", "nodes", "topology", "links"},
-                {"description"});
+                {"description", "placement"});
   SystemSpec s;
   s.name = top.str("name");
   s.devices_per_node = top.positiveInt("devices_per_node");
   s.nodes = top.positiveInt("nodes");
+  if (top.has("placement")) {
+    s.placement = top.str("placement");
+    if (s.placement != "consecutive" && s.placement != "round_robin") {
+      top.fail(top.get("placement"), fmt::format("placement '{}': expected consecutive or "
+                                                 "round_robin",
+                                                 s.placement));
+    }
+  }
   s.links = readLinks(top);
   yaml::MapReader topo(top.get("topology"), path, "topology");
   topo.checkKeys({"intra_node", "inter_node"}, {});

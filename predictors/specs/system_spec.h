@@ -19,11 +19,18 @@ struct SystemSpec {
   std::string intra_node_link;  // names one of `links`
   std::string inter_node_link;
   std::vector<LinkSpec> links;
+  // Which node rank r runs on: "consecutive" (r / devices_per_node, what
+  // torchrun and Slurm do by default) or "round_robin" (r % nodes).
+  std::string placement = "consecutive";
 
   int64_t worldSize() const { return devices_per_node * nodes; }
   // The link collectives over `world_size` ranks cross: intra-node when they
   // fit in one node, else inter-node.
   const LinkSpec& linkFor(int64_t world_size) const;
+  const LinkSpec& link(const std::string& name) const;
+  // The node of `rank`; ranks beyond nodes x devices_per_node go on to
+  // further nodes of the same kind.
+  int64_t nodeOf(int64_t rank) const;
 };
 
 // Throws InputError "FILE:LINE:COL: ..." for unknown/missing/mistyped keys and

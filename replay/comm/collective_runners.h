@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "replay/comm/c10d_backend.h"
-#include "replay/comm/collective_spec.h"
+#include "replay/comm/collective_names.h"
 
 namespace tracetwin::replay::comm {
 

@@ -9,8 +9,8 @@
 #include "core/errors.h"
 #include "replay/comm/c10d_backend.h"
 #include "replay/comm/collective_runners.h"
-#include "replay/comm/collective_spec.h"
-#include "replay/comm/group_plan.h"
+#include "replay/comm/collective_names.h"
+#include "core/comm/group_plan.h"
 
 namespace tracetwin::replay::comm {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "replay/comm/collective_spec.h"
+#include "replay/comm/collective_names.h"
 
 namespace tracetwin::replay::comm {
 

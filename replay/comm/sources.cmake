@@ -1,8 +1,7 @@
 # replay/comm: communication replay through LibTorch's c10d.
-# Included by replay/CMakeLists.txt: the spec into tracetwin_replay_portable,
-# the rest into tracetwin_replay. Sets:
-#   TRACETWIN_REPLAY_COMM_SPEC_SOURCES  torch-free collective parsing
-#   TRACETWIN_REPLAY_COMM_SOURCES       everything (spec + c10d replay; needs LibTorch)
+# Included by replay/CMakeLists.txt (into tracetwin_replay). Sets:
+#   TRACETWIN_REPLAY_COMM_SOURCES       the c10d replay (needs LibTorch; the torch-free
+#                                       collective parsing is core/comm/, in tracetwin::core)
 #   TRACETWIN_REPLAY_COMM_LIBS          libraries they link
 #   TRACETWIN_REPLAY_COMM_DEFINITIONS   compile definitions
 #   TRACETWIN_REPLAY_COMM_INCLUDES      extra include directories (nccl.h)
@@ -11,8 +10,7 @@
 # (TorchConfig found c10_cuda) and NCCL was found. Without them
 # CommReplayer::create throws UnavailableError saying which is missing.
 set(_tt_comm ${CMAKE_CURRENT_LIST_DIR})
-set(TRACETWIN_REPLAY_COMM_SPEC_SOURCES ${_tt_comm}/collective_spec.cpp ${_tt_comm}/group_plan.cpp)
-set(TRACETWIN_REPLAY_COMM_SOURCES ${TRACETWIN_REPLAY_COMM_SPEC_SOURCES})
+set(TRACETWIN_REPLAY_COMM_SOURCES "")
 set(TRACETWIN_REPLAY_COMM_LIBS "")
 set(TRACETWIN_REPLAY_COMM_DEFINITIONS "")
 set(TRACETWIN_REPLAY_COMM_INCLUDES "")

@@ -17,10 +17,10 @@
 
 #include "replay/comm/c10d_backend.h"
 #include "replay/comm/comm_replayer.h"
-#include "replay/comm/group_plan.h"
+#include "replay/comm/collective_names.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/mark_clock.h"
-#include "replay/dist/collective_sequence.h"
+#include "core/comm/collective_sequence.h"
 
 namespace tracetwin::replay::dist {
 namespace {

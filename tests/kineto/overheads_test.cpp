@@ -91,6 +91,39 @@ TEST(Overheads, AGapWhileAnotherThreadRunsOpsIsAWaitNotT1) {
   EXPECT_DOUBLE_EQ(t.t[0].at("aten::mul_").median, 7);
 }
 
+TEST(Overheads, BlockingInASyncIsNotCpuOverhead) {
+  // aten::to copies to the host and waits 600 us in cudaStreamSynchronize
+  // for its stream (on a rank of a job: for its peers' collective); item
+  // launches nothing and waits 300 us.
+  OverheadCollector collector;
+  collector.addTrace(fakeKineto({
+                         cpuOp("aten::to", 1, 0, 650),
+                         launch("cudaMemcpyAsync", 1, 10, 5, 1),
+                         kernel("memcpy", 7, 15, 2, 1),
+                         launch("cudaStreamSynchronize", 1, 20, 600, 90),
+                         cpuOp("aten::item", 1, 660, 320),
+                         launch("cudaStreamSynchronize", 1, 670, 300, 91),
+                     }),
+                     defaultOperatorPredicate());
+  const OverheadTable t = collector.finish();
+  EXPECT_DOUBLE_EQ(t.t[2].at("aten::to").median, 650 - 15 - 600);  // T3 without the wait
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::item").median, 20);            // T5 without the wait
+}
+
+TEST(RobustStats, TheMeanKeepsTheOutliers) {
+  // A step sums its gaps: ten of 2 us and one of 1,000 us (Python work
+  // between two ops) sum to 1,020 us; the median charges 22.
+  std::vector<double> gaps(10, 2.0);
+  gaps.push_back(1000);
+  const RobustStat s = robustStat(gaps);
+  EXPECT_DOUBLE_EQ(s.median, 2);
+  EXPECT_DOUBLE_EQ(s.mean * 11, 1020);
+  OverheadTable table;
+  table.t[0]["aten::add_"] = s;
+  const OverheadTable back = overheadsFromJson(overheadsToJson(table), "o.json");
+  EXPECT_DOUBLE_EQ(back.t[0].at("aten::add_").mean, s.mean);
+}
+
 TEST(Overheads, JsonRoundTripKeepsTheFormat) {
   OverheadCollector collector;
   collector.addTrace(threeOps(), defaultOperatorPredicate());

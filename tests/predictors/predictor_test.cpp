@@ -175,6 +175,26 @@ TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
   EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
 }
 
+TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
+  DeviceSpec d = h100();
+  ModelSet set = handMadeModels(d);
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};  // median 2 us, mean 50 us
+  const Prediction median = predictGraph(smallGraph(), set, opts);
+  opts.overhead_statistic = OverheadStatistic::kMean;
+  const Prediction mean = predictGraph(smallGraph(), set, opts);
+  // Five ops, each 48 us more T1.
+  double cpu_median = 0, cpu_mean = 0;
+  for (const auto& o : median.per_op) cpu_median += o.cpu_us;
+  for (const auto& o : mean.per_op) cpu_mean += o.cpu_us;
+  EXPECT_NEAR(cpu_mean - cpu_median, 5 * 48.0, 1e-9);
+  // An entry without a mean (an older file) keeps its median.
+  opts.overheads->t[0][kAllOps].mean_us = -1;
+  const Prediction old = predictGraph(smallGraph(), set, opts);
+  EXPECT_DOUBLE_EQ(old.iteration_ms, median.iteration_ms);
+}
+
 TEST(Predictor, RecordedKernelTimesReplaceTheModelsAndSetTheLaunches) {
   ModelSet set = handMadeModels(h100());
   PredictOptions opts;
@@ -319,11 +339,16 @@ TEST(Predictor, CollectivesWithoutGroupSizeUseTheDefaultAndSaySo) {
   eight.default_world_size = 8;
   Prediction p1 = predictGraph(g, handMadeModels(d), PredictOptions{});
   Prediction p8 = predictGraph(g, handMadeModels(d), eight);
-  double comm1 = 0, comm8 = 0;
+  double comm1 = 0, comm8 = 0, waits = 0;
   for (const OpPrediction& o : p1.per_op) comm1 += o.family == "comm" ? o.predicted_us : 0;
   for (const OpPrediction& o : p8.per_op) comm8 += o.family == "comm" ? o.predicted_us : 0;
-  EXPECT_DOUBLE_EQ(comm1, 0.0);    // a group of one moves nothing
-  EXPECT_GT(comm8, 13 * 7 * 2.0);  // 13 collectives, each at least (p-1) latency steps of 2 us
+  for (const OpPrediction& o : p8.per_op) {
+    const core::Node& n = g.node(o.id);
+    if (n.comm && n.comm->collective_name == "wait") waits += o.predicted_us;
+  }
+  EXPECT_DOUBLE_EQ(comm1, 0.0);   // a group of one moves nothing
+  EXPECT_DOUBLE_EQ(waits, 0.0);   // nor does work.wait() (5 of the 13 records)
+  EXPECT_GT(comm8, 8 * 7 * 2.0);  // 8 collectives, each at least (p-1) latency steps of 2 us
   EXPECT_THAT(p8.notes, ::testing::Contains(
                             ::testing::HasSubstr("13 collectives record no process-group size")));
 }

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "core/errors.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 #include "tests/support/comm_nodes.h"
 #include "tests/support/values.h"
 

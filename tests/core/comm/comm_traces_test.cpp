@@ -7,10 +7,10 @@
 
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 #include "tests/support/paths.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 struct CommSummary {
@@ -84,4 +84,4 @@ TEST(CommTraces, Dlrm101Rank0) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

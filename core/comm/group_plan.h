@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 
 struct GroupLayout {
   int rank = 0;
@@ -53,4 +53,4 @@ struct Splits {
 };
 Splits resplitAllToAll(const CollectiveSpec& spec, int64_t rows, int group_rank, int group_size);
 
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

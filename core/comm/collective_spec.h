@@ -10,7 +10,7 @@
 
 #include "core/graph.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 
 enum class Collective : uint8_t {
   kBroadcast,
@@ -69,4 +69,4 @@ CollectiveSpec readCollective(const core::Node& node, const std::string& source 
 // otherwise why not ("needs distributed replay: ...").
 std::string whyNotOneRank(const CollectiveSpec& spec);
 
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

@@ -1,4 +1,4 @@
-#include "replay/comm/group_plan.h"
+#include "core/comm/group_plan.h"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 // Members of the group a record_param_comms node names, empty when the trace
@@ -99,4 +99,4 @@ Splits resplitAllToAll(const CollectiveSpec& spec, int64_t rows, int group_rank,
   return s;
 }
 
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

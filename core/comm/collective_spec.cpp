@@ -1,10 +1,10 @@
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
 #include <algorithm>
 
 #include "core/errors.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 struct Alias {
@@ -85,9 +85,9 @@ std::string knownCollectiveNames() {
   return out;
 }
 
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 std::string nodeContext(const core::Node& node, const std::string& source) {
@@ -227,4 +227,4 @@ std::string whyNotOneRank(const CollectiveSpec& spec) {
   return "";
 }
 
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

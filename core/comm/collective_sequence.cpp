@@ -1,14 +1,16 @@
-#include "replay/dist/collective_sequence.h"
+#include "core/comm/collective_sequence.h"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/errors.h"
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 namespace {
 
 int64_t tensorBytes(const core::Node& node) {
@@ -41,18 +43,18 @@ std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
   for (core::NodeId id : ops) {
     const core::Node& node = graph.node(id);
     if (node.category != core::NodeCategory::kCommunication) continue;
-    comm::CollectiveSpec spec;
+    CollectiveSpec spec;
     try {
-      spec = comm::readCollective(node, graph.source_path);
+      spec = readCollective(node, graph.source_path);
     } catch (const InputError&) {
       continue;  // not replayable; the replay reports it
     }
-    if (spec.kind == comm::Collective::kWait) continue;
+    if (spec.kind == Collective::kWait) continue;
     CollectiveStep step;
     step.node = id;
-    step.name = comm::collectiveInfo(spec.kind).name;
+    step.name = collectiveInfo(spec.kind).name;
     step.group = node.comm ? node.comm->pg_name : "";
-    const bool uneven = spec.kind == comm::Collective::kAllToAllSingle &&
+    const bool uneven = spec.kind == Collective::kAllToAllSingle &&
                         (!spec.in_split.empty() || !spec.out_split.empty());
     step.bytes = uneven ? -1 : tensorBytes(node);
     steps.push_back(std::move(step));
@@ -141,4 +143,48 @@ std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>
   return "";
 }
 
-}  // namespace tracetwin::replay::dist
+std::vector<MatchedCollective> matchAcrossRanks(
+    const std::vector<std::vector<CollectiveStep>>& by_rank) {
+  if (std::string why = firstSequenceMismatch(by_rank); !why.empty()) {
+    throw InputError("the traces are not the ranks of one job: " + why);
+  }
+  const int n = int(by_rank.size());
+  std::map<std::string, std::vector<int>> members;
+  for (int r = 0; r < n; ++r) members[""].push_back(r);
+  for (int r = 0; r < n; ++r) {
+    std::set<std::string> mine;
+    for (const CollectiveStep& s : by_rank[size_t(r)]) mine.insert(s.group);
+    for (const std::string& g : mine) {
+      if (!g.empty()) members[g].push_back(r);
+    }
+  }
+  std::vector<MatchedCollective> out;
+  std::map<std::pair<std::string, int64_t>, size_t> index;  // (group, position) -> out
+  for (int r = 0; r < n; ++r) {
+    std::map<std::string, int64_t> position;
+    const auto& steps = by_rank[size_t(r)];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const CollectiveStep& s = steps[i];
+      const int64_t k = position[s.group]++;
+      auto [it, fresh] = index.try_emplace({s.group, k}, out.size());
+      if (fresh) {
+        MatchedCollective m;
+        m.name = s.name;
+        m.group = s.group;
+        m.position = k;
+        m.members = members[s.group];
+        m.steps.resize(m.members.size());
+        m.index_in_rank.resize(m.members.size());
+        out.push_back(std::move(m));
+      }
+      MatchedCollective& m = out[it->second];
+      const size_t at =
+          size_t(std::lower_bound(m.members.begin(), m.members.end(), r) - m.members.begin());
+      m.steps[at] = s;
+      m.index_in_rank[at] = i;
+    }
+  }
+  return out;
+}
+
+}  // namespace tracetwin::core::comm

@@ -1,12 +1,12 @@
 // Which group a collective runs on in a distributed replay, and which groups
-// a rank creates (replay/comm/group_plan.h).
-#include "replay/comm/group_plan.h"
+// a rank creates (core/comm/group_plan.h).
+#include "core/comm/group_plan.h"
 
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 core::Node commNode(core::NodeId id, const std::string& pg, int64_t start, int64_t stride,
@@ -90,4 +90,4 @@ TEST(GroupPlan, AllToAllSplitsRedistributedForAnotherSize) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

@@ -1,7 +1,7 @@
 // The collectives a rank's trace issues, in order, and the check that the
-// ranks of a job agree (replay/dist/collective_sequence.h). Expected figures
+// ranks of a job agree (core/comm/collective_sequence.h). Expected figures
 // were read off the traces with python3 (c10d/gloo/record_param_comms nodes).
-#include "replay/dist/collective_sequence.h"
+#include "core/comm/collective_sequence.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "core/trace_reader.h"
 #include "tests/support/paths.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 namespace {
 
 std::vector<CollectiveStep> sequenceOf(const std::string& path) {
@@ -91,5 +91,30 @@ TEST(CollectiveSequence, TextRoundTripAndErrors) {
   }
 }
 
+TEST(CollectiveSequence, MatchingPairsEachGroupsCollectivesByPosition) {
+  // Ranks 0, 1 on group "a", ranks 2, 3 on "b", all four on the world.
+  auto step = [](core::NodeId node, const char* name, const char* group) {
+    return CollectiveStep{node, name, group, 64};
+  };
+  std::vector<std::vector<CollectiveStep>> ranks = {
+      {step(10, "all_reduce", "a"), step(11, "all_reduce", "")},
+      {step(20, "all_reduce", "a"), step(21, "all_reduce", "")},
+      {step(30, "all_gather", "b"), step(31, "all_gather", "b"), step(32, "all_reduce", "")},
+      {step(40, "all_gather", "b"), step(41, "all_gather", "b"), step(42, "all_reduce", "")}};
+  const std::vector<MatchedCollective> m = matchAcrossRanks(ranks);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].group, "a");
+  EXPECT_EQ(m[0].members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m[1].group, "");
+  EXPECT_EQ(m[1].members, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(m[1].steps[2].node, 32);
+  EXPECT_EQ(m[1].index_in_rank[2], 2u);
+  EXPECT_EQ(m[3].position, 1);
+  EXPECT_EQ(m[3].steps[1].node, 41);
+  // A rank that issues another collective on the world is refused.
+  ranks[3][2].name = "broadcast";
+  EXPECT_THROW(matchAcrossRanks(ranks), InputError);
+}
+
 }  // namespace
-}  // namespace tracetwin::replay::dist
+}  // namespace tracetwin::core::comm

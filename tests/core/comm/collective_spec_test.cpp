@@ -1,5 +1,5 @@
 // Reading collectives from communication nodes of every schema generation.
-#include "replay/comm/collective_spec.h"
+#include "core/comm/collective_spec.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "tests/support/comm_nodes.h"
 #include "tests/support/values.h"
 
-namespace tracetwin::replay::comm {
+namespace tracetwin::core::comm {
 namespace {
 
 using testing::commNode101;
@@ -132,4 +132,4 @@ TEST(CollectiveSpec, EveryCanonicalNameAndAliasResolves) {
 }
 
 }  // namespace
-}  // namespace tracetwin::replay::comm
+}  // namespace tracetwin::core::comm

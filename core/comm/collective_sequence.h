@@ -10,7 +10,7 @@
 
 #include "core/graph.h"
 
-namespace tracetwin::replay::dist {
+namespace tracetwin::core::comm {
 
 struct CollectiveStep {
   core::NodeId node = core::kNoNode;
@@ -37,4 +37,23 @@ std::vector<CollectiveStep> sequenceFromText(const std::string& text, const std:
 // the position, and both collectives.
 std::string firstSequenceMismatch(const std::vector<std::vector<CollectiveStep>>& by_rank);
 
-}  // namespace tracetwin::replay::dist
+// One collective of a job: the same position on the same group in every
+// member's sequence (how the ranks' collectives pair up at run time).
+struct MatchedCollective {
+  std::string name;            // canonical
+  std::string group;           // empty: the default (world) group
+  int64_t position = 0;        // among the group's collectives
+  std::vector<int> members;    // ranks, ascending
+  // Per member: its step, and the step's index in that rank's sequence.
+  std::vector<CollectiveStep> steps;
+  std::vector<size_t> index_in_rank;
+};
+
+// Pairs the ranks' collectives: a named group's members are the ranks that
+// issue collectives on it, the default group every rank. In the order of
+// first appearance. Throws InputError with firstSequenceMismatch's sentence
+// when the ranks disagree on a group.
+std::vector<MatchedCollective> matchAcrossRanks(
+    const std::vector<std::vector<CollectiveStep>>& by_rank);
+
+}  // namespace tracetwin::core::comm

@@ -1,0 +1,172 @@
+#include "cli/compare_ranks.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <vector>
+
+#include "cli/rank_launcher.h"
+#include "cli/replay_args.h"
+#include "core/errors.h"
+#include "core/trace_reader.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/joint_prediction.h"
+#include "replay/dist/rank_env.h"
+
+namespace tracetwin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+double errorPct(double predicted, double measured) {
+  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+}
+
+nlohmann::json row(const std::string& name, double measured_ms, double predicted_ms) {
+  return {{"row", name},
+          {"measured_ms", measured_ms},
+          {"predicted_ms", predicted_ms},
+          {"error_pct", errorPct(predicted_ms, measured_ms)}};
+}
+
+nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report) {
+  LaunchSpec spec;
+  spec.nproc = a.nproc;
+  spec.program = ownExecutable();
+  spec.argv = {spec.program, "replay", a.trace, "--nproc", std::to_string(a.nproc),
+               "--device", a.device, "--warmup", std::to_string(a.warmup), "--iters",
+               std::to_string(a.iters), "--settle", std::to_string(a.settle), "--comm-timeout-s",
+               fmt::format("{}", a.comm_timeout_s), "--json-out", report.string()};
+  if (a.threads > 0) spec.argv.insert(spec.argv.end(), {"--threads", std::to_string(a.threads)});
+  for (const std::string& lib : a.op_libraries) spec.argv.insert(spec.argv.end(), {"--op-library", lib});
+  spec.grace_s = a.comm_timeout_s + 10;
+  const LaunchResult launched = launchRanks(spec);
+  if (const int code = launchExitCode(launched); code != 0) {
+    const std::string what = fmt::format(
+        "compare --nproc {}: the distributed replay failed ({}); its message is above", a.nproc,
+        launched.first_failed >= 0
+            ? fmt::format("rank {} {}", launched.first_failed,
+                          describeExit(launched.ranks[size_t(launched.first_failed)]))
+            : "interrupted");
+    if (code == 130) throw InterruptedError(what);
+    if (code == 2) throw InputError(what);
+    if (code == 3) throw UnavailableError(what);
+    throw RuntimeFailure(what);
+  }
+  std::ifstream in(report);
+  if (!in) throw RuntimeFailure(fmt::format("{}: the distributed replay wrote no report",
+                                            report.string()));
+  return nlohmann::json::parse(in);
+}
+
+predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohmann::json& replayed,
+                                        std::deque<core::Graph>* graphs) {
+  const predictors::ModelSet models = predictors::ModelSet::load(a.models);
+  const auto& ranks = replayed.at("ranks");
+  auto leftOut = [&](size_t r) {
+    predictors::PredictOptions opts;
+    for (const auto& id : ranks.at(r).value("left_out_ops", nlohmann::json::array()))
+      opts.excluded.insert(id.get<core::NodeId>());
+    opts.default_world_size = a.nproc;
+    return opts;
+  };
+  if (!replay::dist::hasRankPlaceholder(a.trace)) {
+    graphs->push_back(core::readTrace(a.trace));
+    return predictors::predictSymmetric(graphs->back(), a.nproc, models, leftOut(0));
+  }
+  std::vector<predictors::RankInput> inputs;
+  for (int r = 0; r < a.nproc; ++r) {
+    graphs->push_back(core::readTrace(replay::dist::expandRankPath(a.trace, r)));
+    predictors::RankInput in;
+    in.graph = &graphs->back();
+    in.opts = leftOut(size_t(r));
+    inputs.push_back(std::move(in));
+  }
+  return predictors::predictRanks(inputs, models);
+}
+
+void printComparison(const CompareRanksArgs& a, const nlohmann::json& doc) {
+  fmt::print("\ncompare {} on {} ranks ({}) with models {}\n", a.trace, a.nproc, a.device,
+             a.models);
+  const auto& step = doc.at("step");
+  fmt::print("step: measured {:.3f} ms, predicted {:.3f} ms ({:+.1f}%)\n",
+             step.at("measured_ms").get<double>(), step.at("predicted_ms").get<double>(),
+             step.at("error_pct").get<double>());
+  for (const auto& r : doc.at("ranks")) {
+    fmt::print("\nrank {}\n{:<16} {:>13} {:>14} {:>9}\n", r.at("rank").get<int>(), "family",
+               "measured ms", "predicted ms", "error");
+    for (const auto& x : r.at("rows")) {
+      fmt::print("{:<16} {:>13.3f} {:>14.3f} {:>8.1f}%\n", x.at("row").get<std::string>(),
+                 x.at("measured_ms").get<double>(),
+                 x.at("predicted_ms").get<double>(), x.at("error_pct").get<double>());
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::json& predicted,
+                                bool on_gpu) {
+  nlohmann::json doc;
+  doc["step"] =
+      row("step", replayed.value("iteration_ms_median", 0.0), predicted.value("iteration_ms", 0.0));
+  doc["ranks"] = nlohmann::json::array();
+  const auto& pred_ranks = predicted.at("ranks");
+  const bool symmetric = predicted.value("symmetric", false);
+  for (const auto& m : replayed.at("ranks")) {
+    const int rank = m.at("rank").get<int>();
+    // One trace for every rank: the one predicted rank stands for all.
+    const auto& p = pred_ranks.at(symmetric ? 0 : size_t(rank));
+    nlohmann::json rows = nlohmann::json::array();
+    const auto& mf = m.value("families", nlohmann::json::object());
+    const auto& pf = p.value("families", nlohmann::json::object());
+    std::set<std::string> families;
+    for (const auto& [f, v] : mf.items()) families.insert(f);
+    for (const auto& [f, v] : pf.items()) families.insert(f);
+    families.erase("comm");  // its transfer and wait rows below
+    for (const std::string& f : families) {
+      const double measured =
+          mf.contains(f) ? mf[f].value(on_gpu ? "device_us" : "cpu_us", 0.0) / 1000 : 0.0;
+      const double pred = pf.contains(f) ? pf[f].value("device_us", 0.0) / 1000 : 0.0;
+      rows.push_back(row(f, measured, pred));
+    }
+    rows.push_back(row("comm transfer", m.value("transfer_ms", 0.0), p.value("comm_ms", 0.0)));
+    rows.push_back(row("comm wait", m.value("wait_ms", 0.0), p.value("wait_ms", 0.0)));
+    rows.push_back(
+        row("iteration", m.value("iteration_ms_median", 0.0), p.value("iteration_ms", 0.0)));
+    doc["ranks"].push_back({{"rank", rank}, {"rows", rows}});
+  }
+  return doc;
+}
+
+void compareRanks(const CompareRanksArgs& a) {
+  const fs::path report =
+      fs::temp_directory_path() / fmt::format("tracetwin_compare_ranks_{}.json", ::getpid());
+  const nlohmann::json replayed = replayRanks(a, report);
+  fs::remove(report);
+  std::deque<core::Graph> graphs;
+  const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
+  const nlohmann::json predicted = predictors::multiRankToJson(m);
+  nlohmann::json doc = compareRanksJson(replayed, predicted, a.device != "cpu");
+  doc["trace"] = a.trace;
+  doc["models"] = a.models;
+  doc["nproc"] = a.nproc;
+  doc["device"] = a.device;
+  doc["measured_step_ms"] = replayed.value("step_ms", nlohmann::json::array());
+  doc["predicted_straggler"] = predicted.at("straggler");
+  doc["measured_straggler"] = replayed.value("straggler", -1);
+  doc["notes"] = predicted.value("notes", nlohmann::json::array());
+  printComparison(a, doc);
+  fmt::print("straggler: measured rank {} (slowest in most iterations), predicted {}\n",
+             replayed.value("straggler", -1),
+             m.straggler >= 0 ? fmt::format("rank {} (the others waited for it)", m.straggler)
+                              : std::string("none (no rank waited)"));
+  for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
+  if (!a.json_out.empty()) writeJsonReport(a.json_out, doc);
+}
+
+}  // namespace tracetwin::cli

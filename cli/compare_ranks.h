@@ -1,0 +1,34 @@
+// `tracetwin compare TRACE --nproc N --models DIR`: the distributed replay
+// of a job (one process per rank, Gloo or NCCL) and its joint prediction
+// (predictors/simulation/joint_prediction.h) side by side, per rank and per
+// op family, with the collectives' transfer and the waiting for peers as
+// rows of their own.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tracetwin::cli {
+
+struct CompareRanksArgs {
+  std::string trace;  // with {rank}: each rank's trace; without: the same trace on every rank
+  std::string models;
+  int nproc = 2;
+  std::string device = "cpu";
+  int warmup = 2, iters = 5, settle = 1;
+  double comm_timeout_s = 300;
+  int threads = 0;                         // --threads of the replay (0: its default)
+  std::vector<std::string> op_libraries;  // --op-library of the replay, each
+  std::string json_out;
+};
+
+void compareRanks(const CompareRanksArgs& args);
+
+// Rows per rank and family from a merged replay report (`replay --nproc
+// --json-out`) and a multi-rank prediction's JSON (`multiRankToJson`), as
+// `compare --nproc` writes them.
+nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::json& predicted,
+                                bool on_gpu);
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,338 @@
+#include "predictors/simulation/joint_prediction.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/comm/collective_sequence.h"
+#include "core/errors.h"
+#include "predictors/comm/topology.h"
+#include "predictors/simulation/joint_simulation.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr double kUsPerMs = 1000.0;
+
+// A rank's prepared prediction, lightened: what the matching and the
+// transfers need of its ops, and per-family totals.
+struct RankWork {
+  Prediction p;
+  std::vector<SimOp> sim;
+  std::vector<core::NodeId> ids;   // per op
+  std::vector<uint8_t> recorded;   // per op: its kernel time was recorded
+  std::map<std::string, FamilyTotals> families;
+  std::vector<std::pair<size_t, double>> comm_bytes;  // (op, message bytes), by op
+
+  double messageBytes(size_t op) const {
+    auto it = std::lower_bound(comm_bytes.begin(), comm_bytes.end(), std::make_pair(op, -1e300));
+    return it != comm_bytes.end() && it->first == op ? it->second : 0.0;
+  }
+};
+
+RankWork lighten(PreparedPrediction prepared, bool keep_ops) {
+  RankWork w;
+  w.sim = std::move(prepared.sim);
+  w.p = std::move(prepared.p);
+  w.comm_bytes = std::move(prepared.comm_bytes);
+  w.ids.reserve(w.p.per_op.size());
+  w.recorded.reserve(w.p.per_op.size());
+  for (const OpPrediction& o : w.p.per_op) {
+    w.ids.push_back(o.id);
+    w.recorded.push_back(o.model == "recorded" ? 1 : 0);
+  }
+  w.families = familyTotals(w.p);
+  if (!keep_ops) {
+    std::vector<OpPrediction>().swap(w.p.per_op);
+    std::vector<OpPrediction>().swap(w.p.unmodelled_ops);
+  }
+  return w;
+}
+
+RankReport rankReport(int64_t rank, double start_us, const SimResult& res, RankWork w) {
+  Prediction p = std::move(w.p);
+  completePrediction(res, &p);
+  RankReport r;
+  r.rank = rank;
+  r.start_ms = start_us / kUsPerMs;
+  r.iteration_ms = res.iteration_us / kUsPerMs;
+  r.compute_ms = res.compute_us / kUsPerMs;
+  r.comm_ms = res.comm_us / kUsPerMs;
+  r.wait_ms = res.wait_us / kUsPerMs;
+  r.exposed_comm_ms = res.exposed_comm_us / kUsPerMs;
+  r.prediction = std::move(p);
+  r.families = std::move(w.families);
+  return r;
+}
+
+// The collectives of every rank matched across ranks by group and position,
+// as the distributed replay matches them before it runs them.
+struct Matching {
+  std::vector<JointCollective> collectives;
+  std::vector<CollectiveReport> reports;
+  std::vector<std::vector<int64_t>> slot_of_op;  // per rank, per op: collective or -1
+  std::vector<std::vector<size_t>> member_ops;   // per collective, per member: its op
+};
+
+Matching matchCollectives(const std::vector<RankInput>& ranks, const std::vector<RankWork>& work) {
+  const size_t n = ranks.size();
+  std::vector<std::vector<core::comm::CollectiveStep>> steps(n);
+  for (size_t r = 0; r < n; ++r)
+    steps[r] = core::comm::collectiveSequence(*ranks[r].graph, work[r].ids);
+  const std::vector<core::comm::MatchedCollective> matched = core::comm::matchAcrossRanks(steps);
+  Matching m;
+  // Per rank, the collective of each step of its sequence.
+  std::vector<std::vector<size_t>> of_step(n);
+  for (size_t r = 0; r < n; ++r) of_step[r].resize(steps[r].size());
+  for (size_t c = 0; c < matched.size(); ++c) {
+    const core::comm::MatchedCollective& mc = matched[c];
+    const std::string where = mc.group.empty() ? "the default group" : "group '" + mc.group + "'";
+    JointCollective jc{fmt::format("{} #{} on {}", mc.name, mc.position, where), {}};
+    CollectiveReport rep;
+    rep.name = mc.name;
+    rep.group = mc.group;
+    rep.position = mc.position;
+    for (size_t k = 0; k < mc.members.size(); ++k) {
+      jc.members.push_back(size_t(mc.members[k]));
+      rep.members.push_back(mc.members[k]);
+      rep.nodes.push_back(mc.steps[k].node);
+      rep.bytes = std::max(rep.bytes, mc.steps[k].bytes);
+      of_step[size_t(mc.members[k])][mc.index_in_rank[k]] = c;
+    }
+    rep.wait_us.assign(mc.members.size(), 0.0);
+    m.collectives.push_back(std::move(jc));
+    m.reports.push_back(std::move(rep));
+    m.member_ops.emplace_back(mc.members.size(), 0);
+  }
+  m.slot_of_op.resize(n);
+  for (size_t r = 0; r < n; ++r) {
+    const std::vector<core::NodeId>& ids = work[r].ids;
+    m.slot_of_op[r].assign(ids.size(), -1);
+    size_t op = 0;  // the steps come in the order of the ops
+    for (size_t i = 0; i < steps[r].size(); ++i) {
+      while (ids[op] != steps[r][i].node) ++op;
+      const size_t c = of_step[r][i];
+      const auto& who = m.collectives[c].members;
+      const size_t k = size_t(std::lower_bound(who.begin(), who.end(), r) - who.begin());
+      m.member_ops[c][k] = op;
+      m.slot_of_op[r][op] = int64_t(c);
+    }
+  }
+  return m;
+}
+
+// A collective's kernel recorded on each member ran from that member's
+// arrival to the common end: the shortest is the last arrival's, the
+// transfer. Returns how many collectives took it.
+int64_t recordedTransfers(std::vector<RankWork>& work, Matching* m) {
+  int64_t taken = 0;
+  for (size_t c = 0; c < m->collectives.size(); ++c) {
+    CollectiveReport& rep = m->reports[c];
+    double shortest = -1;
+    bool all_recorded = true;
+    for (size_t k = 0; k < rep.members.size() && all_recorded; ++k) {
+      const RankWork& w = work[size_t(rep.members[k])];
+      const size_t op = m->member_ops[c][k];
+      all_recorded = w.recorded[op] != 0;
+      const double us = w.sim[op].device_us;
+      shortest = shortest < 0 ? us : std::min(shortest, us);
+    }
+    if (!all_recorded || shortest < 0) {
+      rep.transfer_from = "model";
+      continue;
+    }
+    m->collectives[c].transfer_us = shortest;
+    rep.transfer_from = "recorded (shortest member kernel)";
+    // Each member's op is the transfer now; its wait is the simulation's.
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      RankWork& w = work[size_t(rep.members[k])];
+      const size_t op = m->member_ops[c][k];
+      w.families["comm"].device_us += shortest - w.sim[op].device_us;
+      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = shortest;
+      w.sim[op].device_us = shortest;
+    }
+    ++taken;
+  }
+  return taken;
+}
+
+// On a system, a group that is not the first ranks (a pair on another node,
+// every 8th rank across nodes) spans other nodes than its size suggests: its
+// members' transfer is recomputed from where they are.
+void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matching* m) {
+  for (size_t c = 0; c < m->collectives.size(); ++c) {
+    CollectiveReport& rep = m->reports[c];
+    if (rep.transfer_from != "model") continue;
+    double longest = 0;
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      const RankWork& w = work[size_t(rep.members[k])];
+      longest = std::max(longest, 1e6 * topologySeconds(system, rep.name, rep.members,
+                                                        w.messageBytes(m->member_ops[c][k])));
+    }
+    m->collectives[c].transfer_us = longest;
+    rep.transfer_from = "topology";
+    for (size_t k = 0; k < rep.members.size(); ++k) {
+      RankWork& w = work[size_t(rep.members[k])];
+      const size_t op = m->member_ops[c][k];
+      w.families["comm"].device_us += longest - w.sim[op].device_us;
+      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = longest;
+      w.sim[op].device_us = longest;
+    }
+  }
+}
+
+// Ranks on a CPU device: each is simulated with a host of its own, which a
+// job whose ranks share one machine's cores does not have. On this project's
+// 2-core host two Gloo ranks replayed 2-3x one rank's step (docs/prediction.md,
+// "compare --nproc"); the simulation does not model that sharing yet.
+void noteCpuRanks(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
+                  std::vector<std::string>* notes) {
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  if (dest.kind != DeviceKind::kCpu || world_size < 2) return;
+  notes->push_back(
+      "ranks on a CPU device are simulated each on a host of its own: ranks sharing one "
+      "machine's cores (and Gloo's threads) run slower than predicted here");
+}
+
+}  // namespace
+
+std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
+  std::map<std::string, FamilyTotals> out;
+  for (const OpPrediction& o : p.per_op) {
+    FamilyTotals& t = out[o.family];
+    ++t.ops;
+    t.device_us += o.predicted_us;
+    t.cpu_us += o.cpu_us;
+  }
+  return out;
+}
+
+MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models,
+                                 const MultiRankOptions& options) {
+  if (ranks.empty()) throw UsageError("multi-rank prediction needs at least one rank");
+  MultiRankPrediction out;
+  out.world_size = int64_t(ranks.size());
+  std::vector<RankWork> work;
+  work.reserve(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    PredictOptions opts = ranks[r].opts;
+    if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
+    work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
+                           r == 0 || options.every_rank_ops));
+  }
+  Matching m = matchCollectives(ranks, work);
+  const int64_t recorded = recordedTransfers(work, &m);
+  if (ranks[0].opts.system) placedTransfers(*ranks[0].opts.system, work, &m);
+  std::vector<JointRank> joint(ranks.size());
+  const double earliest =
+      std::min_element(ranks.begin(), ranks.end(), [](const RankInput& a, const RankInput& b) {
+        return a.start_us < b.start_us;
+      })->start_us;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    joint[r].ops = std::move(work[r].sim);
+    joint[r].start_us = ranks[r].start_us - earliest;
+    joint[r].collective = std::move(m.slot_of_op[r]);
+  }
+  const JointResult res = simulateJoint(joint, m.collectives);
+  for (size_t c = 0; c < m.reports.size(); ++c) {
+    CollectiveReport& rep = m.reports[c];
+    const CollectiveOutcome& o = res.collectives[c];
+    rep.start_ms = o.start_us / kUsPerMs;
+    rep.transfer_us = o.transfer_us;
+    rep.last_rank = int64_t(o.last_rank);
+    for (size_t k = 0; k < o.ready_us.size(); ++k) rep.wait_us[k] = o.start_us - o.ready_us[k];
+  }
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    out.ranks.push_back(
+        rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(work[r])));
+    if (out.ranks.back().iteration_ms > out.iteration_ms) {
+      out.iteration_ms = out.ranks.back().iteration_ms;
+      out.slowest_rank = int64_t(r);
+    }
+  }
+  out.straggler = stragglerOf(m.collectives, res);
+  out.collectives = std::move(m.reports);
+  out.notes.push_back(fmt::format("{} ranks simulated together; {} collectives matched across "
+                                  "them by group and position",
+                                  ranks.size(), out.collectives.size()));
+  if (recorded > 0) {
+    out.notes.push_back(fmt::format(
+        "{} collectives took their transfer from the recorded kernels: the shortest member's "
+        "(every member's kernel ends together, so the shortest started last; the others' include "
+        "their wait)",
+        recorded));
+  }
+  if (std::any_of(ranks.begin(), ranks.end(),
+                  [&](const RankInput& r) { return r.start_us != earliest; })) {
+    out.notes.push_back("ranks entered the iteration at different times (start_ms)");
+  }
+  noteCpuRanks(models, ranks[0].opts, int64_t(ranks.size()), &out.notes);
+  return out;
+}
+
+MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_size,
+                                     const ModelSet& models, PredictOptions opts) {
+  if (world_size < 1) throw UsageError(fmt::format("world size {} < 1", world_size));
+  opts.default_world_size = world_size;
+  opts.force_world_size = true;
+  RankWork w = lighten(preparePrediction(graph, models, opts), true);
+  const SimResult res = simulate(w.sim);
+  MultiRankPrediction out;
+  out.world_size = world_size;
+  out.symmetric = true;
+  out.ranks.push_back(rankReport(0, 0, res, std::move(w)));
+  out.iteration_ms = out.ranks[0].iteration_ms;
+  out.notes.push_back(fmt::format(
+      "one trace for {} identical ranks: every collective on all {} ranks, which arrive together "
+      "(no rank waits for another)",
+      world_size, world_size));
+  noteCpuRanks(models, opts, world_size, &out.notes);
+  return out;
+}
+
+nlohmann::json multiRankToJson(const MultiRankPrediction& m) {
+  nlohmann::json j = predictionToJson(m.ranks.at(0).prediction);
+  j["rank0_iteration_ms"] = m.ranks[0].iteration_ms;
+  j["iteration_ms"] = m.iteration_ms;
+  j["world_size"] = m.world_size;
+  j["symmetric"] = m.symmetric;
+  j["slowest_rank"] = m.slowest_rank;
+  j["straggler"] = m.straggler >= 0 ? nlohmann::json(m.straggler) : nlohmann::json(nullptr);
+  j["ranks"] = nlohmann::json::array();
+  for (const RankReport& r : m.ranks) {
+    nlohmann::json row{{"rank", r.rank},
+                       {"start_ms", r.start_ms},
+                       {"iteration_ms", r.iteration_ms},
+                       {"compute_ms", r.compute_ms},
+                       {"comm_ms", r.comm_ms},
+                       {"wait_ms", r.wait_ms},
+                       {"exposed_comm_ms", r.exposed_comm_ms}};
+    if (m.symmetric) row["stands_for_ranks"] = m.world_size;
+    nlohmann::json fam = nlohmann::json::object();
+    for (const auto& [family, t] : r.families)
+      fam[family] = {{"count", t.ops}, {"device_us", t.device_us}, {"cpu_us", t.cpu_us}};
+    row["families"] = std::move(fam);
+    j["ranks"].push_back(std::move(row));
+  }
+  j["collectives"] = nlohmann::json::array();
+  for (const CollectiveReport& c : m.collectives) {
+    j["collectives"].push_back({{"name", c.name},
+                                {"group", c.group},
+                                {"position", c.position},
+                                {"members", c.members},
+                                {"nodes", c.nodes},
+                                {"bytes", c.bytes},
+                                {"start_ms", c.start_ms},
+                                {"transfer_us", c.transfer_us},
+                                {"transfer_from", c.transfer_from},
+                                {"last_rank", c.last_rank},
+                                {"wait_us", c.wait_us}});
+  }
+  std::vector<std::string> notes = m.notes;
+  for (const std::string& n : m.ranks[0].prediction.notes) notes.push_back(n);
+  j["notes"] = notes;
+  return j;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,89 @@
+// The comm sweep's traces and the samples read back from the distributed
+// replay's report (calibration/comm_sweep.h); no replay runs here.
+#include "calibration/comm_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/comm/collective_spec.h"
+#include "core/errors.h"
+#include "core/trace_reader.h"
+
+namespace tracetwin::calibration {
+namespace {
+
+TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
+  CommGrid grid;
+  grid.sizes_bytes = {1024, 1 << 20};
+  grid.copies = 2;
+  std::vector<CommSweepCase> cases;
+  const std::string text = commSweepTrace(grid, 3, "cpu", &cases);
+  ASSERT_EQ(cases.size(), 5u * 2 * 2);
+  const auto path = std::filesystem::temp_directory_path() / "tracetwin_comm_sweep_test.et.json";
+  std::ofstream(path) << text;
+  const core::Graph g = core::readTrace(path.string());
+  std::filesystem::remove(path);
+  const core::Selection sel = core::selectTopLevelOps(g);
+  ASSERT_EQ(sel.ops.size(), cases.size() + 2);  // and the two lead-in all-reduces
+  std::set<int64_t> storages;
+  for (const CommSweepCase& c : cases) {
+    const core::Node& n = g.node(c.node);
+    ASSERT_EQ(n.category, core::NodeCategory::kCommunication);
+    const core::comm::CollectiveSpec spec = core::comm::readCollective(n);
+    EXPECT_EQ(spec.group_size, 3);
+    const std::string kind = core::comm::collectiveInfo(spec.kind).name;
+    EXPECT_NE(kind.find(c.collective), std::string::npos) << kind << " for " << c.collective;
+    // Whole floats per rank: 1024 bytes on 3 ranks is 255 floats.
+    EXPECT_EQ(c.bytes % (4 * 3), 0);
+    int64_t biggest = 0;
+    for (const auto* vals : {&n.inputs, &n.outputs}) {
+      for (const core::Value& v : *vals) {
+        core::forEachTensor(v, [&](const core::TensorValue& t) {
+          biggest = std::max(biggest, t.numel * t.itemsize);
+          if (vals == &n.inputs) storages.insert(t.storage_id);
+        });
+      }
+    }
+    EXPECT_EQ(biggest, c.bytes) << c.collective;  // nccl-tests' size is the largest buffer
+  }
+  EXPECT_EQ(storages.size(), 1u);  // one after the other on one storage
+}
+
+TEST(CommSweep, SamplesComeFromEveryRanksTransfers) {
+  CommGrid grid;
+  grid.collectives = {"broadcast"};
+  grid.sizes_bytes = {4096};
+  grid.copies = 1;
+  std::vector<CommSweepCase> cases;
+  commSweepTrace(grid, 2, "cpu", &cases);
+  ASSERT_EQ(cases.size(), 1u);
+  nlohmann::json report = {{"ranks", nlohmann::json::array()}};
+  for (double us : {120.0, 130.0}) {
+    report["ranks"].push_back(
+        {{"collectives", {{{"id", cases[0].node}, {"transfer_us", us}, {"wait_us", 1.0}}}}});
+  }
+  const auto samples = commSamplesFromReport(report, cases, 2);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].collective, "broadcast");
+  EXPECT_DOUBLE_EQ(samples[1].seconds, 130e-6);
+  EXPECT_EQ(samples[0].group_size, 2);
+  report["ranks"] = nlohmann::json::array();
+  EXPECT_THROW(commSamplesFromReport(report, cases, 2), InputError);
+}
+
+TEST(CommSweep, BadGridsAreRefused) {
+  CommGrid grid;
+  grid.collectives = {"all_scatter"};
+  EXPECT_THROW(checkCommGrid(grid), UsageError);
+  grid = CommGrid{};
+  grid.group_sizes = {1};
+  EXPECT_THROW(checkCommGrid(grid), UsageError);
+  grid = CommGrid{};
+  grid.sizes_bytes = {4};
+  EXPECT_THROW(checkCommGrid(grid), UsageError);  // less than a float per rank
+}
+
+}  // namespace
+}  // namespace tracetwin::calibration

@@ -1,0 +1,103 @@
+// `tracetwin predict` for several ranks and `fit` on a job's ranks, end to
+// end: exit codes, the printed report and the JSON (no LibTorch needed).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
+
+namespace tracetwin {
+namespace {
+
+using testing::CommandRun;
+
+CommandRun tracetwin(const std::string& args) { return testing::runTracetwin(args); }
+
+std::string dlrm(const std::string& what) {
+  return "'" + testing::sharedTrace("dlrm_8rank/rank{rank}." + what + ".json.gz") + "'";
+}
+
+const std::string kModels = testing::dataPath("models/host");
+const std::string kH100 = testing::sourcePath("configs/devices/h100.yaml");
+
+TEST(PredictRanksCli, EveryDlrmRankWithItsKernelsAndEntry) {
+  testing::TempDir dir;
+  const std::string json = dir.path() + "/pred.json";
+  const CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
+                    " --kernel-times " + dlrm("kineto") + " --rank-starts recorded --json-out " +
+                    json);
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("(8 ranks, simulated together)"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("straggler:  rank 7"), std::string::npos) << r.output();
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_EQ(j["world_size"], 8);
+  EXPECT_EQ(j["straggler"], 7);
+  ASSERT_EQ(j["ranks"].size(), 8u);
+  for (const auto& row : j["ranks"]) {
+    for (const char* key : {"rank", "iteration_ms", "compute_ms", "comm_ms", "wait_ms",
+                            "exposed_comm_ms", "start_ms", "families"})
+      EXPECT_TRUE(row.contains(key)) << key;
+  }
+  EXPECT_EQ(j["collectives"].size(), 8u);
+  EXPECT_TRUE(j.contains("per_op"));  // rank 0's, as single-rank readers expect
+  EXPECT_DOUBLE_EQ(j["iteration_ms"].get<double>(), j["ranks"][1]["iteration_ms"].get<double>());
+}
+
+TEST(PredictRanksCli, OneTraceForManyRanks) {
+  testing::TempDir dir;
+  const std::string json = dir.path() + "/pred.json";
+  const CommandRun r = tracetwin("predict " + testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz") +
+                    " --models " + kModels + " --world-size 16384 --json-out " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_TRUE(j["symmetric"].get<bool>());
+  EXPECT_EQ(j["world_size"], 16384);
+  EXPECT_EQ(j["ranks"].size(), 1u);
+}
+
+TEST(PredictRanksCli, ASystemFileTimesTheCollectives) {
+  const CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --system " +
+                    testing::sourcePath("configs/systems/dgx-a100.yaml"));
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("topology"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("A100"), std::string::npos) << r.output();  // the system's device
+}
+
+TEST(PredictRanksCli, MistakesAreUsageErrors) {
+  // One Kineto trace for eight ranks.
+  CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
+              " --kernel-times " + testing::sharedTrace("dlrm_8rank/rank0.kineto.json.gz"));
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("name them with {rank}"), std::string::npos) << r.output();
+  // Recorded entries without the traces that record them.
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --rank-starts recorded");
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  // More ranks than files.
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --world-size 9");
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("rank 8 of 9"), std::string::npos) << r.output();
+  // fit: {rank} on one side only.
+  r = tracetwin("fit --device-spec " + kH100 + " --out /tmp/never " + dlrm("et") + " " +
+          testing::sharedTrace("dlrm_8rank/rank0.kineto.json.gz"));
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+}
+
+TEST(PredictRanksCli, FitLearnsTheCommModelFromAJobsRanks) {
+  testing::TempDir dir;
+  const CommandRun r = tracetwin("fit --device-spec " + kH100 + " --out " + dir.path() + "/m " + dlrm("et") +
+                    " " + dlrm("kineto"));
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("the ranks share a clock"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("comm from 8 collectives' last arrivals"), std::string::npos)
+      << r.output();
+  const nlohmann::json manifest = nlohmann::json::parse(std::ifstream(dir.path() + "/m/manifest.json"));
+  EXPECT_TRUE(manifest["models"].contains("comm")) << manifest.dump();
+}
+
+}  // namespace
+}  // namespace tracetwin
