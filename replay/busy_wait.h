@@ -56,6 +56,14 @@ class BasicBusyWaiter {
     carry_us_ = 0;
   }
 
+  // Spins until `deadline` less the overshoot; nothing when it has passed.
+  void until(typename Clock::time_point deadline) {
+    const auto end = deadline - std::chrono::duration_cast<typename Clock::duration>(
+                                    std::chrono::duration<double, std::micro>(overshoot_us_));
+    while (Clock::now() < end) {
+    }
+  }
+
   // Drops the carried balance, debt or credit.
   void reset() { carry_us_ = 0; }
 

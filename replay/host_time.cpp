@@ -32,6 +32,10 @@ HostTimePlan HostTimePlanner::plan() const {
   HostTimePlan out;
   out.balance_us.assign(n, 0.0);
   out.wait_us.assign(n, 0.0);
+  out.due_us.assign(n, -1.0);
+  out.rebase_at_start.assign(n, 0);
+  out.rebase_at_end.assign(n, 0);
+  double segment = 0;  // the original's time since the current base (host_time.h, Deadlines)
   HostTimeUse& use = out.use;
   use.scale = scale_;
   use.warmup_samples = int64_t(rows_.size());
@@ -102,6 +106,18 @@ HostTimePlan HostTimePlanner::plan() const {
     const double own = own_gap + own_call;
     pending_us = 0;
     previous = i;
+    // The deadline: the call ends when the original's op did, since the base.
+    if (awaited) {
+      out.rebase_at_start[i] = 1;
+      segment = target_op;
+    } else {
+      segment += target;
+      out.due_us[i] = segment - own_call;
+    }
+    if (op.collective) {
+      out.rebase_at_end[i] = 1;
+      segment = 0;
+    }
 
     out.balance_us[i] = target - own;
     ++use.ops_with_target;
@@ -127,13 +143,23 @@ HostTimePlan HostTimePlanner::plan() const {
   // make the step longer than the original's (embbag here: 2.3 ms of waits
   // planned and 0.7-1.6 ms owed at the end, the replay 1.23x its capture).
   double owed = std::max(0.0, -carried);
+  std::vector<double> taken(n, 0.0);
   for (size_t i = n; i-- > 0 && owed > 0;) {
     const double back = std::min(owed, out.wait_us[i]);
     if (back <= 0) continue;
     out.wait_us[i] -= back;
     out.balance_us[i] -= back;
+    taken[i] = back;
     owed -= back;
     use.repaid_ms += back / 1000.0;
+  }
+  // A wait taken back moves that deadline and the later ones of its segment.
+  double shift = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (out.rebase_at_start[i]) shift = 0;
+    shift += taken[i];
+    if (out.due_us[i] >= 0) out.due_us[i] = std::max(0.0, out.due_us[i] - shift);
+    if (out.rebase_at_end[i]) shift = 0;
   }
   use.behind_ms = owed / 1000.0;
   use.wait_ms = 0;  // summed again: subtracting left -4e-19 where all came back
@@ -186,6 +212,9 @@ void HostTimeLoop::plan() {
   HostTimePlan plan = planner_->plan();
   balance_us_ = std::move(plan.balance_us);
   wait_us_ = std::move(plan.wait_us);
+  due_us_ = std::move(plan.due_us);
+  rebase_at_start_ = std::move(plan.rebase_at_start);
+  rebase_at_end_ = std::move(plan.rebase_at_end);
   waiter_.calibrate();
   // The CLI's source and notes stay; the plan's figures join them.
   plan.use.mode = report_->mode;

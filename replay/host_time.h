@@ -53,6 +53,7 @@
 // charged as the replay's own time (peer_bound_ops, peer_bound_ms).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -108,6 +109,16 @@ const std::vector<std::string>& hostTimeModes();  // "replayed", "recorded", "mo
 struct HostTimePlan {
   std::vector<double> balance_us;  // per op index, signed; 0 for ops without a target
   std::vector<double> wait_us;     // per op index: the busy wait the balances give before it
+  // Deadlines (closed loop): the replay spins before op i's call until
+  // base + due_us[i] (negative: no deadline), base being the iteration's
+  // start, or the start of the last call flagged rebase_at_start (one that
+  // awaited a collective) or the end of the last flagged rebase_at_end (a
+  // collective's call), whichever came last. With the warm-up's own times
+  // the same waits as wait_us; when an iteration runs slower or faster than
+  // the warm-up, the waits shrink or grow to keep the original's time.
+  std::vector<double> due_us;
+  std::vector<char> rebase_at_start;
+  std::vector<char> rebase_at_end;
   HostTimeUse use;
 };
 
@@ -183,11 +194,28 @@ class HostTimeLoop {
     if (sampling_) planner_->beginIteration();
     waiter_.reset();  // no balance crosses iterations
   }
-  void beforeCall(size_t index) {
-    if (planned_) waiter_.wait(balance_us_[index]);
+  // The iteration's clock starts (the replay loop's own start time): the
+  // first base of the deadlines.
+  void startClock(std::chrono::steady_clock::time_point start) {
+    start_ = start;
+    base_ = start;
   }
+  void beforeCall(size_t index) {
+    if (planned_ && due_us_[index] >= 0) {
+      waiter_.until(base_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double, std::micro>(due_us_[index])));
+    }
+  }
+  // `start_us`, `end_us`: from the time given to startClock.
   void afterCall(size_t index, double start_us, double end_us, bool awaited = false) {
     if (sampling_) planner_->sample(index, start_us, end_us, awaited);
+    if (!planned_) return;
+    auto at = [&](double us) {
+      return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double, std::micro>(us));
+    };
+    if (rebase_at_start_[index]) base_ = at(start_us);
+    if (rebase_at_end_[index]) base_ = at(end_us);
   }
   double waitUs(size_t index) const { return planned_ ? wait_us_[index] : 0.0; }
 
@@ -200,6 +228,9 @@ class HostTimeLoop {
   bool planned_ = false;
   std::vector<double> balance_us_;  // per op index
   std::vector<double> wait_us_;     // per op index, for reports
+  std::vector<double> due_us_;      // per op index (HostTimePlan)
+  std::vector<char> rebase_at_start_, rebase_at_end_;
+  std::chrono::steady_clock::time_point start_, base_;
   BusyWaiter waiter_;
   HostTimeUse* report_;
 };

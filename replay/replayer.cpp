@@ -161,6 +161,7 @@ class IterationRunner {
     timer_->start();
     if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
+    host_->startClock(iteration_start);  // --host-time: the deadlines' first base
     double ops_us = 0;  // this iteration's timed calls
     auto previous_end = iteration_start;  // the last call's end
     bool complete = true;

@@ -82,6 +82,18 @@ TEST(BusyWaiter, ANegativeWaitIsADebtTheNextWaitsPayFirst) {
   EXPECT_EQ(waiter.carriedUs(), 0.0) << "no debt crosses an iteration";
 }
 
+TEST(BusyWaiter, UntilSpinsToTheDeadlineLessTheOvershoot) {
+  TickingClock::tick_ns = 50;
+  BasicBusyWaiter<TickingClock> waiter;
+  waiter.calibrate(11, 1.0);
+  const auto start = TickingClock::now();
+  waiter.until(start + std::chrono::microseconds(100));
+  EXPECT_NEAR(elapsedUs(start.time_since_epoch().count()), 100.0, 0.1);
+  const int64_t reads = TickingClock::reads;
+  waiter.until(start);  // passed: one read
+  EXPECT_EQ(TickingClock::reads, reads + 1);
+}
+
 TEST(BusyWaiter, AFreeClockMeansNoOvershoot) {
   TickingClock::tick_ns = 1;
   BasicBusyWaiter<TickingClock> waiter;
@@ -114,6 +126,10 @@ TEST(HostTimePlanner, WaitsForTheOriginalsGapAndOpBeyondTheReplaysOwn) {
   EXPECT_DOUBLE_EQ(plan.use.target_ms, 43 / 1000.0);
   EXPECT_DOUBLE_EQ(plan.use.replay_own_ms, 12 / 1000.0);
   EXPECT_DOUBLE_EQ(plan.use.wait_ms, 31 / 1000.0);
+  // Deadlines from the iteration's start: each call ends when the
+  // original's op did (30 us, then 43), given the warm-up's own call.
+  EXPECT_DOUBLE_EQ(plan.due_us[0], 30 - 6);
+  EXPECT_DOUBLE_EQ(plan.due_us[1], 43 - 3);
 }
 
 TEST(HostTimePlanner, ACallLongerThanTheOriginalsOpGetsNoWaitAndIsReported) {
@@ -215,6 +231,16 @@ TEST(HostTimePlanner, WaitingForOtherRanksIsNeitherWaitedForNorCharged) {
   EXPECT_DOUBLE_EQ(plan.use.peer_bound_ms, (13000 + 9000) / 1000.0);
   EXPECT_DOUBLE_EQ(plan.use.target_ms, (30 + 4 + 30 + 14) / 1000.0);
   EXPECT_EQ(plan.use.ops_over, 0) << "a collective's call is not over anything";
+  // Deadlines: op 1's call ends at 30; the collective's call starts when
+  // the original's did (34), and the clock's base moves to its end; op 3
+  // waited for it, so the base moves to op 3's start and it has no
+  // deadline; op 4's call ends 30 + 14 us after op 3's start.
+  EXPECT_DOUBLE_EQ(plan.due_us[0], 30 - 6);
+  EXPECT_DOUBLE_EQ(plan.due_us[1], 34);
+  EXPECT_TRUE(plan.rebase_at_end[1]);
+  EXPECT_LT(plan.due_us[2], 0.0);
+  EXPECT_TRUE(plan.rebase_at_start[2]);
+  EXPECT_DOUBLE_EQ(plan.due_us[3], 44 - 3);
 }
 
 // Gloo's all_to_all is recorded as a bare `gloo:all_to_all` that the Kineto
@@ -252,6 +278,7 @@ TEST(HostTimePlanner, WhatIsOwedAtTheEndIsTakenBackFromTheLatestWaits) {
   EXPECT_DOUBLE_EQ(plan.use.behind_ms, 3 / 1000.0) << "own 49 us against the original's 46";
   EXPECT_DOUBLE_EQ(plan.use.wait_ms, 0.0);
   // Own work under the original's: only the owed part comes back.
+
   HostTimePlanner q({op(1, HostTarget{10, 20}), op(2, HostTarget{0, 10})}, 1.0);
   row(q, {{0, 8}, {8, 28}});  // op 1 22 under, op 2 10 over
   const HostTimePlan fits = q.plan();
@@ -262,6 +289,10 @@ TEST(HostTimePlanner, WhatIsOwedAtTheEndIsTakenBackFromTheLatestWaits) {
   for (const HostTimePlan* x : {&plan, &fits}) {
     EXPECT_NEAR(x->use.replay_own_ms + x->use.wait_ms, x->use.target_ms + x->use.behind_ms, 1e-12);
   }
+  // The deadlines move with what was taken back: 22, 35, 30, 25 less 22,
+  // 27, 27, 27 (at least 0); and 22, 20 less 10, 10.
+  EXPECT_EQ(plan.due_us, (std::vector<double>{0, 8, 3, 0}));
+  EXPECT_EQ(fits.due_us, (std::vector<double>{12, 10}));
 }
 
 TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
