@@ -1,0 +1,238 @@
+#include "sweep/sweep_run.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "predictors/simulation/joint_prediction.h"
+#include "sweep/step_trace.h"
+
+namespace tracetwin::sweep {
+
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank) {
+  int64_t bytes = 0;
+  const int64_t lookups_per_bag = spec.world_size * spec.batch_size;
+  for (size_t t = 0; t < owner.size(); ++t) {
+    if (owner[t] != rank) continue;
+    const TableSpec& tab = spec.tables[t];
+    bytes += tab.bytes();
+    if (spec.sparse_grad) {
+      const int64_t lookups = lookups_per_bag * tab.pooling;
+      bytes += std::min(lookups, tab.rows) * tab.dim * 4 + lookups * 8;
+    } else {
+      bytes += tab.bytes();
+    }
+  }
+  int64_t width = spec.dense.features, params = 0;
+  for (int64_t h : spec.dense.bottom_mlp) {
+    params += (width + 1) * h;
+    width = h;
+  }
+  for (int t = 0; t < int(owner.size()); ++t) width += spec.tables[size_t(t)].dim;
+  for (int64_t h : spec.dense.top_mlp) {
+    params += (width + 1) * h;
+    width = h;
+  }
+  return bytes + 2 * 4 * params;  // dense weights and gradients
+}
+
+namespace {
+
+// Graphs and part maps of one plan's ranks; the predictor's inputs point into it.
+struct PlanGraphs {
+  std::deque<core::Graph> graphs;
+  std::vector<std::unordered_map<int64_t, StepPart>> parts;
+  std::vector<std::unordered_map<int64_t, int>> tables;
+};
+
+PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks) {
+  PlanGraphs g;
+  for (int r = 0; r < ranks; ++r) {
+    RankStep step = buildRankStep(spec, owner, r);
+    g.graphs.push_back(rankGraph(step, fmt::format("{} rank {}", spec.source, r)));
+    g.parts.emplace_back(step.parts.begin(), step.parts.end());
+    g.tables.emplace_back(step.table_of_op.begin(), step.table_of_op.end());
+  }
+  return g;
+}
+
+predictors::MultiRankPrediction predictGraphs(const PlanGraphs& g,
+                                              const predictors::ModelSet& models,
+                                              const predictors::PredictOptions& opts,
+                                              int64_t world_size) {
+  std::vector<predictors::RankInput> inputs;
+  for (const core::Graph& graph : g.graphs) {
+    predictors::RankInput in;
+    in.graph = &graph;
+    in.opts = opts;
+    in.opts.default_world_size = world_size;
+    inputs.push_back(std::move(in));
+  }
+  predictors::MultiRankOptions mo;
+  mo.every_rank_ops = true;
+  return predictors::predictRanks(inputs, models, mo);
+}
+
+}  // namespace
+
+std::vector<double> tableCosts(const SweepSpec& spec, const predictors::ModelSet& models,
+                               const predictors::PredictOptions& opts) {
+  // Every table on rank 0 of a one-rank job: the table's ops are the same
+  // whichever rank holds it (its lookups cover the global batch).
+  SweepSpec one = spec;
+  const std::vector<int> owner(spec.tables.size(), 0);
+  const PlanGraphs g = buildGraphs(one, owner, 1);
+  predictors::PredictOptions o = opts;
+  o.default_world_size = spec.world_size;
+  const predictors::Prediction p = predictors::predictGraph(g.graphs[0], models, o);
+  std::vector<double> cost(spec.tables.size(), 0.0);
+  for (const predictors::OpPrediction& op : p.per_op) {
+    auto it = g.tables[0].find(op.id);
+    if (it != g.tables[0].end()) cost[size_t(it->second)] += (op.predicted_us + op.cpu_us) / 1000;
+  }
+  return cost;
+}
+
+PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors::ModelSet& models,
+                       const SweepOptions& options) {
+  PlanResult res;
+  res.plan = plan;
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankResult rr;
+    rr.rank = r;
+    rr.memory_bytes = rankMemoryBytes(spec, plan.owner, r);
+    if (options.memory_limit_bytes > 0 && rr.memory_bytes > options.memory_limit_bytes &&
+        res.feasible) {
+      res.feasible = false;
+      res.infeasible = fmt::format("rank {} needs {:.2f} GB, the device has {:.2f} GB", r,
+                                   double(rr.memory_bytes) / 1e9,
+                                   double(options.memory_limit_bytes) / 1e9);
+    }
+    res.ranks.push_back(rr);
+  }
+  if (!res.feasible) return res;
+  const PlanGraphs g = buildGraphs(spec, plan.owner, spec.world_size);
+  const predictors::MultiRankPrediction m =
+      predictGraphs(g, models, options.predict, spec.world_size);
+  res.predicted_ms = m.iteration_ms;
+  double busy_max = 0, busy_sum = 0;
+  for (size_t r = 0; r < m.ranks.size(); ++r) {
+    const predictors::RankReport& rep = m.ranks[r];
+    RankResult& rr = res.ranks[r];
+    rr.iteration_ms = rep.iteration_ms;
+    rr.comm_ms = rep.comm_ms;
+    rr.wait_ms = rep.wait_ms;
+    for (const predictors::OpPrediction& op : rep.prediction.per_op) {
+      auto it = g.parts[r].find(op.id);
+      const StepPart part = it == g.parts[r].end() ? StepPart::kDense : it->second;
+      const double ms = (op.predicted_us + op.cpu_us) / 1000;
+      if (part == StepPart::kEmbedding) rr.embedding_ms += ms;
+      if (part == StepPart::kDense) rr.dense_ms += ms;
+    }
+    const double busy = rr.embedding_ms + rr.dense_ms;
+    busy_max = std::max(busy_max, busy);
+    busy_sum += busy;
+  }
+  const double mean = busy_sum / double(std::max<size_t>(m.ranks.size(), 1));
+  res.imbalance = mean > 0 ? busy_max / mean - 1 : 0;
+  return res;
+}
+
+std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
+                                 const predictors::ModelSet& models, const SweepOptions& options) {
+  std::vector<PlanResult> out;
+  out.reserve(plans.size());
+  for (size_t k = 0; k < plans.size(); ++k) {
+    out.push_back(predictPlan(spec, plans[k], models, options));
+    if (options.progress) options.progress(k + 1, plans.size());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PlanResult& a, const PlanResult& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    return a.predicted_ms < b.predicted_ms;
+  });
+  return out;
+}
+
+nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& ranked,
+                         const std::string& device) {
+  using J = nlohmann::json;
+  J plans = J::array();
+  for (const PlanResult& p : ranked) {
+    J ranks = J::array();
+    for (const RankResult& r : p.ranks) {
+      J tables = J::array();
+      for (size_t t = 0; t < p.plan.owner.size(); ++t) {
+        if (p.plan.owner[t] == r.rank) tables.push_back(spec.tables[t].name);
+      }
+      ranks.push_back(J{{"rank", r.rank},
+                        {"iteration_ms", r.iteration_ms},
+                        {"embedding_ms", r.embedding_ms},
+                        {"dense_ms", r.dense_ms},
+                        {"comm_ms", r.comm_ms},
+                        {"wait_ms", r.wait_ms},
+                        {"memory_bytes", r.memory_bytes},
+                        {"tables", std::move(tables)}});
+    }
+    J assignment = J::object();
+    for (size_t t = 0; t < p.plan.owner.size(); ++t) {
+      assignment[spec.tables[t].name] = p.plan.owner[t];
+    }
+    J entry = {{"name", p.plan.name},
+               {"strategy", p.plan.strategy},
+               {"feasible", p.feasible},
+               {"ranks", std::move(ranks)},
+               {"assignment", std::move(assignment)},
+               {"owner", p.plan.owner}};
+    if (p.feasible) {
+      entry["predicted_ms"] = p.predicted_ms;
+      entry["imbalance"] = p.imbalance;
+    } else {
+      entry["predicted_ms"] = nullptr;
+      entry["infeasible"] = p.infeasible;
+    }
+    plans.push_back(std::move(entry));
+  }
+  J tables = J::array();
+  for (const TableSpec& t : spec.tables) {
+    J e = {{"name", t.name}, {"rows", t.rows}, {"dim", t.dim}, {"pooling", t.pooling}};
+    if (t.zipf) e["zipf"] = *t.zipf;
+    tables.push_back(std::move(e));
+  }
+  J out = {{"sweep", spec.source},
+           {"world_size", spec.world_size},
+           {"batch_size", spec.batch_size},
+           {"sparse_grad", spec.sparse_grad},
+           {"device", device},
+           {"tables", std::move(tables)},
+           {"plans", std::move(plans)}};
+  out["best_predicted"] =
+      !ranked.empty() && ranked[0].feasible ? J(ranked[0].plan.name) : J(nullptr);
+  return out;
+}
+
+std::string sweepCsv(const SweepSpec& spec, const std::vector<PlanResult>& ranked) {
+  std::string out = "rank_order,plan,strategy,feasible,predicted_ms,imbalance";
+  for (int r = 0; r < spec.world_size; ++r) {
+    out += fmt::format(",r{0}_embedding_ms,r{0}_dense_ms,r{0}_comm_ms,r{0}_wait_ms", r);
+  }
+  out += ",assignment\n";
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    const PlanResult& p = ranked[k];
+    out += fmt::format("{},{},{},{},{},{:.4f}", k + 1, p.plan.name, p.plan.strategy,
+                       p.feasible ? 1 : 0, p.feasible ? fmt::format("{:.4f}", p.predicted_ms) : "",
+                       p.imbalance);
+    for (const RankResult& r : p.ranks) {
+      out += fmt::format(",{:.4f},{:.4f},{:.4f},{:.4f}", r.embedding_ms, r.dense_ms, r.comm_ms,
+                         r.wait_ms);
+    }
+    out += fmt::format(",{}\n", fmt::join(p.plan.owner, " "));
+  }
+  return out;
+}
+
+}  // namespace tracetwin::sweep
