@@ -1,0 +1,83 @@
+// Ranking plans with the bundled host models (deterministic model files, no
+// measurement): order, JSON, memory feasibility.
+#include "sweep/sweep_run.h"
+
+#include <gtest/gtest.h>
+
+#include "predictors/models/model_set.h"
+#include "sweep/strategies.h"
+#include "sweep/sweep_spec.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+const char* kFile = R"(world_size: 2
+batch_size: 16
+tables:
+  - {name: big, rows: 50000, dim: 16, pooling: 20}
+  - {name: mid, rows: 20000, dim: 16, pooling: 10}
+  - {name: small, rows: 1000, dim: 16, pooling: 2}
+plans:
+  - {name: lopsided, assign: {big: 0, mid: 0, small: 0}}
+  - {name: balanced, strategy: greedy}
+  - {name: rr, strategy: round_robin}
+)";
+
+predictors::ModelSet hostModels() {
+  return predictors::ModelSet::load(std::string(TRACETWIN_SOURCE_DIR) + "/data/models/host");
+}
+
+TEST(SweepRun, RanksPlansByPredictedStep) {
+  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  const auto costs = tableCosts(s, models, o.predict);
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_GT(costs[0], costs[2]);  // 200 lookups a bag... against 2
+  const auto plans = expandPlans(s, [&] { return costs; });
+  size_t progress = 0;
+  o.progress = [&](size_t done, size_t total) {
+    EXPECT_EQ(total, 3u);
+    progress = done;
+  };
+  const auto ranked = runSweep(s, plans, models, o);
+  EXPECT_EQ(progress, 3u);
+  ASSERT_EQ(ranked.size(), 3u);
+  for (size_t k = 1; k < ranked.size(); ++k) {
+    EXPECT_LE(ranked[k - 1].predicted_ms, ranked[k].predicted_ms);
+  }
+  // Everything on rank 0 leaves rank 1 waiting at the first all_to_all.
+  EXPECT_EQ(ranked.back().plan.name, "lopsided");
+  const RankResult& idle = ranked.back().ranks[1];
+  EXPECT_LT(idle.embedding_ms, 0.01);  // only the zeros([bags, 0]) it sends
+  EXPECT_GT(idle.wait_ms, 0.0);
+  EXPECT_GT(ranked.back().imbalance, ranked.front().imbalance);
+  const auto j = sweepJson(s, ranked, "host");
+  EXPECT_EQ(j["best_predicted"], ranked.front().plan.name);
+  EXPECT_EQ(j["plans"].size(), 3u);
+  EXPECT_EQ(j["plans"][2]["assignment"]["mid"], 0);
+  EXPECT_EQ(j["plans"][0]["ranks"].size(), 2u);
+}
+
+TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
+  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  // big alone is 3.2 MB of weights: a limit of 4 MB a rank rules out the
+  // plan holding all three tables on one rank, not the balanced ones.
+  EXPECT_GT(rankMemoryBytes(s, {0, 0, 0}, 0), 4'000'000);
+  EXPECT_LT(rankMemoryBytes(s, {0, 1, 1}, 0), 4'000'000);
+  o.memory_limit_bytes = 4'000'000;
+  const auto ranked =
+      runSweep(s, {{"all0", "explicit", {0, 0, 0}}, {"split", "explicit", {0, 1, 1}}}, models, o);
+  EXPECT_TRUE(ranked[0].feasible);
+  EXPECT_EQ(ranked[0].plan.name, "split");
+  EXPECT_FALSE(ranked[1].feasible);
+  EXPECT_NE(ranked[1].infeasible.find("rank 0 needs"), std::string::npos);
+  const auto j = sweepJson(s, ranked, "host");
+  EXPECT_TRUE(j["plans"][1]["predicted_ms"].is_null());
+  EXPECT_EQ(j["best_predicted"], "split");
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
