@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "cli/command_registry.h"
 #include "core/errors.h"
@@ -18,6 +19,7 @@
 #include "predictors/specs/device_spec.h"
 #include "predictors/specs/system_spec.h"
 #include "sweep/step_trace.h"
+#include "sweep/composed_model.h"
 #include "sweep/strategies.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
@@ -32,6 +34,8 @@ struct SweepArgs {
   std::string csv;
   std::string emit_traces;
   int64_t top = 20;
+  size_t full_max = 50;
+  size_t verify = 5;
 };
 
 void writeText(const std::string& text, const std::string& path) {
@@ -89,10 +93,19 @@ void runSweep(const SweepArgs& args) {
   const predictors::DeviceSpec& device =
       options.predict.target ? *options.predict.target : models.device;
   options.memory_limit_bytes = spec.memory_bytes > 0 ? spec.memory_bytes : device.memory_bytes;
-  const std::vector<sweep::Plan> plans = sweep::expandPlans(
-      spec, [&] { return sweep::tableCosts(spec, models, options.predict); });
+  // Fitted once when strategy greedy needs table costs or the sweep is screened.
+  std::optional<sweep::ComposedModel> composed;
+  const auto fitComposed = [&]() -> const sweep::ComposedModel& {
+    if (!composed) composed = sweep::calibrateComposed(spec, models, options.predict);
+    return *composed;
+  };
+  const std::vector<sweep::Plan> plans =
+      sweep::expandPlans(spec, [&] { return fitComposed().tableCosts(); });
+  if (plans.size() > args.full_max) options.composed = &fitComposed();
   if (!args.emit_traces.empty()) emitTraces(spec, plans, args.emit_traces);
   options.progress = progressBar();
+  options.full_max = args.full_max;
+  options.verify = args.verify;
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<sweep::PlanResult> ranked = sweep::runSweep(spec, plans, models, options);
   const double secs =
@@ -104,10 +117,17 @@ void runSweep(const SweepArgs& args) {
   fmt::print("device:     {}\n", device.name);
   size_t infeasible = 0;
   for (const auto& p : ranked) infeasible += p.feasible ? 0 : 1;
-  fmt::print("plans:      {} predicted in {:.2f} s{}\n\n", plans.size(), secs,
+  size_t joint = 0;
+  for (const auto& p : ranked) joint += p.feasible && p.predicted_by == "joint" ? 1 : 0;
+  const bool screened = joint + infeasible < ranked.size();
+  fmt::print("plans:      {} in {:.2f} s: {}{}\n\n", plans.size(), secs,
+             screened ? fmt::format("screened by the composed model (*), the best {} then "
+                                    "predicted jointly",
+                                    joint)
+                      : "every plan predicted jointly",
              infeasible ? fmt::format(", {} infeasible (memory)", infeasible) : "");
   fmt::print("{:>4} {:<24} {:<12} {:>11} {:>10}  {}\n", "#", "plan", "strategy", "step ms",
-             "imbalance", "per rank: embedding / dense / comm / wait ms");
+             "imbalance", "per rank: embedding / dense / comm / wait ms (* composed model)");
   const size_t shown = std::min(ranked.size(), size_t(std::max<int64_t>(args.top, 1)));
   for (size_t k = 0; k < shown; ++k) {
     const sweep::PlanResult& p = ranked[k];
@@ -121,8 +141,9 @@ void runSweep(const SweepArgs& args) {
       per_rank += fmt::format("{}r{}: {:.2f}/{:.2f}/{:.2f}/{:.2f}", per_rank.empty() ? "" : "  ",
                               r.rank, r.embedding_ms, r.dense_ms, r.comm_ms, r.wait_ms);
     }
-    fmt::print("{:>4} {:<24} {:<12} {:>11.3f} {:>9.1f}%  {}\n", k + 1, p.plan.name,
-               p.plan.strategy, p.predicted_ms, 100 * p.imbalance, per_rank);
+    fmt::print("{:>4} {:<24} {:<12} {:>10.3f}{} {:>9.1f}%  {}\n", k + 1, p.plan.name,
+               p.plan.strategy, p.predicted_ms, p.predicted_by == "joint" ? " " : "*",
+               100 * p.imbalance, per_rank);
   }
   if (shown < ranked.size()) fmt::print("     ... {} more (--top)\n", ranked.size() - shown);
   if (!ranked.empty() && ranked[0].feasible) {
@@ -152,6 +173,11 @@ std::function<void()> setupSweep(CLI::App& sub) {
   sub.add_option("--csv", args->csv, "Write the ranked plans as CSV");
   sub.add_option("--top", args->top, "Print the best K plans (default 20)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--full-max", args->full_max,
+                 "Predict every plan jointly up to this many plans (default 50); beyond, screen "
+                 "them with the composed model and predict the best --verify jointly");
+  sub.add_option("--verify", args->verify,
+                 "Screened sweeps: how many of the best plans to predict jointly (default 5)");
   sub.add_option("--emit-traces", args->emit_traces,
                  "Write each plan's per-rank execution traces to DIR/PLAN/rank{rank}.et.json "
                  "(replay them with `tracetwin replay 'DIR/PLAN/rank{rank}.et.json' --nproc N`)");

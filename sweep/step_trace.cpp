@@ -108,15 +108,14 @@ class StepBuilder {
       part_ = StepPart::kEmbedding;
       zero(grads_[k]);
     }
-    table_ = -1;
+    table_ = kCommonOp;
     forward();
     backward();
     allReduce();
     optimizerStep();
     RankStep out;
     out.trace = w_.finish();
-    out.parts = std::move(parts_);
-    out.table_of_op = std::move(tables_);
+    out.tags = std::move(tags_);
     return out;
   }
 
@@ -125,8 +124,7 @@ class StepBuilder {
 
   int64_t op(const char* schema, std::vector<EtArg> in, std::vector<EtArg> out) {
     const int64_t id = w_.op(schema, std::move(in), std::move(out));
-    parts_.emplace_back(id, part_);
-    if (table_ >= 0) tables_.emplace_back(id, table_);
+    tags_.push_back({id, part_, phase_, table_});
     return id;
   }
   void zero(const EtTensor& t) { op(kZero, {w_.arg(t)}, {w_.arg(t)}); }
@@ -213,7 +211,7 @@ class StepBuilder {
           w_.arg(max_indices_.back())});
       pooled.push_back(out);
     }
-    table_ = -1;
+    table_ = kPerRankDimsOp;
     const int64_t mine_dim = dims_[size_t(rank_)];
     EtTensor cat = w_.tensor({bags, mine_dim});
     if (!pooled.empty()) {
@@ -225,18 +223,22 @@ class StepBuilder {
     // all_to_all_single: every rank sends B * mine_dim to each peer and
     // receives B * dims[q] from peer q.
     part_ = StepPart::kDense;
+    table_ = kCommonOp;
     const int64_t all_dims = std::accumulate(dims_.begin(), dims_.end(), int64_t{0});
     EtTensor recv = w_.tensor({B_ * all_dims});
     op(kEmpty, {W::ints({B_ * all_dims}), W::none(), W::none(), w_.device(), W::b(false),
                 W::none()},
        {w_.arg(recv)});
     EtTensor send = w_.view(cat, {bags * mine_dim});
+    table_ = kPerRankDimsOp;
     op(kReshape, {w_.arg(cat), W::ints({-1})}, {w_.arg(send)});
+    table_ = kCommonOp;
     std::vector<int64_t> send_split(size_t(W_), B_ * mine_dim), recv_split;
     for (int64_t d : dims_) recv_split.push_back(B_ * d);
     part_ = StepPart::kComm;
     commOp("all_to_allv", send, recv, send_split, recv_split);
     part_ = StepPart::kDense;
+    phase_ = StepPhase::kDense;
     EtTensor received = w_.view(recv, recv.shape);
     op(kViewAs, {w_.arg(recv), w_.arg(recv)}, {w_.arg(received)});
     std::vector<EtTensor> parts;
@@ -270,7 +272,7 @@ class StepBuilder {
   void commOp(const char* name, const EtTensor& in, const EtTensor& out,
               const std::vector<int64_t>& in_split, const std::vector<int64_t>& out_split) {
     const int64_t id = w_.collective(name, in, out, in_split, out_split, rank_, W_);
-    parts_.emplace_back(id, StepPart::kComm);
+    tags_.push_back({id, StepPart::kComm, phase_, kCommonOp});
   }
 
   // Backward of layers [first, end) from the last; `g` is the gradient of
@@ -355,11 +357,13 @@ class StepBuilder {
     std::vector<int64_t> in_split, out_split(size_t(W_), B_ * mine_dim);
     for (int64_t d : dims_) in_split.push_back(B_ * d);
     commOp("all_to_allv", grad_recv, grad_send, in_split, out_split);
+    phase_ = StepPhase::kTables;
     EtTensor got = w_.view(grad_send, grad_send.shape);
     op(kViewAs, {w_.arg(grad_send), w_.arg(grad_send)}, {w_.arg(got)});
     if (mine_.empty()) return;
     part_ = StepPart::kEmbedding;
     EtTensor g2 = w_.view(got, {bags, mine_dim});
+    table_ = kPerRankDimsOp;
     op(kReshape, {w_.arg(got), W::ints({bags, mine_dim})}, {w_.arg(g2)});
     std::vector<EtTensor> per_table;
     off = 0;
@@ -382,7 +386,7 @@ class StepBuilder {
          {w_.arg(g)});
       op(kAdd, {w_.arg(grads_[k]), w_.arg(g), W::i(1)}, {w_.arg(grads_[k])});
     }
-    table_ = -1;
+    table_ = kCommonOp;
   }
 
   void allReduce() {
@@ -404,6 +408,7 @@ class StepBuilder {
     part_ = StepPart::kComm;
     commOp("allreduce", bucket, bucket, {}, {});
     part_ = StepPart::kDense;
+    phase_ = StepPhase::kAfterReduce;
     EtTensor world = w_.tensor({}, true);  // `flat /= world`: a wrapped 0-dim long
     op(kDivT, {w_.arg(bucket), w_.arg(world)}, {w_.arg(bucket)});
     int64_t off = 0;
@@ -432,7 +437,7 @@ class StepBuilder {
       table_ = mine_[k];
       op(kAdd, {w_.arg(weights_[k]), w_.arg(grads_[k]), W::d(-s_.lr)}, {w_.arg(weights_[k])});
     }
-    table_ = -1;
+    table_ = kCommonOp;
   }
 
   const SweepSpec& s_;
@@ -450,9 +455,9 @@ class StepBuilder {
   std::vector<int64_t> block_dims_;
   EtTensor z_, logits_, labels_, loss_, send_;
   StepPart part_ = StepPart::kDense;
-  int table_ = -1;
-  std::vector<std::pair<int64_t, StepPart>> parts_;
-  std::vector<std::pair<int64_t, int>> tables_;
+  StepPhase phase_ = StepPhase::kBeforeA2A;
+  int table_ = kCommonOp;
+  std::vector<OpTag> tags_;
 };
 
 }  // namespace

@@ -19,12 +19,28 @@ namespace tracetwin::sweep {
 // prediction into embedding, dense and communication.
 enum class StepPart : uint8_t { kEmbedding, kDense, kComm };
 
-// One rank's table-wise step: the trace and, by node id, each op's part and
-// (embedding ops) its table (-1 otherwise).
+// Where an op sits between the step's three synchronising collectives
+// (the composed model of sweep/composed_model.h sums each stretch).
+enum class StepPhase : uint8_t {
+  kBeforeA2A,   // zero_grad, the lookups, the pooled cat
+  kDense,       // between the two all_to_alls: the dense forward and backward
+  kTables,      // after the gradients' all_to_all: table backward, the bucket
+  kAfterReduce  // after the all-reduce: the bucket's copies back, SGD
+};
+inline constexpr int kCommonOp = -1;       // no table's: the same on every rank
+inline constexpr int kPerRankDimsOp = -2;  // the rank's tables together (cat, reshape)
+
+struct OpTag {
+  int64_t id = 0;  // node id
+  StepPart part = StepPart::kDense;
+  StepPhase phase = StepPhase::kBeforeA2A;
+  int table = kCommonOp;  // table index, kCommonOp or kPerRankDimsOp
+};
+
+// One rank's table-wise step: the trace and a tag per op, in op order.
 struct RankStep {
   nlohmann::json trace;
-  std::vector<std::pair<int64_t, StepPart>> parts;  // (node id, part), in op order
-  std::vector<std::pair<int64_t, int>> table_of_op;  // embedding ops: (node id, table index)
+  std::vector<OpTag> tags;
 };
 
 // `owner[t]` is the rank that holds table t. Throws UsageError when owner

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "predictors/simulation/joint_prediction.h"
+#include "sweep/composed_model.h"
 #include "sweep/step_trace.h"
 
 namespace tracetwin::sweep {
@@ -44,19 +45,16 @@ int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, in
 namespace {
 
 // Graphs and part maps of one plan's ranks; the predictor's inputs point into it.
-struct PlanGraphs {
-  std::deque<core::Graph> graphs;
-  std::vector<std::unordered_map<int64_t, StepPart>> parts;
-  std::vector<std::unordered_map<int64_t, int>> tables;
-};
+}  // namespace
 
 PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks) {
   PlanGraphs g;
   for (int r = 0; r < ranks; ++r) {
     RankStep step = buildRankStep(spec, owner, r);
     g.graphs.push_back(rankGraph(step, fmt::format("{} rank {}", spec.source, r)));
-    g.parts.emplace_back(step.parts.begin(), step.parts.end());
-    g.tables.emplace_back(step.table_of_op.begin(), step.table_of_op.end());
+    std::unordered_map<int64_t, OpTag> tags;
+    for (const OpTag& t : step.tags) tags.emplace(t.id, t);
+    g.tags.push_back(std::move(tags));
   }
   return g;
 }
@@ -78,30 +76,10 @@ predictors::MultiRankPrediction predictGraphs(const PlanGraphs& g,
   return predictors::predictRanks(inputs, models, mo);
 }
 
-}  // namespace
-
-std::vector<double> tableCosts(const SweepSpec& spec, const predictors::ModelSet& models,
-                               const predictors::PredictOptions& opts) {
-  // Every table on rank 0 of a one-rank job: the table's ops are the same
-  // whichever rank holds it (its lookups cover the global batch).
-  SweepSpec one = spec;
-  const std::vector<int> owner(spec.tables.size(), 0);
-  const PlanGraphs g = buildGraphs(one, owner, 1);
-  predictors::PredictOptions o = opts;
-  o.default_world_size = spec.world_size;
-  const predictors::Prediction p = predictors::predictGraph(g.graphs[0], models, o);
-  std::vector<double> cost(spec.tables.size(), 0.0);
-  for (const predictors::OpPrediction& op : p.per_op) {
-    auto it = g.tables[0].find(op.id);
-    if (it != g.tables[0].end()) cost[size_t(it->second)] += (op.predicted_us + op.cpu_us) / 1000;
-  }
-  return cost;
-}
-
-PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors::ModelSet& models,
-                       const SweepOptions& options) {
-  PlanResult res;
-  res.plan = plan;
+void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult* res_out) {
+  PlanResult& res = *res_out;
+  const Plan& plan = res.plan;
+  res.ranks.clear();
   for (int r = 0; r < spec.world_size; ++r) {
     RankResult rr;
     rr.rank = r;
@@ -115,6 +93,13 @@ PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors
     }
     res.ranks.push_back(rr);
   }
+}
+
+PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors::ModelSet& models,
+                       const SweepOptions& options) {
+  PlanResult res;
+  res.plan = plan;
+  checkMemory(spec, options, &res);
   if (!res.feasible) return res;
   const PlanGraphs g = buildGraphs(spec, plan.owner, spec.world_size);
   const predictors::MultiRankPrediction m =
@@ -128,8 +113,8 @@ PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors
     rr.comm_ms = rep.comm_ms;
     rr.wait_ms = rep.wait_ms;
     for (const predictors::OpPrediction& op : rep.prediction.per_op) {
-      auto it = g.parts[r].find(op.id);
-      const StepPart part = it == g.parts[r].end() ? StepPart::kDense : it->second;
+      auto it = g.tags[r].find(op.id);
+      const StepPart part = it == g.tags[r].end() ? StepPart::kDense : it->second.part;
       const double ms = (op.predicted_us + op.cpu_us) / 1000;
       if (part == StepPart::kEmbedding) rr.embedding_ms += ms;
       if (part == StepPart::kDense) rr.dense_ms += ms;
@@ -143,18 +128,70 @@ PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors
   return res;
 }
 
-std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
-                                 const predictors::ModelSet& models, const SweepOptions& options) {
-  std::vector<PlanResult> out;
-  out.reserve(plans.size());
-  for (size_t k = 0; k < plans.size(); ++k) {
-    out.push_back(predictPlan(spec, plans[k], models, options));
-    if (options.progress) options.progress(k + 1, plans.size());
-  }
-  std::stable_sort(out.begin(), out.end(), [](const PlanResult& a, const PlanResult& b) {
+namespace {
+
+void rank(std::vector<PlanResult>* plans) {
+  std::stable_sort(plans->begin(), plans->end(), [](const PlanResult& a, const PlanResult& b) {
     if (a.feasible != b.feasible) return a.feasible;
+    if ((a.predicted_by == "joint") != (b.predicted_by == "joint")) {
+      return a.predicted_by == "joint";
+    }
     return a.predicted_ms < b.predicted_ms;
   });
+}
+
+// Every plan estimated with the composed model, the best `verify` of them
+// predicted jointly (docs/sweeps.md, "Speed").
+std::vector<PlanResult> screened(const SweepSpec& spec, const std::vector<Plan>& plans,
+                                 const predictors::ModelSet& models, const SweepOptions& options) {
+  const ComposedModel composed = options.composed != nullptr
+                                     ? *options.composed
+                                     : calibrateComposed(spec, models, options.predict);
+  std::vector<PlanResult> out;
+  out.reserve(plans.size());
+  for (const Plan& plan : plans) {
+    PlanResult res;
+    res.plan = plan;
+    checkMemory(spec, options, &res);
+    if (res.feasible) {
+      std::vector<RankResult> memory = std::move(res.ranks);
+      res = composed.estimate(plan);
+      for (size_t r = 0; r < res.ranks.size(); ++r) {
+        res.ranks[r].memory_bytes = memory[r].memory_bytes;
+      }
+      res.predicted_by = "composed";
+    }
+    out.push_back(std::move(res));
+  }
+  rank(&out);
+  const size_t verify = std::min(options.verify, out.size());
+  for (size_t k = 0; k < verify && out[k].feasible; ++k) {
+    out[k] = predictPlan(spec, out[k].plan, models, options);
+    if (options.progress) options.progress(k + 1, verify);
+  }
+  rank(&out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
+                                 const predictors::ModelSet& models, const SweepOptions& options) {
+  if (plans.size() > options.full_max) return screened(spec, plans, models, options);
+  std::vector<PlanResult> out;
+  out.reserve(plans.size());
+  std::map<std::vector<int>, size_t> seen;  // plans of one assignment are predicted once
+  for (size_t k = 0; k < plans.size(); ++k) {
+    auto [it, fresh] = seen.emplace(plans[k].owner, out.size());
+    if (fresh) {
+      out.push_back(predictPlan(spec, plans[k], models, options));
+    } else {
+      out.push_back(out[it->second]);
+      out.back().plan = plans[k];
+    }
+    if (options.progress) options.progress(k + 1, plans.size());
+  }
+  rank(&out);
   return out;
 }
 
@@ -184,6 +221,7 @@ nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& r
     }
     J entry = {{"name", p.plan.name},
                {"strategy", p.plan.strategy},
+               {"predicted_by", p.predicted_by},
                {"feasible", p.feasible},
                {"ranks", std::move(ranks)},
                {"assignment", std::move(assignment)},
@@ -216,15 +254,15 @@ nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& r
 }
 
 std::string sweepCsv(const SweepSpec& spec, const std::vector<PlanResult>& ranked) {
-  std::string out = "rank_order,plan,strategy,feasible,predicted_ms,imbalance";
+  std::string out = "rank_order,plan,strategy,predicted_by,feasible,predicted_ms,imbalance";
   for (int r = 0; r < spec.world_size; ++r) {
     out += fmt::format(",r{0}_embedding_ms,r{0}_dense_ms,r{0}_comm_ms,r{0}_wait_ms", r);
   }
   out += ",assignment\n";
   for (size_t k = 0; k < ranked.size(); ++k) {
     const PlanResult& p = ranked[k];
-    out += fmt::format("{},{},{},{},{},{:.4f}", k + 1, p.plan.name, p.plan.strategy,
-                       p.feasible ? 1 : 0, p.feasible ? fmt::format("{:.4f}", p.predicted_ms) : "",
+    out += fmt::format("{},{},{},{},{},{},{:.4f}", k + 1, p.plan.name, p.plan.strategy,
+                       p.predicted_by, p.feasible ? 1 : 0, p.feasible ? fmt::format("{:.4f}", p.predicted_ms) : "",
                        p.imbalance);
     for (const RankResult& r : p.ranks) {
       out += fmt::format(",{:.4f},{:.4f},{:.4f},{:.4f}", r.embedding_ms, r.dense_ms, r.comm_ms,

@@ -10,12 +10,20 @@
 #include <string>
 #include <vector>
 
+#include <deque>
+#include <unordered_map>
+
+#include "core/graph.h"
 #include "predictors/models/model_set.h"
+#include "predictors/simulation/joint_prediction.h"
 #include "predictors/simulation/predictor.h"
+#include "sweep/step_trace.h"
 #include "sweep/strategies.h"
 #include "sweep/sweep_spec.h"
 
 namespace tracetwin::sweep {
+
+struct ComposedModel;  // composed_model.h
 
 struct RankResult {
   int rank = 0;
@@ -34,6 +42,9 @@ struct PlanResult {
   double predicted_ms = 0;  // the step: the slowest rank
   double imbalance = 0;     // max / mean of the ranks' embedding + dense time, minus 1
   std::vector<RankResult> ranks;
+  // "joint": the multi-rank predictor on the plan's graphs; "composed": the
+  // screen of composed_model.h (sweeps of more than SweepOptions::full_max plans).
+  std::string predicted_by = "joint";
 };
 
 // Per-rank memory a plan needs (bytes): float32 weights and their gradients
@@ -41,23 +52,42 @@ struct PlanResult {
 // plain SGD.
 int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank);
 
+// A plan's per-rank graphs and their ops' tags; predictor inputs point
+// into it.
+struct PlanGraphs {
+  std::deque<core::Graph> graphs;
+  std::vector<std::unordered_map<int64_t, OpTag>> tags;  // per rank, by node id
+};
+PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks);
+// Every rank predicted together (the multi-rank predictor, every rank's ops kept).
+predictors::MultiRankPrediction predictGraphs(const PlanGraphs& g,
+                                              const predictors::ModelSet& models,
+                                              const predictors::PredictOptions& opts,
+                                              int64_t world_size);
+
 struct SweepOptions {
   predictors::PredictOptions predict;  // target device, system ...
   int64_t memory_limit_bytes = 0;     // per rank; 0: no limit known
   // Called after each plan with (done, total).
   std::function<void(size_t, size_t)> progress;
+  // Up to full_max plans are all predicted jointly; beyond, every plan is
+  // screened with the composed model and the best `verify` predicted jointly.
+  size_t full_max = 50;
+  size_t verify = 5;
+  // The composed model when the caller fitted it already (strategy greedy
+  // asks for its table costs); else fitted when needed.
+  const ComposedModel* composed = nullptr;
 };
-
-// Per-table predicted cost (ms) of its lookups, backward and update: every
-// table on one rank, predicted once (strategy greedy).
-std::vector<double> tableCosts(const SweepSpec& spec, const predictors::ModelSet& models,
-                               const predictors::PredictOptions& opts);
 
 // Predicts one plan.
 PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors::ModelSet& models,
                        const SweepOptions& options);
 
-// Every plan, ranked: feasible ones by predicted step, then the infeasible.
+// Marks `res` infeasible when a rank's memory exceeds the limit; fills ranks' memory.
+void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult* res);
+
+// Every plan, ranked: feasible ones by predicted step (the jointly predicted
+// first when the sweep was screened), then the infeasible.
 std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
                                  const predictors::ModelSet& models, const SweepOptions& options);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "predictors/models/model_set.h"
+#include "sweep/composed_model.h"
 #include "sweep/strategies.h"
 #include "sweep/sweep_spec.h"
 
@@ -31,7 +32,7 @@ TEST(SweepRun, RanksPlansByPredictedStep) {
   const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
   const predictors::ModelSet models = hostModels();
   SweepOptions o;
-  const auto costs = tableCosts(s, models, o.predict);
+  const auto costs = calibrateComposed(s, models, o.predict).tableCosts();
   ASSERT_EQ(costs.size(), 3u);
   EXPECT_GT(costs[0], costs[2]);  // 200 lookups a bag... against 2
   const auto plans = expandPlans(s, [&] { return costs; });
