@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "cli/command_registry.h"
+#include "cli/sweep_measure.h"
 #include "core/errors.h"
 #include "predictors/models/model_set.h"
 #include "predictors/specs/device_spec.h"
@@ -34,6 +35,8 @@ struct SweepArgs {
   std::string csv;
   std::string emit_traces;
   int64_t top = 20;
+  bool measure = false;
+  MeasureArgs measure_args;
   size_t full_max = 50;
   size_t verify = 5;
 };
@@ -154,9 +157,14 @@ void runSweep(const SweepArgs& args) {
     fmt::print("\nbest:       {} ({:.3f} ms): {}\n", ranked[0].plan.name, ranked[0].predicted_ms,
                fmt::join(where, " "));
   }
-  if (!args.json_out.empty()) {
-    writeText(sweep::sweepJson(spec, ranked, device.name).dump(2) + "\n", args.json_out);
+  nlohmann::json j = sweep::sweepJson(spec, ranked, device.name);
+  if (args.measure) {
+    MeasureArgs m = args.measure_args;
+    m.top = args.top;
+    if (m.traces_dir.empty()) m.traces_dir = args.emit_traces;
+    j["measurement"] = measurePlans(spec, ranked, m);
   }
+  if (!args.json_out.empty()) writeText(j.dump(2) + "\n", args.json_out);
   if (!args.csv.empty()) writeText(sweep::sweepCsv(spec, ranked), args.csv);
 }
 
@@ -172,6 +180,17 @@ std::function<void()> setupSweep(CLI::App& sub) {
                  "best_predicted)");
   sub.add_option("--csv", args->csv, "Write the ranked plans as CSV");
   sub.add_option("--top", args->top, "Print the best K plans (default 20)")
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--measure", args->measure,
+               "Run the best --top plans (or --all) for real through the distributed replay "
+               "(tracetwin replay --nproc world_size), alternated round by round; prints measured "
+               "beside predicted steps, pick-best and Kendall tau");
+  sub.add_flag("--all", args->measure_args.all, "--measure: every feasible plan");
+  sub.add_option("--rounds", args->measure_args.rounds,
+                 "--measure: rounds over the plans (default 3; each plan's median is reported)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--measure-iters", args->measure_args.iters,
+                 "--measure: measured replay iterations per plan and round (default 5)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "
