@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "calibration/host_probe.h"
+#include "cli/fit_report.h"
 #include "cli/rank_launcher.h"
 #include "core/errors.h"
 #include "predictors/comm/comm_model.h"
@@ -94,33 +95,6 @@ predictors::ModelSet modelSetFor(const CommCalibrationArgs& args) {
 }
 
 }  // namespace
-
-void printCommFit(const predictors::CommFit& fit) {
-  fmt::print("\n{:<16} {:>6} {:>12} {:>12} {:>11} {:>11} {:>11} {:>8}\n", "collective", "ranks",
-             "bytes", "time us", "algbw GB/s", "busbw GB/s", "model us", "error");
-  for (const predictors::CommPoint& p : fit.points) {
-    fmt::print("{:<16} {:>6} {:>12.0f} {:>12.1f} {:>11.3f} {:>11.3f} {:>11.1f} {:>7.1f}%\n",
-               p.collective, p.group_size, p.bytes, p.seconds * 1e6, p.algbw_gbps, p.busbw_gbps,
-               p.predicted_s * 1e6, p.predicted_s > 0 ? 100 * (p.predicted_s / p.seconds - 1) : 0);
-  }
-  fmt::print("\nalpha-beta per collective (time = latency steps x alpha + byte terms x bytes x "
-             "beta; 1/beta as GB/s):\n");
-  for (const predictors::CommCollectiveFit& c : fit.collectives) {
-    fmt::print("  {:<16} {} points, mean |error| {:.1f}%:", c.collective, c.points,
-               100 * c.mean_abs_error);
-    for (const auto& g : c.regimes) {
-      const std::string range = g.up_to_bytes >= predictors::AlphaBetaModel::kAnySize
-                                    ? "any size"
-                                    : fmt::format("<= {:.0f} B", g.up_to_bytes);
-      const std::string bw = g.params.beta_s_per_byte > 0
-                                 ? fmt::format("{:.3f} GB/s", 1e-9 / g.params.beta_s_per_byte)
-                                 : std::string("none (latency only)");
-      fmt::print("  [{}] alpha {:.2f} us, 1/beta {}", range, g.params.alpha_s * 1e6, bw);
-    }
-    fmt::print("\n");
-  }
-  for (const std::string& n : fit.notes) fmt::print("note: {}\n", n);
-}
 
 void calibrateComm(const CommCalibrationArgs& args) {
   calibration::checkCommGrid(args.grid);

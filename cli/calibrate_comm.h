@@ -8,7 +8,6 @@
 #include <string>
 
 #include "calibration/comm_sweep.h"
-#include "predictors/comm/comm_fit.h"
 
 namespace tracetwin::cli {
 
@@ -22,8 +21,5 @@ struct CommCalibrationArgs {
 };
 
 void calibrateComm(const CommCalibrationArgs& args);
-
-// The fit and every point, as `calibrate` and `fit` print them.
-void printCommFit(const predictors::CommFit& fit);
 
 }  // namespace tracetwin::cli

@@ -9,8 +9,8 @@
 #include <set>
 #include <vector>
 
-#include "cli/predict_ranks.h"
 #include "cli/rank_launcher.h"
+#include "cli/replay_args.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
@@ -164,7 +164,7 @@ void compareRanks(const CompareRanksArgs& a) {
              m.straggler >= 0 ? fmt::format("rank {} (the others waited for it)", m.straggler)
                               : std::string("none (no rank waited)"));
   for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
-  writeJson(doc, a.json_out);
+  if (!a.json_out.empty()) writeJsonReport(a.json_out, doc);
 }
 
 }  // namespace tracetwin::cli

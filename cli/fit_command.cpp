@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/calibrate_comm.h"
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
 #include "core/errors.h"

@@ -6,8 +6,6 @@
 #include "core/comm/collective_sequence.h"
 #include "core/comm/collective_spec.h"
 #include "core/comm/group_plan.h"
-#include "core/comm/collective_spec.h"
-#include "core/comm/group_plan.h"
 
 namespace tracetwin::replay::comm {
 using core::comm::chooseGroup;

@@ -1,6 +1,5 @@
 # replay/comm: communication replay through LibTorch's c10d.
-# Included by replay/CMakeLists.txt (into tracetwin_replay) and by
-# tests/replay_device. Sets:
+# Included by replay/CMakeLists.txt (into tracetwin_replay). Sets:
 #   TRACETWIN_REPLAY_COMM_SOURCES       the c10d replay (needs LibTorch; the torch-free
 #                                       collective parsing is core/comm/, in tracetwin::core)
 #   TRACETWIN_REPLAY_COMM_LIBS          libraries they link

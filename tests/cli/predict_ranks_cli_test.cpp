@@ -1,37 +1,22 @@
 // `tracetwin predict` for several ranks and `fit` on a job's ranks, end to
 // end: exit codes, the printed report and the JSON (no LibTorch needed).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string output;
-};
+using testing::CommandRun;
 
-CliRun run(const std::string& args) {
-  testing::TempDir dir;
-  const std::string out = dir.path() + "/out.txt";
-  const std::string cmd = testing::tracetwinBinary() + " " + args + " >" + out + " 2>&1";
-  CliRun r;
-  const int status = std::system(cmd.c_str());
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream text;
-  text << std::ifstream(out).rdbuf();
-  r.output = text.str();
-  return r;
-}
+CommandRun tracetwin(const std::string& args) { return testing::runTracetwin(args); }
 
 std::string dlrm(const std::string& what) {
   return "'" + testing::sharedTrace("dlrm_8rank/rank{rank}." + what + ".json.gz") + "'";
@@ -43,12 +28,12 @@ const std::string kH100 = testing::sourcePath("configs/devices/h100.yaml");
 TEST(PredictRanksCli, EveryDlrmRankWithItsKernelsAndEntry) {
   testing::TempDir dir;
   const std::string json = dir.path() + "/pred.json";
-  const CliRun r = run("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
+  const CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
                     " --kernel-times " + dlrm("kineto") + " --rank-starts recorded --json-out " +
                     json);
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("(8 ranks, simulated together)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("straggler:  rank 7"), std::string::npos) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("(8 ranks, simulated together)"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("straggler:  rank 7"), std::string::npos) << r.output();
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
   EXPECT_EQ(j["world_size"], 8);
   EXPECT_EQ(j["straggler"], 7);
@@ -66,9 +51,9 @@ TEST(PredictRanksCli, EveryDlrmRankWithItsKernelsAndEntry) {
 TEST(PredictRanksCli, OneTraceForManyRanks) {
   testing::TempDir dir;
   const std::string json = dir.path() + "/pred.json";
-  const CliRun r = run("predict " + testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz") +
+  const CommandRun r = tracetwin("predict " + testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz") +
                     " --models " + kModels + " --world-size 16384 --json-out " + json);
-  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
   EXPECT_TRUE(j["symmetric"].get<bool>());
   EXPECT_EQ(j["world_size"], 16384);
@@ -76,40 +61,40 @@ TEST(PredictRanksCli, OneTraceForManyRanks) {
 }
 
 TEST(PredictRanksCli, ASystemFileTimesTheCollectives) {
-  const CliRun r = run("predict " + dlrm("et") + " --models " + kModels + " --system " +
+  const CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --system " +
                     testing::sourcePath("configs/systems/dgx-a100.yaml"));
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("topology"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("A100"), std::string::npos) << r.output;  // the system's device
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("topology"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("A100"), std::string::npos) << r.output();  // the system's device
 }
 
 TEST(PredictRanksCli, MistakesAreUsageErrors) {
   // One Kineto trace for eight ranks.
-  CliRun r = run("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
+  CommandRun r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --device-spec " + kH100 +
               " --kernel-times " + testing::sharedTrace("dlrm_8rank/rank0.kineto.json.gz"));
-  EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("name them with {rank}"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("name them with {rank}"), std::string::npos) << r.output();
   // Recorded entries without the traces that record them.
-  r = run("predict " + dlrm("et") + " --models " + kModels + " --rank-starts recorded");
-  EXPECT_EQ(r.code, 2) << r.output;
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --rank-starts recorded");
+  EXPECT_EQ(r.exit_code, 2) << r.output();
   // More ranks than files.
-  r = run("predict " + dlrm("et") + " --models " + kModels + " --world-size 9");
-  EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("rank 8 of 9"), std::string::npos) << r.output;
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --world-size 9");
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("rank 8 of 9"), std::string::npos) << r.output();
   // fit: {rank} on one side only.
-  r = run("fit --device-spec " + kH100 + " --out /tmp/never " + dlrm("et") + " " +
+  r = tracetwin("fit --device-spec " + kH100 + " --out /tmp/never " + dlrm("et") + " " +
           testing::sharedTrace("dlrm_8rank/rank0.kineto.json.gz"));
-  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output();
 }
 
 TEST(PredictRanksCli, FitLearnsTheCommModelFromAJobsRanks) {
   testing::TempDir dir;
-  const CliRun r = run("fit --device-spec " + kH100 + " --out " + dir.path() + "/m " + dlrm("et") +
+  const CommandRun r = tracetwin("fit --device-spec " + kH100 + " --out " + dir.path() + "/m " + dlrm("et") +
                     " " + dlrm("kineto"));
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("the ranks share a clock"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("comm from 8 collectives' last arrivals"), std::string::npos)
-      << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("the ranks share a clock"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("comm from 8 collectives' last arrivals"), std::string::npos)
+      << r.output();
   const nlohmann::json manifest = nlohmann::json::parse(std::ifstream(dir.path() + "/m/manifest.json"));
   EXPECT_TRUE(manifest["models"].contains("comm")) << manifest.dump();
 }

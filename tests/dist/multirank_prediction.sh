@@ -29,6 +29,16 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# A LibTorch without Gloo's headers (a pip PyTorch) has no CPU communication replay: it says so
+# (exit 3), and there is nothing here to test.
+if ! "$bin" replay "$data/distributed/ddp_mlp.rank0.et.json.gz" --nproc 1 --iters 1 --warmup 0 \
+  --settle 0 --comm-timeout-s 60 >"$work/probe.log" 2>&1; then
+  if grep -q "Gloo" "$work/probe.log"; then
+    echo "multirank_prediction: $(grep -m1 Gloo "$work/probe.log"): skipped"
+    exit 77
+  fi
+fi
+
 # 1. compare --nproc 2
 if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
   --models "$data/models/host" --warmup 1 --iters 1 --settle 0 --comm-timeout-s 60 \

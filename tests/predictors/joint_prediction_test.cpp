@@ -17,7 +17,7 @@
 #include "predictors/comm/comm_model.h"
 #include "predictors/comm/topology.h"
 #include "predictors/kernels/analytic_models.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -25,7 +25,7 @@ namespace {
 using namespace tracetwin::testing;
 
 // Analytic models of every family a trace here has, on `d`.
-ModelSet analyticModels(const DeviceSpec& d) {
+ModelSet jointAnalyticModels(const DeviceSpec& d) {
   ModelSet set;
   set.device = d;
   set.setModel("gemm", std::make_shared<RooflineModel>());
@@ -67,7 +67,7 @@ Dlrm dlrmRanks() {
 
 TEST(JointPrediction, DlrmRanksWaitForTheLastToEnterAsRecorded) {
   const Dlrm d = dlrmRanks();
-  const ModelSet models = analyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
   const MultiRankPrediction m = predictRanks(d.inputs, models);
   ASSERT_EQ(m.ranks.size(), 8u);
   ASSERT_EQ(m.collectives.size(), 8u);  // 5 all_to_all(v), 3 all_reduce; the 5 waits are local
@@ -128,7 +128,7 @@ TEST(JointPrediction, DlrmStepsFromTheOtherRanksMeanOverheads) {
     d.inputs[size_t(r)].opts.overheads = overheadsWithout(r);
     d.inputs[size_t(r)].opts.overhead_statistic = OverheadStatistic::kMean;
   }
-  const ModelSet models = analyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
   const MultiRankPrediction m = predictRanks(d.inputs, models);
   double log_sum = 0;
   for (size_t r = 0; r < 8; ++r) {
@@ -143,7 +143,7 @@ TEST(JointPrediction, DlrmStepsFromTheOtherRanksMeanOverheads) {
 TEST(JointPrediction, RanksEnteringTogetherHaveNothingToWaitFor) {
   Dlrm d = dlrmRanks();
   for (RankInput& in : d.inputs) in.start_us = 0;
-  const ModelSet models = analyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(sourcePath("configs/devices/h100.yaml")));
   const MultiRankPrediction m = predictRanks(d.inputs, models);
   // The same program on every rank, kernels within 1.09x: the steps agree
   // to a fraction of the recorded 7.4 ms spread.
@@ -162,7 +162,7 @@ TEST(JointPrediction, TracesOfDifferentJobsAreRefused) {
   std::vector<RankInput> in(2);
   in[0].graph = &graphs[0];
   in[1].graph = &graphs[1];
-  const ModelSet models = analyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
   try {
     predictRanks(in, models);
     FAIL() << "expected InputError";
@@ -180,7 +180,7 @@ TEST(JointPrediction, GlooCollectivesOnACpuRunBesideTheThreadAndEndTogether) {
         core::readTrace(dataPath("distributed/ddp_mlp.rank" + std::to_string(r) + ".et.json.gz")));
     in[size_t(r)].graph = &graphs.back();
   }
-  const ModelSet models = analyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
   const MultiRankPrediction m = predictRanks(in, models);
   ASSERT_FALSE(m.collectives.empty());
   for (const CollectiveReport& c : m.collectives) {
@@ -196,7 +196,7 @@ TEST(JointPrediction, GlooCollectivesOnACpuRunBesideTheThreadAndEndTogether) {
 
 TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulation) {
   const core::Graph g = core::readTrace(dataPath("distributed/ddp_mlp.rank0.et.json.gz"));
-  const ModelSet models = analyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
   const MultiRankPrediction sym = predictSymmetric(g, 2, models, PredictOptions{});
   std::vector<RankInput> twice(2);
   twice[0].graph = twice[1].graph = &g;
@@ -228,7 +228,7 @@ TEST(JointPrediction, OnAnotherSystemTheCollectivesTakeItsTopology) {
   SystemSpec two = one;
   two.devices_per_node = 4;
   two.nodes = 2;
-  const ModelSet models = analyticModels(one.device);
+  const ModelSet models = jointAnalyticModels(one.device);
   auto predict = [&](const SystemSpec& system) {
     in.clear();
     for (int r = 0; r < 8; ++r) {

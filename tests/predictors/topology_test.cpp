@@ -11,7 +11,7 @@
 
 #include "core/errors.h"
 #include "predictors/kernels/features.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

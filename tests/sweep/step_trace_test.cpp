@@ -15,7 +15,7 @@ namespace {
 
 // Three tables of different dims on two ranks: rank 0 holds a and c (dims
 // 8 + 4), rank 1 holds b (16).
-const char* kFile = R"(world_size: 2
+const char* kStepFile = R"(world_size: 2
 batch_size: 4
 sparse_grad: true
 dense: {features: 3, bottom_mlp: [6, 5], top_mlp: [7, 1]}
@@ -47,7 +47,7 @@ Ops topLevel(const core::Graph& g) {
 const std::vector<int64_t>& shapeOf(const core::Value& v) { return v.tensor->shape; }
 
 TEST(StepTrace, EmbeddingOpsPerRankFollowThePlan) {
-  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
   const std::vector<int> owner = s.plans[0].assign;
   const int64_t bags = 2 * 4;  // the global batch
   std::vector<std::vector<int64_t>> weights = {{100, 8}, {70, 4}};  // rank 0, in table order
@@ -88,7 +88,7 @@ TEST(StepTrace, EmbeddingOpsPerRankFollowThePlan) {
 }
 
 TEST(StepTrace, CollectivesAndTheirSizesPerRank) {
-  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
   const int64_t B = 4;
   const std::vector<int64_t> dims = {12, 16};  // per rank
   // Dense parameters: 3*6+6, 6*5+5, (5+28)*7+7, 7*1+1.
@@ -114,7 +114,7 @@ TEST(StepTrace, CollectivesAndTheirSizesPerRank) {
 }
 
 TEST(StepTrace, DenseGradientsAndARankWithoutTables) {
-  SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
   s.sparse_grad = false;
   const std::vector<int> owner = {0, 0, 0};
   Ops r0 = topLevel(rankGraph(buildRankStep(s, owner, 0), "r0"));

@@ -7,12 +7,13 @@
 #include "predictors/models/model_set.h"
 #include "sweep/composed_model.h"
 #include "sweep/strategies.h"
+#include "tests/support/paths.h"
 #include "sweep/sweep_spec.h"
 
 namespace tracetwin::sweep {
 namespace {
 
-const char* kFile = R"(world_size: 2
+const char* kRunFile = R"(world_size: 2
 batch_size: 16
 tables:
   - {name: big, rows: 50000, dim: 16, pooling: 20}
@@ -25,11 +26,11 @@ plans:
 )";
 
 predictors::ModelSet hostModels() {
-  return predictors::ModelSet::load(std::string(TRACETWIN_SOURCE_DIR) + "/data/models/host");
+  return predictors::ModelSet::load(testing::sourcePath("data/models/host"));
 }
 
 TEST(SweepRun, RanksPlansByPredictedStep) {
-  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
   const predictors::ModelSet models = hostModels();
   SweepOptions o;
   const auto costs = calibrateComposed(s, models, o.predict).tableCosts();
@@ -61,7 +62,7 @@ TEST(SweepRun, RanksPlansByPredictedStep) {
 }
 
 TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
-  const SweepSpec s = parseSweepSpec(kFile, "s.yaml");
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
   const predictors::ModelSet models = hostModels();
   SweepOptions o;
   // big alone is 3.2 MB of weights: a limit of 4 MB a rank rules out the
