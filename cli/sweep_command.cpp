@@ -192,6 +192,9 @@ std::function<void()> setupSweep(CLI::App& sub) {
   sub.add_option("--measure-iters", args->measure_args.iters,
                  "--measure: measured replay iterations per plan and round (default 5)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--measure-device", args->measure_args.device,
+                 "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
+                 "NCCL)");
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "
                  "them with the composed model and predict the best --verify jointly");

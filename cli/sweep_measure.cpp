@@ -115,7 +115,8 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       const fs::path report = fs::path(dir) / stem(chosen[i]->plan.name) / "replay.json";
       const std::string log = (fs::path(dir) / stem(chosen[i]->plan.name) / "replay.log").string();
       const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
-                          "--warmup", "2", "--iters", std::to_string(args.iters), "--json-out",
+                          "--device", args.device, "--warmup", "2", "--iters",
+                          std::to_string(args.iters), "--json-out",
                           report.string()},
                          log);
       if (rc != 0) {

@@ -20,6 +20,7 @@ struct MeasureArgs {
   int64_t top = 20;
   int64_t rounds = 3;
   int64_t iters = 5;      // measured replay iterations per round
+  std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
   std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "predictors/models/model_set.h"
 #include "sweep/composed_model.h"
 #include "sweep/strategies.h"
@@ -79,6 +81,37 @@ TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
   const auto j = sweepJson(s, ranked, "host");
   EXPECT_TRUE(j["plans"][1]["predicted_ms"].is_null());
   EXPECT_EQ(j["best_predicted"], "split");
+}
+
+// The composed model against the joint prediction it screens for: same
+// order, within 5% (model arithmetic on the bundled model files, no timing).
+TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  const ComposedModel composed = calibrateComposed(s, models, o.predict);
+  std::vector<double> c, j;
+  for (const std::vector<int>& owner :
+       std::vector<std::vector<int>>{{0, 0, 0}, {0, 1, 1}, {0, 1, 0}, {1, 0, 0}}) {
+    const Plan plan{"p", "explicit", owner};
+    c.push_back(composed.estimate(plan).predicted_ms);
+    j.push_back(predictPlan(s, plan, models, o).predicted_ms);
+    EXPECT_NEAR(c.back() / j.back(), 1.0, 0.05) << owner[0] << owner[1] << owner[2];
+  }
+  for (size_t a = 0; a < c.size(); ++a) {
+    for (size_t b = a + 1; b < c.size(); ++b) {
+      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
+    }
+  }
+  // A screened sweep: every plan estimated, the best `verify` predicted jointly.
+  o.full_max = 1;
+  o.verify = 1;
+  const auto ranked = runSweep(
+      s, {{"a", "explicit", {0, 0, 0}}, {"b", "explicit", {0, 1, 1}}, {"c", "explicit", {1, 0, 0}}},
+      models, o);
+  EXPECT_EQ(ranked[0].predicted_by, "joint");
+  EXPECT_EQ(ranked[1].predicted_by, "composed");
+  EXPECT_EQ(ranked[2].predicted_by, "composed");
 }
 
 }  // namespace
