@@ -118,6 +118,12 @@ void runSweep(const SweepArgs& args) {
              args.file, spec.tables.size(), spec.world_size, spec.batch_size,
              spec.sparse_grad ? "sparse" : "dense");
   fmt::print("device:     {}\n", device.name);
+  if (device.kind == predictors::DeviceKind::kCpu && spec.world_size > 1) {
+    fmt::print("note:       {} ranks on CPU devices: predicted as if each had its own; ranks that "
+               "share one host share its cores, memory bandwidth and caches (docs/sweeps.md, "
+               "\"Limits\")\n",
+               spec.world_size);
+  }
   size_t infeasible = 0;
   for (const auto& p : ranked) infeasible += p.feasible ? 0 : 1;
   size_t joint = 0;

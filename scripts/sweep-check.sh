@@ -6,20 +6,22 @@
 # With --pytorch, every plan also runs in real PyTorch (scripts/capture.py
 # --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
 # PyTorch's.
-#   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR]
+#   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--summary]
+# (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3; pytorch=0; out=/tmp/sweep-check
+rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
     --pytorch) pytorch=1; shift;;
     --out) out="$2"; shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR]" >&2; exit 2;;
+    --summary) summary_only=1; shift;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--summary]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
-for f in configs/sweeps/host2/set*.yaml; do
+[ "$summary_only" = 1 ] || for f in configs/sweeps/host2/set*.yaml; do
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
   build/tracetwin sweep "$f" --models data/models/host --measure --all --rounds "$rounds" \
@@ -55,7 +57,9 @@ def tau(a, b):
     return (c - d) / n if n else 0.0
 rows, hits, pt_hits, pt_n = [], 0, 0, 0
 for path in sorted(glob.glob(sys.argv[1] + "/set*.json")):
-    m = json.load(open(path))["measurement"]
+    m = json.load(open(path)).get("measurement")
+    if m is None:
+        continue
     ps = m["plans"]
     line = "%-6s plans %d  pick-best %-7s (gap %+5.1f%%)  tau %+.2f" % (
         path.split("/")[-1][:-5], len(ps), "success" if m["pick_best"] else "miss",
