@@ -117,11 +117,13 @@ TEST(StepTrace, DenseGradientsAndARankWithoutTables) {
   SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
   s.sparse_grad = false;
   const std::vector<int> owner = {0, 0, 0};
-  Ops r0 = topLevel(rankGraph(buildRankStep(s, owner, 0), "r0"));
+  const core::Graph g0 = rankGraph(buildRankStep(s, owner, 0), "r0");  // Ops point into it
+  Ops r0 = topLevel(g0);
   const core::Node& bwd = *r0.by_name["aten::_embedding_bag_backward"][0];
   EXPECT_FALSE(bwd.inputs[9].bool_value);
   EXPECT_GT(bwd.outputs[0].tensor->numel, 0);  // a dense [rows, dim] gradient
-  Ops r1 = topLevel(rankGraph(buildRankStep(s, owner, 1), "r1"));
+  const core::Graph g1 = rankGraph(buildRankStep(s, owner, 1), "r1");
+  Ops r1 = topLevel(g1);
   EXPECT_TRUE(r1.by_name["aten::embedding_bag"].empty());
   EXPECT_EQ(r1.collectives.size(), 3u);  // it still takes part in every collective
 }
