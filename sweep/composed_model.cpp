@@ -16,7 +16,7 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
   m.table_ms.assign(spec.tables.size(), {0, 0, 0, 0});
   const std::vector<int> owner = roundRobinAssign(spec.tables.size(), spec.world_size);
   const PlanGraphs g = buildGraphs(spec, owner, spec.world_size);
-  const predictors::MultiRankPrediction p = predictGraphs(g, models, opts, spec.world_size);
+  const predictors::MultiRankPrediction p = predictGraphs(spec, g, models, opts, spec.world_size);
   std::vector<int64_t> rank_dims(size_t(spec.world_size), 0);
   for (size_t t = 0; t < owner.size(); ++t) rank_dims[size_t(owner[t])] += spec.tables[t].dim;
   int64_t total_dims = 0;

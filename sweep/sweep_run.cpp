@@ -7,8 +7,10 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
+#include "predictors/kernels/feature_shapes.h"
 #include "predictors/simulation/joint_prediction.h"
 #include "sweep/composed_model.h"
 #include "sweep/step_trace.h"
@@ -59,16 +61,42 @@ PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int
   return g;
 }
 
-predictors::MultiRankPrediction predictGraphs(const PlanGraphs& g,
+namespace {
+
+// A Zipf table's index-reuse histogram, computed once per table shape (a
+// million-row table takes a million powers).
+const std::vector<double>& zipfReuse(const SweepSpec& spec, const TableSpec& t) {
+  static std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
+  const int64_t lookups = spec.world_size * spec.batch_size * t.pooling;
+  auto key = std::make_tuple(lookups, t.rows, *t.zipf);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, predictors::zipfReuseHistogram(double(lookups), t.rows, *t.zipf))
+             .first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanGraphs& g,
                                               const predictors::ModelSet& models,
                                               const predictors::PredictOptions& opts,
                                               int64_t world_size) {
   std::vector<predictors::RankInput> inputs;
-  for (const core::Graph& graph : g.graphs) {
+  for (size_t r = 0; r < g.graphs.size(); ++r) {
+    const core::Graph& graph = g.graphs[r];
     predictors::RankInput in;
     in.graph = &graph;
     in.opts = opts;
     in.opts.default_world_size = world_size;
+    for (const auto& [id, tag] : g.tags[r]) {
+      if (tag.table < 0 || !spec.tables[size_t(tag.table)].zipf) continue;
+      const std::string& name = graph.node(id).name;
+      if (name == "aten::embedding_bag" || name == "aten::_embedding_bag_backward") {
+        in.opts.index_reuse[id] = zipfReuse(spec, spec.tables[size_t(tag.table)]);
+      }
+    }
     inputs.push_back(std::move(in));
   }
   predictors::MultiRankOptions mo;
@@ -103,7 +131,7 @@ PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors
   if (!res.feasible) return res;
   const PlanGraphs g = buildGraphs(spec, plan.owner, spec.world_size);
   const predictors::MultiRankPrediction m =
-      predictGraphs(g, models, options.predict, spec.world_size);
+      predictGraphs(spec, g, models, options.predict, spec.world_size);
   res.predicted_ms = m.iteration_ms;
   double busy_max = 0, busy_sum = 0;
   for (size_t r = 0; r < m.ranks.size(); ++r) {

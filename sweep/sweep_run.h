@@ -59,8 +59,9 @@ struct PlanGraphs {
   std::vector<std::unordered_map<int64_t, OpTag>> tags;  // per rank, by node id
 };
 PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks);
-// Every rank predicted together (the multi-rank predictor, every rank's ops kept).
-predictors::MultiRankPrediction predictGraphs(const PlanGraphs& g,
+// Every rank predicted together (the multi-rank predictor, every rank's ops
+// kept); the lookups of a Zipf table carry its index-reuse histogram.
+predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanGraphs& g,
                                               const predictors::ModelSet& models,
                                               const predictors::PredictOptions& opts,
                                               int64_t world_size);
