@@ -278,6 +278,8 @@ void runCompare(const CompareArgs& a) {
     r.iters = a.options.measured_iters;
     r.settle = a.options.settle_iters;
     r.comm_timeout_s = a.comm_timeout_s;
+    r.threads = a.options.threads;
+    r.op_libraries = a.options.op_libraries;
     r.json_out = a.json_out;
     compareRanks(r);
     return;

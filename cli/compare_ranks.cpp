@@ -41,6 +41,8 @@ nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report) {
                "--device", a.device, "--warmup", std::to_string(a.warmup), "--iters",
                std::to_string(a.iters), "--settle", std::to_string(a.settle), "--comm-timeout-s",
                fmt::format("{}", a.comm_timeout_s), "--json-out", report.string()};
+  if (a.threads > 0) spec.argv.insert(spec.argv.end(), {"--threads", std::to_string(a.threads)});
+  for (const std::string& lib : a.op_libraries) spec.argv.insert(spec.argv.end(), {"--op-library", lib});
   spec.grace_s = a.comm_timeout_s + 10;
   const LaunchResult launched = launchRanks(spec);
   if (const int code = launchExitCode(launched); code != 0) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace tracetwin::cli {
 
@@ -17,6 +18,8 @@ struct CompareRanksArgs {
   std::string device = "cpu";
   int warmup = 2, iters = 5, settle = 1;
   double comm_timeout_s = 300;
+  int threads = 0;                         // --threads of the replay (0: its default)
+  std::vector<std::string> op_libraries;  // --op-library of the replay, each
   std::string json_out;
 };
 

@@ -125,6 +125,7 @@ void printRanks(const predictors::MultiRankPrediction& m) {
                m.symmetric ? "all" : std::to_string(r.rank), r.start_ms, r.iteration_ms,
                r.compute_ms, r.comm_ms, r.wait_ms, r.exposed_comm_ms);
   }
+  for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
   if (m.collectives.empty()) return;
   fmt::print("\n{:<22} {:<10} {:>11} {:>12} {:>10} {:>12}  {}\n", "collective", "group", "bytes",
              "transfer us", "last rank", "max wait us", "transfer from");

@@ -102,7 +102,9 @@ std::optional<ResolvedOp> OpResolver::resolve(const core::Node& node, std::strin
   };
   if (!best) {
     *reason = overloadsOf(name).empty()
-                  ? fmt::format("operator {} is not registered in this LibTorch", name)
+                  ? fmt::format("operator {} is not registered in this LibTorch (--op-library loads the "
+                                "library that registers it)",
+                                name)
                   : fmt::format("no registered overload of {} accepts the recorded arguments of {}",
                                 name, full(name, overload));
     return std::nullopt;

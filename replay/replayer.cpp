@@ -21,6 +21,7 @@
 #include "replay/compiled/compiled_kernels.h"
 #include "replay/cpu_time.h"
 #include "replay/output_check.h"
+#include "replay/op_libraries.h"
 #include "replay/page_faults.h"
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
@@ -428,6 +429,7 @@ bool replayAvailable() { return true; }
 
 ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options) {
   checkOptions(options);
+  loadOpLibraries(options.op_libraries);
   const DeviceMap devices = deviceMapFor(options.device, graph);
   if (int threads = chooseThreads(options, graph); threads > 0) at::set_num_threads(threads);
   at::NoGradGuard no_grad;  // backward ops are in the trace; autograd must not record again

@@ -26,6 +26,9 @@ class KernelDevice;  // replay/compiled/kernel_device.h
 
 struct ReplayOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
+  // Shared libraries that register operators (replay/op_libraries.h),
+  // loaded before the ops are resolved.
+  std::vector<std::string> op_libraries;
   int warmup_iters = 2;
   int measured_iters = 5;
   // Untimed iterations between the refill of the upfront values and each

@@ -8,7 +8,9 @@ the load average each round saw).
 
 DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR`
 on a copy). Prints per workload the median step error over the rounds, its range, and whether it
-is within 15%.
+is within 15%. --control adds, in each round, the same workload's rank-0 trace on one process
+(`compare --nproc 1`: the same models and host, no peer), which separates what the host and the
+single-rank models miss from what two ranks add.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -19,10 +21,12 @@ ap.add_argument("--build", default=os.path.join(root, "build"))
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--iters", type=int, default=5)
 ap.add_argument("--workloads", default="ddp_mlp,dlrm_tw,ddp_resnet18")
+ap.add_argument("--control", action="store_true", help="also rank 0 alone on one process")
 args = ap.parse_args()
 tt = os.path.join(args.build, "tracetwin")
 workloads = args.workloads.split(",")
 errors = {w: [] for w in workloads}
+controls = {w: [] for w in workloads}
 loads = []
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
@@ -36,6 +40,19 @@ with tempfile.TemporaryDirectory() as tmp:
             if p.returncode != 0:
                 sys.exit("%s round %d failed:\n%s" % (w, r, p.stdout[-2000:] + p.stderr[-2000:]))
             step = json.load(open(out))["step"]
+            if args.control:
+                one = os.path.join(tmp, "%s.%d.one.json" % (w, r))
+                trace0 = os.path.join(root, "data/distributed/%s.rank0.et.json.gz" % w)
+                q = subprocess.run([tt, "compare", trace0, "--nproc", "1", "--models", args.models,
+                                    "--iters", str(args.iters), "--json-out", one],
+                                   capture_output=True, text=True)
+                if q.returncode != 0:
+                    sys.exit("%s round %d, one process, failed:\n%s"
+                             % (w, r, q.stdout[-2000:] + q.stderr[-2000:]))
+                c = json.load(open(one))["step"]
+                controls[w].append(c["error_pct"])
+                print("round %d %-14s one process: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
+                      % (r, w, c["measured_ms"], c["predicted_ms"], c["error_pct"]), flush=True)
             errors[w].append((step["error_pct"], step["measured_ms"], step["predicted_ms"]))
             print("round %d %-14s measured %8.3f ms predicted %8.3f ms error %+6.1f%% (load %.1f)"
                   % (r, w, step["measured_ms"], step["predicted_ms"], step["error_pct"], loads[-1]),
@@ -46,3 +63,7 @@ for w in workloads:
     med = statistics.median(e)
     print("%-14s median error %+6.1f%% over %d rounds (range %+.1f .. %+.1f%%): %s"
           % (w, med, len(e), min(e), max(e), "within 15%" if abs(med) <= 15 else "NOT within 15%"))
+    if controls[w]:
+        c = controls[w]
+        print("%-14s one process (rank 0 alone): median error %+6.1f%% (range %+.1f .. %+.1f%%)"
+              % (w, statistics.median(c), min(c), max(c)))

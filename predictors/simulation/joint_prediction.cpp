@@ -182,6 +182,19 @@ void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matc
   }
 }
 
+// Ranks on a CPU device: each is simulated with a host of its own, which a
+// job whose ranks share one machine's cores does not have. On this project's
+// 2-core host two Gloo ranks replayed 2-3x one rank's step (docs/prediction.md,
+// "compare --nproc"); the simulation does not model that sharing yet.
+void noteCpuRanks(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
+                  std::vector<std::string>* notes) {
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  if (dest.kind != DeviceKind::kCpu || world_size < 2) return;
+  notes->push_back(
+      "ranks on a CPU device are simulated each on a host of its own: ranks sharing one "
+      "machine's cores (and Gloo's threads) run slower than predicted here");
+}
+
 }  // namespace
 
 std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
@@ -254,6 +267,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
                   [&](const RankInput& r) { return r.start_us != earliest; })) {
     out.notes.push_back("ranks entered the iteration at different times (start_ms)");
   }
+  noteCpuRanks(models, ranks[0].opts, int64_t(ranks.size()), &out.notes);
   return out;
 }
 
@@ -273,6 +287,7 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
       "one trace for {} identical ranks: every collective on all {} ranks, which arrive together "
       "(no rank waits for another)",
       world_size, world_size));
+  noteCpuRanks(models, opts, world_size, &out.notes);
   return out;
 }
 

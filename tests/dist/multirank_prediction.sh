@@ -41,7 +41,7 @@ fi
 
 # 1. compare --nproc 2
 if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
-  --models "$data/models/host" --warmup 1 --iters 1 --settle 0 --comm-timeout-s 60 \
+  --models "$data/models/host" --warmup 1 --iters 1 --settle 0 --comm-timeout-s 60 --threads 1 \
   --json-out "$work/compare.json" >"$work/compare.log" 2>&1; then
   check "$work/compare.json" \
     'len(r["ranks"]) == 2' \

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/errors.h"
 #include "predictors/kernels/features.h"
 #include "predictors/specs/device_spec.h"
@@ -68,6 +70,26 @@ TEST(CommFit, ASizeRegimeIsFoundWhereTheAlgorithmChanges) {
   f.message_bytes = 4194304;
   EXPECT_NEAR(m.predictUs(f, DeviceSpec{}),
               1e6 * alphaBeta("all_gather", 4, 4194304, 60e-6, 0.1e-9), 1e-3);
+}
+
+TEST(CommFit, ARegimeRestsOnTwoNominalSizesNotOneRoundedPerGroupSize) {
+  // The sweep rounds each size to a multiple of the group size (16 MiB is
+  // 16,777,212 B on 3 ranks). One alpha-beta everywhere but the largest size,
+  // three times slower: a split above 4 MiB would rest on 16 MiB alone.
+  std::vector<CommSample> samples;
+  for (int64_t p : {2, 3, 4}) {
+    for (double n = 1024; n <= 16777216; n *= 4) {
+      const double bytes = std::floor(n / double(p)) * double(p);
+      const double t = alphaBeta("broadcast", p, bytes, 30e-6, 0.4e-9);
+      samples.push_back({"broadcast", p, bytes, n == 16777216 ? 3 * t : t});
+    }
+  }
+  const CommFit fit = fitCommModels(samples);
+  ASSERT_EQ(fit.collectives.size(), 1u);
+  const auto& r = fit.collectives[0].regimes;
+  for (size_t i = 0; i + 1 < r.size(); ++i) {
+    EXPECT_LT(r[i].up_to_bytes, 4194000) << "regime " << i << " leaves one size above it";
+  }
 }
 
 TEST(CommFit, BusBandwidthFollowsNcclTests) {
