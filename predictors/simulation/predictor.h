@@ -51,6 +51,11 @@ struct PredictOptions {
   // Top-level ops left out of the prediction: `compare` passes the ops its
   // replay skipped or failed, so that both sides time the same graph.
   std::unordered_set<core::NodeId> excluded;
+  // Embedding ops' index-reuse histograms by op id (kernels/feature_shapes.h:
+  // the share of unique rows per access-count bin), where the indices'
+  // distribution is known (a sweep file's Zipf tables); the rest assume
+  // uniformly random indices.
+  std::unordered_map<core::NodeId, std::vector<double>> index_reuse;
 };
 
 struct OpPrediction {
