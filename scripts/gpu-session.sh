@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check amp compile comm hosttime
+#           calibrate_more compare fit dist check amp compile comm sweep hosttime
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -601,13 +601,35 @@ stage_compile() {
   [ ${#jsons[@]} -gt 0 ] && compile_summary "${jsons[@]}" | tee -a "$OUT/summary.txt"
 }
 
+# Sharding sweeps (issue 36; docs/sweeps.md): configs/sweeps/example.yaml predicted for this GPU
+# with the bundled H200 models (an H100 spec scales them on an H100), and with 2+ GPUs every plan
+# of a 2-rank GPU sweep measured through the NCCL distributed replay (--measure --all): pick-best
+# and Kendall tau on GPUs, where each rank has its own memory (no co-location effects).
+stage_sweep() {
+  ensure_build || return 1
+  local gpus spec_file=configs/devices/h200.yaml gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  [[ "$gpu" == *H100* ]] && spec_file=configs/devices/h100.yaml
+  sed "s|^device: cpu.*|device: $spec_file|" configs/sweeps/example.yaml >"$res/sweep_gpu.yaml"
+  run_logged sweep_predict tt sweep "$res/sweep_gpu.yaml" --models data/models/h200 \
+    --json-out "$res/sweep_predict.json"
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if [ "$gpus" -ge 2 ]; then
+    # The replay maps the traces' cpu tensors to each rank's GPU.
+    run_logged sweep_measure tt sweep "$res/sweep_gpu.yaml" --models data/models/h200 \
+      --measure --all --rounds 3 --measure-device cuda --json-out "$res/sweep_measure.json"
+  else
+    summary "sweep: $gpus GPU(s) here; --measure needs a GPU per rank: skipped"
+  fi
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | comm | hosttime) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | sweep | hosttime) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

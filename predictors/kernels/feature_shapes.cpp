@@ -351,6 +351,28 @@ std::vector<double> poissonReuseHistogram(double lookups, double rows) {
   return hist;
 }
 
+std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent) {
+  std::vector<double> hist(kReuseBins, 0.0);
+  double norm = 0;
+  for (int64_t i = 1; i <= rows; ++i) norm += std::pow(double(i), -exponent);
+  double touched_total = 0;
+  for (int64_t i = 1; i <= rows; ++i) {
+    const double c = std::max(lookups, 1.0) * std::pow(double(i), -exponent) / norm;
+    const double touched = -std::expm1(-c);
+    if (touched <= 0) continue;
+    const double count = std::max(1.0, c / touched);
+    const int b = count <= 1.0 ? 0 : std::min(int(std::ceil(std::log2(count))), kReuseBins - 1);
+    hist[size_t(b)] += touched;
+    touched_total += touched;
+  }
+  if (touched_total <= 0) {
+    hist[0] = 1.0;
+    return hist;
+  }
+  for (double& h : hist) h /= touched_total;
+  return hist;
+}
+
 double uniqueFraction(const std::vector<double>& histogram) {
   static const double kMid[kReuseBins] = {1, 2, 3, 6, 12, 24, 48, 96};
   double mean = 0, total = 0;

@@ -69,6 +69,13 @@ double flopsPerElement(const std::string& op);
 // for `lookups` uniformly random indices into `rows` rows: counts are
 // Poisson(lookups/rows), conditioned on being >= 1.
 std::vector<double> poissonReuseHistogram(double lookups, double rows);
+// The same histogram when row i is drawn with probability proportional to
+// (i+1)^-exponent (a Zipf-skewed table): row i's expected count c_i; touched
+// with probability 1 - exp(-c_i), then counted c_i / (1 - exp(-c_i)) times on
+// average, in that count's bin. Hot rows are many lookups each, so the unique
+// fraction falls: a 5,000-row table with 1,024 lookups at exponent 1.1 has
+// 0.30 of its lookups unique against 0.90 uniform.
+std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent);
 // Unique rows / lookups implied by a histogram (bin mid-points 1,2,3,6,12,...).
 double uniqueFraction(const std::vector<double>& histogram);
 

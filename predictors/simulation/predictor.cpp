@@ -416,7 +416,10 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     // Under autocast: the features of what the op computed (autocast_parts.h).
     std::vector<const core::Node*>& casts = autocast_casts.emplace_back();
     const core::Node& modelled = &n == &recorded ? modelledNode(graph, n, &casts) : n;
-    OpRecord r{&n, computeFeatures(modelled), p.per_op.emplace_back()};
+    const auto reuse = opts.index_reuse.find(id);
+    OpRecord r{&n,
+               computeFeatures(modelled, reuse == opts.index_reuse.end() ? nullptr : &reuse->second),
+               p.per_op.emplace_back()};
     if (touches) step.add(n);
     r.shape_hash = shapeHash(r.f);
     auto [prev, first] = previous_on_thread.try_emplace(n.tid, recs.size());

@@ -55,6 +55,11 @@ struct PredictOptions {
   // 0.5 asks what a host twice as fast would do. On a CPU device the ops'
   // own times are the kernel models' and are not scaled.
   double host_scale = 1.0;
+  // Embedding ops' index-reuse histograms by op id (kernels/feature_shapes.h:
+  // the share of unique rows per access-count bin), where the indices'
+  // distribution is known (a sweep file's Zipf tables); the rest assume
+  // uniformly random indices.
+  std::unordered_map<core::NodeId, std::vector<double>> index_reuse;
 };
 
 struct OpPrediction {

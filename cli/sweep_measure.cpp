@@ -1,0 +1,174 @@
+#include "cli/sweep_measure.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/errors.h"
+#include "sweep/measure_stats.h"
+#include "sweep/step_trace.h"
+
+namespace tracetwin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string selfExe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw UnavailableError("cannot find this executable (/proc/self/exe)");
+  return std::string(buf, size_t(n));
+}
+
+// Runs argv with stdout and stderr into `log`; returns its exit status.
+int run(const std::vector<std::string>& argv, const std::string& log) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw RuntimeFailure("fork failed: cannot start the replay");
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw RuntimeFailure("waitpid failed on the replay");
+  }
+  if (WIFSIGNALED(status)) {
+    if (WTERMSIG(status) == SIGINT) throw InterruptedError("sweep --measure interrupted");
+    return 128 + WTERMSIG(status);
+  }
+  return WEXITSTATUS(status);
+}
+
+std::string stem(const std::string& name) {
+  std::string s = name;
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  }
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+nlohmann::json measurePlans(const sweep::SweepSpec& spec,
+                            const std::vector<sweep::PlanResult>& ranked,
+                            const MeasureArgs& args) {
+  // The plans to measure, one per distinct assignment.
+  std::vector<const sweep::PlanResult*> chosen;
+  std::map<std::vector<int>, size_t> seen;
+  for (const sweep::PlanResult& p : ranked) {
+    if (!p.feasible) continue;
+    if (!args.all && int64_t(chosen.size()) >= args.top) break;
+    if (seen.emplace(p.plan.owner, chosen.size()).second) chosen.push_back(&p);
+  }
+  if (chosen.size() < 2) {
+    throw UsageError("sweep --measure needs at least two feasible plans of different "
+                     "assignments to compare");
+  }
+  std::string dir = args.traces_dir;
+  if (dir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "tracetwin-sweep-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw RuntimeFailure("cannot make a temporary directory");
+    dir = tmpl;
+  }
+  std::vector<std::string> patterns;
+  for (const sweep::PlanResult* p : chosen) {
+    const fs::path pdir = fs::path(dir) / stem(p->plan.name);
+    fs::create_directories(pdir);
+    for (int r = 0; r < spec.world_size; ++r) {
+      std::ofstream out(pdir / fmt::format("rank{}.et.json", r));
+      out << sweep::buildRankStep(spec, p->plan.owner, r).trace.dump();
+      if (!out) throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
+    }
+    patterns.push_back((pdir / "rank{rank}.et.json").string());
+  }
+  const std::string exe = selfExe();
+  fmt::print("\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
+             "iterations), plans alternated round by round; traces under {}\n",
+             chosen.size(), args.rounds, spec.world_size, args.iters, dir);
+  std::vector<std::vector<double>> rounds(chosen.size());
+  for (int64_t r = 0; r < args.rounds; ++r) {
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      const size_t i = (k + size_t(r)) % chosen.size();  // A B C, B C A, ...
+      const fs::path report = fs::path(dir) / stem(chosen[i]->plan.name) / "replay.json";
+      const std::string log = (fs::path(dir) / stem(chosen[i]->plan.name) / "replay.log").string();
+      const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
+                          "--device", args.device, "--warmup", "2", "--iters",
+                          std::to_string(args.iters), "--json-out",
+                          report.string()},
+                         log);
+      if (rc != 0) {
+        throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
+                                         chosen[i]->plan.name, rc, log));
+      }
+      std::ifstream in(report);
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      if (j.is_discarded() || !j.contains("iteration_ms_median")) {
+        throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
+                                         chosen[i]->plan.name, report.string()));
+      }
+      rounds[i].push_back(j["iteration_ms_median"].get<double>());
+      fmt::print(stderr, "\rround {}/{}: plan {}/{}   ", r + 1, args.rounds, k + 1,
+                 chosen.size());
+    }
+  }
+  fmt::print(stderr, "\n");
+  std::vector<double> predicted, measured;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    predicted.push_back(chosen[i]->predicted_ms);
+    measured.push_back(median(rounds[i]));
+  }
+  const sweep::PickBest best = sweep::pickBest(predicted, measured);
+  const double tau = sweep::kendallTau(predicted, measured);
+  fmt::print("\n{:<24} {:>13} {:>12} {:>22}\n", "plan", "predicted ms", "measured ms",
+             "rounds (min..max) ms");
+  nlohmann::json plans = nlohmann::json::array();
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const auto [lo, hi] = std::minmax_element(rounds[i].begin(), rounds[i].end());
+    fmt::print("{:<24} {:>13.3f} {:>12.3f} {:>13.3f}..{:<8.3f}{}{}\n", chosen[i]->plan.name,
+               predicted[i], measured[i], *lo, *hi, i == best.predicted_best ? " P" : "",
+               i == best.measured_best ? " M" : "");
+    plans.push_back({{"name", chosen[i]->plan.name},
+                     {"predicted_ms", predicted[i]},
+                     {"measured_ms", measured[i]},
+                     {"rounds_ms", rounds[i]}});
+  }
+  fmt::print("\npick-best:  {} (predicted best {} measures {:.3f} ms, {:+.1f}% against the "
+             "measured best {} at {:.3f} ms; success within 3%)\n",
+             best.success ? "success" : "miss", chosen[best.predicted_best]->plan.name,
+             measured[best.predicted_best], 100 * best.gap, chosen[best.measured_best]->plan.name,
+             measured[best.measured_best]);
+  fmt::print("kendall tau: {:.3f} (predicted vs measured order of {} plans)\n", tau,
+             chosen.size());
+  return {{"plans", std::move(plans)},
+          {"rounds", args.rounds},
+          {"best_predicted", chosen[best.predicted_best]->plan.name},
+          {"best_measured", chosen[best.measured_best]->plan.name},
+          {"pick_best", best.success},
+          {"gap", best.gap},
+          {"kendall_tau", tau}};
+}
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,34 @@
+// `tracetwin sweep ... --measure`: the ranked plans run for real through the
+// distributed replay (`tracetwin replay 'DIR/PLAN/rank{rank}.et.json' --nproc
+// world_size`, a subprocess: `tracetwin` itself links no LibTorch), plans
+// alternated round by round so host drift hits all alike; measured steps
+// beside the predictions, pick-best and Kendall tau (docs/sweeps.md).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep_run.h"
+#include "sweep/sweep_spec.h"
+
+namespace tracetwin::cli {
+
+struct MeasureArgs {
+  bool all = false;       // every feasible plan; else the first `top`
+  int64_t top = 20;
+  int64_t rounds = 3;
+  int64_t iters = 5;      // measured replay iterations per round
+  std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
+  std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
+};
+
+// Measures the chosen plans of `ranked`, prints the comparison and returns
+// it as JSON {plans: [{name, predicted_ms, measured_ms, rounds_ms}],
+// best_predicted, best_measured, pick_best, gap, kendall_tau}.
+nlohmann::json measurePlans(const sweep::SweepSpec& spec,
+                            const std::vector<sweep::PlanResult>& ranked,
+                            const MeasureArgs& args);
+
+}  // namespace tracetwin::cli

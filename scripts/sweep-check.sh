@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Issue 36's host check: every plan of the 8 two-rank table sets in
+# configs/sweeps/host2/ predicted and measured through the distributed replay
+# (`tracetwin sweep FILE --measure --all --rounds R`), then the pick-best rate
+# (predicted best within 3% of the measured best) and each set's Kendall tau.
+# With --pytorch, every plan also runs in real PyTorch (scripts/capture.py
+# --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
+# PyTorch's.
+#   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
+# (--summary: only the table of what DIR holds, e.g. after a run cut short)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds="$2"; shift 2;;
+    --pytorch) pytorch=1; shift;;
+    --out) out="$2"; shift 2;;
+    --summary) summary_only=1; shift;;
+    --sets) sets="$2"; shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--summary]" >&2; exit 2;;
+  esac
+done
+mkdir -p "$out"
+[ "$summary_only" = 1 ] || for k in $sets; do
+  f=configs/sweeps/host2/set$k.yaml
+  set_name=$(basename "$f" .yaml)
+  echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
+  build/tracetwin sweep "$f" --models data/models/host --measure --all --rounds "$rounds" \
+    --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
+  if [ "$pytorch" = 1 ]; then
+    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" <<'PY'
+import json, subprocess, sys
+report, sweep, outdir = sys.argv[1:]
+j = json.load(open(report))
+for p in j["measurement"]["plans"]:
+    plan = next(q for q in j["plans"] if q["name"] == p["name"])
+    if len(set(plan["owner"])) < 2:
+        # A rank without tables: its capture hung in PyTorch 1.13 here (all_to_all_single
+        # over Gloo with an empty send), 20 minutes without progress. Left out.
+        p["pytorch_ms"] = None
+        continue
+    assign = ",".join(str(r) for r in plan["owner"])
+    subprocess.run(["/usr/bin/python3", "scripts/capture.py", "--workload", "dlrm_sweep",
+                    "--nproc", "2", "--param", "sweep=" + sweep, "--param", "assign=" + assign,
+                    "--name", p["name"], "--out", outdir + "/pytorch", "--steps", "10",
+                    "--warmup", "3"], check=True, stdout=subprocess.DEVNULL, timeout=600)
+    meta = json.load(open("%s/pytorch/%s.rank0.meta.json" % (outdir, p["name"])))
+    p["pytorch_ms"] = meta.get("job_step_ms", meta["iteration_ms"])
+json.dump(j, open(report, "w"), indent=2)
+PY
+  fi
+done
+/usr/bin/python3 - "$out" <<'PY'
+import glob, json, sys
+sys.path.insert(0, "scripts")
+def tau(a, b):
+    c = d = 0
+    for i in range(len(a)):
+        for k in range(i + 1, len(a)):
+            s = (a[i] - a[k]) * (b[i] - b[k])
+            c += s > 0; d += s < 0
+    n = len(a) * (len(a) - 1) / 2
+    return (c - d) / n if n else 0.0
+rows, hits, pt_hits, pt_n = [], 0, 0, 0
+for path in sorted(glob.glob(sys.argv[1] + "/set*.json")):
+    m = json.load(open(path)).get("measurement")
+    if m is None:
+        continue
+    ps = m["plans"]
+    line = "%-6s plans %d  pick-best %-7s (gap %+5.1f%%)  tau %+.2f" % (
+        path.split("/")[-1][:-5], len(ps), "success" if m["pick_best"] else "miss",
+        100 * m["gap"], m["kendall_tau"])
+    hits += m["pick_best"]
+    both = [p for p in ps if p.get("pytorch_ms")]
+    if len(both) >= 2:
+        pt = [p["pytorch_ms"] for p in both]; me = [p["measured_ms"] for p in both]
+        pr = [p["predicted_ms"] for p in both]
+        best = min(range(len(pt)), key=pt.__getitem__)
+        pbest = min(range(len(pr)), key=pr.__getitem__)
+        ok = pt[pbest] <= 1.03 * pt[best]
+        pt_hits += ok; pt_n += 1
+        line += "  | PyTorch (%d plans): replay-vs-PyTorch tau %+.2f, predicted-vs-PyTorch tau %+.2f, predicted best %s in PyTorch" % (
+            len(both), tau(me, pt), tau(pr, pt), "also best (3%)" if ok else "not best")
+    rows.append(line)
+print("\n".join(rows))
+print("pick-best (replay): %d of %d sets = %.0f%%" % (hits, len(rows), 100.0 * hits / max(len(rows), 1)))
+if pt_n:
+    print("pick-best (PyTorch): %d of %d sets = %.0f%%" % (pt_hits, pt_n, 100.0 * pt_hits / pt_n))
+PY

@@ -1,0 +1,46 @@
+#include "sweep/measure_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+
+namespace tracetwin::sweep {
+
+double kendallTau(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw UsageError("kendallTau: series of different lengths");
+  double concordant = 0, discordant = 0, ties_a = 0, ties_b = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (size_t j = i + 1; j < a.size(); ++j) {
+      const double da = a[i] - a[j], db = b[i] - b[j];
+      if (da == 0 && db == 0) continue;
+      if (da == 0) {
+        ++ties_a;
+      } else if (db == 0) {
+        ++ties_b;
+      } else if ((da > 0) == (db > 0)) {
+        ++concordant;
+      } else {
+        ++discordant;
+      }
+    }
+  }
+  const double n = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
+  return n > 0 ? (concordant - discordant) / n : 0.0;
+}
+
+PickBest pickBest(const std::vector<double>& predicted, const std::vector<double>& measured,
+                  double tolerance) {
+  if (predicted.empty() || predicted.size() != measured.size()) {
+    throw UsageError("pickBest: needs as many measured as predicted plans, at least one");
+  }
+  PickBest p;
+  p.predicted_best =
+      size_t(std::min_element(predicted.begin(), predicted.end()) - predicted.begin());
+  p.measured_best = size_t(std::min_element(measured.begin(), measured.end()) - measured.begin());
+  p.gap = measured[p.predicted_best] / measured[p.measured_best] - 1;
+  p.success = p.gap <= tolerance;
+  return p;
+}
+
+}  // namespace tracetwin::sweep

@@ -1,0 +1,112 @@
+#include "sweep/strategies.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "core/errors.h"
+
+namespace tracetwin::sweep {
+
+std::vector<int> greedyAssign(const std::vector<double>& cost, int64_t world_size) {
+  std::vector<size_t> order(cost.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  std::vector<double> load(size_t(world_size), 0.0);
+  std::vector<int> owner(cost.size(), 0);
+  for (size_t t : order) {
+    const size_t r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[t] = int(r);
+    load[r] += cost[t];
+  }
+  return owner;
+}
+
+std::vector<int> roundRobinAssign(size_t tables, int64_t world_size) {
+  std::vector<int> owner(tables);
+  for (size_t t = 0; t < tables; ++t) owner[t] = int(int64_t(t) % world_size);
+  return owner;
+}
+
+std::vector<std::vector<int>> randomAssigns(size_t tables, int64_t world_size, int64_t count,
+                                            uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, int(world_size) - 1);
+  std::set<std::vector<int>> seen;
+  std::vector<std::vector<int>> out;
+  // Give up after 20x count draws: a small file has fewer distinct plans.
+  for (int64_t tries = 0; int64_t(out.size()) < count && tries < 20 * count; ++tries) {
+    std::vector<int> owner(tables);
+    for (int& r : owner) r = pick(rng);
+    if (seen.insert(owner).second) out.push_back(std::move(owner));
+  }
+  return out;
+}
+
+namespace {
+
+using Maker = std::function<void(const SweepSpec&, const PlanSpec&, const TableCosts&,
+                                 std::vector<Plan>*)>;
+
+const std::map<std::string, Maker>& makers() {
+  static const std::map<std::string, Maker> registry = {
+      {"explicit",
+       [](const SweepSpec&, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
+         out->push_back({p.name, p.strategy, p.assign});
+       }},
+      {"round_robin",
+       [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
+         out->push_back({p.name, p.strategy, roundRobinAssign(s.tables.size(), s.world_size)});
+       }},
+      {"greedy",
+       [](const SweepSpec& s, const PlanSpec& p, const TableCosts& costs,
+          std::vector<Plan>* out) {
+         out->push_back({p.name, p.strategy, greedyAssign(costs(), s.world_size)});
+       }},
+      {"greedy_size",
+       [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
+         std::vector<double> bytes;
+         for (const TableSpec& t : s.tables) bytes.push_back(double(t.bytes()));
+         out->push_back({p.name, p.strategy, greedyAssign(bytes, s.world_size)});
+       }},
+      {"random",
+       [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
+         const auto owners = randomAssigns(s.tables.size(), s.world_size, p.count, p.seed);
+         for (size_t k = 0; k < owners.size(); ++k) {
+           out->push_back({fmt::format("{}#{}", p.name, k + 1), p.strategy, owners[k]});
+         }
+       }},
+  };
+  return registry;
+}
+
+}  // namespace
+
+std::vector<Plan> expandPlans(const SweepSpec& spec, const TableCosts& costs) {
+  std::vector<double> cached;
+  bool have = false;
+  const TableCosts once = [&]() {
+    if (!have) {
+      cached = costs();
+      have = true;
+    }
+    return cached;
+  };
+  std::vector<Plan> plans;
+  for (const PlanSpec& p : spec.plans) {
+    auto it = makers().find(p.strategy);
+    if (it == makers().end()) {
+      throw UsageError(fmt::format("{}: plan '{}': unknown strategy '{}'", spec.source, p.name,
+                                   p.strategy));
+    }
+    it->second(spec, p, once, &plans);
+  }
+  return plans;
+}
+
+}  // namespace tracetwin::sweep

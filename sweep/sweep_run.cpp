@@ -1,0 +1,304 @@
+#include "sweep/sweep_run.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+#include "predictors/kernels/feature_shapes.h"
+#include "predictors/simulation/joint_prediction.h"
+#include "sweep/composed_model.h"
+#include "sweep/step_trace.h"
+
+namespace tracetwin::sweep {
+
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank) {
+  int64_t bytes = 0;
+  const int64_t lookups_per_bag = spec.world_size * spec.batch_size;
+  for (size_t t = 0; t < owner.size(); ++t) {
+    if (owner[t] != rank) continue;
+    const TableSpec& tab = spec.tables[t];
+    bytes += tab.bytes();
+    if (spec.sparse_grad) {
+      const int64_t lookups = lookups_per_bag * tab.pooling;
+      bytes += std::min(lookups, tab.rows) * tab.dim * 4 + lookups * 8;
+    } else {
+      bytes += tab.bytes();
+    }
+  }
+  int64_t width = spec.dense.features, params = 0;
+  for (int64_t h : spec.dense.bottom_mlp) {
+    params += (width + 1) * h;
+    width = h;
+  }
+  for (int t = 0; t < int(owner.size()); ++t) width += spec.tables[size_t(t)].dim;
+  for (int64_t h : spec.dense.top_mlp) {
+    params += (width + 1) * h;
+    width = h;
+  }
+  return bytes + 2 * 4 * params;  // dense weights and gradients
+}
+
+namespace {
+
+// Graphs and part maps of one plan's ranks; the predictor's inputs point into it.
+}  // namespace
+
+PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks) {
+  PlanGraphs g;
+  for (int r = 0; r < ranks; ++r) {
+    RankStep step = buildRankStep(spec, owner, r);
+    g.graphs.push_back(rankGraph(step, fmt::format("{} rank {}", spec.source, r)));
+    std::unordered_map<int64_t, OpTag> tags;
+    for (const OpTag& t : step.tags) tags.emplace(t.id, t);
+    g.tags.push_back(std::move(tags));
+  }
+  return g;
+}
+
+namespace {
+
+// A Zipf table's index-reuse histogram, computed once per table shape (a
+// million-row table takes a million powers).
+const std::vector<double>& zipfReuse(const SweepSpec& spec, const TableSpec& t) {
+  static std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
+  const int64_t lookups = spec.world_size * spec.batch_size * t.pooling;
+  auto key = std::make_tuple(lookups, t.rows, *t.zipf);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, predictors::zipfReuseHistogram(double(lookups), t.rows, *t.zipf))
+             .first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanGraphs& g,
+                                              const predictors::ModelSet& models,
+                                              const predictors::PredictOptions& opts,
+                                              int64_t world_size) {
+  std::vector<predictors::RankInput> inputs;
+  for (size_t r = 0; r < g.graphs.size(); ++r) {
+    const core::Graph& graph = g.graphs[r];
+    predictors::RankInput in;
+    in.graph = &graph;
+    in.opts = opts;
+    in.opts.default_world_size = world_size;
+    for (const auto& [id, tag] : g.tags[r]) {
+      if (tag.table < 0 || !spec.tables[size_t(tag.table)].zipf) continue;
+      const std::string& name = graph.node(id).name;
+      if (name == "aten::embedding_bag" || name == "aten::_embedding_bag_backward") {
+        in.opts.index_reuse[id] = zipfReuse(spec, spec.tables[size_t(tag.table)]);
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
+  predictors::MultiRankOptions mo;
+  mo.every_rank_ops = true;
+  return predictors::predictRanks(inputs, models, mo);
+}
+
+void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult* res_out) {
+  PlanResult& res = *res_out;
+  const Plan& plan = res.plan;
+  res.ranks.clear();
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankResult rr;
+    rr.rank = r;
+    rr.memory_bytes = rankMemoryBytes(spec, plan.owner, r);
+    if (options.memory_limit_bytes > 0 && rr.memory_bytes > options.memory_limit_bytes &&
+        res.feasible) {
+      res.feasible = false;
+      res.infeasible = fmt::format("rank {} needs {:.2f} GB, the device has {:.2f} GB", r,
+                                   double(rr.memory_bytes) / 1e9,
+                                   double(options.memory_limit_bytes) / 1e9);
+    }
+    res.ranks.push_back(rr);
+  }
+}
+
+PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors::ModelSet& models,
+                       const SweepOptions& options) {
+  PlanResult res;
+  res.plan = plan;
+  checkMemory(spec, options, &res);
+  if (!res.feasible) return res;
+  const PlanGraphs g = buildGraphs(spec, plan.owner, spec.world_size);
+  const predictors::MultiRankPrediction m =
+      predictGraphs(spec, g, models, options.predict, spec.world_size);
+  res.predicted_ms = m.iteration_ms;
+  double busy_max = 0, busy_sum = 0;
+  for (size_t r = 0; r < m.ranks.size(); ++r) {
+    const predictors::RankReport& rep = m.ranks[r];
+    RankResult& rr = res.ranks[r];
+    rr.iteration_ms = rep.iteration_ms;
+    rr.comm_ms = rep.comm_ms;
+    rr.wait_ms = rep.wait_ms;
+    for (const predictors::OpPrediction& op : rep.prediction.per_op) {
+      auto it = g.tags[r].find(op.id);
+      const StepPart part = it == g.tags[r].end() ? StepPart::kDense : it->second.part;
+      const double ms = (op.predicted_us + op.cpu_us) / 1000;
+      if (part == StepPart::kEmbedding) rr.embedding_ms += ms;
+      if (part == StepPart::kDense) rr.dense_ms += ms;
+    }
+    const double busy = rr.embedding_ms + rr.dense_ms;
+    busy_max = std::max(busy_max, busy);
+    busy_sum += busy;
+  }
+  const double mean = busy_sum / double(std::max<size_t>(m.ranks.size(), 1));
+  res.imbalance = mean > 0 ? busy_max / mean - 1 : 0;
+  return res;
+}
+
+namespace {
+
+void rank(std::vector<PlanResult>* plans) {
+  std::stable_sort(plans->begin(), plans->end(), [](const PlanResult& a, const PlanResult& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if ((a.predicted_by == "joint") != (b.predicted_by == "joint")) {
+      return a.predicted_by == "joint";
+    }
+    return a.predicted_ms < b.predicted_ms;
+  });
+}
+
+// Every plan estimated with the composed model, the best `verify` of them
+// predicted jointly (docs/sweeps.md, "Speed").
+std::vector<PlanResult> screened(const SweepSpec& spec, const std::vector<Plan>& plans,
+                                 const predictors::ModelSet& models, const SweepOptions& options) {
+  const ComposedModel composed = options.composed != nullptr
+                                     ? *options.composed
+                                     : calibrateComposed(spec, models, options.predict);
+  std::vector<PlanResult> out;
+  out.reserve(plans.size());
+  for (const Plan& plan : plans) {
+    PlanResult res;
+    res.plan = plan;
+    checkMemory(spec, options, &res);
+    if (res.feasible) {
+      std::vector<RankResult> memory = std::move(res.ranks);
+      res = composed.estimate(plan);
+      for (size_t r = 0; r < res.ranks.size(); ++r) {
+        res.ranks[r].memory_bytes = memory[r].memory_bytes;
+      }
+      res.predicted_by = "composed";
+    }
+    out.push_back(std::move(res));
+  }
+  rank(&out);
+  const size_t verify = std::min(options.verify, out.size());
+  for (size_t k = 0; k < verify && out[k].feasible; ++k) {
+    out[k] = predictPlan(spec, out[k].plan, models, options);
+    if (options.progress) options.progress(k + 1, verify);
+  }
+  rank(&out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
+                                 const predictors::ModelSet& models, const SweepOptions& options) {
+  if (plans.size() > options.full_max) return screened(spec, plans, models, options);
+  std::vector<PlanResult> out;
+  out.reserve(plans.size());
+  std::map<std::vector<int>, size_t> seen;  // plans of one assignment are predicted once
+  for (size_t k = 0; k < plans.size(); ++k) {
+    auto [it, fresh] = seen.emplace(plans[k].owner, out.size());
+    if (fresh) {
+      out.push_back(predictPlan(spec, plans[k], models, options));
+    } else {
+      out.push_back(out[it->second]);
+      out.back().plan = plans[k];
+    }
+    if (options.progress) options.progress(k + 1, plans.size());
+  }
+  rank(&out);
+  return out;
+}
+
+nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& ranked,
+                         const std::string& device) {
+  using J = nlohmann::json;
+  J plans = J::array();
+  for (const PlanResult& p : ranked) {
+    J ranks = J::array();
+    for (const RankResult& r : p.ranks) {
+      J tables = J::array();
+      for (size_t t = 0; t < p.plan.owner.size(); ++t) {
+        if (p.plan.owner[t] == r.rank) tables.push_back(spec.tables[t].name);
+      }
+      ranks.push_back(J{{"rank", r.rank},
+                        {"iteration_ms", r.iteration_ms},
+                        {"embedding_ms", r.embedding_ms},
+                        {"dense_ms", r.dense_ms},
+                        {"comm_ms", r.comm_ms},
+                        {"wait_ms", r.wait_ms},
+                        {"memory_bytes", r.memory_bytes},
+                        {"tables", std::move(tables)}});
+    }
+    J assignment = J::object();
+    for (size_t t = 0; t < p.plan.owner.size(); ++t) {
+      assignment[spec.tables[t].name] = p.plan.owner[t];
+    }
+    J entry = {{"name", p.plan.name},
+               {"strategy", p.plan.strategy},
+               {"predicted_by", p.predicted_by},
+               {"feasible", p.feasible},
+               {"ranks", std::move(ranks)},
+               {"assignment", std::move(assignment)},
+               {"owner", p.plan.owner}};
+    if (p.feasible) {
+      entry["predicted_ms"] = p.predicted_ms;
+      entry["imbalance"] = p.imbalance;
+    } else {
+      entry["predicted_ms"] = nullptr;
+      entry["infeasible"] = p.infeasible;
+    }
+    plans.push_back(std::move(entry));
+  }
+  J tables = J::array();
+  for (const TableSpec& t : spec.tables) {
+    J e = {{"name", t.name}, {"rows", t.rows}, {"dim", t.dim}, {"pooling", t.pooling}};
+    if (t.zipf) e["zipf"] = *t.zipf;
+    tables.push_back(std::move(e));
+  }
+  J out = {{"sweep", spec.source},
+           {"world_size", spec.world_size},
+           {"batch_size", spec.batch_size},
+           {"sparse_grad", spec.sparse_grad},
+           {"device", device},
+           {"tables", std::move(tables)},
+           {"plans", std::move(plans)}};
+  out["best_predicted"] =
+      !ranked.empty() && ranked[0].feasible ? J(ranked[0].plan.name) : J(nullptr);
+  return out;
+}
+
+std::string sweepCsv(const SweepSpec& spec, const std::vector<PlanResult>& ranked) {
+  std::string out = "rank_order,plan,strategy,predicted_by,feasible,predicted_ms,imbalance";
+  for (int r = 0; r < spec.world_size; ++r) {
+    out += fmt::format(",r{0}_embedding_ms,r{0}_dense_ms,r{0}_comm_ms,r{0}_wait_ms", r);
+  }
+  out += ",assignment\n";
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    const PlanResult& p = ranked[k];
+    out += fmt::format("{},{},{},{},{},{},{:.4f}", k + 1, p.plan.name, p.plan.strategy,
+                       p.predicted_by, p.feasible ? 1 : 0, p.feasible ? fmt::format("{:.4f}", p.predicted_ms) : "",
+                       p.imbalance);
+    for (const RankResult& r : p.ranks) {
+      out += fmt::format(",{:.4f},{:.4f},{:.4f},{:.4f}", r.embedding_ms, r.dense_ms, r.comm_ms,
+                         r.wait_ms);
+    }
+    out += fmt::format(",{}\n", fmt::join(p.plan.owner, " "));
+  }
+  return out;
+}
+
+}  // namespace tracetwin::sweep

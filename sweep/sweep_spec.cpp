@@ -1,0 +1,204 @@
+#include "sweep/sweep_spec.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/errors.h"
+#include "predictors/specs/yaml_strict.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+namespace y = predictors::yaml;
+
+const std::vector<std::string> kStrategies = {"explicit", "round_robin", "greedy", "greedy_size",
+                                              "random"};
+
+int64_t positiveIntList(const y::MapReader& m, const YAML::Node& list, const char* key,
+                        std::vector<int64_t>* out) {
+  if (!list.IsSequence() || list.size() == 0) {
+    m.fail(list, fmt::format("'{}' must be a non-empty list of positive integers", key));
+  }
+  out->clear();
+  for (const YAML::Node& e : list) {
+    int64_t v = 0;
+    try {
+      v = e.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      m.fail(e, fmt::format("'{}' entries must be positive integers", key));
+    }
+    if (v <= 0) m.fail(e, fmt::format("'{}' entries must be positive integers, got {}", key, v));
+    out->push_back(v);
+  }
+  return int64_t(out->size());
+}
+
+bool readBool(const y::MapReader& m, const char* key) {
+  const YAML::Node n = m.get(key);
+  try {
+    return n.as<bool>();
+  } catch (const YAML::Exception&) {
+    m.fail(n, fmt::format("'{}' must be true or false", key));
+  }
+}
+
+DenseSpec readDense(const YAML::Node& node, const std::string& source) {
+  y::MapReader m(node, source, "dense");
+  m.checkKeys({}, {"features", "bottom_mlp", "top_mlp"});
+  DenseSpec d;
+  if (m.has("features")) d.features = m.positiveInt("features");
+  if (m.has("bottom_mlp")) positiveIntList(m, m.get("bottom_mlp"), "bottom_mlp", &d.bottom_mlp);
+  if (m.has("top_mlp")) positiveIntList(m, m.get("top_mlp"), "top_mlp", &d.top_mlp);
+  return d;
+}
+
+TableSpec readTable(const YAML::Node& node, const std::string& source, size_t i) {
+  y::MapReader m(node, source, fmt::format("tables[{}]", i));
+  m.checkKeys({"name", "rows", "dim", "pooling"}, {"zipf"});
+  TableSpec t;
+  t.name = m.str("name");
+  t.rows = m.positiveInt("rows");
+  t.dim = m.positiveInt("dim");
+  t.pooling = m.positiveInt("pooling");
+  if (m.has("zipf")) t.zipf = m.positive("zipf");
+  return t;
+}
+
+PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
+                  const std::vector<TableSpec>& tables, int64_t world_size) {
+  y::MapReader m(node, source, fmt::format("plans[{}]", i));
+  m.checkKeys({"name"}, {"assign", "strategy", "count", "seed"});
+  PlanSpec p;
+  p.name = m.str("name");
+  p.line = node.Mark().line + 1;
+  if (m.has("assign") == m.has("strategy")) {
+    m.fail(node, fmt::format("plan '{}' needs exactly one of 'assign' (table: rank) or "
+                             "'strategy' ({})",
+                             p.name, fmt::join(kStrategies, ", ")));
+  }
+  if (m.has("assign")) {
+    p.strategy = "explicit";
+    const YAML::Node a = m.get("assign");
+    if (!a.IsMap()) m.fail(a, "'assign' must map table names to ranks ({t0: 0, t1: 1})");
+    std::map<std::string, size_t> index;
+    for (size_t t = 0; t < tables.size(); ++t) index[tables[t].name] = t;
+    p.assign.assign(tables.size(), -1);
+    for (const auto& kv : a) {
+      const std::string name = kv.first.as<std::string>();
+      auto it = index.find(name);
+      if (it == index.end()) {
+        y::failAt(source, kv.first,
+                  fmt::format("plan '{}' assigns unknown table '{}'", p.name, name));
+      }
+      if (p.assign[it->second] >= 0) {
+        y::failAt(source, kv.first,
+                  fmt::format("plan '{}' assigns table '{}' twice", p.name, name));
+      }
+      int64_t rank = -1;
+      try {
+        rank = kv.second.as<int64_t>();
+      } catch (const YAML::Exception&) {
+        y::failAt(source, kv.second, fmt::format("plan '{}': the rank of table '{}' must be an "
+                                                 "integer",
+                                                 p.name, name));
+      }
+      if (rank < 0 || rank >= world_size) {
+        y::failAt(source, kv.second,
+                  fmt::format("plan '{}': table '{}' on rank {}, out of range 0..{} "
+                              "(world_size {})",
+                              p.name, name, rank, world_size - 1, world_size));
+      }
+      p.assign[it->second] = int(rank);
+    }
+    for (size_t t = 0; t < tables.size(); ++t) {
+      if (p.assign[t] < 0) {
+        m.fail(a, fmt::format("plan '{}' assigns no rank to table '{}' (every table needs one)",
+                              p.name, tables[t].name));
+      }
+    }
+    if (m.has("count") || m.has("seed")) {
+      m.fail(node, fmt::format("plan '{}': 'count' and 'seed' are for strategy random", p.name));
+    }
+    return p;
+  }
+  p.strategy = m.str("strategy");
+  if (std::find(kStrategies.begin() + 1, kStrategies.end(), p.strategy) == kStrategies.end()) {
+    m.fail(m.get("strategy"), fmt::format("unknown strategy '{}'; known: round_robin, greedy, "
+                                          "greedy_size, random (or 'assign')",
+                                          p.strategy));
+  }
+  if (p.strategy == "random") {
+    p.count = m.has("count") ? m.positiveInt("count") : 100;
+    if (m.has("seed")) {
+      try {
+        p.seed = m.get("seed").as<uint64_t>();
+      } catch (const YAML::Exception&) {
+        m.fail(m.get("seed"), "'seed' must be a non-negative integer");
+      }
+    }
+  } else if (m.has("count") || m.has("seed")) {
+    m.fail(node, fmt::format("plan '{}': 'count' and 'seed' are for strategy random", p.name));
+  }
+  return p;
+}
+
+}  // namespace
+
+const std::vector<std::string>& strategyNames() { return kStrategies; }
+
+SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source) {
+  const YAML::Node root = y::parse(yaml_text, source);
+  y::MapReader m(root, source, "sweep");
+  m.checkKeys({"world_size", "batch_size", "tables", "plans"},
+              {"sparse_grad", "dense", "device", "system", "memory_gb", "lr"});
+  SweepSpec s;
+  s.source = source;
+  s.world_size = m.positiveInt("world_size");
+  s.batch_size = m.positiveInt("batch_size");
+  if (m.has("sparse_grad")) s.sparse_grad = readBool(m, "sparse_grad");
+  if (m.has("dense")) s.dense = readDense(m.get("dense"), source);
+  if (m.has("device")) s.device = m.str("device");
+  if (m.has("system")) s.system = m.str("system");
+  if (m.has("memory_gb")) s.memory_bytes = m.positiveBytes("memory_gb", 1e9);
+  if (m.has("lr")) s.lr = m.positive("lr");
+  const YAML::Node tables = m.get("tables");
+  if (!tables.IsSequence() || tables.size() == 0) {
+    m.fail(tables, "'tables' must be a non-empty list of {name, rows, dim, pooling[, zipf]}");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    s.tables.push_back(readTable(tables[i], source, i));
+    if (!names.insert(s.tables.back().name).second) {
+      y::failAt(source, tables[i], fmt::format("table '{}' is defined twice", s.tables.back().name));
+    }
+  }
+  const YAML::Node plans = m.get("plans");
+  if (!plans.IsSequence() || plans.size() == 0) {
+    m.fail(plans, "'plans' must be a non-empty list of {name, assign | strategy}");
+  }
+  std::set<std::string> plan_names;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    s.plans.push_back(readPlan(plans[i], source, i, s.tables, s.world_size));
+    if (!plan_names.insert(s.plans.back().name).second) {
+      y::failAt(source, plans[i], fmt::format("plan '{}' is defined twice", s.plans.back().name));
+    }
+  }
+  return s;
+}
+
+SweepSpec loadSweepSpec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open sweep file", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parseSweepSpec(buf.str(), path);
+}
+
+}  // namespace tracetwin::sweep

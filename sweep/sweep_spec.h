@@ -1,0 +1,63 @@
+// A sharding what-if sweep (docs/sweeps.md): the DLRM-style job of a sweep
+// file (configs/sweeps/*.yaml) and the plans to try, each a table -> rank
+// assignment or a strategy that makes some. Read strictly, as the device
+// YAML is: unknown keys, wrong types and impossible figures are InputError
+// "FILE:LINE:COL: ...".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracetwin::sweep {
+
+struct TableSpec {
+  std::string name;
+  int64_t rows = 0;
+  int64_t dim = 0;
+  int64_t pooling = 0;  // indices per bag
+  // Index distribution: nullopt uniform; else row i drawn with probability
+  // proportional to (i+1)^-zipf.
+  std::optional<double> zipf;
+  int64_t bytes() const { return rows * dim * 4; }  // float32 weights
+};
+
+struct DenseSpec {
+  int64_t features = 13;
+  std::vector<int64_t> bottom_mlp{64, 32};  // Linear + ReLU each
+  std::vector<int64_t> top_mlp{64, 1};      // Linear + ReLU each, the last without ReLU
+};
+
+struct PlanSpec {
+  std::string name;
+  std::string strategy;  // "explicit" (assign), "round_robin", "greedy", "greedy_size", "random"
+  std::vector<int> assign;  // explicit: rank per table, in the file's table order
+  int64_t count = 1;        // random: how many plans
+  uint64_t seed = 0;        // random
+  int line = 0;             // where the plan is in the file (messages)
+};
+
+struct SweepSpec {
+  std::string source;  // the file, for messages
+  int64_t world_size = 0;
+  int64_t batch_size = 0;  // samples per rank per step
+  bool sparse_grad = true;
+  DenseSpec dense;
+  std::vector<TableSpec> tables;
+  std::vector<PlanSpec> plans;
+  std::string device;  // "" or "cpu": the models' device; else a device spec path
+  std::string system;  // optional configs/systems/*.yaml
+  // Per-rank memory for tables, their gradients and optimizer state; 0: the
+  // target device's memory (its spec), unknown when neither is given.
+  int64_t memory_bytes = 0;
+  double lr = 0.01;  // SGD learning rate (the optimizer's add_ alpha)
+};
+
+// The strategies a plan may name, for messages and the docs.
+const std::vector<std::string>& strategyNames();
+
+SweepSpec loadSweepSpec(const std::string& path);
+SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source);
+
+}  // namespace tracetwin::sweep

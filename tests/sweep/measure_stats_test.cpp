@@ -1,0 +1,38 @@
+#include "sweep/measure_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/errors.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+TEST(MeasureStats, KendallTau) {
+  EXPECT_DOUBLE_EQ(kendallTau({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(kendallTau({1, 2, 3, 4}, {40, 30, 20, 10}), -1.0);
+  // One swapped pair of six: (5 - 1) / 6.
+  EXPECT_NEAR(kendallTau({1, 2, 3, 4}, {1, 3, 2, 4}), 4.0 / 6.0, 1e-12);
+  // Tau-b with a tie in b: pairs 5 untied in both, 1 tied in b.
+  EXPECT_NEAR(kendallTau({1, 2, 3, 4}, {1, 1, 3, 4}), 5.0 / std::sqrt(6.0 * 5.0), 1e-12);
+  EXPECT_EQ(kendallTau({1}, {1}), 0.0);
+}
+
+TEST(MeasureStats, PickBestWithinTolerance) {
+  const PickBest hit = pickBest({5, 6, 7}, {10.0, 10.2, 11});
+  EXPECT_EQ(hit.predicted_best, 0u);
+  EXPECT_EQ(hit.measured_best, 0u);
+  EXPECT_TRUE(hit.success);
+  // Predicted best measures 2% over the measured best: still a success at 3%.
+  const PickBest near = pickBest({5, 6, 7}, {10.2, 10.0, 11});
+  EXPECT_EQ(near.measured_best, 1u);
+  EXPECT_NEAR(near.gap, 0.02, 1e-12);
+  EXPECT_TRUE(near.success);
+  const PickBest miss = pickBest({5, 6, 7}, {10.5, 10.0, 11});
+  EXPECT_FALSE(miss.success);
+  EXPECT_THROW(pickBest({1, 2}, {1}), UsageError);
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep

@@ -1,0 +1,132 @@
+// One plan's per-rank graphs against the step definition (docs/sweeps.md):
+// the ops, their shapes, the collectives and their sizes per rank.
+#include "sweep/step_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/comm/collective_spec.h"
+#include "core/graph.h"
+#include "sweep/sweep_spec.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+// Three tables of different dims on two ranks: rank 0 holds a and c (dims
+// 8 + 4), rank 1 holds b (16).
+const char* kStepFile = R"(world_size: 2
+batch_size: 4
+sparse_grad: true
+dense: {features: 3, bottom_mlp: [6, 5], top_mlp: [7, 1]}
+tables:
+  - {name: a, rows: 100, dim: 8, pooling: 3}
+  - {name: b, rows: 50, dim: 16, pooling: 2}
+  - {name: c, rows: 70, dim: 4, pooling: 5}
+plans:
+  - {name: p, assign: {a: 0, b: 1, c: 0}}
+)";
+
+struct Ops {
+  std::vector<const core::Node*> all;
+  std::map<std::string, std::vector<const core::Node*>> by_name;
+  std::vector<const core::Node*> collectives;
+};
+
+Ops topLevel(const core::Graph& g) {
+  Ops ops;
+  for (core::NodeId id : core::selectTopLevelOps(g).ops) {
+    const core::Node& n = g.node(id);
+    ops.all.push_back(&n);
+    ops.by_name[n.name].push_back(&n);
+    if (n.category == core::NodeCategory::kCommunication) ops.collectives.push_back(&n);
+  }
+  return ops;
+}
+
+const std::vector<int64_t>& shapeOf(const core::Value& v) { return v.tensor->shape; }
+
+TEST(StepTrace, EmbeddingOpsPerRankFollowThePlan) {
+  const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
+  const std::vector<int> owner = s.plans[0].assign;
+  const int64_t bags = 2 * 4;  // the global batch
+  std::vector<std::vector<int64_t>> weights = {{100, 8}, {70, 4}};  // rank 0, in table order
+  const core::Graph g0 = rankGraph(buildRankStep(s, owner, 0), "r0");
+  Ops r0 = topLevel(g0);
+  ASSERT_EQ(r0.by_name["aten::embedding_bag"].size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    const core::Node& n = *r0.by_name["aten::embedding_bag"][k];
+    EXPECT_EQ(shapeOf(n.inputs[0]), weights[k]);
+    EXPECT_EQ(shapeOf(n.inputs[1])[0], bags * (k == 0 ? 3 : 5));  // indices: bags x pooling
+    EXPECT_EQ(shapeOf(n.inputs[2])[0], bags);                      // offsets
+    EXPECT_TRUE(n.inputs[5].bool_value);                           // sparse
+    EXPECT_EQ(shapeOf(n.outputs[0]), (std::vector<int64_t>{bags, weights[k][1]}));
+  }
+  ASSERT_EQ(r0.by_name["aten::_embedding_bag_backward"].size(), 2u);
+  // Backward runs the last table first.
+  EXPECT_EQ(r0.by_name["aten::_embedding_bag_backward"][0]->inputs[6].int_value, 70);
+  const core::Graph g1 = rankGraph(buildRankStep(s, owner, 1), "r1");
+  Ops r1 = topLevel(g1);
+  ASSERT_EQ(r1.by_name["aten::embedding_bag"].size(), 1u);
+  EXPECT_EQ(shapeOf(r1.by_name["aten::embedding_bag"][0]->inputs[0]),
+            (std::vector<int64_t>{50, 16}));
+  // Same dense part on both ranks: 4 linears, the interaction 5 + 28 wide.
+  for (Ops* r : {&r0, &r1}) {
+    ASSERT_EQ(r->by_name.at("aten::linear").size(), 4u);
+    EXPECT_EQ(shapeOf(r->by_name.at("aten::linear")[2]->inputs[0]),
+              (std::vector<int64_t>{4, 5 + 8 + 16 + 4}));
+    EXPECT_EQ(r->by_name.at("aten::binary_cross_entropy_with_logits").size(), 1u);
+  }
+  // SGD: 8 dense add_ plus one per table, with the table's sparse gradient.
+  int table_updates = 0;
+  for (const core::Node* n : r0.by_name["aten::add_"]) {
+    if (shapeOf(n->inputs[0]) == weights[0] || shapeOf(n->inputs[0]) == weights[1]) {
+      ++table_updates;
+    }
+  }
+  EXPECT_EQ(table_updates, 4);  // AccumulateGrad and SGD per table
+}
+
+TEST(StepTrace, CollectivesAndTheirSizesPerRank) {
+  const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
+  const int64_t B = 4;
+  const std::vector<int64_t> dims = {12, 16};  // per rank
+  // Dense parameters: 3*6+6, 6*5+5, (5+28)*7+7, 7*1+1.
+  const int64_t dense_params = 24 + 35 + 238 + 8;
+  for (int r = 0; r < 2; ++r) {
+    const core::Graph g = rankGraph(buildRankStep(s, s.plans[0].assign, r), "r");
+    Ops ops = topLevel(g);
+    ASSERT_EQ(ops.collectives.size(), 3u) << "rank " << r;
+    const auto fwd = core::comm::readCollective(*ops.collectives[0]);
+    EXPECT_EQ(fwd.kind, core::comm::Collective::kAllToAllSingle);
+    EXPECT_EQ(fwd.group_size, 2);
+    EXPECT_EQ(fwd.in_split, (std::vector<int64_t>{B * dims[size_t(r)], B * dims[size_t(r)]}));
+    EXPECT_EQ(fwd.out_split, (std::vector<int64_t>{B * dims[0], B * dims[1]}));
+    EXPECT_EQ(shapeOf(ops.collectives[0]->inputs[0].elements[0])[0], 2 * B * dims[size_t(r)]);
+    const auto bwd = core::comm::readCollective(*ops.collectives[1]);
+    EXPECT_EQ(bwd.kind, core::comm::Collective::kAllToAllSingle);
+    EXPECT_EQ(bwd.in_split, fwd.out_split);  // the gradients go back
+    EXPECT_EQ(bwd.out_split, fwd.in_split);
+    const auto ar = core::comm::readCollective(*ops.collectives[2]);
+    EXPECT_EQ(ar.kind, core::comm::Collective::kAllReduce);
+    EXPECT_EQ(shapeOf(ops.collectives[2]->inputs[0].elements[0])[0], dense_params);
+  }
+}
+
+TEST(StepTrace, DenseGradientsAndARankWithoutTables) {
+  SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
+  s.sparse_grad = false;
+  const std::vector<int> owner = {0, 0, 0};
+  const core::Graph g0 = rankGraph(buildRankStep(s, owner, 0), "r0");  // Ops point into it
+  Ops r0 = topLevel(g0);
+  const core::Node& bwd = *r0.by_name["aten::_embedding_bag_backward"][0];
+  EXPECT_FALSE(bwd.inputs[9].bool_value);
+  EXPECT_GT(bwd.outputs[0].tensor->numel, 0);  // a dense [rows, dim] gradient
+  const core::Graph g1 = rankGraph(buildRankStep(s, owner, 1), "r1");
+  Ops r1 = topLevel(g1);
+  EXPECT_TRUE(r1.by_name["aten::embedding_bag"].empty());
+  EXPECT_EQ(r1.collectives.size(), 3u);  // it still takes part in every collective
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep

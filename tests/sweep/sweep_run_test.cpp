@@ -1,0 +1,153 @@
+// Ranking plans with the bundled host models (deterministic model files, no
+// measurement): order, JSON, memory feasibility.
+#include "sweep/sweep_run.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "predictors/kernels/feature_shapes.h"
+#include "predictors/models/model_set.h"
+#include "sweep/composed_model.h"
+#include "sweep/strategies.h"
+#include "tests/support/paths.h"
+#include "sweep/sweep_spec.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+const char* kRunFile = R"(world_size: 2
+batch_size: 16
+tables:
+  - {name: big, rows: 50000, dim: 16, pooling: 20}
+  - {name: mid, rows: 20000, dim: 16, pooling: 10}
+  - {name: small, rows: 1000, dim: 16, pooling: 2}
+plans:
+  - {name: lopsided, assign: {big: 0, mid: 0, small: 0}}
+  - {name: balanced, strategy: greedy}
+  - {name: rr, strategy: round_robin}
+)";
+
+predictors::ModelSet hostModels() {
+  return predictors::ModelSet::load(testing::sourcePath("data/models/host"));
+}
+
+TEST(SweepRun, RanksPlansByPredictedStep) {
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  const auto costs = calibrateComposed(s, models, o.predict).tableCosts();
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_GT(costs[0], costs[2]);  // 200 lookups a bag... against 2
+  const auto plans = expandPlans(s, [&] { return costs; });
+  size_t progress = 0;
+  o.progress = [&](size_t done, size_t total) {
+    EXPECT_EQ(total, 3u);
+    progress = done;
+  };
+  const auto ranked = runSweep(s, plans, models, o);
+  EXPECT_EQ(progress, 3u);
+  ASSERT_EQ(ranked.size(), 3u);
+  for (size_t k = 1; k < ranked.size(); ++k) {
+    EXPECT_LE(ranked[k - 1].predicted_ms, ranked[k].predicted_ms);
+  }
+  // Everything on rank 0 leaves rank 1 waiting at the first all_to_all.
+  EXPECT_EQ(ranked.back().plan.name, "lopsided");
+  const RankResult& idle = ranked.back().ranks[1];
+  EXPECT_LT(idle.embedding_ms, 0.01);  // only the zeros([bags, 0]) it sends
+  EXPECT_GT(idle.wait_ms, 0.0);
+  EXPECT_GT(ranked.back().imbalance, ranked.front().imbalance);
+  const auto j = sweepJson(s, ranked, "host");
+  EXPECT_EQ(j["best_predicted"], ranked.front().plan.name);
+  EXPECT_EQ(j["plans"].size(), 3u);
+  EXPECT_EQ(j["plans"][2]["assignment"]["mid"], 0);
+  EXPECT_EQ(j["plans"][0]["ranks"].size(), 2u);
+}
+
+TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  // big alone is 3.2 MB of weights: a limit of 4 MB a rank rules out the
+  // plan holding all three tables on one rank, not the balanced ones.
+  EXPECT_GT(rankMemoryBytes(s, {0, 0, 0}, 0), 4'000'000);
+  EXPECT_LT(rankMemoryBytes(s, {0, 1, 1}, 0), 4'000'000);
+  o.memory_limit_bytes = 4'000'000;
+  const auto ranked =
+      runSweep(s, {{"all0", "explicit", {0, 0, 0}}, {"split", "explicit", {0, 1, 1}}}, models, o);
+  EXPECT_TRUE(ranked[0].feasible);
+  EXPECT_EQ(ranked[0].plan.name, "split");
+  EXPECT_FALSE(ranked[1].feasible);
+  EXPECT_NE(ranked[1].infeasible.find("rank 0 needs"), std::string::npos);
+  const auto j = sweepJson(s, ranked, "host");
+  EXPECT_TRUE(j["plans"][1]["predicted_ms"].is_null());
+  EXPECT_EQ(j["best_predicted"], "split");
+}
+
+// The composed model against the joint prediction it screens for: same
+// order, within 5% (model arithmetic on the bundled model files, no timing).
+TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  const ComposedModel composed = calibrateComposed(s, models, o.predict);
+  std::vector<double> c, j;
+  for (const std::vector<int>& owner :
+       std::vector<std::vector<int>>{{0, 0, 0}, {0, 1, 1}, {0, 1, 0}, {1, 0, 0}}) {
+    const Plan plan{"p", "explicit", owner};
+    c.push_back(composed.estimate(plan).predicted_ms);
+    j.push_back(predictPlan(s, plan, models, o).predicted_ms);
+    EXPECT_NEAR(c.back() / j.back(), 1.0, 0.05) << owner[0] << owner[1] << owner[2];
+  }
+  for (size_t a = 0; a < c.size(); ++a) {
+    for (size_t b = a + 1; b < c.size(); ++b) {
+      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
+    }
+  }
+  // A screened sweep: every plan estimated, the best `verify` predicted jointly.
+  o.full_max = 1;
+  o.verify = 1;
+  const auto ranked = runSweep(
+      s, {{"a", "explicit", {0, 0, 0}}, {"b", "explicit", {0, 1, 1}}, {"c", "explicit", {1, 0, 0}}},
+      models, o);
+  EXPECT_EQ(ranked[0].predicted_by, "joint");
+  EXPECT_EQ(ranked[1].predicted_by, "composed");
+  EXPECT_EQ(ranked[2].predicted_by, "composed");
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
+
+namespace tracetwin::sweep {
+namespace {
+
+// Data-distribution awareness: the same table with Zipf indices has far
+// fewer unique rows, and its lookups are predicted cheaper.
+TEST(SweepRun, ZipfTablesHaveFewerUniqueRowsAndPredictCheaper) {
+  const auto uniform = predictors::poissonReuseHistogram(1024, 5000);
+  const auto skewed = predictors::zipfReuseHistogram(1024, 5000, 1.1);
+  double total = 0;
+  for (double h : skewed) total += h;
+  EXPECT_NEAR(total, 1.0, 1e-9);
+  EXPECT_LT(predictors::uniqueFraction(skewed), 0.5 * predictors::uniqueFraction(uniform));
+  const std::string base = R"(world_size: 2
+batch_size: 64
+tables:
+  - {name: a, rows: 400000, dim: 32, pooling: 20ZIPF}
+  - {name: b, rows: 1000, dim: 32, pooling: 2}
+plans:
+  - {name: p, assign: {a: 0, b: 1}}
+)";
+  const predictors::ModelSet models = hostModels();
+  const SweepOptions o;
+  auto embeddingMs = [&](const std::string& zipf) {
+    std::string text = base;
+    text.replace(text.find("ZIPF"), 4, zipf);
+    const SweepSpec s = parseSweepSpec(text, "s.yaml");
+    return predictPlan(s, {"p", "explicit", {0, 1}}, models, o).ranks[0].embedding_ms;
+  };
+  EXPECT_LT(embeddingMs(", zipf: 1.2"), embeddingMs(""));
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep

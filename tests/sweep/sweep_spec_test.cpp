@@ -1,0 +1,119 @@
+#include "sweep/sweep_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/errors.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+const char* kGood = R"(world_size: 2
+batch_size: 256
+sparse_grad: false
+dense: {features: 13, bottom_mlp: [64, 32], top_mlp: [64, 1]}
+tables:
+  - {name: t0, rows: 200000, dim: 32, pooling: 30}
+  - {name: t1, rows: 5000, dim: 16, pooling: 2, zipf: 1.1}
+plans:
+  - {name: manual, assign: {t0: 0, t1: 1}}
+  - {name: balanced, strategy: greedy}
+  - {name: search, strategy: random, count: 20, seed: 7}
+device: cpu
+memory_gb: 2
+)";
+
+// The message of the InputError `text` raises ("" when none).
+std::string errorOf(const std::string& text) {
+  try {
+    parseSweepSpec(text, "s.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(SweepSpec, ReadsEveryKey) {
+  const SweepSpec s = parseSweepSpec(kGood, "s.yaml");
+  EXPECT_EQ(s.world_size, 2);
+  EXPECT_EQ(s.batch_size, 256);
+  EXPECT_FALSE(s.sparse_grad);
+  EXPECT_EQ(s.dense.bottom_mlp, (std::vector<int64_t>{64, 32}));
+  ASSERT_EQ(s.tables.size(), 2u);
+  EXPECT_EQ(s.tables[1].dim, 16);
+  ASSERT_TRUE(s.tables[1].zipf.has_value());
+  EXPECT_DOUBLE_EQ(*s.tables[1].zipf, 1.1);
+  EXPECT_FALSE(s.tables[0].zipf.has_value());
+  ASSERT_EQ(s.plans.size(), 3u);
+  EXPECT_EQ(s.plans[0].strategy, "explicit");
+  EXPECT_EQ(s.plans[0].assign, (std::vector<int>{0, 1}));
+  EXPECT_EQ(s.plans[2].count, 20);
+  EXPECT_EQ(s.plans[2].seed, 7u);
+  EXPECT_EQ(s.memory_bytes, int64_t(2e9));
+}
+
+TEST(SweepSpec, DefaultsSparseGradientsAndTheDenseShape) {
+  const SweepSpec s = parseSweepSpec(
+      "world_size: 2\nbatch_size: 8\ntables: [{name: a, rows: 10, dim: 4, pooling: 1}]\n"
+      "plans: [{name: p, strategy: round_robin}]\n",
+      "s.yaml");
+  EXPECT_TRUE(s.sparse_grad);
+  EXPECT_EQ(s.dense.top_mlp, (std::vector<int64_t>{64, 1}));
+}
+
+TEST(SweepSpec, UnknownKeyNamesFileLineAndColumn) {
+  const std::string e = errorOf(replace(kGood, "device: cpu", "devcie: cpu"));
+  EXPECT_NE(e.find("s.yaml:12:"), std::string::npos) << e;
+  EXPECT_NE(e.find("devcie"), std::string::npos) << e;
+  const std::string t = errorOf(replace(kGood, "pooling: 30}", "pooling: 30, zip: 2}"));
+  EXPECT_NE(t.find("s.yaml:6:"), std::string::npos) << t;
+  EXPECT_NE(t.find("zip"), std::string::npos) << t;
+}
+
+TEST(SweepSpec, TableAssignedTwice) {
+  const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 1, t0: 1}"));
+  // yaml-cpp keeps duplicate keys; either way the error names the line.
+  EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;
+  EXPECT_NE(e.find("twice"), std::string::npos) << e;
+}
+
+TEST(SweepSpec, TableNeverAssigned) {
+  const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0}"));
+  EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;
+  EXPECT_NE(e.find("no rank to table 't1'"), std::string::npos) << e;
+}
+
+TEST(SweepSpec, RankOutOfRange) {
+  const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 2}"));
+  EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;
+  EXPECT_NE(e.find("out of range 0..1"), std::string::npos) << e;
+}
+
+TEST(SweepSpec, ZeroRows) {
+  const std::string e = errorOf(replace(kGood, "rows: 5000", "rows: 0"));
+  EXPECT_NE(e.find("s.yaml:7:"), std::string::npos) << e;
+  EXPECT_NE(e.find("rows"), std::string::npos) << e;
+}
+
+TEST(SweepSpec, UnknownTableStrategyAndMisplacedKeys) {
+  EXPECT_NE(errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 1, t9: 0}")).find("unknown table 't9'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: fastest}")).find("unknown strategy"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: greedy, count: 3}")).find("random"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replace(kGood, "{name: manual, assign: {t0: 0, t1: 1}}", "{name: manual}")).find("exactly one"),
+            std::string::npos);
+  EXPECT_NE(errorOf(replace(kGood, "name: balanced", "name: manual")).find("defined twice"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
