@@ -21,6 +21,7 @@ double ratio(double replayed, double original) { return original > 0 ? replayed 
 void finishRow(FidelityFamilyRow& row) {
   row.cpu_ratio = ratio(row.replay_cpu_ms, row.original_cpu_ms);
   row.device_ratio = ratio(row.replay_device_ms, row.original_device_ms);
+  row.host_ratio = ratio(row.replay_host_ms, row.original_host_ms);
 }
 
 nlohmann::json rowJson(const FidelityFamilyRow& r) {
@@ -31,13 +32,19 @@ nlohmann::json rowJson(const FidelityFamilyRow& r) {
           {"cpu_ratio", r.cpu_ratio},
           {"original_device_ms", r.original_device_ms},
           {"replay_device_ms", r.replay_device_ms},
-          {"device_ratio", r.device_ratio}};
+          {"device_ratio", r.device_ratio},
+          {"original_host_ms", r.original_host_ms},
+          {"replay_host_ms", r.replay_host_ms},
+          {"host_ratio", r.host_ratio}};
 }
 
 void printRow(std::FILE* out, const FidelityFamilyRow& r) {
-  fmt::print(out, "  {:<14} {:>6} {:>10.3f} {:>10.3f} {:>7.2f} {:>10.3f} {:>10.3f} {:>7.2f}\n",
+  fmt::print(out,
+             "  {:<14} {:>6} {:>10.3f} {:>10.3f} {:>7.2f} {:>10.3f} {:>10.3f} {:>7.2f} {:>10.3f} "
+             "{:>10.3f} {:>7.2f}\n",
              r.family, r.ops, r.original_cpu_ms, r.replay_cpu_ms, r.cpu_ratio, r.original_device_ms,
-             r.replay_device_ms, r.device_ratio);
+             r.replay_device_ms, r.device_ratio, r.original_host_ms, r.replay_host_ms,
+             r.host_ratio);
 }
 
 nlohmann::json metadata(int pid, int64_t tid, const char* what, const std::string& name) {
@@ -47,8 +54,18 @@ nlohmann::json metadata(int pid, int64_t tid, const char* what, const std::strin
 }  // namespace
 
 FidelityReport buildFidelityReport(const LinkedTimeline& original,
-                                   const replay::ReplayResult& replayed) {
+                                   const replay::ReplayResult& replayed,
+                                   const core::kineto::RecordedHostTime* host) {
   FidelityReport report;
+  const core::kineto::RecordedHostTime as_recorded =
+      host ? core::kineto::RecordedHostTime{}
+           : core::kineto::recordedHostTime(original, core::kineto::KinetoTrace{}, 0.0);
+  if (!host) host = &as_recorded;
+  std::unordered_map<core::NodeId, const core::kineto::RecordedHostOp*> host_of;
+  for (const auto& h : host->ops) host_of[h.id] = &h;
+  report.host_time_mode = replayed.host_time.mode;
+  report.host_scale = replayed.host_time.scale;
+  report.profiler_us_per_event = host->profiler_us_per_event;
   report.replay_device = replayed.device;
   report.original_ops = original.top_level_ops;
   report.original_matched = original.matched_ops;
@@ -66,12 +83,16 @@ FidelityReport buildFidelityReport(const LinkedTimeline& original,
     if (!op.matched || it == by_id.end()) continue;
     const replay::OpMeasurement& m = *it->second;
     std::string family = m.family.empty() ? core::opFamilyOfName(op.name) : m.family;
+    auto h = host_of.find(op.id);
+    const double original_host_us = h == host_of.end() ? 0.0 : h->second->gap_us + h->second->op_us;
     for (FidelityFamilyRow* row : {&families[family], &report.total}) {
       ++row->ops;
       row->original_cpu_ms += op.duration_us / 1000.0;
       row->replay_cpu_ms += m.cpu_us / 1000.0;
       row->original_device_ms += op.device_us / 1000.0;
       row->replay_device_ms += m.device_us / 1000.0;
+      row->original_host_ms += original_host_us / 1000.0;
+      row->replay_host_ms += (m.gap_us + m.cpu_us) / 1000.0;
     }
     ++report.compared_ops;
   }
@@ -81,6 +102,13 @@ FidelityReport buildFidelityReport(const LinkedTimeline& original,
     report.families.push_back(row);
   }
   finishRow(report.total);
+  FidelityHostLoop& loop = report.host_loop;
+  loop.original_ms = host->span_ms;
+  loop.original_recorded_ms = host->recorded_span_ms;
+  loop.replay_ms = replayed.host_loop_ms;
+  loop.replay_without_waits_ms = std::max(0.0, replayed.host_loop_ms - replayed.host_time.wait_ms);
+  loop.ratio = ratio(loop.replay_ms, loop.original_ms);
+  loop.ratio_without_waits = ratio(loop.replay_without_waits_ms, loop.original_ms);
   std::sort(report.families.begin(), report.families.end(), [](const auto& a, const auto& b) {
     return a.original_cpu_ms + a.original_device_ms > b.original_cpu_ms + b.original_device_ms;
   });
@@ -91,13 +119,30 @@ void printFidelityReport(const FidelityReport& report, std::FILE* out) {
   fmt::print(
       out, "Fidelity vs original run ({} of {} top-level ops linked, {} compared; replay on {})\n",
       report.original_matched, report.original_ops, report.compared_ops, report.replay_device);
-  fmt::print(out, "  {:<14} {:>6} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n", "family", "ops",
-             "orig CPU", "replay CPU", "ratio", "orig dev", "replay dev", "ratio");
+  fmt::print(out,
+             "  {:<14} {:>6} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n",
+             "family", "ops", "orig CPU", "replay CPU", "ratio", "orig dev", "replay dev", "ratio",
+             "orig host", "rep. host", "ratio");
   for (const auto& row : report.families) printRow(out, row);
   printRow(out, report.total);
   fmt::print(out, "  iteration: original {:.3f} ms ({}), replay median {:.3f} ms, ratio {:.2f}\n",
              report.original_iteration_ms, report.original_iteration_source,
              report.replay_iteration_ms, report.iteration_ratio);
+  const FidelityHostLoop& loop = report.host_loop;
+  fmt::print(out,
+             "  host loop (host time: {}{}): original {:.3f} ms{}, replay {:.3f} ms (ratio {:.2f}), "
+             "without the added host time {:.3f} ms (ratio {:.2f})\n",
+             report.host_time_mode,
+             report.host_scale != 1.0 ? fmt::format(" x{:g}", report.host_scale) : "",
+             loop.original_ms,
+             report.profiler_us_per_event > 0
+                 ? fmt::format(" ({:.3f} recorded, less {:.3f} us per profiler event)",
+                               loop.original_recorded_ms, report.profiler_us_per_event)
+                 : "",
+             loop.replay_ms, loop.ratio, loop.replay_without_waits_ms, loop.ratio_without_waits);
+  fmt::print(out,
+             "  (orig host: the original's gap before each op and its span; rep. host: the "
+             "replay's time before each call and the call)\n");
 }
 
 nlohmann::json fidelityReportJson(const FidelityReport& report) {
@@ -121,7 +166,17 @@ nlohmann::json fidelityReportJson(const FidelityReport& report) {
           {"iteration_ratio", report.iteration_ratio},
           {"iterations", iterations},
           {"families", families},
-          {"total", rowJson(report.total)}};
+          {"total", rowJson(report.total)},
+          {"host_time", report.host_time_mode},
+          {"host_scale", report.host_scale},
+          {"profiler_us_per_event", report.profiler_us_per_event},
+          {"host_loop",
+           {{"original_ms", report.host_loop.original_ms},
+            {"original_recorded_ms", report.host_loop.original_recorded_ms},
+            {"replay_ms", report.host_loop.replay_ms},
+            {"replay_without_waits_ms", report.host_loop.replay_without_waits_ms},
+            {"ratio", report.host_loop.ratio},
+            {"ratio_without_waits", report.host_loop.ratio_without_waits}}}};
 }
 
 nlohmann::json originalTimelineTraceEvents(const LinkedTimeline& original, int pid,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/kineto/linker.h"
+#include "core/kineto/recorded_host_time.h"
 #include "replay/replayer.h"
 
 namespace tracetwin::cli {
@@ -36,6 +37,25 @@ struct FidelityFamilyRow {
   double original_device_ms = 0;  // sum of original kernel time
   double replay_device_ms = 0;    // sum of replayed device_us (0 on CPU replay)
   double device_ratio = 0;
+  // With the host time around the ops: the original's gaps before them and
+  // their spans (less the profiler's cost where it was removed), against the
+  // replay's time before each call (its own and any --host-time wait) and
+  // the calls. cpu_ratio is the same without it: calls against spans.
+  double original_host_ms = 0;
+  double replay_host_ms = 0;
+  double host_ratio = 0;
+};
+
+// The host's loop over the iteration: the original's span from the first
+// linked op (or its ProfilerStep's start) to the last one's end, against the
+// replay's issue loop with and without the --host-time waits.
+struct FidelityHostLoop {
+  double original_ms = 0;           // gaps + ops, after the profiler correction
+  double original_recorded_ms = 0;  // as recorded
+  double replay_ms = 0;             // ReplayResult::host_loop_ms
+  double replay_without_waits_ms = 0;
+  double ratio = 0;
+  double ratio_without_waits = 0;
 };
 
 struct FidelityReport {
@@ -50,10 +70,17 @@ struct FidelityReport {
   std::vector<double> replay_iterations_ms;
   std::vector<FidelityFamilyRow> families;  // sorted by original time, largest first
   FidelityFamilyRow total;                  // family "total"
+  std::string host_time_mode = "replayed";  // ReplayResult::host_time
+  double host_scale = 1.0;
+  double profiler_us_per_event = 0;  // removed from the original's host time
+  FidelityHostLoop host_loop;
 };
 
+// `host`: the original's host time as the replay used it (--host-time
+// recorded); null: taken from `original` as recorded.
 FidelityReport buildFidelityReport(const core::kineto::LinkedTimeline& original,
-                                   const replay::ReplayResult& replayed);
+                                   const replay::ReplayResult& replayed,
+                                   const core::kineto::RecordedHostTime* host = nullptr);
 
 // A readable table: one line per family, then the total and the iteration.
 void printFidelityReport(const FidelityReport& report, std::FILE* out);

@@ -13,6 +13,7 @@ std::optional<OriginalGap> originalGapOf(double original_ms, const replay::Repla
   OriginalGap gap;
   gap.ops = r.replayed_ops;
   gap.per_op_us = (original_ms - r.iteration_ms_median) * 1000.0 / double(r.replayed_ops);
+  gap.host_time = r.host_time.mode;
   std::vector<double> op_us;
   op_us.reserve(r.per_op.size());
   for (const auto& m : r.per_op) op_us.push_back(m.cpu_us);
@@ -25,17 +26,25 @@ std::optional<OriginalGap> originalGapOf(double original_ms, const replay::Repla
 }
 
 std::string originalGapNote(const OriginalGap& gap) {
-  return fmt::format(
+  const std::string note = fmt::format(
       "the original took {:.2f} us per op longer ({} ops replayed, median {:.1f} us each): an "
       "execution trace records only the ops, and time the original spent outside them "
-      "(Python's per-call cost of eager PyTorch, module hooks, data loading) is not replayed",
+      "(Python's per-call cost of eager PyTorch, module hooks, data loading)",
       gap.per_op_us, gap.ops, gap.median_op_us);
+  if (gap.host_time == "replayed") {
+    return note +
+           " is not replayed; --kineto ORIGINAL --host-time recorded reproduces it from the "
+           "original's Kineto trace";
+  }
+  return note + fmt::format(" was added (--host-time {}) and the replay is still short of it",
+                            gap.host_time);
 }
 
 nlohmann::json originalGapJson(const OriginalGap& gap) {
   return {{"per_op_us", gap.per_op_us},
           {"ops", gap.ops},
           {"median_op_us", gap.median_op_us},
+          {"host_time", gap.host_time},
           {"note", originalGapNote(gap)}};
 }
 

@@ -21,6 +21,7 @@ struct OriginalGap {
   double per_op_us = 0;     // (original - replayed iteration) / replayed ops
   int64_t ops = 0;          // replayed ops
   double median_op_us = 0;  // the median replayed op's median time
+  std::string host_time = "replayed";  // ReplayResult::host_time.mode
 };
 
 // The replay at less than this fraction of the original gets the note: the

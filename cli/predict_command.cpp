@@ -141,6 +141,7 @@ void runPredict(const PredictArgs& args) {
   if (!args.kernel_times.empty()) recordedKernels(graph, args.kernel_times, models, &opts);
   opts.default_world_size = std::max<int64_t>(args.world_size, 1);
   opts.comm_link = args.comm_link;
+  opts.host_scale = args.host_scale;
   if (args.world_size > 1) {
     // One rank's trace for a data-parallel job of N identical ranks.
     const predictors::MultiRankPrediction m =
@@ -197,6 +198,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
       ->default_str("median");
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
+  sub.add_option("--host-scale", args->host_scale,
+                 "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
+                 "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
+      ->check(CLI::PositiveNumber);
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
   return [args] { runPredict(*args); };
 }

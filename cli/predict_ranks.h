@@ -27,6 +27,7 @@ struct PredictArgs {
   std::string rank_starts = "together";
   std::string overhead_stat = "median";
   int64_t world_size = 0;  // 0: not given
+  double host_scale = 1.0;  // the host's CPU-side costs (T1-T5) times this
 };
 
 // Per-family totals, breakdown, unmodelled ops and notes of one prediction.

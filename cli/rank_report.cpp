@@ -68,6 +68,8 @@ nlohmann::json rankEntry(const nlohmann::json& r) {
     e["ratio"] = r.value("ratio", 0.0);
   }
   if (r.contains("fidelity")) e["fidelity"] = r.at("fidelity");
+  // Each rank applies its own rank's recorded host time (its own Kineto trace).
+  if (r.contains("host_time")) e["host_time"] = r.at("host_time");
   return e;
 }
 
@@ -129,7 +131,15 @@ void printRankTable(const nlohmann::json& m, std::FILE* out) {
                r.value("comm_ops", 0), 100.0 * r.value("coverage", 0.0),
                r.value("replayed_ops", 0), r.value("skipped", 0), r.value("failed", 0));
     if (r.contains("ratio")) fmt::print(out, "  replay/original {:.3f}", r.value("ratio", 0.0));
+    if (r.contains("host_time") && r["host_time"].value("mode", "replayed") != "replayed") {
+      const auto& h = r["host_time"];
+      fmt::print(out, "  host time {} +{:.3f} ms", h.value("mode", ""), h.value("wait_ms", 0.0));
+    }
     fmt::print(out, "\n");
+  }
+  if (m.contains("host_time")) {
+    fmt::print(out, "host time: {} (each rank its own)\n",
+               m["host_time"].value("mode", "replayed"));
   }
   if (m.contains("ratio")) {
     fmt::print(out, "original step: {:.3f} ms (the capture's slowest rank per step, median); "

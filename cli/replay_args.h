@@ -22,9 +22,14 @@ struct ReplayArgs {
   std::string chrome_trace;
   std::string kineto;
   std::string streams = "recorded";  // with --kineto: "recorded" or "one"
+  // The model set (tracetwin calibrate / fit): with --host-time model its
+  // prediction gives each op's host time (cli/host_time_source.h), with the
+  // T1-T5 of `overheads` when given; for torch.compile steps its kernel
+  // times are mode 3 stand-ins of compiled kernels.
+  std::string models;
+  std::string overheads;
   int nproc = 0;                     // > 0: launch that many ranks on this host
   double comm_timeout_s = 300;
-  std::string models;                 // mode 3 stand-ins of compiled kernels
 };
 
 struct ReplayRun {

@@ -1,6 +1,7 @@
 // `tracetwin replay TRACE [--device] [--warmup] [--iters] [--threads] [--strict]
 //  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO] [--inductor-cache DIR]
-//  [--models DIR]`: re-executes
+//  [--models DIR] [--host-time replayed|recorded|model] [--host-scale F]
+//  [--overheads FILE]`: re-executes
 // one iteration of the trace through LibTorch and reports its timing,
 // coverage and memory, beside the original run when its meta file exists.
 #include <fmt/core.h>
@@ -21,6 +22,7 @@
 #include "cli/replay_args.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
+#include "cli/host_time_source.h"
 #include "cli/original_gap.h"
 #include "cli/original_host.h"
 #include "cli/replay_commands.h"
@@ -104,6 +106,50 @@ void printPageFaults(const replay::ReplayResult& r) {
              r.page_faults.size(), fmt::join(faulted, "; "));
 }
 
+// One line naming the mode, then what the waits added and where the replay
+// was already slower than the original.
+void printHostTime(const replay::HostTimeUse& h) {
+  if (h.mode == "replayed") {
+    fmt::print(
+        "host time: replayed (the ops' own calls only; --kineto ORIGINAL --host-time recorded "
+        "adds the original's time around them)\n");
+    return;
+  }
+  fmt::print("host time: {}{} from {}\n", h.mode,
+             h.scale != 1.0 ? fmt::format(" x{:g}", h.scale) : "", h.source);
+  fmt::print(
+      "  +{:.3f} ms per iteration before {} ops: the original's {:.3f} ms around them against "
+      "the replay's own {:.3f} ms ({} warm-up iterations; busy-wait overshoot {:.3f} us taken "
+      "off each wait)\n",
+      h.wait_ms, h.ops_with_target, h.target_ms, h.replay_own_ms, h.warmup_samples,
+      h.busy_wait_overshoot_us);
+  if (h.ops_over > 0) {
+    const replay::HostOverrun& o = h.largest_overruns.front();
+    fmt::print(
+        "  {} replayed calls already took longer than the original's op (+{:.3f} ms in all; "
+        "largest op {} {}: {:.1f} us against {:.1f}): no wait for them\n",
+        h.ops_over, h.ops_over_ms, o.id, o.name, o.replay_us, o.original_us);
+  }
+  if (h.absorbed_ms > 0 || h.repaid_ms > 0 || h.behind_ms > 0) {
+    fmt::print(
+        "  ops whose own gap and call exceed the original's: {:.3f} ms taken off later waits, "
+        "{:.3f} ms off earlier ones, {:.3f} ms left at the iteration's end (the replay is that "
+        "much over the original)\n",
+        h.absorbed_ms, h.repaid_ms, h.behind_ms);
+  }
+  if (h.ops_without_target > 0) {
+    fmt::print("  {} replayed ops have no {} host time: no wait\n", h.ops_without_target,
+               h.mode);
+  }
+  if (h.peer_bound_ops > 0) {
+    fmt::print(
+        "  {} ops wait for other ranks (collectives, awaits of their results): the original's "
+        "{:.3f} ms there are left to the real collectives, not waited for\n",
+        h.peer_bound_ops, h.peer_bound_ms);
+  }
+  for (const std::string& note : h.notes) fmt::print("  note: {}\n", note);
+}
+
 void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                   const std::optional<replay::TraceMeta>& meta) {
   fmt::print("replay of {} on {} ({} threads)\n", args.trace, r.device, r.threads);
@@ -125,6 +171,7 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
                r.iteration_cpu_ms_median, 100.0 * r.iteration_cpu_ms_median / r.iteration_ms_median);
   }
   printPageFaults(r);
+  printHostTime(r.host_time);
   if (meta && meta->iteration_ms > 0 && r.iteration_ms_median > 0) {
     if (sameDeviceKind(meta->device, r.device)) {
       fmt::print("original:  {:.3f} ms ({} threads, torch {})  replay/original = {:.3f}\n",
@@ -187,6 +234,35 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   if (r.interrupted) fmt::print("interrupted: the report covers the iterations completed so far\n");
 }
 
+// --host-time recorded | model: each op's target, from the linked Kineto
+// trace or from the prediction.
+std::optional<HostTimeTargets> hostTimeTargets(
+    const ReplayArgs& args, const core::Graph& graph, const std::string& kineto,
+    const std::optional<core::kineto::KinetoTrace>& trace,
+    const std::optional<core::kineto::LinkedTimeline>& original,
+    const std::optional<replay::TraceMeta>& meta) {
+  const std::string& mode = args.options.host_time_mode;
+  if (mode == "recorded") {
+    if (!original) {
+      throw UsageError(
+          "--host-time recorded takes the original's host time from its Kineto trace: give "
+          "--kineto ORIGINAL (or --host-time model --models DIR for the model's)");
+    }
+    const double unprofiled_ms = meta ? meta->iteration_ms : 0.0;
+    return recordedHostTargets(*original, *trace, unprofiled_ms, kineto);
+  }
+  if (mode == "model") {
+    if (args.models.empty()) {
+      throw UsageError(
+          "--host-time model takes each op's host time from a prediction: give --models DIR "
+          "(tracetwin calibrate; data/models/host on the build host)");
+    }
+    return modelHostTargets(graph, args.models, args.overheads, args.options.device);
+  }
+  if (!args.overheads.empty()) throw UsageError("--overheads applies with --host-time model");
+  return std::nullopt;
+}
+
 }  // namespace
 
 ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
@@ -203,11 +279,16 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     throw;
   }
   const auto meta = replay::readTraceMeta(trace);
+  std::optional<core::kineto::KinetoTrace> kineto_trace;
   std::optional<core::kineto::LinkedTimeline> original;
   if (!kineto.empty()) {
-    original = core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto));
+    kineto_trace = core::kineto::readKinetoTrace(kineto);
+    original = core::kineto::linkTraces(graph, *kineto_trace);
   }
   replay::ReplayOptions options = args.options;
+  std::optional<HostTimeTargets> host =
+      hostTimeTargets(args, graph, kineto, kineto_trace, original, meta);
+  if (host) options.host_targets = host->by_op;
   options.rank_session = std::move(session);
   std::optional<UnrecordedKernels> unrecorded;
   if (original) {
@@ -227,6 +308,10 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   {
     SigintGuard guard;
     result = replay::replayGraph(graph, options);
+  }
+  if (host) {
+    result.host_time.source = host->source;
+    result.host_time.notes = host->notes;
   }
   ReplayArgs shown = args;
   shown.trace = trace;
@@ -256,7 +341,8 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   }
   run.extra_events = nlohmann::json::array();
   if (original) {
-    FidelityReport report = buildFidelityReport(*original, result);
+    FidelityReport report = buildFidelityReport(
+        *original, result, host && host->recorded ? &*host->recorded : nullptr);
     if (print) printFidelityReport(report, stdout);
     doc["fidelity"] = fidelityReportJson(report);
     run.extra_events = originalTimelineTraceEvents(*original, /*pid=*/2);
@@ -315,15 +401,30 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--kineto", args->kineto,
                  "Kineto trace of the original run: fidelity per op family, recorded streams, "
                  "placeholders for ops that cannot run");
+  sub.add_option("--host-time", args->options.host_time_mode,
+                 "host time around the ops: replayed (the calls only), recorded (the original's, "
+                 "from --kineto, less the profiler's cost) or model (--models' prediction), "
+                 "reproduced by busy waits before each call")
+      ->capture_default_str()
+      ->check(CLI::IsMember(replay::hostTimeModes()));
+  sub.add_option("--host-scale", args->options.host_scale,
+                 "with --host-time recorded or model: the original's host time times this (0.5: "
+                 "a host twice as fast)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--overheads", args->overheads,
+                 "--host-time model: T1-T5 CPU overheads (tracetwin link --overheads-out of the "
+                 "original) instead of the model set's")
+      ->check(CLI::ExistingFile);
   sub.add_option("--inductor-cache", args->options.inductor_cache,
                  "torch.compile steps: Inductor's cache directory of the original run "
                  "(TORCHINDUCTOR_CACHE_DIR; scripts/capture.py --compile keeps it): its Triton "
                  "kernels are launched from C++ (mode 1)")
       ->check(CLI::ExistingDirectory);
   sub.add_option("--models", args->models,
-                 "torch.compile steps: model set (tracetwin calibrate / fit) whose predicted "
-                 "times stand in for Triton kernels neither the cache nor --kineto covers "
-                 "(mode 3, reported as predicted)");
+                 "model set (tracetwin calibrate / fit): with --host-time model its prediction "
+                 "gives each op's host time; for torch.compile steps its predicted times stand "
+                 "in for Triton kernels neither the cache nor --kineto covers (mode 3, reported "
+                 "as predicted)");
   sub.add_option("--streams", args->streams,
                  "with --kineto on CUDA: run ops on the streams their kernels ran on (recorded) "
                  "or all on one")

@@ -72,6 +72,7 @@ int chooseThreads(const ReplayOptions& options, const core::Graph& graph) {
 struct Measurements {
   std::vector<std::vector<double>> cpu_us;     // [op][iteration]
   std::vector<std::vector<double>> device_us;  // [op][iteration], CUDA only
+  std::vector<std::vector<double>> gap_us;     // [op][iteration], before the call
   std::vector<int> kernels;                    // last iteration
   std::vector<double> start_us;                // last iteration
   std::vector<double> iterations_ms;
@@ -83,6 +84,15 @@ struct Measurements {
   int64_t dropped_records = 0;
   bool collected = false;
 };
+
+// The ops in replay order, for --host-time (replay/host_time.h).
+std::vector<HostTimePlanner::Op> hostTimeOps(const ReplayPlan& plan) {
+  std::vector<HostTimePlanner::Op> ops;
+  ops.reserve(plan.ops.size());
+  for (const PreparedOp& op : plan.ops)
+    ops.push_back({op.id, op.name, std::nullopt, op.family == "comm"});
+  return ops;
+}
 
 class IterationRunner {
  public:
@@ -107,10 +117,15 @@ class IterationRunner {
     const auto iters = size_t(std::max(options.measured_iters, 0));
     m_.cpu_us.resize(n);
     m_.device_us.resize(n);
+    m_.gap_us.resize(n);
     for (size_t i = 0; i < n; ++i) {
       m_.cpu_us[i].reserve(iters);
       m_.device_us[i].reserve(iters);
+      m_.gap_us[i].reserve(iters);
     }
+    host_.emplace(hostTimeOps(plan), HostTimeSettings{options.host_time_mode, options.host_targets,
+                                                      options.host_scale, options.warmup_iters},
+                  &result.host_time);
     m_.iterations_ms.reserve(iters);
     m_.outside_ops_ms.reserve(iters);
     m_.host_loop_ms.reserve(iters);
@@ -137,6 +152,7 @@ class IterationRunner {
   // `refill`: start from the upfront values again (see refillUpfront); on
   // CUDA the refill kernels precede the timer's start event on the stream.
   bool run(int iteration, bool measured, bool refill) {
+    host_->beginIteration(iteration);  // plans the waits once the warm-up is over
     if (iteration > 0 && refill) slots_.refillUpfront();
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
@@ -145,7 +161,9 @@ class IterationRunner {
     timer_->start();
     if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
+    host_->startClock(iteration_start);  // --host-time: the deadlines' first base
     double ops_us = 0;  // this iteration's timed calls
+    auto previous_end = iteration_start;  // the last call's end
     bool complete = true;
     for (PreparedOp& op : plan_.ops) {
       if (options_.should_stop && options_.should_stop()) {
@@ -161,10 +179,15 @@ class IterationRunner {
       // (outside the op's own span there too).
       for (int32_t s : op.transient_inputs) slots_.createTransient(s);
       if (streams_) streams_->beforeOp(op.index, slots_);
-      if (comm_ && comm_->hasPending()) awaitCollectivesOf(op);
+      // --host-time: the original's host time before the call, then what
+      // waits for other ranks (host_time.h: left to the real collectives).
+      host_->beforeCall(size_t(op.index));
+      const bool awaited = comm_ && comm_->hasPending() && awaitCollectivesOf(op);
       const auto t0 = Clock::now();
       callTimed(op);
       const auto t1 = Clock::now();
+      host_->afterCall(size_t(op.index), toUs(t0 - iteration_start), toUs(t1 - iteration_start),
+                       awaited);
       if (check_outputs_ && !failed_[size_t(op.index)]) checkOutputs(op);
       if (streams_) streams_->afterOp(op.index);
       op.stack.clear();  // keeps its capacity; the results live on in their slots
@@ -173,9 +196,11 @@ class IterationRunner {
       ops_us += op_us;
       if (measured) {
         m_.cpu_us[size_t(op.index)].push_back(op_us);
+        m_.gap_us[size_t(op.index)].push_back(toUs(t0 - previous_end));
         m_.start_us[size_t(op.index)] =
             std::chrono::duration<double, std::micro>(t0 - iteration_start).count();
       }
+      previous_end = t1;
     }
     if (streams_) streams_->endIteration();
     if (comm_) comm_->waitAll();  // an iteration ends with its collectives done
@@ -199,20 +224,26 @@ class IterationRunner {
 
   Measurements& measurements() { return m_; }
   const std::vector<bool>& failed() const { return failed_; }
+  HostTimeLoop& hostTime() { return *host_; }
 
  private:
+  static double toUs(Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  }
+
   // An op that reads or writes what an asynchronous collective still works on
   // waits for it first, as the original did (DDP waits for its all-reduces
   // before the optimizer reads the gradients). Outside the op's timed call:
   // in the original the wait was no op either.
-  void awaitCollectivesOf(const PreparedOp& op) {
+  // Whether it waited for one.
+  bool awaitCollectivesOf(const PreparedOp& op) {
     touched_.clear();
     for (const TensorArg& arg : op.args.tensors) {
       for (int32_t s : arg.slots) {
         if (s >= 0) touched_.push_back(slots_.peek(s));
       }
     }
-    comm_->waitForTensors(touched_);
+    return comm_->waitForTensors(touched_) > 0;
   }
 
   // A busy wait, not a sleep: a sleeping thread gives its core away and
@@ -322,6 +353,7 @@ class IterationRunner {
   std::vector<at::Tensor> touched_;  // reused by awaitCollectivesOf
   std::vector<StandIn> standins_;    // per op index; zeros: nothing stands in
   compiled::KernelDevice* waiter_;   // device-side stand-ins; null: on the host
+  std::optional<HostTimeLoop> host_;  // --host-time (replay/host_time.h)
 };
 
 void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& result) {
@@ -344,6 +376,8 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
     pm.device_us = median(m.device_us[i]);
     pm.kernels = m.kernels[i];
     pm.start_us = m.start_us[i];
+    pm.gap_us = median(m.gap_us[i]);
+    pm.host_wait_us = runner.hostTime().waitUs(i);
     result.per_op.push_back(std::move(pm));
   }
   result.replayed_ops = replayed;
@@ -421,6 +455,8 @@ void checkOptions(const ReplayOptions& options) {
         "(got {}, {}, {}, {})",
         options.warmup_iters, options.measured_iters, options.threads, options.settle_iters));
   }
+  checkHostTimeSettings({options.host_time_mode, options.host_targets, options.host_scale,
+                         options.warmup_iters});
 }
 
 }  // namespace
@@ -512,15 +548,19 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     // A measured iteration follows a refill and settle_iters untimed ones
     // (see ReplayOptions::settle_iters); a warm-up one follows a refill.
     bool complete = true;
-    const int settle = measured ? options.settle_iters : 0;
+    // Warm-up iterations measured for --host-time have the measured ones' shape.
+    const bool host_sample = runner.hostTime().samples(it);
+    const int settle = measured || host_sample ? options.settle_iters : 0;
     for (int s = 0; s < settle && complete; ++s) complete = runner.run(it, false, s == 0);
     if (!complete) {
       result.interrupted = true;
       break;
     }
+    runner.hostTime().setSampling(host_sample);
     const int64_t faults_before = minorPageFaults();
     const double cpu_before = processCpuMs();
     complete = runner.run(it, measured, settle == 0);
+    runner.hostTime().setSampling(false);
     const double cpu_after = processCpuMs();
     const int64_t faults_after = minorPageFaults();
     if (measured && complete && cpu_before >= 0 && cpu_after >= 0) {

@@ -13,6 +13,7 @@
 
 #include "core/graph.h"
 #include "replay/dist/rank_session.h"
+#include "replay/host_time.h"
 
 namespace tracetwin::replay {
 
@@ -73,6 +74,15 @@ struct ReplayOptions {
   // collectives' times are exchanged after the measured window. Null: a
   // single-process replay.
   std::shared_ptr<dist::RankSession> rank_session;
+  // Host time of the original around each op, by op id: "recorded" from a
+  // linked Kineto trace, "model" from the CPU-overhead model (the CLI fills
+  // both; replay/host_time.h). Each op with a target waits before its call
+  // for what the original spent beyond the replay's own time, measured in
+  // the warm-up (iterations 1.. when there are several), times host_scale.
+  // "replayed" (the default): the ops' own calls only.
+  std::string host_time_mode = "replayed";
+  std::unordered_map<core::NodeId, HostTarget> host_targets;
+  double host_scale = 1.0;  // 0.5: the original's host twice as fast
   // torch.compile steps (docs/replay.md, "Compiled steps"): the Triton
   // kernels of compiled regions replay, in this order of preference,
   //  1. launched from Inductor's cache of the original run, this directory
@@ -143,6 +153,10 @@ struct OpMeasurement {
   double device_us = 0;  // median sum of kernel durations (0 on CPU)
   int kernels = 0;
   double start_us = 0;  // in the last measured iteration, relative to its start
+  // Median host time from the previous op's call end to this call's start
+  // (the loop, frees, wrapped numbers, and the host-time wait).
+  double gap_us = 0;
+  double host_wait_us = 0;  // the wait planned before the call (--host-time)
 };
 
 // What CUPTI saw, CUDA only: medians over the measured iterations.
@@ -212,6 +226,7 @@ struct ReplayResult {
   bool interrupted = false;
   StreamUse streams;
   std::optional<dist::DistributedSummary> distributed;  // set by a distributed replay
+  HostTimeUse host_time;  // mode "replayed" unless --host-time
   CompiledReplay compiled;
 };
 

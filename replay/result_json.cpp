@@ -22,6 +22,36 @@ nlohmann::json metadata(const char* what, int pid, int64_t tid, const std::strin
 
 }  // namespace
 
+nlohmann::json hostTimeToJson(const HostTimeUse& h) {
+  nlohmann::json j = {{"mode", h.mode}, {"scale", h.scale}};
+  if (h.mode == "replayed") return j;
+  auto overruns = nlohmann::json::array();
+  for (const HostOverrun& o : h.largest_overruns) {
+    overruns.push_back({{"id", o.id},
+                        {"name", o.name},
+                        {"original_us", o.original_us},
+                        {"replay_us", o.replay_us}});
+  }
+  j.update({{"source", h.source},
+            {"notes", h.notes},
+            {"ops_with_target", h.ops_with_target},
+            {"ops_without_target", h.ops_without_target},
+            {"warmup_samples", h.warmup_samples},
+            {"target_ms", h.target_ms},
+            {"replay_own_ms", h.replay_own_ms},
+            {"wait_ms", h.wait_ms},
+            {"ops_over", h.ops_over},
+            {"ops_over_ms", h.ops_over_ms},
+            {"absorbed_ms", h.absorbed_ms},
+            {"repaid_ms", h.repaid_ms},
+            {"behind_ms", h.behind_ms},
+            {"largest_overruns", overruns},
+            {"busy_wait_overshoot_us", h.busy_wait_overshoot_us},
+            {"peer_bound_ops", h.peer_bound_ops},
+            {"peer_bound_ms", h.peer_bound_ms}});
+  return j;
+}
+
 nlohmann::json compiledReplayJson(const CompiledReplay& c) {
   return {{"kernels", c.kernels},
           {"forward_kernels", c.forward_kernels},
@@ -50,6 +80,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["iteration_cpu_ms_median"] = r.iteration_cpu_ms_median;
   j["outside_ops_ms"] = r.outside_ops_ms;
   j["host_loop_ms"] = r.host_loop_ms;
+  j["host_time"] = hostTimeToJson(r.host_time);
   j["selected_ops"] = r.selected_ops;
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;
@@ -82,7 +113,9 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
                    {"cpu_us", m.cpu_us},
                    {"device_us", m.device_us},
                    {"kernels", m.kernels},
-                   {"start_us", m.start_us}});
+                   {"start_us", m.start_us},
+                   {"gap_us", m.gap_us},
+                   {"host_wait_us", m.host_wait_us}});
   }
   j["per_op"] = ops;
   if (r.device_summary.collected) {

@@ -11,17 +11,20 @@ namespace tracetwin::replay {
 
 // Keys: device, threads, iterations_ms, iteration_ms_median, selected_ops,
 // replayed_ops, coverage, skipped, failed, substitutions, overload_mappings,
-// per_op, peak_memory_bytes, trace_peak_bytes, interrupted; `distributed`
-// (distributedToJson) on one rank of a distributed replay.
+// per_op, peak_memory_bytes, trace_peak_bytes, interrupted, host_time;
+// `distributed` (distributedToJson) on one rank of a distributed replay; and
+// "compiled" (compiledReplayJson) when the trace has compiled regions or
+// Triton kernels.
 nlohmann::json replayResultToJson(const ReplayResult& result);
+
+// The "host_time" object: {"mode", "scale"} and, for --host-time recorded or
+// model, what was added (replay/host_time.h).
+nlohmann::json hostTimeToJson(const HostTimeUse& h);
 
 // Keys: rank, world_size, local_rank, launcher, backend, host, comm_ops,
 // comm_ms, wait_ms, transfer_ms, collectives [{id, name, group, bytes,
 // wait_us, transfer_us}], backend_notes, step_ms, step_ms_median, straggler.
 nlohmann::json distributedToJson(const dist::DistributedSummary& d);
-// per_op, peak_memory_bytes, trace_peak_bytes, interrupted; and "compiled"
-// (compiledReplayJson) when the trace has compiled regions or Triton kernels.
-nlohmann::json replayResultToJson(const ReplayResult& result);
 
 // kernels, forward_kernels, backward_kernels, launched_from_cache,
 // stood_in_recorded, stood_in_predicted, not_stood_in, stood_in_*_us,

@@ -79,6 +79,7 @@ std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
   meta.path = path;
   meta.iteration_ms = readKey<double>(doc, "iteration_ms", path, 0.0);
   meta.job_step_ms = readKey<double>(doc, "job_step_ms", path, 0.0);
+  meta.iteration_cpu_ms = readKey<double>(doc, "iteration_cpu_ms", path, 0.0);
   meta.samples = readKey<int>(doc, "samples", path, 0);
   meta.threads = readKey<int>(doc, "threads", path, 0);
   meta.torch_version = readKey<std::string>(doc, "torch_version", path, "");

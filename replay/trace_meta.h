@@ -25,6 +25,9 @@ struct RecordedHost {
 struct TraceMeta {
   std::string path;         // the meta file read
   double iteration_ms = 0;  // median iteration time of the original run
+  // Median CPU time of the process per step (capture.py since issue 40);
+  // 0 in older meta files.
+  double iteration_cpu_ms = 0;
   // A multi-rank capture (capture.py --nproc): the job's step, the median
   // over steps of the slowest rank's time; 0 for a single-process capture.
   double job_step_ms = 0;

@@ -153,22 +153,27 @@ def _synchronize(device):
         torch.cuda.synchronize()
 
 
-def time_steps(step_fn, steps, device="cpu", before_step=None):
+def time_steps(step_fn, steps, device="cpu", before_step=None, cpu_samples=None):
     """Per-step wall times in milliseconds, no observer or profiler active.
 
     On a GPU each step is bracketed by device synchronisations, so a step's time includes its
     kernels and not only their launches (what the replay's CUDA events measure too).
-    `before_step` runs untimed before each step (a multi-rank capture's barrier).
+    `before_step` runs untimed before each step (a multi-rank capture's barrier). A list given as
+    `cpu_samples` gets each step's CPU time of the process (time.process_time), in ms: on a host
+    with more runnable threads than cores the wall time includes waiting for one.
     """
     samples = []
     for _ in range(steps):
         if before_step is not None:
             before_step()
         _synchronize(device)
+        c0 = time.process_time()
         t0 = time.perf_counter()
         step_fn()
         _synchronize(device)
         samples.append((time.perf_counter() - t0) * 1e3)
+        if cpu_samples is not None:
+            cpu_samples.append((time.process_time() - c0) * 1e3)
     return samples
 
 
@@ -330,8 +335,10 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
 
     for _ in range(warmup):
         step_fn()
+    cpu_samples = []
     samples = time_steps(step_fn, measure_steps, device,
-                         before_step=capture_dist.barrier if distributed else None)
+                         before_step=capture_dist.barrier if distributed else None,
+                         cpu_samples=cpu_samples)
     job = capture_dist.job_timing(samples) if distributed else {}
 
     et_plain = os.path.join(out_dir, name + ".et.json")
@@ -354,6 +361,10 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
         "iteration_ms_p25": statistics.quantiles(samples, n=4)[0],
         "iteration_ms_p75": statistics.quantiles(samples, n=4)[2],
         "samples_ms": samples,
+        # CPU time of the process per step (median): what `replay --host-time recorded` takes
+        # the original's host time to on a CPU, where a loaded host stretches the wall time.
+        "iteration_cpu_ms": statistics.median(cpu_samples),
+        "cpu_samples_ms": cpu_samples,
         "timing": {
             "method": "time.perf_counter around each step, median; no observer or profiler active",
             "warmup_steps": warmup,

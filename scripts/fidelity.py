@@ -11,6 +11,7 @@ replay/eager and its median over rounds are reported, since a shared host moves 
     /usr/bin/python3 scripts/fidelity.py --build build --out /tmp/fidelity
     /usr/bin/python3 scripts/fidelity.py --workload cnn --workload mlp --rounds 5 --out /tmp/f
     /usr/bin/python3 scripts/fidelity.py --workload ddp_mlp --nproc 2 --out /tmp/f2
+    /usr/bin/python3 scripts/fidelity.py --host-time replayed --host-time recorded --out /tmp/f3
 
 Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
 ratio is outside --tolerance (default 0.10), so it can gate a run: the median ratio by default,
@@ -27,6 +28,13 @@ freed memory back to the OS and faults it in again on the next step; how often d
 process's history and the order of allocations, which differs between an eager Python step and a
 replay, so on allocation-heavy traces (the CNNs) both sides pay a different, host-made cost that
 is not the ops'. --malloc default measures with glibc's defaults on both sides.
+
+--host-time MODE (repeatable; default replayed) replays each trace once per mode in every round,
+after the same eager run: replayed (the plain replay), recorded (`replay --kineto` with the
+capture's profiler trace, W.kineto.json.gz or W.profiler.json.gz, and `--host-time recorded`: the
+original's host time around the ops, less the profiler's own cost) or model (`--host-time model
+--models DIR`). Each mode gets its own ratios and line; --tolerance gates every mode given.
+--host-scale F passes `--host-scale F` to the recorded and model replays.
 """
 
 import argparse
@@ -100,12 +108,39 @@ def eager_job_ms(name, overrides, threads, warmup, steps, nproc, scratch, malloc
     return meta["job_step_ms"], min(meta["job_steps_ms"]), 0.0  # no CPU time of the job
 
 
-def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=1):
-    """(median, fastest) iteration, coverage and mean CPU time per iteration (0 when not
-    reported); with nproc > 1 the job's step (the slowest
-    rank's) and the lowest coverage of any rank."""
+def host_time_args(mode, kineto, models, host_scale):
+    """The replay's arguments for --host-time MODE (nothing for the plain replay)."""
+    if mode == "replayed":
+        return []
+    args = ["--host-time", mode]
+    if mode == "recorded":
+        if not kineto:
+            raise SystemExit("fidelity.py: --host-time recorded needs the capture's profiler "
+                             "trace (W.kineto.json.gz or W.profiler.json.gz beside the ET)")
+        args += ["--kineto", kineto]
+    else:
+        args += ["--models", models]
+    if host_scale != 1.0:
+        args += ["--host-scale", str(host_scale)]
+    return args
+
+
+def profiler_trace(et_path):
+    """The Kineto-layout profiler trace capture.py wrote beside `et_path`, or None; '{rank}' kept."""
+    stem = et_path[:-len(".et.json.gz")]
+    for suffix in (".kineto.json.gz", ".profiler.json.gz"):
+        if os.path.exists((stem + suffix).replace("{rank}", "0")):
+            return stem + suffix
+    return None
+
+
+def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=1, extra=()):
+    """(median, fastest) iteration, coverage, mean CPU time per iteration (0 when not
+    reported) and the report's replay/original against the capture's own step (its meta file;
+    0 when not reported); with nproc > 1 the job's step (the slowest rank's) and the lowest
+    coverage of any rank."""
     cmd = [tracetwin, "replay", trace, "--threads", str(threads), "--warmup", str(warmup),
-           "--iters", str(iters), "--json-out", json_out, "--malloc", malloc]
+           "--iters", str(iters), "--json-out", json_out, "--malloc", malloc] + list(extra)
     if nproc > 1:
         cmd += ["--nproc", str(nproc)]
     run(cmd)
@@ -113,10 +148,10 @@ def replay_ms(tracetwin, trace, threads, warmup, iters, json_out, malloc, nproc=
         report = json.load(f)
     if nproc > 1:
         return (report["iteration_ms_median"], min(report["step_ms"]),
-                min(r["coverage"] for r in report["ranks"]), 0.0)
+                min(r["coverage"] for r in report["ranks"]), 0.0, report.get("ratio", 0.0))
     cpu = report.get("iterations_cpu_ms") or [0.0]
     return (report["iteration_ms_median"], min(report["iterations_ms"]), report["coverage"],
-            statistics.mean(cpu))
+            statistics.mean(cpu), report.get("ratio", 0.0))
 
 
 def amp_name(workload, amp):
@@ -137,11 +172,13 @@ def bundled_capture(trace_dir, name):
                          % (name, trace_dir, name))
     with open(meta_path) as f:
         meta = json.load(f)
-    if "workload_module" not in meta:
-        raise SystemExit("fidelity.py: %s names no workload_module (capture.py --amp writes it)"
-                         % meta_path)
+    # capture.py --amp names the module; the plain captures of data/ are named after theirs.
+    module = meta.get("workload_module") or meta.get("workload")
+    if not module or not os.path.exists(os.path.join(HERE, "workloads", module + ".py")):
+        raise SystemExit("fidelity.py: %s names no workload of scripts/workloads "
+                         "(workload_module or workload)" % meta_path)
     params = ["%s=%s" % (k, v) for k, v in sorted(meta.get("params", {}).items()) if k != "seed"]
-    return name, trace, meta["workload_module"], params, (meta.get("amp") or {}).get("mode")
+    return name, trace, module, params, (meta.get("amp") or {}).get("mode")
 
 
 def main():
@@ -168,6 +205,13 @@ def main():
     ap.add_argument("--amp", choices=["bf16", "fp16"],
                     help="capture and re-run the steps under autocast (capture.py --amp); "
                     "captures are named W_bf16 / W_fp16")
+    ap.add_argument("--host-time", action="append", choices=["replayed", "recorded", "model"],
+                    help="replay once per mode in each round (repeatable; default replayed): "
+                    "the plain replay, the original's recorded host time, or the model's")
+    ap.add_argument("--host-scale", type=float, default=1.0,
+                    help="with --host-time recorded or model: the original's host time times this")
+    ap.add_argument("--models", default=os.path.join(HERE, "..", "data", "models", "host"),
+                    help="model set for --host-time model")
     ap.add_argument("--trace-dir",
                     help="measure the bundled captures of this directory (e.g. data/amp) instead "
                     "of capturing afresh: each NAME.meta.json gives the workload, parameters and "
@@ -208,7 +252,9 @@ def main():
                 + ["--param=" + p for p in params] + (["--amp", amp] if amp else []))
             stem = name + (".rank{rank}" if args.nproc > 1 else "")
             trace = os.path.join(args.out, stem + ".et.json.gz")
-        rounds = []
+        kineto = profiler_trace(trace)
+        modes = args.host_time or ["replayed"]
+        rounds = {mode: [] for mode in modes}
         for r in range(args.rounds):
             if args.nproc > 1:
                 eager, eager_best, eager_cpu = eager_job_ms(
@@ -217,39 +263,57 @@ def main():
             else:
                 eager, eager_best, eager_cpu = eager_ms(workload, params, args.threads,
                                                         args.warmup, args.steps, amp)
-            replay, replay_best, coverage, replay_cpu = replay_ms(
-                tracetwin, trace, args.threads, args.warmup, args.steps,
-                os.path.join(args.out, "%s.replay%d.json" % (name, r)), args.malloc, args.nproc)
-            rounds.append({"eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
-                           "eager_best_ms": eager_best, "replay_best_ms": replay_best,
-                           "coverage": coverage,
-                           # CPU time per step (eager) and per iteration (replay), means: what
-                           # waiting for a core on a loaded host does not move (0: not known).
-                           "eager_cpu_ms": eager_cpu, "replay_cpu_ms": replay_cpu,
-                           "cpu_ratio": replay_cpu / eager_cpu if eager_cpu > 0 else 0.0})
-        ratio = statistics.median(x["ratio"] for x in rounds)
-        cpu_ratio = statistics.median(x["cpu_ratio"] for x in rounds)
-        # The fastest step of each side over all rounds: what a burst of load from
-        # other tenants disturbs least. Reported beside the median, not instead.
-        best_ratio = (min(x["replay_best_ms"] for x in rounds)
-                      / min(x["eager_best_ms"] for x in rounds))
-        gated = ratio if args.gate == "median" else best_ratio
-        ok = args.gate == "none" or abs(gated - 1.0) <= args.tolerance
-        if not ok:
-            failed.append(name)
-        results.append({"workload": name, "amp": amp, "trace": trace,
-                        "median_ratio": ratio, "best_ratio": best_ratio,
-                        "median_cpu_ratio": cpu_ratio,
-                        "within_tolerance": ok, "rounds": rounds})
-        cpu_note = ("  cpu-time ratios %s  median %.3f" % (
-            " ".join("%.2f" % x["cpu_ratio"] for x in rounds), cpu_ratio)) if cpu_ratio else ""
-        print("%-15s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best %.3f%s  %s" % (
-            name, " ".join("%.2f" % x["eager_ms"] for x in rounds),
-            " ".join("%.2f" % x["replay_ms"] for x in rounds),
-            " ".join("%.2f" % x["ratio"] for x in rounds), ratio, best_ratio, cpu_note,
-            "ok" if ok else "OUTSIDE"), flush=True)
+            for mode in modes:
+                tag = "" if mode == "replayed" else "." + mode
+                replay, replay_best, coverage, replay_cpu, capture_ratio = replay_ms(
+                    tracetwin, trace, args.threads, args.warmup, args.steps,
+                    os.path.join(args.out, "%s.replay%s%d.json" % (name, tag, r)), args.malloc,
+                    args.nproc, host_time_args(mode, kineto, args.models, args.host_scale))
+                rounds[mode].append({
+                    "eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
+                    "eager_best_ms": eager_best, "replay_best_ms": replay_best,
+                    "coverage": coverage,
+                    # CPU time per step (eager) and per iteration (replay), means: what
+                    # waiting for a core on a loaded host does not move (0: not known).
+                    "eager_cpu_ms": eager_cpu, "replay_cpu_ms": replay_cpu,
+                    "cpu_ratio": replay_cpu / eager_cpu if eager_cpu > 0 else 0.0,
+                    # Against the step the capture measured (its meta file), which is what
+                    # --host-time recorded reproduces: on a host whose speed drifts between the
+                    # capture and the rounds, this isolates the replay from the drift.
+                    "capture_ratio": capture_ratio})
+        for mode in modes:
+            mode_rounds = rounds[mode]
+            ratio = statistics.median(x["ratio"] for x in mode_rounds)
+            cpu_ratio = statistics.median(x["cpu_ratio"] for x in mode_rounds)
+            capture_ratio = statistics.median(x["capture_ratio"] for x in mode_rounds)
+            # The fastest step of each side over all rounds: what a burst of load from
+            # other tenants disturbs least. Reported beside the median, not instead.
+            best_ratio = (min(x["replay_best_ms"] for x in mode_rounds)
+                          / min(x["eager_best_ms"] for x in mode_rounds))
+            gated = ratio if args.gate == "median" else best_ratio
+            ok = args.gate == "none" or abs(gated - 1.0) <= args.tolerance
+            if not ok:
+                failed.append(name if len(modes) == 1 else "%s [%s]" % (name, mode))
+            results.append({"workload": name, "amp": amp, "trace": trace, "host_time": mode,
+                            "host_scale": args.host_scale if mode != "replayed" else 1.0,
+                            "median_ratio": ratio, "best_ratio": best_ratio,
+                            "median_cpu_ratio": cpu_ratio, "median_capture_ratio": capture_ratio,
+                            "within_tolerance": ok, "rounds": mode_rounds})
+            cpu_note = ("  cpu-time ratios %s  median %.3f" % (
+                " ".join("%.2f" % x["cpu_ratio"] for x in mode_rounds), cpu_ratio)
+                        ) if cpu_ratio else ""
+            if capture_ratio:
+                cpu_note += "  vs the capture's step %s  median %.3f" % (
+                    " ".join("%.2f" % x["capture_ratio"] for x in mode_rounds), capture_ratio)
+            print("%-15s %-10s eager %s ms  replay %s ms  ratios %s  median %.3f  best/best "
+                  "%.3f%s  %s" % (
+                      name, "[%s]" % mode, " ".join("%.2f" % x["eager_ms"] for x in mode_rounds),
+                      " ".join("%.2f" % x["replay_ms"] for x in mode_rounds),
+                      " ".join("%.2f" % x["ratio"] for x in mode_rounds), ratio, best_ratio,
+                      cpu_note, "ok" if ok else "OUTSIDE"), flush=True)
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
-        json.dump({"threads": args.threads, "nproc": args.nproc, "tolerance": args.tolerance, "gate": args.gate,
+        json.dump({"threads": args.threads, "nproc": args.nproc, "tolerance": args.tolerance,
+                   "gate": args.gate, "host_time": args.host_time or ["replayed"],
                    "malloc": args.malloc,
                    "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
     if failed:

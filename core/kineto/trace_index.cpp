@@ -24,14 +24,21 @@ TraceIndex buildTraceIndex(const KinetoTrace& trace) {
     // Timestamps have 1 us resolution, so an op that takes 0 us and the
     // next one often share a ts. "External id" is handed out at op entry
     // (on all 9 shared traces it never decreases along a thread's
-    // timestamps), so it breaks those ties in entry order; without it, the
-    // longer event (the parent) goes first.
+    // timestamps), so it breaks those ties in entry order. Without it, the
+    // legacy profiler's export (scripts/legacy_profiler_export.py) numbers
+    // its events in entry order ("Ev Idx"): a 0 us empty_strided and the
+    // copy_ after it share adds5k's ts, and the longer copy_ went first
+    // whenever the host stretched it. Without either, the longer event (the
+    // parent) goes first.
     std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
       const KinetoEvent& x = events[a];
       const KinetoEvent& y = events[b];
       if (x.ts != y.ts) return x.ts < y.ts;
       if (x.external_id != kAbsent && y.external_id != kAbsent && x.external_id != y.external_id)
         return x.external_id < y.external_id;
+      if (x.external_id == kAbsent && y.external_id == kAbsent && x.ev_idx != kAbsent &&
+          y.ev_idx != kAbsent && x.ev_idx != y.ev_idx)
+        return x.ev_idx < y.ev_idx;
       if (x.dur != y.dur) return x.dur > y.dur;
       return a < b;
     });

@@ -103,4 +103,9 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
   return s;
 }
 
+void scaleHostCosts(double scale, SimOp* s) {
+  if (scale == 1.0) return;
+  for (double* t : {&s->t1, &s->t2, &s->t3, &s->t4, &s->t5}) *t *= scale;
+}
+
 }  // namespace tracetwin::predictors

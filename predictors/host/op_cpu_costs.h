@@ -63,4 +63,8 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
                const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
                int* defaults_used);
 
+// PredictOptions::host_scale: the CPU-side costs T1..T5 of `s` times `scale`
+// (the op's device time, a CPU op's body included, stays).
+void scaleHostCosts(double scale, SimOp* s);
+
 }  // namespace tracetwin::predictors

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -381,6 +382,11 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
 
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts) {
+  if (!(opts.host_scale > 0) || !std::isfinite(opts.host_scale)) {
+    throw UsageError(fmt::format("host scale {}: expected a positive number (0.5: a host twice "
+                                 "as fast)",
+                                 opts.host_scale));
+  }
   PreparedPrediction prepared;
   Prediction& p = prepared.p;
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
@@ -459,6 +465,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     const OpRecord& r = recs[i];
     SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
                        &defaults_used);
+    scaleHostCosts(opts.host_scale, &s);
     if (r.f.family == "comm" && cpu_device) {
       // Gloo runs a collective on its own thread: the op only enqueues it,
       // and the first op that touches its tensors waits for it (as the
@@ -478,6 +485,8 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];
     o.cpu_us = s.t1 + hostUs(s);
+    o.gap_us = s.t1;
+    o.host_us = s.cpu_only ? o.predicted_us : hostUs(s);
     o.kernels = s.cpu_only ? -1 : s.launches;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
   }
@@ -527,6 +536,11 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
         fmt::format("{} collectives record no process-group size; world size {} assumed "
                     "(--world-size)",
                     unsized_comms, opts.default_world_size));
+  }
+  if (opts.host_scale != 1.0) {
+    p.notes.push_back(fmt::format(
+        "host costs (T1-T5, between-op terms) scaled by {} (--host-scale){}", opts.host_scale,
+        cpu_device ? "; on a CPU device the ops' own times are not scaled" : ""));
   }
   if (defaults_used > 0) {
     p.notes.push_back(

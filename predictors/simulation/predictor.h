@@ -51,6 +51,10 @@ struct PredictOptions {
   // Top-level ops left out of the prediction: `compare` passes the ops its
   // replay skipped or failed, so that both sides time the same graph.
   std::unordered_set<core::NodeId> excluded;
+  // The host's CPU-side costs (T1..T5 and the between-op terms) times this:
+  // 0.5 asks what a host twice as fast would do. On a CPU device the ops'
+  // own times are the kernel models' and are not scaled.
+  double host_scale = 1.0;
   // Embedding ops' index-reuse histograms by op id (kernels/feature_shapes.h:
   // the share of unique rows per access-count bin), where the indices'
   // distribution is known (a sweep file's Zipf tables); the rest assume
@@ -64,6 +68,12 @@ struct OpPrediction {
   std::string family;
   double predicted_us = 0.0;  // device time (CPU device: op time)
   double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
+  // The host's side in two parts (replay --host-time model): the gap before
+  // the op (T1 and the between-op terms) and the op's own host time (GPU:
+  // T2..T5 and its launches; CPU device: the op's predicted time, which runs
+  // on the host).
+  double gap_us = 0.0;
+  double host_us = 0.0;
   // Kernels the simulation launched for the op on a GPU (a linked trace's,
   // the model set's launch counts, else one per kernel family); -1 on a CPU.
   int kernels = -1;

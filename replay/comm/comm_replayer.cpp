@@ -227,9 +227,10 @@ void CommReplayer::setObserver(CollectiveObserver* observer) { impl_->observer =
 
 bool CommReplayer::hasPending() const { return !impl_->pending.empty(); }
 
-void CommReplayer::waitForTensors(const std::vector<at::Tensor>& tensors) {
+size_t CommReplayer::waitForTensors(const std::vector<at::Tensor>& tensors) {
   auto& pending = impl_->pending;
-  if (pending.empty()) return;
+  if (pending.empty()) return 0;
+  size_t waited = 0;
   std::vector<const void*> wanted;
   Impl::addStorages(tensors, wanted);
   // In issue order: a later collective can depend on an earlier one.
@@ -245,7 +246,9 @@ void CommReplayer::waitForTensors(const std::vector<at::Tensor>& tensors) {
     Impl::Pending done = std::move(pending[i]);
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
     impl_->finish(done);
+    ++waited;
   }
+  return waited;
 }
 
 void CommReplayer::waitAll() {

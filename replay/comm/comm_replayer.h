@@ -76,7 +76,8 @@ class CommReplayer {
   // the end of each iteration (waitAll). NCCL needs none of this: its wait
   // only orders the device stream.
   bool hasPending() const;
-  void waitForTensors(const std::vector<at::Tensor>& tensors);
+  // Returns how many collectives it waited for.
+  size_t waitForTensors(const std::vector<at::Tensor>& tensors);
   void waitAll();
 
  private:

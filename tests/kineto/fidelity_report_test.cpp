@@ -85,6 +85,53 @@ TEST(FidelityReport, ComparesPerFamilyAndPerIteration) {
   std::fclose(devnull);
 }
 
+// With the host time around the ops: the original's gap before each op and
+// its span against the replay's time before each call and the call, per
+// family, and the host loop with and without the --host-time waits.
+TEST(FidelityReport, ComparesTheHostTimeAroundTheOpsAndTheHostLoop) {
+  Fixture f;
+  f.replayed.per_op[0].gap_us = 5;
+  f.replayed.per_op[2].gap_us = 45;
+  f.replayed.per_op[1].gap_us = 2;
+  f.replayed.host_loop_ms = 0.6;
+  f.replayed.host_time.mode = "recorded";
+  f.replayed.host_time.scale = 0.5;
+  f.replayed.host_time.wait_ms = 0.2;
+  FidelityReport r = buildFidelityReport(f.original, f.replayed);
+  const FidelityFamilyRow& gemm = r.families[0];
+  // Original gemm: op 10's 100 us (no gap: it starts the ProfilerStep), op
+  // 12's 50 us gap after the relu and its 100 us.
+  EXPECT_DOUBLE_EQ(gemm.original_host_ms, 0.25);
+  EXPECT_DOUBLE_EQ(gemm.replay_host_ms, 0.35);
+  EXPECT_DOUBLE_EQ(gemm.host_ratio, 1.4);
+  EXPECT_DOUBLE_EQ(r.total.original_host_ms, 0.3);
+  EXPECT_EQ(r.host_time_mode, "recorded");
+  EXPECT_DOUBLE_EQ(r.host_scale, 0.5);
+  EXPECT_DOUBLE_EQ(r.host_loop.original_ms, 0.3);
+  EXPECT_DOUBLE_EQ(r.host_loop.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.host_loop.replay_without_waits_ms, 0.4);
+  EXPECT_NEAR(r.host_loop.ratio_without_waits, 4.0 / 3.0, 1e-12);
+
+  // The host time the replay used (less a profiler cost) replaces the raw one.
+  core::kineto::RecordedHostTime host;
+  host.span_ms = 0.15;
+  host.recorded_span_ms = 0.3;
+  host.profiler_us_per_event = 2.0;
+  host.ops = {{10, "aten::mm", 0, 50, 0, 100, 0, 25}, {12, "aten::mm", 25, 50, 50, 100, 12, 25}};
+  r = buildFidelityReport(f.original, f.replayed, &host);
+  EXPECT_DOUBLE_EQ(r.families[0].original_host_ms, 0.125);
+  EXPECT_DOUBLE_EQ(r.host_loop.original_ms, 0.15);
+  EXPECT_DOUBLE_EQ(r.profiler_us_per_event, 2.0);
+  const nlohmann::json j = fidelityReportJson(r);
+  EXPECT_EQ(j["host_time"], "recorded");
+  EXPECT_DOUBLE_EQ(j["host_loop"]["ratio"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(j["families"][0]["original_host_ms"].get<double>(), 0.125);
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  ASSERT_NE(devnull, nullptr);
+  printFidelityReport(r, devnull);
+  std::fclose(devnull);
+}
+
 TEST(FidelityReport, OriginalTimelineEventsStartAtTheIteration) {
   Fixture f;
   nlohmann::json events = originalTimelineTraceEvents(f.original, 2);

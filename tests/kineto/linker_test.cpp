@@ -166,6 +166,25 @@ TEST(Linker, AlignsHandBuiltTraceWithMissingAndExtraOps) {
   EXPECT_EQ(t.threads[1].kineto_tid, 600);
 }
 
+// The legacy profiler's export has whole-microsecond timestamps and no
+// External id: a 0 us op and the longer one after it share a ts, and only
+// its "Ev Idx" (entry order) keeps them in order. Sorted longer-first, the
+// sequences differed and adds5k's 25,000 ops went to the (too large) table.
+TEST(Linker, LegacyEventIndexBreaksTimestampTies) {
+  const core::Graph graph = fakeGraph({{"aten::_to_copy"},
+                                       {"aten::empty_strided", 1, 10},
+                                       {"aten::copy_", 1, 10}});
+  KinetoTrace trace = fakeKineto({cpuOp("aten::_to_copy", 1, 100, 50),
+                                  cpuOp("aten::copy_", 1, 101, 40),
+                                  cpuOp("aten::empty_strided", 1, 101, 0)});
+  trace.events[0].ev_idx = 7;
+  trace.events[1].ev_idx = 9;
+  trace.events[2].ev_idx = 8;
+  LinkedTimeline t = linkTraces(graph, trace);
+  EXPECT_EQ(t.matched_ops, 1);
+  EXPECT_EQ(t.all_nodes_matched, 3) << "empty_strided and copy_ paired in entry order";
+}
+
 TEST(Linker, UsesRecordFunctionIdsWhenPresent) {
   // Names repeat, so only the ids tell which add is which: ET rf_ids 7 and 9
   // point at the second and fourth Kineto add.

@@ -85,7 +85,25 @@ TEST(SequenceAlignment, TooLargeTableIsAnInputErrorNotAHang) {
   AlignmentOptions options;
   options.max_cells = 100;
   auto a = items(std::vector<std::string>(20, "mm"));
-  EXPECT_THROW(alignSequences(a, a, options, "big"), InputError);
+  auto b = items(std::vector<std::string>(21, "mm"));
+  EXPECT_THROW(alignSequences(a, b, options, "big"), InputError);
+}
+
+// The ET and the profiled step of one capture hold the same ops in the same
+// order: paired in order with no table, however long (adds5k: 25,000 each,
+// 625 million cells).
+TEST(SequenceAlignment, IdenticalSequencesNeedNoTable) {
+  AlignmentOptions options;
+  options.max_cells = 100;
+  std::vector<std::string> names;
+  for (int i = 0; i < 50; ++i) names.push_back(i % 5 == 0 ? "add_" : "to");
+  auto a = items(names, std::vector<int64_t>(50, -1));
+  auto partner = alignSequences(a, a, options, "same");
+  ASSERT_EQ(partner.size(), 50u);
+  for (size_t i = 0; i < partner.size(); ++i) EXPECT_EQ(partner[i], int64_t(i));
+  // One name off: the table again, and over this limit.
+  names[7] = "mul";
+  EXPECT_THROW(alignSequences(a, items(names), options, "one off"), InputError);
 }
 
 }  // namespace

@@ -89,6 +89,85 @@ TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
   EXPECT_NE(run.output().find("no CUDA device"), std::string::npos) << run.output();
 }
 
+// Every report names its host-time mode; --host-time recorded takes each
+// op's host time from the linked Kineto trace, less the profiler's cost
+// found against the meta file's unprofiled step, and says so.
+TEST(ReplayCommand, HostTimeModesAreNamedAndRecordedHostTimeIsAdded) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  const std::string kineto = tracetwin::testing::dataPath("mlp.profiler.json.gz");
+  if (!exists(trace) || !exists(kineto)) GTEST_SKIP() << trace << " not captured";
+  const std::string json_path = ::testing::TempDir() + "replay_mlp_host.json";
+  CommandRun run = runTracetwin("replay " + trace + " --warmup 2 --iters 1 --json-out " +
+                                json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("host time: replayed"), std::string::npos) << run.output();
+  std::ifstream plain(json_path);
+  EXPECT_EQ(nlohmann::json::parse(plain)["host_time"]["mode"], "replayed");
+
+  run = runTracetwin("replay " + trace + " --kineto " + kineto +
+                     " --host-time recorded --warmup 2 --iters 1 --json-out " + json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("host time: recorded"), std::string::npos) << run.output();
+  std::ifstream in(json_path);
+  const auto doc = nlohmann::json::parse(in);
+  const auto& host = doc["host_time"];
+  EXPECT_EQ(host["mode"], "recorded");
+  // Every op of the capture links (name alignment where record function
+  // ids are from another step, since ce4ee06), so every op has a target.
+  EXPECT_EQ(host["ops_with_target"], 88);
+  EXPECT_EQ(host["ops_without_target"], 0);
+  EXPECT_EQ(host["warmup_samples"], 1);
+  // The capture's profiled step spans 5.23 ms against 4.70 unprofiled: the
+  // targets are corrected to the latter.
+  EXPECT_NEAR(host["target_ms"].get<double>(), doc["original_iteration_ms"].get<double>(), 0.05);
+  EXPECT_NE(host["notes"][0].get<std::string>().find("profiler"), std::string::npos)
+      << host["notes"];
+  // Whatever this host's speed: the waits make up the original's time where
+  // the replay's own is under it, and what is left over is behind_ms.
+  EXPECT_GE(host["wait_ms"].get<double>(), 0.0);
+  EXPECT_NEAR(host["replay_own_ms"].get<double>() + host["wait_ms"].get<double>(),
+              host["target_ms"].get<double>() + host["behind_ms"].get<double>(), 1e-6);
+  EXPECT_EQ(doc["fidelity"]["host_time"], "recorded");
+  EXPECT_GT(doc["fidelity"]["profiler_us_per_event"].get<double>(), 0.0);
+  double waits = 0;
+  for (const auto& op : doc["per_op"]) waits += op["host_wait_us"].get<double>();
+  EXPECT_NEAR(waits / 1000.0, host["wait_ms"].get<double>(), 1e-6);
+}
+
+TEST(ReplayCommand, HostTimeModelTakesEachOpsHostTimeFromThePrediction) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  const std::string models = tracetwin::testing::dataPath("models/host");
+  if (!exists(trace) || !exists(models + "/manifest.json")) GTEST_SKIP() << "no bundle";
+  const std::string json_path = ::testing::TempDir() + "replay_mlp_model.json";
+  CommandRun run = runTracetwin("replay " + trace + " --host-time model --models " + models +
+                                " --host-scale 2 --warmup 2 --iters 1 --json-out " + json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  std::ifstream in(json_path);
+  const auto host = nlohmann::json::parse(in)["host_time"];
+  EXPECT_EQ(host["mode"], "model");
+  EXPECT_EQ(host["scale"], 2.0);
+  EXPECT_EQ(host["ops_with_target"], 88);
+  EXPECT_NE(host["source"].get<std::string>().find("models/host"), std::string::npos) << host;
+}
+
+TEST(ReplayCommand, HostTimeWithoutItsSourceIsAUsageError) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
+  CommandRun run = runTracetwin("replay " + trace + " --host-time recorded");
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  EXPECT_NE(run.output().find("--kineto"), std::string::npos) << run.output();
+  run = runTracetwin("replay " + trace + " --host-time model");
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  EXPECT_NE(run.output().find("--models"), std::string::npos) << run.output();
+  run = runTracetwin("replay " + trace + " --host-scale 0.5");
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  run = runTracetwin("replay " + trace + " --host-time sometimes");
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+}
+
 TEST(ReplayCommand, AMissingTraceIsAnInputError) {
   if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   CommandRun run = runTracetwin("replay /nonexistent/x.et.json.gz");

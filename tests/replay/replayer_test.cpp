@@ -259,6 +259,52 @@ TEST(Replayer, SettleIterationsRunUntimedBeforeEachMeasuredOne) {
   EXPECT_THROW(replayGraph(graph, o), UsageError);
 }
 
+// --host-time: each op with a target waits before its call for the
+// original's gap and op beyond the replay's own (measured in the warm-up);
+// a call already longer than the original's op gets no op wait, reported.
+TEST(Replayer, HostTimeWaitsBeforeEachCallForWhatTheOriginalSpentBeyondTheReplay) {
+  GraphBuilder b;
+  const core::NodeId first =
+      b.op(kAdd, {tensorValue(1, 1, {64}), tensorValue(2, 2, {64}), intValue(1)},
+           {tensorValue(3, 3, {64})})
+          .id;
+  const core::NodeId second =
+      b.op(kAdd, {tensorValue(3, 3, {64}), tensorValue(4, 4, {64}), intValue(1)},
+           {tensorValue(5, 5, {64})})
+          .id;
+  const core::Graph graph = b.build();
+  ReplayOptions o;
+  o.warmup_iters = 2;
+  o.measured_iters = 2;
+  o.host_time_mode = "recorded";
+  // 20 ms of op and 5 ms of gap: far above what a 64-float add costs, so the
+  // waits are nearly all of them whatever this host's speed.
+  o.host_targets = {{first, HostTarget{0, 20000}}, {second, HostTarget{5000, 0}}};
+  const ReplayResult r = replayGraph(graph, o);
+  EXPECT_EQ(r.host_time.mode, "recorded");
+  EXPECT_EQ(r.host_time.ops_with_target, 2);
+  EXPECT_EQ(r.host_time.warmup_samples, 1) << "the first warm-up iteration is not used";
+  ASSERT_EQ(r.per_op.size(), 2u);
+  EXPECT_GT(r.per_op[0].host_wait_us, 15000.0);
+  EXPECT_LE(r.per_op[0].host_wait_us, 20000.0);
+  EXPECT_GT(r.per_op[1].host_wait_us, 3000.0);
+  EXPECT_LE(r.per_op[1].host_wait_us, 5000.0);
+  EXPECT_EQ(r.host_time.ops_over, 1) << "the second add's call is longer than 0 us";
+  EXPECT_GE(r.per_op[1].gap_us, r.per_op[1].host_wait_us * 0.99) << "the wait is in its gap";
+  // A busy wait spins at least what it was asked less its overshoot (< 1 us).
+  for (double ms : r.iterations_ms) EXPECT_GE(ms, (r.host_time.wait_ms - 0.01));
+
+  ReplayOptions plain = o;
+  plain.host_time_mode = "replayed";
+  plain.host_targets.clear();
+  const ReplayResult p = replayGraph(graph, plain);
+  EXPECT_EQ(p.host_time.mode, "replayed");
+  EXPECT_EQ(p.per_op[0].host_wait_us, 0.0);
+
+  o.warmup_iters = 0;
+  EXPECT_THROW(replayGraph(graph, o), UsageError) << "nothing measures the replay's own calls";
+}
+
 TEST(Replayer, CudaOnAHostWithoutOneIsUnavailable) {
   ReplayOptions o = quick();
   o.device = "cuda";

@@ -1,0 +1,127 @@
+#include "core/kineto/recorded_host_time.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+namespace tracetwin::core::kineto {
+namespace {
+
+double correctedSum(const std::vector<RecordedHostOp>& ops, double c) {
+  double sum = 0;
+  for (const RecordedHostOp& op : ops) {
+    sum += std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
+    sum += std::max(0.0, op.recorded_op_us - c * double(op.op_events));
+  }
+  return sum;
+}
+
+bool countsAsHostEvent(const KinetoEvent& e) {
+  if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
+  // The step's own span encloses everything; it is not a record inside it.
+  return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
+}
+
+struct Span {
+  double start = 0;
+  double end = 0;
+  size_t op = 0;  // index into RecordedHostTime::ops
+};
+
+// Charges each recorded CPU event on the linked ops' threads to the op whose
+// span holds it on its thread, else to the gap of the next op to start.
+void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
+                 const std::vector<size_t>& linked, RecordedHostTime* out, double span_start,
+                 double span_end) {
+  std::map<int64_t, std::vector<Span>> by_thread;
+  std::vector<Span> by_start;
+  for (size_t k = 0; k < linked.size(); ++k) {
+    const LinkedOp& op = timeline.ops[linked[k]];
+    const Span s{op.start_us, op.start_us + op.duration_us, k};
+    by_thread[op.kineto_tid].push_back(s);
+    by_start.push_back(s);
+  }
+  auto earlier = [](const Span& a, const Span& b) { return a.start < b.start; };
+  for (auto& [tid, spans] : by_thread) std::stable_sort(spans.begin(), spans.end(), earlier);
+  std::stable_sort(by_start.begin(), by_start.end(), earlier);
+  for (const KinetoEvent& e : trace.events) {
+    if (!countsAsHostEvent(e) || e.ts < span_start || e.ts >= span_end) continue;
+    auto thread = by_thread.find(e.tid);
+    if (thread == by_thread.end()) continue;
+    const std::vector<Span>& spans = thread->second;
+    auto after = std::upper_bound(spans.begin(), spans.end(), Span{e.ts, e.ts, 0}, earlier);
+    if (after != spans.begin()) {
+      const Span& holder = *(after - 1);
+      if (e.ts < holder.end || e.ts == holder.start) {
+        ++out->ops[holder.op].op_events;
+        ++out->events;
+        continue;
+      }
+    }
+    auto next = std::upper_bound(by_start.begin(), by_start.end(), Span{e.ts, e.ts, 0}, earlier);
+    if (next == by_start.end()) continue;
+    ++out->ops[next->op].gap_events;
+    ++out->events;
+  }
+}
+
+}  // namespace
+
+ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, int64_t events,
+                                      double target_us) {
+  ProfilerCorrection c;
+  const double recorded = correctedSum(ops, 0.0);
+  if (target_us <= 0 || recorded <= target_us) return c;
+  if (events > 0) c.per_event_us = (recorded - target_us) / double(events);
+  const double left = correctedSum(ops, c.per_event_us);
+  if (left > target_us) c.scale = target_us / left;
+  return c;
+}
+
+RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTrace& trace,
+                                  double unprofiled_ms) {
+  RecordedHostTime out;
+  out.unprofiled_ms = std::max(unprofiled_ms, 0.0);
+  out.lead_in = timeline.iteration_source.rfind("ProfilerStep", 0) == 0;
+  std::vector<size_t> linked;
+  double latest_end = 0;
+  for (size_t i = 0; i < timeline.ops.size(); ++i) {
+    const LinkedOp& op = timeline.ops[i];
+    if (!op.matched) continue;
+    RecordedHostOp r;
+    r.id = op.id;
+    r.name = op.name;
+    r.recorded_op_us = std::max(op.duration_us, 0.0);
+    if (linked.empty()) {
+      r.recorded_gap_us = out.lead_in ? std::max(0.0, op.start_us - timeline.iteration_start_us) : 0;
+    } else {
+      // From the latest end so far: ops of another thread may overlap.
+      r.recorded_gap_us = std::max(0.0, op.start_us - latest_end);
+    }
+    latest_end = linked.empty() ? op.start_us + r.recorded_op_us
+                                : std::max(latest_end, op.start_us + r.recorded_op_us);
+    linked.push_back(i);
+    out.ops.push_back(std::move(r));
+  }
+  if (out.ops.empty()) return out;
+  const double span_start = out.lead_in ? timeline.iteration_start_us
+                                        : timeline.ops[linked.front()].start_us;
+  countEvents(timeline, trace, linked, &out, span_start, latest_end);
+  double recorded = 0;
+  for (const RecordedHostOp& op : out.ops) recorded += op.recorded_gap_us + op.recorded_op_us;
+  out.recorded_span_ms = recorded / 1000.0;
+  const ProfilerCorrection fix = profilerCorrection(out.ops, out.events, out.unprofiled_ms * 1000.0);
+  out.profiler_us_per_event = fix.per_event_us;
+  out.profiler_scale = fix.scale;
+  double span = 0;
+  for (RecordedHostOp& op : out.ops) {
+    const double c = fix.per_event_us;
+    op.gap_us = fix.scale * std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
+    op.op_us = fix.scale * std::max(0.0, op.recorded_op_us - c * double(op.op_events));
+    span += op.gap_us + op.op_us;
+  }
+  out.span_ms = span / 1000.0;
+  return out;
+}
+
+}  // namespace tracetwin::core::kineto
