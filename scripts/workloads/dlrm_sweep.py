@@ -17,12 +17,11 @@ owner: a fixed permutation of the top MLP's input, the same cost as global table
 BCE-with-logits. Dense gradients are all-reduced in one flat bucket; SGD updates the dense
 parameters and the tables (with sparse gradients only the looked-up rows)."""
 import torch
-import torch.distributed as dist
 import yaml
 from torch import nn
 from torch.distributed.nn.functional import all_to_all_single
 
-from dlrm_tw import _mlp
+from dlrm_tw import _mlp, allreduce_dense_grads
 
 DISTRIBUTED = True
 IN_DATA = False
@@ -111,14 +110,7 @@ def build(p):
         z = torch.cat([bottom(x)] + blocks, dim=1)
         loss = nn.functional.binary_cross_entropy_with_logits(top(z), labels)
         loss.backward()
-        grads = [q.grad for q in dense_params]
-        flat = torch.cat([g.reshape(-1) for g in grads])
-        dist.all_reduce(flat)
-        flat /= world
-        offset = 0
-        for g in grads:
-            g.copy_(flat[offset:offset + g.numel()].view_as(g))
-            offset += g.numel()
+        allreduce_dense_grads(dense_params, world)
         opt.step()
         return loss
 

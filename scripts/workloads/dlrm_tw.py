@@ -18,6 +18,18 @@ DEFAULTS = {"batch": 64, "features": 13, "bottom_mlp": "64,32", "top_mlp": "64,1
             "rows": 20000, "dim": 32, "pooling": 10, "sparse": False}
 
 
+def allreduce_dense_grads(params, world):
+    """The dense gradients averaged over the ranks in one flat bucket (one all_reduce)."""
+    grads = [q.grad for q in params]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= world
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset:offset + g.numel()].view_as(g))
+        offset += g.numel()
+
+
 def _mlp(width, sizes, last_relu):
     layers = []
     for i, size in enumerate(sizes):
@@ -76,14 +88,7 @@ def build(p):
         z = torch.cat([bottom(x)] + by_table, dim=1)
         loss = nn.functional.binary_cross_entropy_with_logits(top(z), labels)
         loss.backward()
-        grads = [q.grad for q in dense]
-        flat = torch.cat([g.reshape(-1) for g in grads])
-        dist.all_reduce(flat)
-        flat /= world
-        offset = 0
-        for g in grads:
-            g.copy_(flat[offset:offset + g.numel()].view_as(g))
-            offset += g.numel()
+        allreduce_dense_grads(dense, world)
         opt.step()
         return loss
 
