@@ -256,8 +256,9 @@ TEST(JointPrediction, OnAnotherSystemTheCollectivesTakeItsTopology) {
     // An all_to_all sends half its bytes over InfiniBand on two nodes; a
     // small all-reduce is faster hierarchically (22 against 28 us of
     // latency steps: 3 + 2 + 3 hops against 14).
-    if (a.collectives[c].name == "all_to_all_single")
+    if (a.collectives[c].name == "all_to_all_single") {
       EXPECT_GT(b.collectives[c].transfer_us, a.collectives[c].transfer_us) << c;
+    }
   }
   // 1.58 MB all-reduce on 8 NVLink ranks: 14 x 2 us + 2 x 7/8 x bytes / 450 GB/s.
   const CollectiveReport& ar = a.collectives[4];
