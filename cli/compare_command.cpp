@@ -22,7 +22,11 @@
 #include "cli/command_registry.h"
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
+#include "cli/recorded_kineto.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
+#include "core/kineto/kineto_reader.h"
+#include "core/kineto/linker.h"
 #include "core/statistics.h"
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
@@ -41,6 +45,8 @@ struct CompareArgs {
   std::string json_out;
   HostMalloc malloc_mode = HostMalloc::kPinned;
   bool host_speed_check = true;
+  std::string timeline;  // --timeline FILE
+  std::string kineto;    // the original's Kineto trace, for the timeline
 };
 
 struct FamilyRow {
@@ -262,6 +268,24 @@ nlohmann::json hostSpeedJson(const calibration::HostSpeed& s) {
           {"ratio", s.ratio()}};
 }
 
+// The original (from --kineto, else the profiler trace the capture wrote
+// beside the ET), the replay and the prediction, with each op's error.
+void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
+                          const replay::ReplayResult& result,
+                          const predictors::Prediction& prediction) {
+  timeline::Timeline t;
+  const std::string kineto = a.kineto.empty() ? recordedKinetoBeside(a.trace) : a.kineto;
+  if (!kineto.empty()) {
+    if (a.kineto.empty()) fmt::print("timeline: the original from {} (recorded beside the trace)\n", kineto);
+    t.views.push_back(timeline::originalView(
+        graph, core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto)), kineto));
+  }
+  t.views.push_back(replayView(result));
+  const auto measured = measuredOf(result);
+  t.views.push_back(timeline::predictionView(prediction, &measured));
+  writeTimelineFile(a.timeline, t);
+}
+
 void runCompare(const CompareArgs& a) {
   const std::string host_malloc = applyHostMalloc(a.malloc_mode);
   const predictors::ModelSet models = loadModels(a.models);
@@ -281,8 +305,10 @@ void runCompare(const CompareArgs& a) {
   const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, a.options);
   const replay::ReplayResult& result = timing.result;
   if (host_speed) host_speed->after_flops = probeHostFlops();
+  predictors::PredictOptions predict_options = unreplayedLeftOut(result);
+  predict_options.keep_schedule = !a.timeline.empty();
   const predictors::Prediction prediction =
-      predictors::predictGraph(graph, models, unreplayedLeftOut(result));
+      predictors::predictGraph(graph, models, predict_options);
   const auto rows = familyRows(result, prediction, on_gpu);
   printTable(a, result, prediction, rows);
   if (timing.retimed) {
@@ -305,6 +331,7 @@ void runCompare(const CompareArgs& a) {
         "host's; `tracetwin calibrate --out DIR` measures this one\n",
         fmt::join(host_differences, "; "));
   }
+  if (!a.timeline.empty()) writeCompareTimeline(a, graph, result, prediction);
   if (!a.json_out.empty()) {
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
@@ -348,6 +375,12 @@ std::function<void()> setupCompare(CLI::App& sub) {
                "skip the float32 mm probe before and after a CPU replay that compares the host's "
                "speed with the models' calibration (~0.2 s each)");
   addHostMallocOption(sub, args->malloc_mode);
+  sub.add_option("--timeline", args->timeline,
+                 "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "
+                 "replay and the prediction of the iteration side by side (docs/timeline.md)");
+  sub.add_option("--kineto", args->kineto,
+                 "Kineto trace of the original run, for --timeline (default: the one the capture "
+                 "recorded beside the trace, if any)");
   return [args] { runCompare(*args); };
 }
 

@@ -7,9 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -30,6 +32,7 @@ struct PredictArgs {
   std::string kernel_times;
   std::string json_out;
   std::string comm_link;
+  std::string timeline;
   int64_t world_size = 1;
 };
 
@@ -81,6 +84,7 @@ void runPredict(const PredictArgs& args) {
   predictors::PredictOptions opts;
   if (!args.device_spec.empty()) opts.target = predictors::loadDeviceSpec(args.device_spec);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
+  std::optional<core::kineto::LinkedTimeline> original;
   if (!args.kernel_times.empty()) {
     // Recorded kernels time a GPU; on a CPU every op would read as 0 us.
     const predictors::DeviceSpec& dest = opts.target ? *opts.target : models.device;
@@ -90,8 +94,8 @@ void runPredict(const PredictArgs& args) {
           "--device-spec or models calibrated on it",
           dest.name));
     }
-    const auto timeline =
-        core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kernel_times));
+    const auto& timeline = original.emplace(
+        core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(args.kernel_times)));
     if (timeline.kernels == 0) {
       throw InputError(fmt::format(
           "{}: no GPU kernel in this Kineto trace; --kernel-times needs the trace of a GPU run",
@@ -107,8 +111,15 @@ void runPredict(const PredictArgs& args) {
   }
   opts.default_world_size = args.world_size;
   opts.comm_link = args.comm_link;
+  opts.keep_schedule = !args.timeline.empty();
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
   printReport(p, args);
+  if (!args.timeline.empty()) {
+    timeline::Timeline t;
+    if (original) t.views.push_back(timeline::originalView(graph, *original, args.kernel_times));
+    t.views.push_back(timeline::predictionView(p));
+    writeTimelineFile(args.timeline, t);
+  }
   if (!args.json_out.empty()) {
     std::ofstream out(args.json_out);
     out << predictors::predictionToJson(p).dump(2) << "\n";
@@ -139,6 +150,9 @@ std::function<void()> setupPredict(CLI::App& sub) {
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
+  sub.add_option("--timeline", args->timeline,
+                 "Write the simulated iteration as a Chrome/Perfetto timeline (.json or .json.gz), "
+                 "beside the original's with --kernel-times (docs/timeline.md)");
   return [args] { runPredict(*args); };
 }
 

@@ -90,8 +90,12 @@ struct Substitution {
 struct KernelRecord {
   std::string name;
   int64_t stream = 0;
-  double start_us = 0;  // relative to the iteration start
+  // Relative to the first record of the iteration: the device's clock is not
+  // the host's, and the host's iteration start has no device timestamp.
+  double start_us = 0;
   double duration_us = 0;
+  core::NodeId op = core::kNoNode;  // the op that launched it; kNoNode when unattributed
+  std::string kind = "kernel";      // "kernel", "memcpy" or "memset"
 };
 
 struct OpMeasurement {
@@ -102,6 +106,7 @@ struct OpMeasurement {
   double device_us = 0;  // median sum of kernel durations (0 on CPU)
   int kernels = 0;
   double start_us = 0;  // in the last measured iteration, relative to its start
+  double last_cpu_us = 0;  // the call's time in that iteration (timelines)
 };
 
 // What CUPTI saw, CUDA only: medians over the measured iterations.

@@ -60,7 +60,8 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
                    {"cpu_us", m.cpu_us},
                    {"device_us", m.device_us},
                    {"kernels", m.kernels},
-                   {"start_us", m.start_us}});
+                   {"start_us", m.start_us},
+                   {"last_cpu_us", m.last_cpu_us}});
   }
   j["per_op"] = ops;
   if (r.device_summary.collected) {

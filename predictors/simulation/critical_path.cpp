@@ -20,12 +20,10 @@
 namespace tracetwin::predictors {
 namespace {
 
-enum class StartReason { kLaunch, kStream, kDependency, kRanks };
-
 struct Interval {
   double start, end;
   bool comm;
-  StartReason reason;
+  SimWait reason;
 };
 
 // Length of the union of [start, end) intervals (sorted by start).
@@ -48,7 +46,7 @@ void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
   double covered_to = 0;
   for (const Interval& i : iv) {
-    if (i.start > covered_to && i.reason != StartReason::kRanks)
+    if (i.start > covered_to && i.reason != SimWait::kRanks)
       r->cpu_bound_us += i.start - covered_to;
     covered_to = std::max(covered_to, i.end);
   }
@@ -57,10 +55,21 @@ void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
 
 }  // namespace
 
-SimResult simulate(const std::vector<SimOp>& ops) {
+const char* simWaitName(SimWait wait) {
+  switch (wait) {
+    case SimWait::kNone: return "none";
+    case SimWait::kStream: return "stream";
+    case SimWait::kDependency: return "dependency";
+    case SimWait::kRanks: return "ranks";
+  }
+  return "none";
+}
+
+SimResult simulate(const std::vector<SimOp>& ops, bool keep_schedule) {
   SimResult r;
   r.start_us.resize(ops.size());
   r.end_us.resize(ops.size());
+  if (keep_schedule) r.schedule.resize(ops.size());
   std::unordered_map<int64_t, double> cpu;          // thread -> CPU clock
   std::unordered_map<int64_t, double> stream_free;  // stream -> when its last kernel ends
   std::vector<Interval> intervals;
@@ -78,9 +87,10 @@ SimResult simulate(const std::vector<SimOp>& ops) {
       r.start_us[i] = clock;
       clock += op.t2 + op.device_us + op.t3;
       r.end_us[i] = clock;
+      if (keep_schedule) r.schedule[i] = {r.start_us[i], clock, -1, {}};
       if (op.device_us > 0)
         intervals.push_back({r.start_us[i] + op.t2, r.start_us[i] + op.t2 + op.device_us,
-                             op.is_comm, StartReason::kLaunch});
+                             op.is_comm, SimWait::kNone});
       horizon = std::max(horizon, clock);
       continue;
     }
@@ -94,26 +104,32 @@ SimResult simulate(const std::vector<SimOp>& ops) {
       if (k > 0) clock += op.t5;
       clock += op.t4;  // the kernel is enqueued when the launch call returns
       double start = clock;
-      StartReason reason = StartReason::kLaunch;
-      auto later = [&](double t, StartReason why) {
+      SimWait reason = SimWait::kNone;
+      auto later = [&](double t, SimWait why) {
         if (t > start) {
           start = t;
           reason = why;
         }
       };
-      later(free, StartReason::kStream);
+      later(free, SimWait::kStream);
       if (op.wait_stream >= 0 && op.wait_stream != op.stream)
-        later(stream_free[op.wait_stream], StartReason::kDependency);
-      if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
+        later(stream_free[op.wait_stream], SimWait::kDependency);
+      if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, SimWait::kRanks);
       double end = start + per_kernel;
       free = end;
       intervals.push_back({start, end, op.is_comm, reason});
+      if (keep_schedule) r.schedule[i].kernels.push_back({clock, start, end, reason});
       if (first < 0) first = start;
       last = end;
     }
     if (launches == 0) clock += op.t5;  // an op without kernels: its whole CPU time
     clock += op.t3;
+    if (keep_schedule) {
+      r.schedule[i].cpu_start_us = op_start;
+      if (op.sync && free > clock) r.schedule[i].sync_wait_from_us = clock;
+    }
     if (op.sync) clock = std::max(clock, free);
+    if (keep_schedule) r.schedule[i].cpu_end_us = clock;
     r.start_us[i] = first < 0 ? op_start : first;
     r.end_us[i] = launches ? last : clock;
     horizon = std::max({horizon, clock, free});

@@ -35,6 +35,32 @@ inline double hostUs(const SimOp& op) {
   return op.t2 + op.t4 * op.launches + op.t5 * (op.launches - 1) + op.t3;
 }
 
+// Why a kernel started later than its launch (the timeline draws the wait).
+enum class SimWait : uint8_t {
+  kNone,        // started when launched
+  kStream,      // its stream was still busy with earlier kernels
+  kDependency,  // it waited for another stream (wait_stream)
+  kRanks,       // it waited for the slowest rank (rank_arrival_us)
+};
+const char* simWaitName(SimWait wait);  // "none", "stream", "dependency", "ranks"
+
+struct SimKernel {
+  double launch_us = 0;  // when the CPU enqueued it
+  double start_us = 0, end_us = 0;
+  SimWait waited_for = SimWait::kNone;
+};
+
+// What the simulation did with one op, microseconds from the iteration start
+// (simulate(ops, true)): its CPU span and, on a device, its kernels.
+struct SimOpSchedule {
+  double cpu_start_us = 0;  // its call began (after its T1 gap)
+  double cpu_end_us = 0;    // its thread was free again
+  // A synchronising op: the CPU waited for its stream from here to
+  // cpu_end_us; < 0 when it did not wait.
+  double sync_wait_from_us = -1;
+  std::vector<SimKernel> kernels;  // empty on a CPU device
+};
+
 struct SimResult {
   double iteration_us = 0;
   double device_active_us = 0;   // union of busy intervals over all streams
@@ -43,8 +69,11 @@ struct SimResult {
   double exposed_comm_us = 0;    // comm busy time with no compute running
   std::vector<double> start_us;  // per op: device (or CPU for cpu_only) start
   std::vector<double> end_us;
+  std::vector<SimOpSchedule> schedule;  // per op, when asked for
 };
 
-SimResult simulate(const std::vector<SimOp>& ops);
+// `keep_schedule`: also fill SimResult::schedule (timelines; ~100 bytes an
+// op and a kernel vector each, so off for plain predictions).
+SimResult simulate(const std::vector<SimOp>& ops, bool keep_schedule = false);
 
 }  // namespace tracetwin::predictors

@@ -413,7 +413,7 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     }
     sim.push_back(s);
   }
-  SimResult res = simulate(sim);
+  SimResult res = simulate(sim, opts.keep_schedule);
 
   p.iteration_ms = res.iteration_us / 1000.0;
   p.breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
@@ -424,6 +424,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
     o.cpu_us = s.t1 + hostUs(s);
     o.kernels = s.cpu_only ? -1 : s.launches;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
+    if (opts.keep_schedule)
+      p.schedule.push_back({o.id, s.thread, s.stream, s.cpu_only, std::move(res.schedule[i])});
   }
   p.uncalibrated_ops = uncalibratedOps(recs);
   if (!p.uncalibrated_ops.empty()) {

@@ -1,0 +1,141 @@
+// `--timeline` on predict and compare, and `export --chakra`, end to end:
+// the built binary, its exit codes, and files that keep the trace-event
+// format's rules (timeline/trace_checks.h) or read back as Chakra ETs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "core/chakra/chakra_trace.h"
+#include "core/trace_reader.h"
+#include "tests/core/trace_builder.h"
+#include "tests/test_paths.h"
+#include "timeline/trace_checks.h"
+
+namespace tracetwin {
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+RunResult run(const std::string& args) {
+  testing::TempDir dir;
+  const std::string err_path = dir.path() + "/stderr";
+  const std::string cmd = testing::tracetwinBinary() + " " + args + " 2>" + err_path;
+  RunResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::set<core::NodeId> nodeIds(const std::string& trace) {
+  const core::Graph graph = core::readTrace(trace);
+  std::set<core::NodeId> ids;
+  for (const core::Node& n : graph.nodes()) ids.insert(n.id);
+  return ids;
+}
+
+// The processes of a timeline by name, and the format's rules checked.
+std::vector<std::string> checkedProcesses(const std::string& timeline, const std::string& trace) {
+  const nlohmann::json doc = nlohmann::json::parse(core::readMaybeGzipFile(timeline));
+  const std::set<core::NodeId> ids = nodeIds(trace);
+  timeline::CheckOptions options;
+  options.nodes = &ids;
+  const std::vector<std::string> problems = timeline::checkTraceEvents(doc, options);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  std::vector<std::string> names;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") names.push_back(e["args"]["name"]);
+  return names;
+}
+
+TEST(TimelineCli, PredictWritesTheSimulatedIteration) {
+  testing::TempDir dir;
+  const std::string trace = testing::dataPath("cnn.et.json.gz");
+  const std::string out = dir.path() + "/cnn.timeline.json.gz";
+  const RunResult r = run("predict " + trace + " --models " +
+                          testing::sourcePath("data/models/host") + " --timeline " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("timeline: " + out + " (prediction;"), std::string::npos) << r.out;
+  EXPECT_EQ(checkedProcesses(out, trace), std::vector<std::string>{"prediction"});
+}
+
+TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
+  testing::TempDir dir;
+  const std::string trace = testing::dataPath("mlp.et.json.gz");
+  const std::string out = dir.path() + "/mlp.timeline.json";
+  const RunResult r = run("compare " + trace + " --models " +
+                          testing::sourcePath("data/models/host") +
+                          " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
+  if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The original comes from the profiler trace the capture wrote beside the ET.
+  EXPECT_NE(r.out.find("mlp.profiler.json.gz (recorded beside the trace)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(checkedProcesses(out, trace),
+            (std::vector<std::string>{"original", "replay", "prediction"}));
+}
+
+TEST(ExportCli, ChakraOfEveryDlrmRank) {
+  testing::TempDir dir;
+  const std::string traces = testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz");
+  const std::string out = dir.path() + "/dlrm-chakra/rank{rank}.et";
+  const RunResult r = run("export --chakra '" + out + "' '" + traces + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string file = dir.path() + "/dlrm-chakra/rank" + std::to_string(rank) + ".et";
+    ASSERT_TRUE(std::filesystem::exists(file)) << file;
+    // Durations from the Kineto trace beside each ET.
+    EXPECT_NE(r.out.find("rank" + std::to_string(rank) + ".kineto.json.gz"), std::string::npos);
+    core::chakra::ChakraSummary s;
+    core::chakra::readChakraNodes(file, &s);
+    EXPECT_EQ(s.node_types["COMM_COLL_NODE"], 8) << file;  // and 5 waits, as COMP_NODEs
+    EXPECT_EQ(s.metadata["world_size"], "8");
+    EXPECT_EQ(s.metadata["rank"], std::to_string(rank));
+    EXPECT_EQ(s.metadata["tracetwin_durations"], "kineto");
+  }
+  // inspect reads them back: the same ops as the JSON ET.
+  const RunResult a = run("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
+  const RunResult b = run("inspect --json " + dir.path() + "/dlrm-chakra/rank3.et");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["top_level_ops"], jb["top_level_ops"]);
+  EXPECT_EQ(ja["comm_ops"], jb["comm_ops"]);
+  EXPECT_EQ(ja["op_histogram"], jb["op_histogram"]);
+}
+
+TEST(ExportCli, UsageErrorsExitTwo) {
+  testing::TempDir dir;
+  const std::string trace = testing::dataPath("mlp.et.json.gz");
+  const RunResult no_models = run("export --chakra " + dir.path() + "/x.et " + trace +
+                                  " --from prediction");
+  EXPECT_EQ(no_models.exit_code, 2);
+  EXPECT_NE(no_models.err.find("--from prediction needs --models DIR"), std::string::npos)
+      << no_models.err;
+  const RunResult no_rank_out =
+      run("export --chakra " + dir.path() + "/x.et '" +
+          testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
+  EXPECT_EQ(no_rank_out.exit_code, 2);
+  EXPECT_NE(no_rank_out.err.find("put '{rank}' in the output path too"), std::string::npos)
+      << no_rank_out.err;
+}
+
+}  // namespace
+}  // namespace tracetwin
