@@ -464,8 +464,9 @@ std::vector<NodeRecord> readChakraNodes(const std::string& path, ChakraSummary* 
   return records;
 }
 
-Graph readChakraTrace(const std::string& path, ChakraSummary* summary) {
-  const detail::ChakraFile file = detail::readChakraFile(path);
+namespace {
+
+Graph graphOf(const detail::ChakraFile& file, const std::string& path, ChakraSummary* summary) {
   std::vector<NodeRecord> records;
   records.reserve(file.nodes.size());
   for (size_t i = 0; i < file.nodes.size(); ++i)
@@ -496,12 +497,22 @@ Graph readChakraTrace(const std::string& path, ChakraSummary* summary) {
   }
   if (s.synthesized_root || s.synthesized_threads > 0) {
     graph.warnings.push_back(fmt::format(
-        "{} nodes whose parent is not in the Chakra file were put under {} thread node(s){}",
+        "{} nodes whose parent the Chakra file does not give were put under {} thread node(s){}",
         s.reattached_nodes, s.synthesized_threads,
         s.synthesized_root ? " and a root made for them" : ""));
   }
   if (summary != nullptr) *summary = std::move(s);
   return graph;
+}
+
+}  // namespace
+
+Graph readChakraTrace(const std::string& path, ChakraSummary* summary) {
+  return graphOf(detail::readChakraFile(path), path, summary);
+}
+
+Graph parseChakraTrace(std::string_view bytes, const std::string& source, ChakraSummary* summary) {
+  return graphOf(detail::parseChakraBytes(bytes, source), source, summary);
 }
 
 }  // namespace tracetwin::core::chakra

@@ -91,6 +91,10 @@ std::vector<NodeRecord> readChakraNodes(const std::string& path, ChakraSummary* 
 // what was expected) on truncated or malformed protobuf, a message of the
 // wrong type, or node text the ET reader cannot type.
 Graph readChakraTrace(const std::string& path, ChakraSummary* summary = nullptr);
+// The same from the decompressed bytes of a Chakra ET held in memory;
+// `source` names it in errors (the fuzzer's way in).
+Graph parseChakraTrace(std::string_view bytes, const std::string& source,
+                       ChakraSummary* summary = nullptr);
 
 // ---- writing ----------------------------------------------------------------
 
