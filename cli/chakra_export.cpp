@@ -49,9 +49,9 @@ constexpr std::array<CollectiveMapping, 14> kCollectives{{
 // Bytes per element of the 1.1.0 "dtype" attribute's c10::ScalarType names.
 int64_t scalarTypeBytes(const std::string& dtype) {
   static const std::map<std::string, int64_t, std::less<>> kBytes{
-      {"Float", 4}, {"Double", 8}, {"Half", 2},  {"BFloat16", 2}, {"Char", 1},
-      {"Byte", 1},  {"Short", 2},  {"Int", 4},   {"Long", 8},     {"Bool", 1},
-      {"ComplexFloat", 8}, {"ComplexDouble", 16}};
+      {"Float", 4}, {"Double", 8}, {"Half", 2},         {"BFloat16", 2},
+      {"Char", 1},  {"Byte", 1},   {"Short", 2},        {"Int", 4},
+      {"Long", 8},  {"Bool", 1},   {"ComplexFloat", 8}, {"ComplexDouble", 16}};
   auto it = kBytes.find(dtype);
   return it == kBytes.end() ? 0 : it->second;
 }
@@ -72,8 +72,7 @@ int64_t payloadBytes(const core::Node& node, const replay::comm::CollectiveSpec&
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (spec.payload_arg < 0 || int(i) == spec.payload_arg) bytes += tensorBytes(node.inputs[i]);
   }
-  if (bytes == 0 && node.comm)
-    bytes = node.comm->in_msg_nelems * scalarTypeBytes(node.comm->dtype);
+  if (bytes == 0 && node.comm) bytes = node.comm->in_msg_nelems * scalarTypeBytes(node.comm->dtype);
   return bytes;
 }
 
@@ -96,14 +95,14 @@ std::vector<int64_t> groupRanks(const core::Node& node) {
   if (!node.comm) return ranks;
   const core::CommAttributes& c = *node.comm;
   if (c.global_rank_start < 0 || c.global_rank_stride <= 0 || c.pg_size <= 0) return ranks;
-  for (int64_t k = 0; k < c.pg_size; ++k) ranks.push_back(c.global_rank_start + k * c.global_rank_stride);
+  for (int64_t k = 0; k < c.pg_size; ++k)
+    ranks.push_back(c.global_rank_start + k * c.global_rank_stride);
   return ranks;
 }
 
 // A collective's node, or nullopt when the node records none the replay's
 // parsing knows (or only a wait on an earlier one): it stays a COMP_NODE.
-std::optional<ExportOp> commOp(const core::Graph& graph, const core::Node& node,
-                               std::string* why) {
+std::optional<ExportOp> commOp(const core::Graph& graph, const core::Node& node, std::string* why) {
   replay::comm::CollectiveSpec spec;
   try {
     spec = replay::comm::readCollective(node, graph.source_path);

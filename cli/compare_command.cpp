@@ -276,7 +276,8 @@ void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
   timeline::Timeline t;
   const std::string kineto = a.kineto.empty() ? recordedKinetoBeside(a.trace) : a.kineto;
   if (!kineto.empty()) {
-    if (a.kineto.empty()) fmt::print("timeline: the original from {} (recorded beside the trace)\n", kineto);
+    if (a.kineto.empty())
+      fmt::print("timeline: the original from {} (recorded beside the trace)\n", kineto);
     t.views.push_back(timeline::originalView(
         graph, core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto)), kineto));
   }

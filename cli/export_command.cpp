@@ -85,7 +85,8 @@ DurationSource fromPrediction(const core::Graph& graph, const predictors::ModelS
 
 std::string typeCounts(const std::map<std::string, int64_t>& types) {
   std::string out;
-  for (const auto& [type, n] : types) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", type, n);
+  for (const auto& [type, n] : types)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", type, n);
   return out;
 }
 
@@ -113,9 +114,10 @@ void exportOne(const ExportArgs& a, const std::string& trace, const std::string&
   const core::chakra::WriteStats s = core::chakra::writeChakraTrace(out, graph, plan);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("  wrote {}: {} nodes ({}), {} data deps, {} bytes of collectives; {} bytes in "
-             "{:.1f} ms\n",
-             out, s.nodes, typeCounts(s.node_types), s.data_deps, s.comm_bytes, s.file_bytes, ms);
+  fmt::print(
+      "  wrote {}: {} nodes ({}), {} data deps, {} bytes of collectives; {} bytes in "
+      "{:.1f} ms\n",
+      out, s.nodes, typeCounts(s.node_types), s.data_deps, s.comm_bytes, s.file_bytes, ms);
 }
 
 void runExport(const ExportArgs& a) {
@@ -124,8 +126,8 @@ void runExport(const ExportArgs& a) {
   if (!a.from.empty() && a.from != "kineto" && a.from != "replay" && a.from != "prediction") {
     throw UsageError(fmt::format("--from {}: expected kineto, replay or prediction", a.from));
   }
-  if (a.from == "kineto" && a.kineto.empty() && recordedKinetoBeside(
-                                                     expandRankPath(a.trace, 0)).empty()) {
+  if (a.from == "kineto" && a.kineto.empty() &&
+      recordedKinetoBeside(expandRankPath(a.trace, 0)).empty()) {
     throw UsageError("--from kineto needs --kineto K (no Kineto trace was recorded beside TRACE)");
   }
   std::unique_ptr<predictors::ModelSet> models;
@@ -144,13 +146,15 @@ void runExport(const ExportArgs& a) {
     world = 0;
     while (std::filesystem::exists(expandRankPath(a.trace, world))) ++world;
     if (world == 0) {
-      throw InputError(fmt::format("{}: no file for rank 0 ({})", a.trace, expandRankPath(a.trace, 0)));
+      throw InputError(
+          fmt::format("{}: no file for rank 0 ({})", a.trace, expandRankPath(a.trace, 0)));
     }
   }
   for (int r = 0; r < world; ++r) {
     const std::string trace = ranks ? expandRankPath(a.trace, r) : a.trace;
     std::string kineto = a.kineto.empty() ? "" : (ranks ? expandRankPath(a.kineto, r) : a.kineto);
-    if (kineto.empty() && (a.from.empty() || a.from == "kineto")) kineto = recordedKinetoBeside(trace);
+    if (kineto.empty() && (a.from.empty() || a.from == "kineto"))
+      kineto = recordedKinetoBeside(trace);
     const std::string out = ranks ? expandRankPath(a.out, r) : expandRankPath(a.out, 0);
     exportOne(a, trace, kineto, out, ranks ? r : -1, ranks ? world : -1, models.get());
   }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>

@@ -119,7 +119,8 @@ timeline::View replayViewFromReport(const nlohmann::json& report, int rank) {
       for (const nlohmann::json& c : report["distributed"]["collectives"]) {
         auto at = op_at.find(c.at("id").get<core::NodeId>());
         if (at != op_at.end())
-          addWait(cpu, cpu.slices[at->second], c.value("wait_us", 0.0), c.value("transfer_us", 0.0));
+          addWait(cpu, cpu.slices[at->second], c.value("wait_us", 0.0),
+                  c.value("transfer_us", 0.0));
       }
     }
   } catch (const nlohmann::json::exception& e) {

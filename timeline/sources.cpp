@@ -45,7 +45,8 @@ View originalView(const core::Graph& graph, const core::kineto::LinkedTimeline& 
     s.node = node;
     s.args = {{"op", owner}, {"correlation", k.correlation}};
     if (!k.launch_api.empty()) s.args["launched_by"] = k.launch_api;
-    v.track(Track::Kind::kDevice, k.stream, streamName(k.stream, "")).slices.push_back(std::move(s));
+    v.track(Track::Kind::kDevice, k.stream, streamName(k.stream, ""))
+        .slices.push_back(std::move(s));
   };
   for (const core::kineto::LinkedOp& op : linked.ops) {
     if (!op.matched) continue;
@@ -96,9 +97,7 @@ View predictionView(const predictors::Prediction& p,
     s.dur_us = op.times.cpu_end_us - op.times.cpu_start_us;
     s.node = op.id;
     s.family = o.family;
-    s.args = {{"model", o.model},
-              {"predicted_us", o.predicted_us},
-              {"cpu_us", o.cpu_us}};
+    s.args = {{"model", o.model}, {"predicted_us", o.predicted_us}, {"cpu_us", o.cpu_us}};
     if (measured != nullptr) {
       auto m = measured->find(op.id);
       if (m != measured->end()) {

@@ -22,8 +22,8 @@ struct Slice {
   std::string category;  // "cpu_op", "kernel", "gpu_memcpy", "gpu_memset", "collective", "wait"
   double start_us = 0;
   double dur_us = 0;
-  core::NodeId node = core::kNoNode;  // the ET node (op) it belongs to
-  std::string family;                 // core::opFamily of that op; empty for waits
+  core::NodeId node = core::kNoNode;               // the ET node (op) it belongs to
+  std::string family;                              // core::opFamily of that op; empty for waits
   nlohmann::json args = nlohmann::json::object();  // shown on click
 };
 

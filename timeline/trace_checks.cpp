@@ -89,7 +89,8 @@ class Checker {
       return;
     }
     if (!isNumber(e, "ts") || !isNumber(e, "dur")) {
-      problem(fmt::format("event {} (\"{}\"): ts and dur must be numbers", i, e["name"].get<std::string>()));
+      problem(fmt::format("event {} (\"{}\"): ts and dur must be numbers", i,
+                          e["name"].get<std::string>()));
       return;
     }
     const double ts = e["ts"], dur = e["dur"];
@@ -100,19 +101,19 @@ class Checker {
     }
     std::vector<Span>& spans = slices_[track];
     if (!spans.empty() && ts + kSlack < spans.back().start) {
-      problem(fmt::format("event {} (\"{}\") on pid {} tid {}: starts at {} before the slice "
-                          "before it ({}): not sorted",
-                          i, e["name"].get<std::string>(), track.first, track.second, ts,
-                          spans.back().start));
+      problem(fmt::format(
+          "event {} (\"{}\") on pid {} tid {}: starts at {} before the slice "
+          "before it ({}): not sorted",
+          i, e["name"].get<std::string>(), track.first, track.second, ts, spans.back().start));
     }
     // Nesting: pop what ended before this slice; what is left encloses it.
     std::vector<double>& open = open_[track];
     while (!open.empty() && open.back() <= ts + kSlack) open.pop_back();
     if (!open.empty() && ts + dur > open.back() + kSlack) {
-      problem(fmt::format("event {} (\"{}\") on pid {} tid {}: [{}, {}] overlaps its parent, "
-                          "which ends at {}: slices must nest",
-                          i, e["name"].get<std::string>(), track.first, track.second, ts, ts + dur,
-                          open.back()));
+      problem(fmt::format(
+          "event {} (\"{}\") on pid {} tid {}: [{}, {}] overlaps its parent, "
+          "which ends at {}: slices must nest",
+          i, e["name"].get<std::string>(), track.first, track.second, ts, ts + dur, open.back()));
     }
     open.push_back(ts + dur);
     const json args = e.value("args", json::object());
@@ -134,7 +135,8 @@ class Checker {
       return;
     }
     if (ph == "f" && e.value("bp", "") != "e") {
-      problem(fmt::format("event {}: a flow end without \"bp\": \"e\" (binds to the next slice)", i));
+      problem(
+          fmt::format("event {}: a flow end without \"bp\": \"e\" (binds to the next slice)", i));
     }
     Flow& f = flows_[e["id"].dump()];
     (ph == "s" ? f.starts : f.ends) += 1;
@@ -146,8 +148,8 @@ class Checker {
       if (!named_processes_.count(track.first))
         problem(fmt::format("pid {} has slices but no process_name", track.first));
       if (!named_threads_.count(track))
-        problem(fmt::format("pid {} tid {} has slices but no thread_name", track.first,
-                            track.second));
+        problem(
+            fmt::format("pid {} tid {} has slices but no thread_name", track.first, track.second));
     }
     for (const auto& [id, f] : flows_) {
       if (f.starts != 1 || f.ends != 1) {
@@ -158,8 +160,8 @@ class Checker {
       for (const Point& p : f.points) {
         const Span* s = innermost(p);
         if (s == nullptr) {
-          problem(fmt::format("event {} (flow {}) at {} on pid {} tid {} is inside no slice", p.event,
-                              id, p.ts, p.track.first, p.track.second));
+          problem(fmt::format("event {} (flow {}) at {} on pid {} tid {} is inside no slice",
+                              p.event, id, p.ts, p.track.first, p.track.second));
         } else {
           nodes.insert(s->node);
         }

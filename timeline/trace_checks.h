@@ -28,6 +28,7 @@ struct CheckOptions {
 //    a slice on its track, and the innermost slices they bind to belong to
 //    one node (an op and its kernel);
 //  - args.et_node, where given, is a known node (CheckOptions::nodes).
-std::vector<std::string> checkTraceEvents(const nlohmann::json& doc, const CheckOptions& options = {});
+std::vector<std::string> checkTraceEvents(const nlohmann::json& doc,
+                                          const CheckOptions& options = {});
 
 }  // namespace tracetwin::timeline

@@ -53,8 +53,9 @@ std::vector<Slice> nested(std::vector<Slice> slices, int64_t* clipped) {
     order.push_back({{start, end}, i});
   }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.first.start != b.first.start ? a.first.start < b.first.start
-                                          : a.first.end - a.first.start > b.first.end - b.first.start;
+    return a.first.start != b.first.start
+               ? a.first.start < b.first.start
+               : a.first.end - a.first.start > b.first.end - b.first.start;
   });
   std::vector<Slice> out;
   out.reserve(slices.size());
@@ -93,8 +94,8 @@ json sliceEvent(const Slice& s, int pid, int tid) {
   json args = s.args;
   if (s.node != core::kNoNode) args["et_node"] = s.node;
   if (!s.family.empty()) args["family"] = s.family;
-  return {{"ph", "X"},     {"cat", s.category}, {"name", s.name},        {"pid", pid},
-          {"tid", tid},    {"ts", s.start_us},  {"dur", s.dur_us},       {"args", std::move(args)}};
+  return {{"ph", "X"},  {"cat", s.category}, {"name", s.name},  {"pid", pid},
+          {"tid", tid}, {"ts", s.start_us},  {"dur", s.dur_us}, {"args", std::move(args)}};
 }
 
 struct Placed {
@@ -163,11 +164,21 @@ json toTraceEvents(const Timeline& timeline, WriteInfo* info) {
       auto op = op_slices.find(d.slice->node);
       if (op == op_slices.end()) continue;
       const json id = ++flow_id;
-      flows.push_back({{"ph", "s"}, {"cat", "launch"}, {"name", "launch"}, {"id", id},
-                       {"pid", op->second.pid}, {"tid", op->second.tid},
+      flows.push_back({{"ph", "s"},
+                       {"cat", "launch"},
+                       {"name", "launch"},
+                       {"id", id},
+                       {"pid", op->second.pid},
+                       {"tid", op->second.tid},
                        {"ts", op->second.flow_ts}});
-      flows.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "launch"}, {"name", "launch"}, {"id", id},
-                       {"pid", d.pid}, {"tid", d.tid}, {"ts", d.flow_ts}});
+      flows.push_back({{"ph", "f"},
+                       {"bp", "e"},
+                       {"cat", "launch"},
+                       {"name", "launch"},
+                       {"id", id},
+                       {"pid", d.pid},
+                       {"tid", d.tid},
+                       {"ts", d.flow_ts}});
       ++w.flows;
     }
   }
@@ -178,8 +189,9 @@ json toTraceEvents(const Timeline& timeline, WriteInfo* info) {
   }
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ms"},
-          {"otherData", {{"tracetwin", "timeline of one iteration (docs/timeline.md)"},
-                         {"views", std::move(other)}}}};
+          {"otherData",
+           {{"tracetwin", "timeline of one iteration (docs/timeline.md)"},
+            {"views", std::move(other)}}}};
 }
 
 WriteInfo writeTimeline(const std::string& path, const Timeline& timeline) {

@@ -23,11 +23,16 @@ namespace pb = google::protobuf;
 
 const char* wireTypeName(pb::UnknownField::Type t) {
   switch (t) {
-    case pb::UnknownField::TYPE_VARINT: return "a varint";
-    case pb::UnknownField::TYPE_FIXED32: return "a 32-bit value";
-    case pb::UnknownField::TYPE_FIXED64: return "a 64-bit value";
-    case pb::UnknownField::TYPE_LENGTH_DELIMITED: return "length-delimited bytes";
-    case pb::UnknownField::TYPE_GROUP: return "a group";
+    case pb::UnknownField::TYPE_VARINT:
+      return "a varint";
+    case pb::UnknownField::TYPE_FIXED32:
+      return "a 32-bit value";
+    case pb::UnknownField::TYPE_FIXED64:
+      return "a 64-bit value";
+    case pb::UnknownField::TYPE_LENGTH_DELIMITED:
+      return "length-delimited bytes";
+    case pb::UnknownField::TYPE_GROUP:
+      return "a group";
   }
   return "an unknown wire type";
 }
@@ -96,14 +101,14 @@ bool readDelimited(pb::io::CodedInputStream& in, std::string_view bytes, pb::Mes
   if (!ok) {
     const std::string other = otherType(m, data, static_cast<int>(size));
     if (!other.empty()) {
-      throw InputError(fmt::format("{}: byte {}: expected a Chakra {}, found {}", source, *at,
-                                   what, other));
+      throw InputError(
+          fmt::format("{}: byte {}: expected a Chakra {}, found {}", source, *at, what, other));
     }
     const std::string mismatch = mismatchedField(m);
-    throw InputError(fmt::format(
-        "{}: byte {}: expected a Chakra {} of {} bytes: {}", source, *at, what, size,
-        mismatch.empty() ? "not valid protobuf (or a string that is not UTF-8)"
-                         : mismatch + " (a message of another type?)"));
+    throw InputError(
+        fmt::format("{}: byte {}: expected a Chakra {} of {} bytes: {}", source, *at, what, size,
+                    mismatch.empty() ? "not valid protobuf (or a string that is not UTF-8)"
+                                     : mismatch + " (a message of another type?)"));
   }
   in.Skip(static_cast<int>(size));
   return true;
@@ -178,8 +183,8 @@ void ChakraFileWriter::write(const ChakraProtoMsg::Node& node) { writeMessage(no
 
 void ChakraFileWriter::writeMessage(const pb::Message& message) {
   if (!pb::util::SerializeDelimitedToZeroCopyStream(message, streams_->out)) {
-    throw InputError(fmt::format("{}: write failed: {}", path_,
-                                 std::strerror(streams_->file->GetErrno())));
+    throw InputError(
+        fmt::format("{}: write failed: {}", path_, std::strerror(streams_->file->GetErrno())));
   }
 }
 

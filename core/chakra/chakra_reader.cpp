@@ -23,8 +23,8 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>  // string escaping only
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -50,18 +50,30 @@ constexpr std::string_view kThreadName = "[pytorch|profiler|execution_trace|thre
 
 std::optional<int64_t> intOf(const AttributeProto& a) {
   switch (a.value_case()) {
-    case AttributeProto::kInt32Val: return a.int32_val();
-    case AttributeProto::kInt64Val: return a.int64_val();
-    case AttributeProto::kUint32Val: return a.uint32_val();
-    case AttributeProto::kUint64Val: return static_cast<int64_t>(a.uint64_val());
-    case AttributeProto::kSint32Val: return a.sint32_val();
-    case AttributeProto::kSint64Val: return a.sint64_val();
-    case AttributeProto::kFixed32Val: return a.fixed32_val();
-    case AttributeProto::kFixed64Val: return static_cast<int64_t>(a.fixed64_val());
-    case AttributeProto::kSfixed32Val: return a.sfixed32_val();
-    case AttributeProto::kSfixed64Val: return a.sfixed64_val();
-    case AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
-    default: return std::nullopt;
+    case AttributeProto::kInt32Val:
+      return a.int32_val();
+    case AttributeProto::kInt64Val:
+      return a.int64_val();
+    case AttributeProto::kUint32Val:
+      return a.uint32_val();
+    case AttributeProto::kUint64Val:
+      return static_cast<int64_t>(a.uint64_val());
+    case AttributeProto::kSint32Val:
+      return a.sint32_val();
+    case AttributeProto::kSint64Val:
+      return a.sint64_val();
+    case AttributeProto::kFixed32Val:
+      return a.fixed32_val();
+    case AttributeProto::kFixed64Val:
+      return static_cast<int64_t>(a.fixed64_val());
+    case AttributeProto::kSfixed32Val:
+      return a.sfixed32_val();
+    case AttributeProto::kSfixed64Val:
+      return a.sfixed64_val();
+    case AttributeProto::kBoolVal:
+      return a.bool_val() ? 1 : 0;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -87,21 +99,36 @@ std::string listJson(const List& list) {
 std::optional<std::string> attrJson(const AttributeProto& a) {
   if (auto i = intOf(a); i && a.value_case() != AttributeProto::kBoolVal) return std::to_string(*i);
   switch (a.value_case()) {
-    case AttributeProto::kBoolVal: return a.bool_val() ? "true" : "false";
-    case AttributeProto::kDoubleVal: return nlohmann::json(a.double_val()).dump();
-    case AttributeProto::kFloatVal: return nlohmann::json(a.float_val()).dump();
-    case AttributeProto::kStringVal: return jsonQuoted(a.string_val());
-    case AttributeProto::kDoubleList: return listJson(a.double_list());
-    case AttributeProto::kFloatList: return listJson(a.float_list());
-    case AttributeProto::kInt32List: return listJson(a.int32_list());
-    case AttributeProto::kInt64List: return listJson(a.int64_list());
-    case AttributeProto::kUint32List: return listJson(a.uint32_list());
-    case AttributeProto::kUint64List: return listJson(a.uint64_list());
-    case AttributeProto::kSint32List: return listJson(a.sint32_list());
-    case AttributeProto::kSint64List: return listJson(a.sint64_list());
-    case AttributeProto::kBoolList: return listJson(a.bool_list());
-    case AttributeProto::kStringList: return listJson(a.string_list());
-    default: return std::nullopt;
+    case AttributeProto::kBoolVal:
+      return a.bool_val() ? "true" : "false";
+    case AttributeProto::kDoubleVal:
+      return nlohmann::json(a.double_val()).dump();
+    case AttributeProto::kFloatVal:
+      return nlohmann::json(a.float_val()).dump();
+    case AttributeProto::kStringVal:
+      return jsonQuoted(a.string_val());
+    case AttributeProto::kDoubleList:
+      return listJson(a.double_list());
+    case AttributeProto::kFloatList:
+      return listJson(a.float_list());
+    case AttributeProto::kInt32List:
+      return listJson(a.int32_list());
+    case AttributeProto::kInt64List:
+      return listJson(a.int64_list());
+    case AttributeProto::kUint32List:
+      return listJson(a.uint32_list());
+    case AttributeProto::kUint64List:
+      return listJson(a.uint64_list());
+    case AttributeProto::kSint32List:
+      return listJson(a.sint32_list());
+    case AttributeProto::kSint64List:
+      return listJson(a.sint64_list());
+    case AttributeProto::kBoolList:
+      return listJson(a.bool_list());
+    case AttributeProto::kStringList:
+      return listJson(a.string_list());
+    default:
+      return std::nullopt;
   }
 }
 
@@ -189,8 +216,8 @@ bool schemaNames(std::string_view schema, std::string_view base) {
 }
 
 struct Rebuilt {
-  std::vector<const Node*> nodes;                 // the nodes kept, file order
-  std::unordered_map<uint64_t, uint64_t> merged;  // part id -> its "(0)" part's id
+  std::vector<const Node*> nodes;                   // the nodes kept, file order
+  std::unordered_map<uint64_t, uint64_t> merged;    // part id -> its "(0)" part's id
   std::unordered_map<uint64_t, std::string> names;  // kept id -> name without "(0)"
 };
 
@@ -263,11 +290,13 @@ class GraphText {
     for (const auto& [tid, id] : threads_) {
       nodes += ",\n" + structuralNode(id, std::string(kThreadName), root(), tid);
     }
-    if (summary_.synthesized_root) nodes += ",\n" + structuralNode(root_, std::string(kProcessName), root_, -1);
-    return fmt::format(R"({{"schema": {}, "pid": {}, "time": {}, "start_ts": {}, "finish_ts": {}, "nodes": [
+    if (summary_.synthesized_root)
+      nodes += ",\n" + structuralNode(root_, std::string(kProcessName), root_, -1);
+    return fmt::format(
+        R"({{"schema": {}, "pid": {}, "time": {}, "start_ts": {}, "finish_ts": {}, "nodes": [
 {}]}})",
-                       jsonQuoted(schema()), metaInt("pid"), jsonQuoted(meta("time")),
-                       metaInt("start_ts"), metaInt("finish_ts"), nodes);
+        jsonQuoted(schema()), metaInt("pid"), jsonQuoted(meta("time")), metaInt("start_ts"),
+        metaInt("finish_ts"), nodes);
   }
 
   std::string schema() const {
@@ -376,9 +405,9 @@ class GraphText {
       return pythonLiteralToJson(text, fmt::format("{}: node {} (byte {}): {}.{}", path_, n.id(),
                                                    offsetOf(n), which, field));
     };
-    std::string out = fmt::format(R"({{"values": {}, "shapes": {}, "types": {})",
-                                  conv(io.values(), "values"), conv(io.shapes(), "shapes"),
-                                  conv(io.types(), "types"));
+    std::string out =
+        fmt::format(R"({{"values": {}, "shapes": {}, "types": {})", conv(io.values(), "values"),
+                    conv(io.shapes(), "shapes"), conv(io.types(), "types"));
     if (strides != nullptr && strides->value_case() == AttributeProto::kStringVal)
       out += fmt::format(R"(, "strides": {})", conv(strides->string_val(), "strides"));
     return out + "}";
@@ -399,7 +428,8 @@ class GraphText {
     }
     return fmt::format(
         R"({{"id": {}, "name": {}, "ctrl_deps": {}, "inputs": {}, "outputs": {}, "attrs": [{}]}})",
-        n.id(), jsonQuoted(name), parent, side(n.inputs(), n, "inputs", findAttr(n, "input_strides")),
+        n.id(), jsonQuoted(name), parent,
+        side(n.inputs(), n, "inputs", findAttr(n, "input_strides")),
         side(n.outputs(), n, "outputs", findAttr(n, "output_strides")), attrs);
   }
 
@@ -416,7 +446,7 @@ class GraphText {
   ChakraSummary& summary_;
   std::unordered_set<uint64_t> present_;
   std::unordered_set<uint64_t> device_nodes_;  // is_cpu_op false: kernels, never parents
-  std::map<int64_t, int64_t> threads_;  // tid -> made thread node id
+  std::map<int64_t, int64_t> threads_;         // tid -> made thread node id
   uint64_t next_id_ = 0;
   int64_t root_ = -1;
 };
@@ -435,7 +465,8 @@ const char* collectiveTypeName(CollectiveType type) {
 bool looksLikeChakraTrace(std::string_view head) {
   // JSON (after any blanks) starts with '{' or '['.
   size_t j = 0;
-  while (j < head.size() && (head[j] == ' ' || head[j] == '\n' || head[j] == '\r' || head[j] == '\t'))
+  while (j < head.size() &&
+         (head[j] == ' ' || head[j] == '\n' || head[j] == '\r' || head[j] == '\t'))
     ++j;
   if (j < head.size() && (head[j] == '{' || head[j] == '[')) return false;
   // A varint length, then the GlobalMetadata's first field: version (tag
@@ -486,7 +517,8 @@ Graph graphOf(const detail::ChakraFile& file, const std::string& path, ChakraSum
         "node ids are the Chakra nodes')",
         e.what()));
   }
-  graph.format = fmt::format("Chakra protobuf ET {}", s.version.empty() ? "(no version)" : s.version);
+  graph.format =
+      fmt::format("Chakra protobuf ET {}", s.version.empty() ? "(no version)" : s.version);
   const std::string recorded = s.metadata.count("schema") ? s.metadata.at("schema") : "";
   graph.schema = recorded.empty() ? std::string("none recorded") : recorded;
   if (s.merged_parts > 0) {

@@ -70,17 +70,17 @@ struct NodeRecord {
 };
 
 struct ChakraSummary {
-  std::string version;                        // GlobalMetadata.version
+  std::string version;                          // GlobalMetadata.version
   std::map<std::string, std::string> metadata;  // GlobalMetadata attributes, as text
   int64_t nodes = 0;
   std::map<std::string, int64_t> node_types;  // "COMP_NODE" -> count
-  int64_t cpu_nodes = 0, gpu_nodes = 0;        // by is_cpu_op (absent counts as CPU)
-  int64_t comm_nodes = 0;                      // COMM_COLL, COMM_SEND, COMM_RECV
-  int64_t comm_bytes = 0;                      // sum of comm_size
+  int64_t cpu_nodes = 0, gpu_nodes = 0;       // by is_cpu_op (absent counts as CPU)
+  int64_t comm_nodes = 0;                     // COMM_COLL, COMM_SEND, COMM_RECV
+  int64_t comm_bytes = 0;                     // sum of comm_size
   // What reading into a Graph did (readChakraTrace only):
-  int64_t merged_parts = 0;        // "op(1)", "op(2)" ... folded into "op(0)"
-  int64_t reattached_nodes = 0;    // first ctrl_dep not in the file: put under a thread node
-  bool synthesized_root = false;   // no process node in the file: one was made
+  int64_t merged_parts = 0;       // "op(1)", "op(2)" ... folded into "op(0)"
+  int64_t reattached_nodes = 0;   // first ctrl_dep not in the file: put under a thread node
+  bool synthesized_root = false;  // no process node in the file: one was made
   int64_t synthesized_threads = 0;
 };
 
@@ -104,8 +104,8 @@ Graph parseChakraTrace(std::string_view bytes, const std::string& source,
 struct ExportOp {
   NodeType type = NodeType::kComp;
   double duration_us = 0;
-  double start_us = -1;         // from the iteration start; < 0: not written
-  bool on_cpu = false;          // is_cpu_op: the duration is host time
+  double start_us = -1;  // from the iteration start; < 0: not written
+  bool on_cpu = false;   // is_cpu_op: the duration is host time
   std::vector<NodeId> data_deps;
   // COMM_* nodes:
   std::optional<CollectiveType> collective;  // COMM_COLL_NODE
@@ -114,7 +114,7 @@ struct ExportOp {
   std::vector<int64_t> pg_ranks;  // the group's global ranks when known
   int64_t peer = -1;              // COMM_SEND: comm_dst; COMM_RECV: comm_src
   int64_t tag = -1;
-  int64_t rank = -1;              // this rank (the other end of send/recv)
+  int64_t rank = -1;  // this rank (the other end of send/recv)
   // MEM_LOAD / MEM_STORE nodes:
   int64_t tensor_bytes = 0;
   std::string why;  // how the type was chosen, for the node's doc_string

@@ -78,7 +78,9 @@ class Converter {
     out_ += ']';
   }
 
-  static void appendCodeUnit(std::string& out, uint32_t unit) { out += fmt::format("\\u{:04x}", unit); }
+  static void appendCodeUnit(std::string& out, uint32_t unit) {
+    out += fmt::format("\\u{:04x}", unit);
+  }
 
   // A code point as JSON \u escapes (a surrogate pair above the BMP).
   static void appendCodePoint(std::string& out, uint32_t cp) {
@@ -94,10 +96,14 @@ class Converter {
     for (size_t k = 0; k < n; ++k) {
       const char h = s_[i_ + k];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= uint32_t(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= uint32_t(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= uint32_t(h - 'A' + 10);
-      else fail(fmt::format("{} hex digits", n));
+      if (h >= '0' && h <= '9')
+        v |= uint32_t(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= uint32_t(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= uint32_t(h - 'A' + 10);
+      else
+        fail(fmt::format("{} hex digits", n));
     }
     i_ += n;
     return v;
@@ -127,20 +133,48 @@ class Converter {
     if (i_ >= s_.size()) fail("an escape after '\\'");
     const char e = s_[i_++];
     switch (e) {
-      case '\\': out_ += "\\\\"; break;
-      case '\'': out_ += '\''; break;
-      case '"': out_ += "\\\""; break;
-      case '/': out_ += '/'; break;
-      case 'n': out_ += "\\n"; break;
-      case 'r': out_ += "\\r"; break;
-      case 't': out_ += "\\t"; break;
-      case 'b': out_ += "\\b"; break;
-      case 'f': out_ += "\\f"; break;
-      case 'v': appendCodeUnit(out_, 0x0b); break;
-      case 'a': appendCodeUnit(out_, 0x07); break;
-      case 'x': appendCodePoint(out_, hexDigits(2)); break;
-      case 'u': appendCodeUnit(out_, hexDigits(4)); break;
-      case 'U': appendCodePoint(out_, hexDigits(8)); break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\'':
+        out_ += '\'';
+        break;
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '/':
+        out_ += '/';
+        break;
+      case 'n':
+        out_ += "\\n";
+        break;
+      case 'r':
+        out_ += "\\r";
+        break;
+      case 't':
+        out_ += "\\t";
+        break;
+      case 'b':
+        out_ += "\\b";
+        break;
+      case 'f':
+        out_ += "\\f";
+        break;
+      case 'v':
+        appendCodeUnit(out_, 0x0b);
+        break;
+      case 'a':
+        appendCodeUnit(out_, 0x07);
+        break;
+      case 'x':
+        appendCodePoint(out_, hexDigits(2));
+        break;
+      case 'u':
+        appendCodeUnit(out_, hexDigits(4));
+        break;
+      case 'U':
+        appendCodePoint(out_, hexDigits(8));
+        break;
       default:
         if (e >= '0' && e <= '7') {  // octal, up to three digits
           uint32_t v = uint32_t(e - '0');
@@ -206,14 +240,15 @@ class Converter {
       std::string_view python, json;
     };
     static constexpr Word kWords[] = {
-        {"True", "true"},   {"False", "false"}, {"None", "null"},      {"true", "true"},
-        {"false", "false"}, {"null", "null"},   {"inf", "\"inf\""},    {"nan", "\"nan\""},
+        {"True", "true"},        {"False", "false"}, {"None", "null"},   {"true", "true"},
+        {"false", "false"},      {"null", "null"},   {"inf", "\"inf\""}, {"nan", "\"nan\""},
         {"Infinity", "\"inf\""}, {"NaN", "\"nan\""},
     };
     for (const Word& w : kWords) {
       if (!startsWith(w.python)) continue;
       const size_t end = i_ + w.python.size();
-      const bool boundary = end == s_.size() || !(std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_');
+      const bool boundary = end == s_.size() ||
+                            !(std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_');
       if (!boundary) continue;
       i_ = end;
       out_ += w.json;

@@ -55,16 +55,6 @@ void summarise(std::vector<Interval> iv, double iteration, SimResult* r) {
 
 }  // namespace
 
-const char* simWaitName(SimWait wait) {
-  switch (wait) {
-    case SimWait::kNone: return "none";
-    case SimWait::kStream: return "stream";
-    case SimWait::kDependency: return "dependency";
-    case SimWait::kRanks: return "ranks";
-  }
-  return "none";
-}
-
 SimResult simulate(const std::vector<SimOp>& ops, bool keep_schedule) {
   SimResult r;
   r.start_us.resize(ops.size());

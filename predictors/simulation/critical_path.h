@@ -42,7 +42,6 @@ enum class SimWait : uint8_t {
   kDependency,  // it waited for another stream (wait_stream)
   kRanks,       // it waited for the slowest rank (rank_arrival_us)
 };
-const char* simWaitName(SimWait wait);  // "none", "stream", "dependency", "ranks"
 
 struct SimKernel {
   double launch_us = 0;  // when the CPU enqueued it

@@ -45,17 +45,21 @@ RunResult run(const std::string& args) {
   return r;
 }
 
-std::set<core::NodeId> nodeIds(const std::string& trace) {
-  const core::Graph graph = core::readTrace(trace);
+std::set<core::NodeId> nodeIds(const std::vector<std::string>& traces) {
   std::set<core::NodeId> ids;
-  for (const core::Node& n : graph.nodes()) ids.insert(n.id);
+  for (const std::string& trace : traces) {
+    const core::Graph graph = core::readTrace(trace);
+    for (const core::Node& n : graph.nodes()) ids.insert(n.id);
+  }
   return ids;
 }
 
-// The processes of a timeline by name, and the format's rules checked.
-std::vector<std::string> checkedProcesses(const std::string& timeline, const std::string& trace) {
+// The processes of a timeline by name, and the format's rules checked (node
+// ids against the traces drawn).
+std::vector<std::string> checkedProcesses(const std::string& timeline,
+                                          const std::vector<std::string>& traces) {
   const nlohmann::json doc = nlohmann::json::parse(core::readMaybeGzipFile(timeline));
-  const std::set<core::NodeId> ids = nodeIds(trace);
+  const std::set<core::NodeId> ids = nodeIds(traces);
   timeline::CheckOptions options;
   options.nodes = &ids;
   const std::vector<std::string> problems = timeline::checkTraceEvents(doc, options);
@@ -74,23 +78,51 @@ TEST(TimelineCli, PredictWritesTheSimulatedIteration) {
                           testing::sourcePath("data/models/host") + " --timeline " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("timeline: " + out + " (prediction;"), std::string::npos) << r.out;
-  EXPECT_EQ(checkedProcesses(out, trace), std::vector<std::string>{"prediction"});
+  EXPECT_EQ(checkedProcesses(out, {trace}), std::vector<std::string>{"prediction"});
 }
 
 TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
   const std::string out = dir.path() + "/mlp.timeline.json";
-  const RunResult r = run("compare " + trace + " --models " +
-                          testing::sourcePath("data/models/host") +
-                          " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
+  const RunResult r =
+      run("compare " + trace + " --models " + testing::sourcePath("data/models/host") +
+          " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The original comes from the profiler trace the capture wrote beside the ET.
   EXPECT_NE(r.out.find("mlp.profiler.json.gz (recorded beside the trace)"), std::string::npos)
       << r.out;
-  EXPECT_EQ(checkedProcesses(out, trace),
+  EXPECT_EQ(checkedProcesses(out, {trace}),
             (std::vector<std::string>{"original", "replay", "prediction"}));
+}
+
+TEST(TimelineCli, ReplayBesideItsOriginal) {
+  testing::TempDir dir;
+  const std::string trace = testing::dataPath("mlp.et.json.gz");
+  const std::string out = dir.path() + "/mlp.replay.json.gz";
+  const RunResult r = run("replay " + trace + " --kineto " + testing::dataPath("mlp.profiler.json.gz") +
+                          " --warmup 1 --iters 2 --timeline " + out);
+  if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(checkedProcesses(out, {trace}), (std::vector<std::string>{"original", "replay"}));
+}
+
+// A distributed replay: rank 0 writes every rank as a group of its own, the
+// other rank's replay from the report it sent.
+TEST(TimelineCli, EveryRankOfADistributedReplay) {
+  testing::TempDir dir;
+  const std::string traces = testing::dataPath("distributed/ddp_mlp.rank{rank}.et.json.gz");
+  const std::string kineto = testing::dataPath("distributed/ddp_mlp.rank{rank}.profiler.json.gz");
+  const std::string out = dir.path() + "/ddp.json";
+  const RunResult r = run("replay --nproc 2 '" + traces + "' --kineto '" + kineto +
+                          "' --warmup 1 --iters 2 --timeline " + out);
+  if (r.exit_code == 3) GTEST_SKIP() << "distributed replay is not in this build: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(checkedProcesses(out, {testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz"),
+                                   testing::dataPath("distributed/ddp_mlp.rank1.et.json.gz")}),
+            (std::vector<std::string>{"rank 0 · original", "rank 0 · replay", "rank 1 · original",
+                                      "rank 1 · replay"}));
 }
 
 TEST(ExportCli, ChakraOfEveryDlrmRank) {
@@ -124,14 +156,13 @@ TEST(ExportCli, ChakraOfEveryDlrmRank) {
 TEST(ExportCli, UsageErrorsExitTwo) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
-  const RunResult no_models = run("export --chakra " + dir.path() + "/x.et " + trace +
-                                  " --from prediction");
+  const RunResult no_models =
+      run("export --chakra " + dir.path() + "/x.et " + trace + " --from prediction");
   EXPECT_EQ(no_models.exit_code, 2);
   EXPECT_NE(no_models.err.find("--from prediction needs --models DIR"), std::string::npos)
       << no_models.err;
-  const RunResult no_rank_out =
-      run("export --chakra " + dir.path() + "/x.et '" +
-          testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
+  const RunResult no_rank_out = run("export --chakra " + dir.path() + "/x.et '" +
+                                    testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
   EXPECT_EQ(no_rank_out.exit_code, 2);
   EXPECT_NE(no_rank_out.err.find("put '{rank}' in the output path too"), std::string::npos)
       << no_rank_out.err;

@@ -93,9 +93,7 @@ TEST(ChakraShared, ReadsAsAGraph) {
 
 // ---- bad input ---------------------------------------------------------------
 
-std::string plainBytes(const std::string& gz_path) {
-  return readMaybeGzipFile(gz_path);
-}
+std::string plainBytes(const std::string& gz_path) { return readMaybeGzipFile(gz_path); }
 
 std::string errorOf(const std::string& path) {
   try {
@@ -180,7 +178,8 @@ void expectSameValue(const Value& a, const Value& b, const std::string& where) {
     EXPECT_EQ(x.strides, y.strides) << where;
   }
   ASSERT_EQ(a.elements.size(), b.elements.size()) << where;
-  for (size_t i = 0; i < a.elements.size(); ++i) expectSameValue(a.elements[i], b.elements[i], where);
+  for (size_t i = 0; i < a.elements.size(); ++i)
+    expectSameValue(a.elements[i], b.elements[i], where);
 }
 
 void expectSameGraph(const Graph& a, const Graph& b) {
@@ -209,7 +208,8 @@ void expectSameGraph(const Graph& a, const Graph& b) {
     ASSERT_EQ(x.inputs.size(), y.inputs.size()) << where;
     for (size_t k = 0; k < x.inputs.size(); ++k) expectSameValue(x.inputs[k], y.inputs[k], where);
     ASSERT_EQ(x.outputs.size(), y.outputs.size()) << where;
-    for (size_t k = 0; k < x.outputs.size(); ++k) expectSameValue(x.outputs[k], y.outputs[k], where);
+    for (size_t k = 0; k < x.outputs.size(); ++k)
+      expectSameValue(x.outputs[k], y.outputs[k], where);
   }
   EXPECT_EQ(selectTopLevelOps(a).ops, selectTopLevelOps(b).ops);
 }
@@ -261,13 +261,12 @@ TEST_P(ChakraRoundTrip, SameGraphBack) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Traces, ChakraRoundTrip,
-    ::testing::Values(testing::dataPath("cnn.et.json.gz"),
-                      sharedTrace("pt2_triton_1.1.1_et.json.gz"),
-                      sharedTrace("allgather_1.0.2_et.json.gz"),
-                      sharedTrace("resnet_1.1.0_et.json.gz"),
-                      sharedTrace("dlrm_8rank/rank0.et.json.gz")));
+INSTANTIATE_TEST_SUITE_P(Traces, ChakraRoundTrip,
+                         ::testing::Values(testing::dataPath("cnn.et.json.gz"),
+                                           sharedTrace("pt2_triton_1.1.1_et.json.gz"),
+                                           sharedTrace("allgather_1.0.2_et.json.gz"),
+                                           sharedTrace("resnet_1.1.0_et.json.gz"),
+                                           sharedTrace("dlrm_8rank/rank0.et.json.gz")));
 
 TEST(ChakraWrite, UnknownNodeInPlanIsAUsageError) {
   const Graph g = readTrace(testing::dataPath("mlp.et.json.gz"));

@@ -3,13 +3,13 @@
 // dependencies, durations from the original's Kineto trace; memory copies
 // and point-to-point sends on small traces; and the round trip ET -> Chakra
 // -> Graph giving the same plan again.
-#include <gtest/gtest.h>
+#include "cli/chakra_export.h"
 
 #include <fmt/core.h>
+#include <gtest/gtest.h>
 
 #include <map>
 
-#include "cli/chakra_export.h"
 #include "core/chakra/chakra_trace.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -29,7 +29,8 @@ DurationSource kinetoDurations(const core::Graph& g, const std::string& kineto) 
   d.name = "kineto";
   d.device = linked.kernels > 0;
   for (const auto& op : linked.ops)
-    if (op.matched) d.ops[op.id] = {op.device_us, op.duration_us, op.start_us - linked.iteration_start_us};
+    if (op.matched)
+      d.ops[op.id] = {op.device_us, op.duration_us, op.start_us - linked.iteration_start_us};
   return d;
 }
 

@@ -3,6 +3,8 @@
 // a replay (hand-made result: timings are never asserted) and a rank's
 // report. Every written file must keep the format's rules with every slice's
 // node id resolvable in its trace.
+#include "timeline/sources.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,7 +17,6 @@
 #include "predictors/models/model_set.h"
 #include "replay/result_json.h"
 #include "tests/test_paths.h"
-#include "timeline/sources.h"
 #include "timeline/trace_checks.h"
 #include "timeline/trace_events.h"
 
@@ -65,12 +66,13 @@ TEST(OriginalView, GpuRunFromItsKinetoTrace) {
   }
   WriteInfo info;
   toTraceEvents(t, &info);
-  EXPECT_EQ(info.flows, countSlices(v, Track::Kind::kDevice) -
-                            [&] {  // kernels a label launched have no op slice to come from
-                              int64_t n = 0;
-                              for (const auto& l : linked.labels) n += int64_t(l.kernels.size());
-                              return n;
-                            }());
+  EXPECT_EQ(
+      info.flows, countSlices(v, Track::Kind::kDevice) -
+                      [&] {  // kernels a label launched have no op slice to come from
+                        int64_t n = 0;
+                        for (const auto& l : linked.labels) n += int64_t(l.kernels.size());
+                        return n;
+                      }());
   const auto p = problems(t, g);
   EXPECT_TRUE(p.empty()) << p.front();
 }
@@ -143,17 +145,20 @@ TEST(PredictionView, WaitsAreSlicesOfTheirOwn) {
     std::vector<std::tuple<std::string, double, double>> out;
     for (const Track& track : t.views[0].tracks)
       if (track.kind == kind && track.id == id)
-        for (const Slice& s : track.slices) out.emplace_back(s.name, s.start_us, s.start_us + s.dur_us);
+        for (const Slice& s : track.slices)
+          out.emplace_back(s.name, s.start_us, s.start_us + s.dur_us);
     return out;
   };
   using Spans = std::vector<std::tuple<std::string, double, double>>;
-  EXPECT_EQ(spans(Track::Kind::kCpu, 1),
-            (Spans{{"aten::mm", 0, 3}, {"record_param_comms", 3, 6},
-                   {"record_param_comms", 6, 110}, {"wait", 9, 110}}));
+  EXPECT_EQ(spans(Track::Kind::kCpu, 1), (Spans{{"aten::mm", 0, 3},
+                                                {"record_param_comms", 3, 6},
+                                                {"record_param_comms", 6, 110},
+                                                {"wait", 9, 110}}));
   EXPECT_EQ(spans(Track::Kind::kDevice, 0), (Spans{{"aten::mm", 2, 52}}));
-  EXPECT_EQ(spans(Track::Kind::kDevice, 1),
-            (Spans{{"wait", 5, 52}, {"record_param_comms", 52, 62},
-                   {"wait", 62, 100}, {"record_param_comms", 100, 110}}));
+  EXPECT_EQ(spans(Track::Kind::kDevice, 1), (Spans{{"wait", 5, 52},
+                                                   {"record_param_comms", 52, 62},
+                                                   {"wait", 62, 100},
+                                                   {"record_param_comms", 100, 110}}));
   WriteInfo info;
   const json doc = toTraceEvents(t, &info);
   EXPECT_EQ(info.flows, 3);
@@ -217,7 +222,7 @@ TEST(ReplayView, OpsKernelsAndWaits) {
   const View v = cli::replayView(r);
   ASSERT_EQ(v.tracks.size(), 3u);  // the CPU thread, streams 7 and 13
   const Track& cpu = v.tracks[0];
-  ASSERT_EQ(cpu.slices.size(), 4u);  // three ops and the collective's wait
+  ASSERT_EQ(cpu.slices.size(), 4u);    // three ops and the collective's wait
   EXPECT_EQ(cpu.slices[0].dur_us, 5);  // the last iteration's time, not the median
   EXPECT_EQ(cpu.slices[3].name, "wait");
   EXPECT_EQ(cpu.slices[3].start_us, 8);

@@ -72,7 +72,8 @@ TEST(TimelineWriter, GoldenSmallCase) {
   WriteInfo info;
   const json doc = toTraceEvents(smallTimeline(), &info);
   const std::string golden_path = testing::sourcePath("tests/timeline/golden_small.json");
-  if (std::getenv("TRACETWIN_UPDATE_GOLDEN") != nullptr) std::ofstream(golden_path) << doc.dump(1) << "\n";
+  if (std::getenv("TRACETWIN_UPDATE_GOLDEN") != nullptr)
+    std::ofstream(golden_path) << doc.dump(1) << "\n";
   const json golden = json::parse(readText(golden_path));
   EXPECT_EQ(doc, golden) << doc.dump(1);
   EXPECT_EQ(info.slices, 10);
