@@ -3,6 +3,17 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
+# A compiler cache (ccache, installed by scripts/install-deps.sh) makes a fresh
+# clone's build reuse the objects of earlier builds of the same sources: paths
+# under the clone are hashed relative to it, so a clone elsewhere hits too.
+# CCACHE=off builds without it (a cold build, as on a new machine).
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+ifneq ($(filter-out off,$(CCACHE)),)
+CACHE_ARGS := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+export CCACHE_SLOPPINESS := include_file_mtime,include_file_ctime,time_macros
+endif
 DEMO_TRACE ?= data/mlp.et.json.gz
 
 .PHONY: deps configure build demo test bench fuzz asan clean
@@ -11,7 +22,7 @@ deps:
 	bash scripts/install-deps.sh
 
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CACHE_ARGS) $(CMAKE_ARGS)
 
 configure: deps $(BUILD_DIR)/build.ninja
 

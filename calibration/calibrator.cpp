@@ -37,6 +37,23 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The clock the budget is spent against: the steady clock, or a test's
+// (CalibrationSeams::clock_s).
+class BudgetClock {
+ public:
+  explicit BudgetClock(std::function<double()> now_s) : now_s_(std::move(now_s)) {
+    if (!now_s_) {
+      const Clock::time_point origin = Clock::now();
+      now_s_ = [origin] { return secondsSince(origin); };
+    }
+  }
+  double now() const { return now_s_(); }
+  double since(double t0) const { return now_s_() - t0; }
+
+ private:
+  std::function<double()> now_s_;
+};
+
 // Running estimate of wall seconds per grid point from its cost estimate.
 class CostModel {
  public:
@@ -65,7 +82,11 @@ class UnitMeasurer {
   UnitMeasurer(const CalibrationOptions& o, std::string device_name)
       : device_name_(std::move(device_name)) {
     if (o.device != "cpu") return;
-    gauge_.emplace();
+    if (o.seams.gauge_reading) {
+      gauge_.emplace(o.seams.gauge_reading, o.seams.gauge_sleep);
+    } else {
+      gauge_.emplace();
+    }
     SteadyHostOptions so;
     if (o.host_tolerance > 1) tolerance_ = o.host_tolerance;
     so.tolerance = tolerance_ > 0 ? tolerance_ : std::numeric_limits<double>::infinity();
@@ -177,14 +198,14 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
 // big for what is left are passed over (smaller ones may still fit) and stay
 // for a later pass.
 void continueSweep(FamilySweep& s, const CalibrationOptions& o, UnitMeasurer& measure,
-                   double share_s, Clock::time_point t0, CostModel& cost,
+                   double share_s, const BudgetClock& clock, double t0, CostModel& cost,
                    CalibrationResult& result) {
-  const Clock::time_point start = Clock::now();
+  const double start = clock.now();
   std::vector<ReplayUnit> passed_over;
   int consecutive_skips = 0;
   for (; s.next < s.cases.size(); ++s.next) {
     const ReplayUnit& c = s.cases[s.next];
-    const double used = secondsSince(start);
+    const double used = clock.since(start);
     if (used >= share_s || consecutive_skips > 200) break;
     const int iters = itersFor(c.est_us);
     if (used + cost.predictS(c, iters) > share_s) {
@@ -193,9 +214,9 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, UnitMeasurer& me
       continue;
     }
     consecutive_skips = 0;
-    const Clock::time_point case_start = Clock::now();
+    const double case_start = clock.now();
     CaseOutcome outcome = measure(c, o, &s.run.host_reruns);
-    cost.observe(c, iters, secondsSince(case_start));
+    cost.observe(c, iters, clock.since(case_start));
     FamilyRun& run = s.run;
     const int64_t points = static_cast<int64_t>(c.cases.size());
     if (!outcome.failure.empty()) {
@@ -210,7 +231,7 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, UnitMeasurer& me
     if (outcome.between) result.between_ops.push_back(*outcome.between);
     for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
     if (o.on_progress) {
-      o.on_progress({s.family->name, run.replayed + run.failed, s.case_runs, secondsSince(t0),
+      o.on_progress({s.family->name, run.replayed + run.failed, s.case_runs, clock.since(t0),
                      o.budget_s, c.cases.back().label});
     }
   }
@@ -218,21 +239,21 @@ void continueSweep(FamilySweep& s, const CalibrationOptions& o, UnitMeasurer& me
   s.cases.erase(s.cases.begin(), s.cases.begin() + static_cast<std::ptrdiff_t>(s.next));
   s.cases.insert(s.cases.begin(), passed_over.begin(), passed_over.end());
   s.next = 0;
-  s.run.seconds += secondsSince(start);
+  s.run.seconds += clock.since(start);
 }
 
 // Splits what is left of the budget between the sweeps not yet exhausted, by
 // weight, in registry order; unused time flows to the later ones.
 void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o, UnitMeasurer& measure,
-               Clock::time_point t0, CostModel& cost, CalibrationResult& result) {
+               const BudgetClock& clock, double t0, CostModel& cost, CalibrationResult& result) {
   double weight_left = 0;
   for (const FamilySweep& s : sweeps) weight_left += s.exhausted() ? 0 : s.family->budget_weight;
   for (FamilySweep& s : sweeps) {
     if (s.exhausted()) continue;
-    const double left = std::max(0.0, o.budget_s - secondsSince(t0));
+    const double left = std::max(0.0, o.budget_s - clock.since(t0));
     const double share = left * s.family->budget_weight / weight_left;
     weight_left -= s.family->budget_weight;
-    continueSweep(s, o, measure, share, t0, cost, result);
+    continueSweep(s, o, measure, share, clock, t0, cost, result);
   }
 }
 
@@ -240,12 +261,13 @@ void sweepPass(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o, Un
 // the budget lasts. Each repeat walks every family once, so the measurements
 // of one point lie a whole pass apart.
 void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
-                  UnitMeasurer& measure, Clock::time_point t0, CalibrationResult& result) {
+                  UnitMeasurer& measure, const BudgetClock& clock, double t0,
+                  CalibrationResult& result) {
   for (int r = 1; r < o.repeats; ++r) {
     for (FamilySweep& s : sweeps) {
-      const Clock::time_point start = Clock::now();
+      const double start = clock.now();
       for (const ReplayUnit& u : s.measured) {
-        if (secondsSince(t0) >= o.budget_s) return;
+        if (clock.since(t0) >= o.budget_s) return;
         CaseOutcome outcome = measure(u, o, &s.run.host_reruns);
         if (!outcome.failure.empty()) continue;  // the first pass's figures stand
         s.run.repeated_runs += static_cast<int64_t>(u.cases.size());
@@ -253,11 +275,11 @@ void repeatPasses(std::vector<FamilySweep>& sweeps, const CalibrationOptions& o,
         for (DatasetRow& row : outcome.rows) result.rows.push_back(std::move(row));
         if (o.on_progress) {
           o.on_progress({s.family->name, s.run.replayed + s.run.failed, s.case_runs,
-                         secondsSince(t0), o.budget_s,
+                         clock.since(t0), o.budget_s,
                          fmt::format("repeat {}: {}", r + 1, u.cases.back().label)});
         }
       }
-      s.run.seconds += secondsSince(start);
+      s.run.seconds += clock.since(start);
     }
   }
 }
@@ -392,7 +414,7 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
   checkCaseFilter(families, o.device, o.case_filter);
-  if (!replay::replayAvailable()) {
+  if (!o.seams.replay && !replay::replayAvailable()) {
     throw UnavailableError(
         "calibration replays microbenchmarks, but this tracetwin was built "
         "without LibTorch (configure with -DTRACETWIN_WITH_TORCH=ON)");
@@ -408,13 +430,15 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
     po.mm_size = 8192;
     po.copy_bytes = int64_t{512} << 20;
   }
-  const ProbeResult probe = probeDevice(po);  // UnavailableError when the device is absent
+  // UnavailableError when the device is absent.
+  const ProbeResult probe = o.seams.probe_device ? o.seams.probe_device(po) : probeDevice(po);
   res.device = probe.spec;
   res.replay_loop_us = probe.replay_loop_us;
   o.private_cache_bytes = static_cast<double>(res.device.privateCacheBytes());
   // The budget is the microbenchmarks': the device probes (a few seconds,
   // the reuse probe's two among them) come on top, as the fit does.
-  const Clock::time_point t0 = Clock::now();
+  const BudgetClock clock(o.seams.clock_s);
+  const double t0 = clock.now();
 
   std::vector<FamilySweep> sweeps;
   const int64_t evict_bytes = evictBytes(res.device.lastLevelCacheBytes());
@@ -426,10 +450,10 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
   constexpr int kMaxPasses = 4;
   CalibrationOptions first_pass = o;
   first_pass.budget_s = o.budget_s / std::max(o.repeats, 1);
-  for (int pass = 0; pass < kMaxPasses && secondsSince(t0) < 0.97 * first_pass.budget_s; ++pass) {
-    sweepPass(sweeps, first_pass, measure, t0, cost, res);
+  for (int pass = 0; pass < kMaxPasses && clock.since(t0) < 0.97 * first_pass.budget_s; ++pass) {
+    sweepPass(sweeps, first_pass, measure, clock, t0, cost, res);
   }
-  repeatPasses(sweeps, o, measure, t0, res);
+  repeatPasses(sweeps, o, measure, clock, t0, res);
   res.host_gate = measure.summary();
   std::map<std::string, double> repeat_gmae;
   res.pooling = o.pooling;
@@ -441,7 +465,7 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
     s.run.repeat_gmae = repeat_gmae[s.family->name];
     res.families.push_back(s.run);
   }
-  res.measure_seconds = secondsSince(t0);
+  res.measure_seconds = clock.since(t0);
   if (res.rows.empty()) {
     throw RuntimeFailure(
         fmt::format("calibration measured nothing in {:.0f} s{}", o.budget_s,

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/host_probe.h"
+#include "calibration/host_facts.h"
 #include "predictors/specs/device_spec.h"
 
 namespace tracetwin::calibration {

@@ -132,16 +132,22 @@ int itersFor(double est_us) {
 
 namespace {
 
+// Through the replayer a test injected, if any (CalibrationSeams).
+replay::ReplayResult replayUnit(const CalibrationOptions& o, const core::Graph& graph,
+                                const replay::ReplayOptions& ro) {
+  return o.seams.replay ? o.seams.replay(graph, ro) : replay::replayGraph(graph, ro);
+}
+
 // The replay of `graph` again with no kernel collector, into `plain`; false
 // when it did not run whole. CUPTI's activity records cost the host time on
 // every launch: host times taken beside them ran 1.5-2x those of a replay
 // without CUPTI on an H100 (batch_norm 41 against 20 us, conv2d 66 against
 // 36, add_ 10 against 6.5), and a GPU step's time is measured without CUPTI
 // (`compare`), so the host costs are too.
-bool hostPassOf(const core::Graph& graph, const replay::ReplayOptions& timed,
-                replay::ReplayResult* plain) {
+bool hostPassOf(const CalibrationOptions& o, const core::Graph& graph,
+                const replay::ReplayOptions& timed, replay::ReplayResult* plain) {
   try {
-    *plain = replay::replayGraph(graph, replay::withoutCollector(timed));
+    *plain = replayUnit(o, graph, replay::withoutCollector(timed));
   } catch (const UnavailableError&) {
     throw;
   } catch (const Error&) {
@@ -169,7 +175,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   if (o.adjust_replay) o.adjust_replay(ro);
   replay::ReplayResult r;
   try {
-    r = replay::replayGraph(graph, ro);
+    r = replayUnit(o, graph, ro);
   } catch (const UnavailableError&) {
     throw;  // no device / no LibTorch: nothing else can run either
   } catch (const Error& e) {
@@ -189,7 +195,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   const replay::ReplayResult* host_side = &r;
   replay::ReplayResult plain;
   if (!on_cpu && out.failure.empty() && o.host_pass_without_collector &&
-      hostPassOf(graph, ro, &plain))
+      hostPassOf(o, graph, ro, &plain))
     host_side = &plain;
   std::unordered_map<core::NodeId, double> host_call_us;  // the host pass's, by op
   if (host_side != &r)

@@ -20,6 +20,7 @@
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
 #include "cli/host_malloc.h"
+#include "cli/replay_commands.h"
 #include "core/errors.h"
 
 namespace tracetwin::cli {
@@ -249,8 +250,6 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(calibrate,
-                           "Measure microbenchmarks and fit the per-family kernel models",
-                           setupCalibrate);
+TRACETWIN_REGISTER_COMMAND(calibrate, kCalibrateDescription, setupCalibrate);
 
 }  // namespace tracetwin::cli

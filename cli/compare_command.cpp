@@ -23,6 +23,8 @@
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
 #include "cli/recorded_kineto.h"
+#include "cli/replay_commands.h"
+#include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -354,22 +356,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
   sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
   sub.add_option("--models", args->models, "ModelSet directory written by `tracetwin calibrate`")
       ->required();
-  sub.add_option("--device", args->options.device, "replay device: cpu, cuda or cuda:N")
-      ->capture_default_str();
-  sub.add_option("--warmup", args->options.warmup_iters, "replay warm-up iterations")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--iters", args->options.measured_iters, "replay measured iterations")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--settle", args->options.settle_iters,
-                 "untimed iterations after each refill of the upfront values, before a measured "
-                 "one (0: time the iteration right after the refill)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--threads", args->options.threads,
-                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
-      ->check(CLI::NonNegativeNumber);
+  addReplayLoopOptions(sub, args->options);  // of the replay
   sub.add_option("--json-out", args->json_out,
                  "write measured_ms, predicted_ms, error_pct and per-family rows as JSON");
   sub.add_flag("!--no-host-speed", args->host_speed_check,
@@ -387,7 +374,6 @@ std::function<void()> setupCompare(CLI::App& sub) {
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(compare, "Replay and predict a trace side by side, per op family",
-                           setupCompare);
+TRACETWIN_REGISTER_COMMAND(compare, kCompareDescription, setupCompare);
 
 }  // namespace tracetwin::cli

@@ -3,6 +3,8 @@
 // input of ASTRA-sim, with each top-level op's duration from the original
 // run's Kineto trace, a replay or the prediction. '{rank}' in TRACE (and
 // --kineto, OUT) exports every rank whose file exists, one file each.
+// Compiled into both executables: tracetwin exports without LibTorch and
+// hands `--from replay` to tracetwin-replay (cli/export_replay.h).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -10,10 +12,13 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/chakra_export.h"
 #include "cli/command_registry.h"
+#include "cli/export_replay.h"
 #include "cli/recorded_kineto.h"
+#include "cli/replay_exec.h"
 #include "core/chakra/chakra_trace.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -22,7 +27,6 @@
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
 #include "replay/dist/rank_env.h"
-#include "replay/replayer.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -35,6 +39,7 @@ struct ExportArgs {
   std::string models;
   std::string device = "cpu";
   int iters = 3;
+  std::string program;  // argv[0], for tracetwin-replay
 };
 
 DurationSource fromKineto(const core::Graph& graph, const std::string& kineto) {
@@ -51,18 +56,14 @@ DurationSource fromKineto(const core::Graph& graph, const std::string& kineto) {
   return d;
 }
 
-DurationSource fromReplay(const core::Graph& graph, const ExportArgs& a) {
-  replay::ReplayOptions options;
-  options.device = a.device;
-  options.measured_iters = a.iters;
-  const replay::ReplayResult r = replay::replayGraph(graph, options);
-  DurationSource d;
-  d.name = "replay";
-  d.device = r.device != "cpu";
-  for (const auto& m : r.per_op) d.ops[m.id] = {m.device_us, m.cpu_us, m.start_us};
-  fmt::print("  durations: replay on {}, {} of {} ops replayed, median of {} iterations\n",
-             r.device, r.replayed_ops, r.selected_ops, r.iterations_ms.size());
-  return d;
+// `--from replay` in tracetwin, which does not replay: the same export run
+// by tracetwin-replay (cli/replay_exec.h), its options spelled out.
+[[noreturn]] void forwardToReplayHelper(const ExportArgs& a) {
+  std::vector<std::string> args{a.program, "export", "--chakra", a.out, a.trace, "--from",
+                                "replay",  "--device", a.device, "--iters", std::to_string(a.iters)};
+  if (!a.kineto.empty()) args.insert(args.end(), {"--kineto", a.kineto});
+  if (!a.models.empty()) args.insert(args.end(), {"--models", a.models});
+  execReplayHelper("export --from replay", args);
 }
 
 DurationSource fromPrediction(const core::Graph& graph, const predictors::ModelSet& models) {
@@ -100,7 +101,7 @@ void exportOne(const ExportArgs& a, const std::string& trace, const std::string&
   std::string from = a.from;
   if (from.empty()) from = kineto.empty() ? "none" : "kineto";
   if (from == "kineto") durations = fromKineto(graph, kineto);
-  if (from == "replay") durations = fromReplay(graph, a);
+  if (from == "replay") durations = replayDurations(graph, a.device, a.iters);
   if (from == "prediction") durations = fromPrediction(graph, *models);
   if (from == "none") {
     fmt::print(
@@ -130,6 +131,7 @@ void runExport(const ExportArgs& a) {
       recordedKinetoBeside(expandRankPath(a.trace, 0)).empty()) {
     throw UsageError("--from kineto needs --kineto K (no Kineto trace was recorded beside TRACE)");
   }
+  if (a.from == "replay" && !exportReplaysHere()) forwardToReplayHelper(a);
   std::unique_ptr<predictors::ModelSet> models;
   if (a.from == "prediction") {
     if (a.models.empty()) throw UsageError("--from prediction needs --models DIR");
@@ -162,6 +164,7 @@ void runExport(const ExportArgs& a) {
 
 std::function<void()> setupExport(CLI::App& sub) {
   auto args = std::make_shared<ExportArgs>();
+  args->program = sub.get_parent() != nullptr ? sub.get_parent()->get_name() : "tracetwin";
   sub.add_option("--chakra", args->out,
                  "write a Chakra protobuf ET here ('{rank}' is each rank's number; '.gz' "
                  "compresses)")

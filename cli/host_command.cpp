@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "calibration/host_facts.h"
 #include "calibration/host_match.h"
-#include "calibration/host_probe.h"
 #include "calibration/reuse_probe.h"
 #include "cli/command_registry.h"
 #include "core/errors.h"

@@ -17,6 +17,7 @@
 
 #include "cli/command_registry.h"
 #include "core/chakra/chakra_trace.h"
+#include "core/compiled_regions.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
 
@@ -34,6 +35,7 @@ constexpr size_t kTopOps = 15;
 struct InspectSummary {
   double parse_ms = 0;
   Selection selection;
+  core::CompiledSummary compiled;
   std::map<std::string, int64_t> by_category;
   std::vector<std::pair<std::string, int64_t>> histogram;  // most frequent first
   size_t storages = 0;
@@ -70,6 +72,7 @@ InspectSummary summarise(const Graph& graph, double parse_ms) {
   InspectSummary s;
   s.parse_ms = parse_ms;
   s.selection = core::selectTopLevelOps(graph);
+  s.compiled = core::summarizeCompiled(graph, s.selection);
   std::unordered_map<std::string, int64_t> counts;
   for (core::NodeId id : s.selection.ops) {
     const Node& n = graph.node(id);
@@ -114,6 +117,12 @@ nlohmann::json toJson(const Graph& graph, const InspectSummary& s) {
   j["comm_ops"] = s.selection.comm_ops;
   j["triton_ops"] = s.selection.triton_ops;
   j["custom_ops"] = s.selection.custom_ops;
+  j["compiled"] = {{"kernels", s.compiled.kernels},
+                   {"forward_kernels", s.compiled.forward_kernels},
+                   {"backward_kernels", s.compiled.backward_kernels},
+                   {"regions", s.compiled.regions.size()},
+                   {"regions_without_kernels", s.compiled.regions_without_kernels},
+                   {"warnings", s.compiled.warnings}};
   j["ops_by_category"] = s.by_category;
   nlohmann::json hist = nlohmann::json::object();
   for (const auto& [name, count] : s.histogram) hist[name] = count;
@@ -162,6 +171,11 @@ void printText(const Graph& graph, const InspectSummary& s) {
   fmt::print("top-level    {} ops:", s.selection.ops.size());
   for (const auto& [category, count] : s.by_category) fmt::print(" {} {}", count, category);
   fmt::print("\n");
+  if (s.compiled.kernels > 0 || !s.compiled.regions.empty()) {
+    fmt::print("compiled     {} Triton kernels ({} forward, {} backward) in {} compiled regions\n",
+               s.compiled.kernels, s.compiled.forward_kernels, s.compiled.backward_kernels,
+               s.compiled.regions.size());
+  }
   fmt::print("tensors      {} distinct, {} storages\n", graph.tensors().size(), s.storages);
   fmt::print("inputs       {} tensors first seen as inputs, {} ({} bytes)\n", s.input_tensors,
              humanBytes(s.input_bytes), s.input_bytes);
@@ -171,6 +185,7 @@ void printText(const Graph& graph, const InspectSummary& s) {
     fmt::print("  {:>7}  {}\n", s.histogram[i].second, s.histogram[i].first);
   }
   for (const std::string& w : graph.warnings) fmt::print("warning: {}\n", w);
+  for (const std::string& w : s.compiled.warnings) fmt::print("warning: {}\n", w);
 }
 
 std::function<void()> setupInspect(CLI::App& sub) {

@@ -3,8 +3,8 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "calibration/host_facts.h"
 #include "calibration/host_match.h"
-#include "calibration/host_probe.h"
 
 namespace tracetwin::cli {
 

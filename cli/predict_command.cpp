@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
-#include "cli/timeline_replay.h"
+#include "cli/timeline_file.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -20,6 +20,7 @@
 #include "predictors/models/model_set.h"
 #include "predictors/host/overheads.h"
 #include "predictors/simulation/predictor.h"
+#include "timeline/sources.h"
 
 namespace tracetwin::cli {
 namespace {

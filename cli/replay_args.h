@@ -27,6 +27,7 @@ struct ReplayArgs {
   std::string streams = "recorded";  // with --kineto: "recorded" or "one"
   int nproc = 0;                     // > 0: launch that many ranks on this host
   double comm_timeout_s = 300;
+  std::string models;                 // mode 3 stand-ins of compiled kernels
 };
 
 struct ReplayRun {

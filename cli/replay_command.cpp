@@ -1,5 +1,6 @@
 // `tracetwin replay TRACE [--device] [--warmup] [--iters] [--threads] [--strict]
-//  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO]`: re-executes
+//  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO] [--inductor-cache DIR]
+//  [--models DIR]`: re-executes
 // one iteration of the trace through LibTorch and reports its timing,
 // coverage and memory, beside the original run when its meta file exists.
 #include <fmt/core.h>
@@ -16,11 +17,14 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/compiled_standins.h"
 #include "cli/replay_args.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
 #include "cli/original_gap.h"
 #include "cli/original_host.h"
+#include "cli/replay_commands.h"
+#include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -166,13 +170,17 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
   }
   printIssues("skipped", r.skipped);
   if (!r.placeholders.empty()) {
-    double total = 0;
-    for (const auto& p : r.placeholders) total += p.recorded_us;
+    double host = 0, device = 0;
+    for (const auto& p : r.placeholders) {
+      host += p.recorded_us;
+      device += p.device_us;
+    }
     fmt::print(
-        "placeholders: {} skipped op(s) stood in for by their recorded time, {:.1f} us "
-        "per iteration (e.g. op {} {}: {:.1f} us)\n",
-        r.placeholders.size(), total, r.placeholders.front().id, r.placeholders.front().name,
-        r.placeholders.front().recorded_us);
+        "placeholders: {} skipped op(s) stood in for, {:.1f} us of host time and {:.1f} us of "
+        "device time per iteration (e.g. op {} {}: {:.1f} us host, {:.1f} us device, {})\n",
+        r.placeholders.size(), host, device, r.placeholders.front().id,
+        r.placeholders.front().name, r.placeholders.front().recorded_us,
+        r.placeholders.front().device_us, r.placeholders.front().source);
   }
   printIssues("failed", r.failed);
   printIssues("mismatched (ran, but not as recorded)", r.mismatched);
@@ -202,6 +210,7 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   }
   replay::ReplayOptions options = args.options;
   options.rank_session = std::move(session);
+  std::optional<UnrecordedKernels> unrecorded;
   if (original) {
     // Ops the replay cannot run keep their recorded time (DESIGN.md, Replay).
     for (const auto& op : original->ops) {
@@ -210,7 +219,10 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
       if (args.streams == "recorded" && !op.kernels.empty() && op.kernels.front().stream >= 0)
         options.recorded_streams[op.id] = op.kernels.front().stream;
     }
+    addRecordedKernelTimes(graph, *original, &options);  // compiled kernels, mode 2
+    unrecorded = unrecordedCompiledKernels(graph, *original);
   }
+  if (!args.models.empty()) addPredictedKernelTimes(graph, args.models, &options);  // mode 3
   options.should_stop = [] { return g_stop_requested.load(); };
   replay::ReplayResult& result = run.result;
   {
@@ -220,6 +232,7 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   ReplayArgs shown = args;
   shown.trace = trace;
   if (print) printSummary(shown, result, meta);
+  if (print) printCompiledReplay(result, unrecorded ? &*unrecorded : nullptr, stdout);
   const std::vector<std::string> host_differences =
       meta && meta->iteration_ms > 0 ? originalHostDifferences(*meta, result.device)
                                      : std::vector<std::string>{};
@@ -229,6 +242,8 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   doc = replay::replayResultToJson(result);
   doc["trace"] = trace;
   doc["host_malloc"] = run.host_malloc;
+  if (doc.contains("compiled") || (unrecorded && unrecorded->kernels > 0))
+    doc["compiled"] = compiledReplayReport(result, unrecorded ? &*unrecorded : nullptr);
   if (meta && meta->iteration_ms > 0) {
     doc["original_iteration_ms"] = meta->iteration_ms;
     doc["ratio"] =
@@ -298,23 +313,7 @@ void runReplay(const ReplayArgs& args) {
 std::function<void()> setupReplay(CLI::App& sub) {
   auto args = std::make_shared<ReplayArgs>();
   sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
-  sub.add_option("--device", args->options.device,
-                 "cpu, cuda or cuda:N (recorded devices are mapped)")
-      ->capture_default_str();
-  sub.add_option("--warmup", args->options.warmup_iters, "warm-up iterations (not measured)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--iters", args->options.measured_iters, "measured iterations")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub.add_option("--settle", args->options.settle_iters,
-                 "untimed iterations after each refill of the upfront values, before a measured "
-                 "one (0: time the iteration right after the refill)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--threads", args->options.threads,
-                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
-      ->check(CLI::NonNegativeNumber);
+  addReplayLoopOptions(sub, args->options);
   sub.add_flag("--strict", args->options.strict, "any skipped or failed op is an error (exit 4)");
   sub.add_flag("--no-cupti{false}", args->options.use_cupti,
                "CUDA: time iterations only, no kernel records");
@@ -331,6 +330,15 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--kineto", args->kineto,
                  "Kineto trace of the original run: fidelity per op family, recorded streams, "
                  "placeholders for ops that cannot run");
+  sub.add_option("--inductor-cache", args->options.inductor_cache,
+                 "torch.compile steps: Inductor's cache directory of the original run "
+                 "(TORCHINDUCTOR_CACHE_DIR; scripts/capture.py --compile keeps it): its Triton "
+                 "kernels are launched from C++ (mode 1)")
+      ->check(CLI::ExistingDirectory);
+  sub.add_option("--models", args->models,
+                 "torch.compile steps: model set (tracetwin calibrate / fit) whose predicted "
+                 "times stand in for Triton kernels neither the cache nor --kineto covers "
+                 "(mode 3, reported as predicted)");
   sub.add_option("--streams", args->streams,
                  "with --kineto on CUDA: run ops on the streams their kernels ran on (recorded) "
                  "or all on one")
@@ -351,7 +359,6 @@ std::function<void()> setupReplay(CLI::App& sub) {
 
 }  // namespace
 
-TRACETWIN_REGISTER_COMMAND(replay, "Replay a trace's ops through LibTorch and time them",
-                           setupReplay);
+TRACETWIN_REGISTER_COMMAND(replay, kReplayDescription, setupReplay);
 
 }  // namespace tracetwin::cli

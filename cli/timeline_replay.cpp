@@ -2,12 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
 #include <limits>
 #include <map>
 
 #include "core/errors.h"
-#include "timeline/trace_events.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -134,21 +132,6 @@ std::unordered_map<core::NodeId, timeline::Measured> measuredOf(const replay::Re
   const bool device = r.device != "cpu";
   for (const auto& m : r.per_op) out[m.id] = {device ? m.device_us : m.cpu_us};
   return out;
-}
-
-void writeTimelineFile(const std::string& path, const timeline::Timeline& t) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const timeline::WriteInfo info = timeline::writeTimeline(path, t);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::string views;
-  for (const auto& v : t.views)
-    views += fmt::format("{}{}{}", views.empty() ? "" : ", ",
-                         v.rank >= 0 ? fmt::format("rank {} ", v.rank) : "", v.source);
-  fmt::print("timeline: {} ({}; {} slices, {} flows{}; {} bytes in {:.1f} ms)\n", path, views,
-             info.slices, info.flows,
-             info.clipped > 0 ? fmt::format(", {} clipped to nest", info.clipped) : "", info.bytes,
-             ms);
 }
 
 }  // namespace tracetwin::cli

@@ -1,12 +1,14 @@
 // The replay's side of `--timeline` (timeline/timeline.h): a ReplayResult,
 // or a rank's replay report as rank 0 of a distributed replay gathers it,
-// as a View; and writing the file with a one-line summary. Torch-free.
+// as a View (writing the file: cli/timeline_file.h). Torch-free, but only
+// tracetwin-replay, which replays, uses it.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 
+#include "cli/timeline_file.h"
 #include "replay/replayer.h"
 #include "timeline/sources.h"
 #include "timeline/timeline.h"
@@ -29,9 +31,5 @@ timeline::View replayViewFromReport(const nlohmann::json& report, int rank);
 // What each op measured (device time on a device, else its time), for the
 // prediction's error per op.
 std::unordered_map<core::NodeId, timeline::Measured> measuredOf(const replay::ReplayResult& r);
-
-// Writes the file and prints "timeline: PATH (...)" with its size and the
-// time it took.
-void writeTimelineFile(const std::string& path, const timeline::Timeline& timeline);
 
 }  // namespace tracetwin::cli

@@ -1,5 +1,7 @@
 #include "core/autocast.h"
 
+#include <unordered_set>
+
 namespace tracetwin::core {
 namespace {
 
@@ -70,6 +72,37 @@ std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& nod
   for (const TensorValue* t : inputTensors(inner)) changed |= !isInputOf(*t, inputs);
   if (!changed) return std::nullopt;
   return call;
+}
+
+std::vector<NodeId> expandNestedAutocast(const Graph& graph, const std::vector<NodeId>& ops,
+                                         std::vector<NodeId>* expanded) {
+  // Every node with an autocast call somewhere below it.
+  std::unordered_set<NodeId> holds;
+  for (const Node& n : graph.nodes()) {
+    if (!findAutocastCall(graph, n)) continue;
+    for (NodeId p = n.parent; p != kNoNode && p != graph.rootId(); p = graph.node(p).parent) {
+      if (!holds.insert(p).second) break;  // its ancestors are in already
+    }
+  }
+  if (holds.empty()) return ops;
+  std::vector<NodeId> out;
+  std::vector<NodeId> stack;
+  for (NodeId top : ops) {
+    stack.assign(1, top);
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      const Node& n = graph.node(id);
+      const bool label = n.category == NodeCategory::kLabel;
+      if (!label && (!holds.count(id) || findAutocastCall(graph, n))) {
+        out.push_back(id);
+        continue;
+      }
+      if (!label && expanded) expanded->push_back(id);
+      stack.insert(stack.end(), n.children.rbegin(), n.children.rend());
+    }
+  }
+  return out;
 }
 
 DType computeDtype(const Graph& graph, const Node& node) {

@@ -39,6 +39,19 @@ struct AutocastCall {
 // inner call: nothing was cast). nullopt otherwise.
 std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& node);
 
+// The ops to replay for `ops` (selected top-level ops): each op whose own
+// subtree holds an autocast call below it, without being one itself, is
+// replaced by its children, recursively, until every op is an autocast call
+// or holds none; labels inside ops are looked through. On CUDA,
+// cross_entropy_loss (not on autocast's lists) calls nll_loss (on its fp32
+// list) three levels down: replayed as recorded, outside autocast, it
+// computed in bf16 and gave bf16 where fp32 was recorded, and the backward's
+// nll_loss_backward then failed on the dtype (an H100 capture, PyTorch 2.11).
+// Replaying its children runs the cast autocast made. `expanded` (optional)
+// receives the ids replaced, in order.
+std::vector<NodeId> expandNestedAutocast(const Graph& graph, const std::vector<NodeId>& ops,
+                                         std::vector<NodeId>* expanded = nullptr);
+
 // The dtype the op computes in: that of the first floating input tensor of
 // its inner autocast call when it has one, else of its own first floating
 // input tensor; kUnknown when it has none.

@@ -55,20 +55,37 @@ class SchemaParser {
     if (schema.name.empty()) fail(sep + 2, "an operator name after '::'");
   }
 
-  // Index of the bracket closing the one at `open`, skipping quoted defaults.
-  size_t matchingClose(size_t open) const {
+  // Walks [begin, end) past quoted defaults, calling visit(i, c, depth) at
+  // each bracket and comma with the nesting depth after it; returns the
+  // first index where visit returns true, or `end`.
+  template <typename Visit>
+  size_t walk(size_t begin, size_t end, Visit visit) const {
     int depth = 0;
-    for (size_t i = open; i < text_.size(); ++i) {
+    for (size_t i = begin; i < end; ++i) {
       const char c = text_[i];
       if (c == '"' || c == '\'') {
         i = closingQuote(i);
-      } else if (c == '(' || c == '[') {
+        continue;
+      }
+      if (c == '(' || c == '[') {
         ++depth;
       } else if (c == ')' || c == ']') {
-        if (--depth == 0) return i;
+        --depth;
+      } else if (c != ',') {
+        continue;
       }
+      if (visit(i, c, depth)) return i;
     }
-    fail(text_.size(), "a closing ')'");
+    return end;
+  }
+
+  // Index of the bracket closing the one at `open`, skipping quoted defaults.
+  size_t matchingClose(size_t open) const {
+    const size_t close = walk(open, text_.size(), [](size_t, char c, int depth) {
+      return (c == ')' || c == ']') && depth == 0;
+    });
+    if (close == text_.size()) fail(text_.size(), "a closing ')'");
+    return close;
   }
 
   size_t closingQuote(size_t at) const {
@@ -80,21 +97,14 @@ class SchemaParser {
   // Splits [begin, end) at depth-0 commas; returns (begin, end) pairs.
   std::vector<std::pair<size_t, size_t>> splitTopLevel(size_t begin, size_t end) const {
     std::vector<std::pair<size_t, size_t>> parts;
-    int depth = 0;
     size_t start = begin;
-    for (size_t i = begin; i < end; ++i) {
-      const char c = text_[i];
-      if (c == '"' || c == '\'') {
-        i = closingQuote(i);
-      } else if (c == '(' || c == '[') {
-        ++depth;
-      } else if (c == ')' || c == ']') {
-        --depth;
-      } else if (c == ',' && depth == 0) {
+    walk(begin, end, [&](size_t i, char c, int depth) {
+      if (c == ',' && depth == 0) {
         parts.emplace_back(start, i);
         start = i + 1;
       }
-    }
+      return false;
+    });
     if (!trim(std::string_view(text_).substr(start, end - start)).empty() || !parts.empty()) {
       parts.emplace_back(start, end);
     }

@@ -10,18 +10,22 @@
 #include <chrono>
 #include <optional>
 
+#include "core/autocast.h"
 #include "core/errors.h"
 #include "core/statistics.h"
 #include "replay/comm/comm_replayer.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/kernel_attribution.h"
 #include "replay/device/kernel_collector.h"
+#include "core/compiled_regions.h"
+#include "replay/compiled/compiled_kernels.h"
 #include "replay/cpu_time.h"
 #include "replay/output_check.h"
 #include "replay/page_faults.h"
 #include "replay/replay_plan.h"
 #include "replay/result_json.h"
 #include "replay/slot_table.h"
+#include "replay/standins.h"
 #include "replay/stream_plan.h"
 #include "replay/stream_switcher.h"
 #include "replay/trace_meta.h"
@@ -83,7 +87,8 @@ class IterationRunner {
  public:
   IterationRunner(ReplayPlan& plan, SlotTable& slots, const ReplayOptions& options,
                   ReplayResult& result, bool cuda, StreamSwitcher* streams,
-                  comm::CommReplayer* async_comm)
+                  comm::CommReplayer* async_comm, std::vector<StandIn> standins,
+                  compiled::KernelDevice* waiter)
       : plan_(plan),
         slots_(slots),
         options_(options),
@@ -91,16 +96,10 @@ class IterationRunner {
         failed_(plan.ops.size()),
         cuda_(cuda),
         streams_(streams),
-        comm_(async_comm) {
+        comm_(async_comm),
+        standins_(std::move(standins)),
+        waiter_(waiter) {
     const size_t n = plan.ops.size();
-    placeholder_us_.assign(n, 0.0);
-    for (const PreparedOp& op : plan.ops) {
-      if (op.runnable()) continue;
-      auto it = options.placeholder_us.find(op.id);
-      if (it == options.placeholder_us.end() || !(it->second > 0)) continue;
-      placeholder_us_[size_t(op.index)] = it->second;
-      result.placeholders.push_back({op.id, op.name, it->second});
-    }
     // Sample storage for every measured iteration is reserved here: growing it
     // inside a timed iteration moved the heap (embbag: the third measured
     // iteration of every run 5.4-6.8 ms against 3.0-3.8, with page faults).
@@ -154,9 +153,7 @@ class IterationRunner {
       }
       if (!op.runnable()) {
         // A stand-in is the op's time, not time outside the ops.
-        const double us = placeholder_us_[size_t(op.index)];
-        standIn(us);
-        ops_us += std::max(us, 0.0);
+        ops_us += standIn(op);
         continue;
       }
       // Python numbers the original wrapped into tensors before the call
@@ -219,11 +216,30 @@ class IterationRunner {
 
   // A busy wait, not a sleep: a sleeping thread gives its core away and
   // wakes late by tens of microseconds, which would skew short stand-ins.
-  static void standIn(double us) {
+  static void busyWait(double us) {
     if (us <= 0) return;
     const auto until = Clock::now() + std::chrono::duration<double, std::micro>(us);
     while (Clock::now() < until) {
     }
+  }
+
+  // Stands in for an op that cannot run; returns the host time it took. A
+  // compiled kernel's time keeps its stream busy on the device, on the
+  // stream it ran on, while the host spends the launch's recorded CPU time;
+  // with no device to wait on (a CPU replay) the kernel's time is the op's
+  // work, spent on the host.
+  double standIn(const PreparedOp& op) {
+    const StandIn& s = standins_[size_t(op.index)];
+    if (s.device_us > 0 && waiter_ != nullptr) {
+      if (streams_) streams_->beforeOp(op.index, slots_);
+      busyWait(s.host_us);
+      waiter_->waitUs(s.device_us);
+      if (streams_) streams_->afterOp(op.index);
+      return s.host_us;
+    }
+    const double us = s.device_us > 0 ? s.device_us : s.host_us;
+    busyWait(us);
+    return us;
   }
 
   void callTimed(PreparedOp& op) {
@@ -300,13 +316,14 @@ class IterationRunner {
   std::vector<bool> failed_;
   bool cuda_;                           // iteration timed by device events
   StreamSwitcher* streams_;             // null: every op on the current stream
-  std::vector<double> placeholder_us_;  // per op index; 0 = nothing stands in
   bool check_outputs_ = true;           // until the first iteration has run
   Measurements m_;
   std::unique_ptr<device::DeviceTimer> timer_;
   std::unique_ptr<device::KernelCollector> collector_;
   comm::CommReplayer* comm_;         // null: collectives complete where issued
   std::vector<at::Tensor> touched_;  // reused by awaitCollectivesOf
+  std::vector<StandIn> standins_;    // per op index; zeros: nothing stands in
+  compiled::KernelDevice* waiter_;   // device-side stand-ins; null: on the host
 };
 
 void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& result) {
@@ -369,6 +386,36 @@ StreamPlan streamPlanFor(const ReplayPlan& plan, const ReplayOptions& options) {
   return planStreams(recorded, inputs, def_op);
 }
 
+std::shared_ptr<const compiled::InductorCache> openInductorCache(const ReplayOptions& options) {
+  if (options.inductor_cache.empty()) return nullptr;
+  return std::make_shared<const compiled::InductorCache>(
+      compiled::InductorCache::open(options.inductor_cache));
+}
+
+// Compiled kernels launch, and their stand-ins wait, on the CUDA device the
+// replay runs on; a CPU replay has none (stand-ins then wait on the host).
+compiled::KernelDeviceFactory kernelDeviceFactory(const ReplayOptions& options,
+                                                  const DeviceMap& devices) {
+  if (options.make_kernel_device) return options.make_kernel_device;
+  if (devices.target.is_cpu()) {
+    return []() -> std::unique_ptr<compiled::KernelDevice> {
+      throw UnavailableError("compiled kernels run on a CUDA device; this replay is on the CPU");
+    };
+  }
+  const int index = devices.target.index();
+  return [index] { return compiled::makeCudaKernelDevice(index); };
+}
+
+std::vector<PlannedOp> plannedOps(const core::Graph& graph, const ReplayPlan& plan) {
+  std::vector<PlannedOp> out;
+  out.reserve(plan.ops.size());
+  for (const PreparedOp& op : plan.ops) {
+    out.push_back({op.id, op.name, op.runnable(),
+                   graph.node(op.id).category == core::NodeCategory::kTriton});
+  }
+  return out;
+}
+
 void checkOptions(const ReplayOptions& options) {
   if (options.warmup_iters < 0 || options.measured_iters < 1 || options.threads < 0 ||
       options.settle_iters < 0) {
@@ -393,7 +440,15 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   result.device = devices.target.str();
   result.threads = at::get_num_threads();
   const core::Selection selection = core::selectTopLevelOps(graph);
-  result.selected_ops = int64_t(selection.ops.size());
+  // An op with autocast's casts deeper inside replays as its children
+  // (core/autocast.h); coverage counts what is replayed.
+  std::vector<core::NodeId> expanded;
+  const std::vector<core::NodeId> ops = core::expandNestedAutocast(graph, selection.ops, &expanded);
+  for (core::NodeId id : expanded) {
+    result.substitutions.push_back(
+        {id, graph.node(id).name, "its children (autocast's casts sit inside it)"});
+  }
+  result.selected_ops = int64_t(ops.size());
 
   SpecialOpContext context;
   context.device = result.device;
@@ -401,9 +456,14 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     options.rank_session->prepare(graph, selection.ops);
     context.distributed_comm = &options.rank_session->commReplayer();
   }
-  ReplayPlan plan = buildReplayPlan(graph, selection.ops, devices, context);
+  // Outlives the plan: its ops launch compiled kernels on its device.
+  compiled::CompiledKernels kernels(openInductorCache(options),
+                                    kernelDeviceFactory(options, devices));
+  if (selection.triton_ops > 0) context.compiled = &kernels;
+  ReplayPlan plan = buildReplayPlan(graph, ops, devices, context);
   result.skipped = plan.skipped;
-  result.substitutions = plan.substitutions;
+  result.substitutions.insert(result.substitutions.end(), plan.substitutions.begin(),
+                              plan.substitutions.end());
   result.overload_mappings = plan.overload_mappings;
   result.trace_peak_bytes = plan.trace_peak_bytes;
   if (options.strict && !plan.skipped.empty()) {
@@ -411,6 +471,16 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     throw RuntimeFailure(fmt::format("{} of {} ops cannot replay (--strict); first: op {} ({}): {}",
                                      plan.skipped.size(), result.selected_ops, first.id, first.name,
                                      first.reason));
+  }
+  StandInPlan standins = planStandIns(plannedOps(graph, plan), options,
+                                      core::summarizeCompiled(graph, selection));
+  result.placeholders = standins.placeholders;
+  result.compiled = standins.compiled;
+  compiled::KernelDevice* waiter = nullptr;
+  if (selection.triton_ops > 0) {
+    waiter = kernels.device();
+    result.compiled.waits_on =
+        waiter ? waiter->describe() : "host (busy wait): " + kernels.deviceError();
   }
 
   if (options.plan_only) {
@@ -434,7 +504,8 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     }
   }
   IterationRunner runner(plan, slots, options, result, !devices.target.is_cpu(),
-                         switcher ? &*switcher : nullptr, context.distributed_comm);
+                         switcher ? &*switcher : nullptr, context.distributed_comm,
+                         std::move(standins.per_op), waiter);
   const int total = options.warmup_iters + options.measured_iters;
   result.page_faults.reserve(size_t(std::max(options.measured_iters, 0)));
   result.iterations_cpu_ms.reserve(size_t(std::max(options.measured_iters, 0)));

@@ -20,6 +20,9 @@ namespace device {
 class DeviceTimer;      // replay/device/device_timer.h
 class KernelCollector;  // replay/device/kernel_collector.h
 }  // namespace device
+namespace compiled {
+class KernelDevice;  // replay/compiled/kernel_device.h
+}  // namespace compiled
 
 struct ReplayOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
@@ -67,6 +70,21 @@ struct ReplayOptions {
   // collectives' times are exchanged after the measured window. Null: a
   // single-process replay.
   std::shared_ptr<dist::RankSession> rank_session;
+  // torch.compile steps (docs/replay.md, "Compiled steps"): the Triton
+  // kernels of compiled regions replay, in this order of preference,
+  //  1. launched from Inductor's cache of the original run, this directory
+  //     (counted as replayed);
+  //  2. else stood in for by a device-side wait of the kernel time the
+  //     original's Kineto trace recorded, by op id;
+  //  3. else by a wait of the time the kernel model predicts, by op id,
+  //     reported as predicted, not measured.
+  // Stand-ins count as not replayed. On a CPU replay they wait on the host.
+  std::string inductor_cache;
+  std::unordered_map<core::NodeId, double> recorded_device_us;
+  std::unordered_map<core::NodeId, double> predicted_device_us;
+  // Seam: the device compiled kernels launch on and stand-ins wait on
+  // (default: the CUDA driver on a CUDA replay, none on a CPU one).
+  std::function<std::unique_ptr<compiled::KernelDevice>()> make_kernel_device;
 };
 
 struct OpIssue {
@@ -78,7 +96,27 @@ struct OpIssue {
 struct Placeholder {
   core::NodeId id = core::kNoNode;
   std::string name;
-  double recorded_us = 0;  // the busy wait each iteration spends for it
+  double recorded_us = 0;  // the host's busy wait each iteration (the op's recorded CPU time)
+  double device_us = 0;    // the device-side wait (a compiled kernel's time); 0: none
+  std::string source = "recorded";  // "recorded" (Kineto) or "predicted" (device_us from a model)
+};
+
+// How the compiled regions' Triton kernels were replayed (ReplayOptions).
+struct CompiledReplay {
+  int64_t kernels = 0;  // selected Triton kernels (also in selected_ops)
+  int64_t forward_kernels = 0;
+  int64_t backward_kernels = 0;
+  int64_t launched = 0;            // mode 1: from Inductor's cache; replayed
+  int64_t recorded_standins = 0;   // mode 2: the Kineto trace's kernel time
+  int64_t predicted_standins = 0;  // mode 3: the kernel model's time
+  int64_t not_stood_in = 0;        // none of the three: skipped with no time of their own
+  double recorded_standin_us = 0;  // device time stood in per iteration, mode 2
+  double predicted_standin_us = 0;  // and mode 3
+  std::string inductor_cache;       // the directory given; empty when none
+  std::string waits_on;             // "cuda:0, CUDA driver API" or "host (busy wait): why"
+  int64_t regions = 0;              // compiled-region labels in the iteration
+  int64_t regions_without_kernels = 0;
+  std::vector<std::string> warnings;  // kernels the trace did not record
 };
 
 struct Substitution {
@@ -176,6 +214,7 @@ struct ReplayResult {
   bool interrupted = false;
   StreamUse streams;
   std::optional<dist::DistributedSummary> distributed;  // set by a distributed replay
+  CompiledReplay compiled;
 };
 
 // True when this build can replay (built with LibTorch).

@@ -22,6 +22,23 @@ nlohmann::json metadata(const char* what, int pid, int64_t tid, const std::strin
 
 }  // namespace
 
+nlohmann::json compiledReplayJson(const CompiledReplay& c) {
+  return {{"kernels", c.kernels},
+          {"forward_kernels", c.forward_kernels},
+          {"backward_kernels", c.backward_kernels},
+          {"launched_from_cache", c.launched},
+          {"stood_in_recorded", c.recorded_standins},
+          {"stood_in_predicted", c.predicted_standins},
+          {"not_stood_in", c.not_stood_in},
+          {"stood_in_recorded_us", c.recorded_standin_us},
+          {"stood_in_predicted_us", c.predicted_standin_us},
+          {"inductor_cache", c.inductor_cache},
+          {"waits_on", c.waits_on},
+          {"regions", c.regions},
+          {"regions_without_kernels", c.regions_without_kernels},
+          {"warnings", c.warnings}};
+}
+
 nlohmann::json replayResultToJson(const ReplayResult& r) {
   nlohmann::json j;
   j["device"] = r.device;
@@ -39,8 +56,13 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["skipped"] = issues(r.skipped);
   j["placeholders"] = nlohmann::json::array();
   for (const auto& p : r.placeholders) {
-    j["placeholders"].push_back({{"id", p.id}, {"name", p.name}, {"recorded_us", p.recorded_us}});
+    j["placeholders"].push_back({{"id", p.id},
+                                 {"name", p.name},
+                                 {"recorded_us", p.recorded_us},
+                                 {"device_us", p.device_us},
+                                 {"source", p.source}});
   }
+  if (r.compiled.kernels > 0 || r.compiled.regions > 0) j["compiled"] = compiledReplayJson(r.compiled);
   j["failed"] = issues(r.failed);
   j["mismatched"] = issues(r.mismatched);
   auto subs = nlohmann::json::array();

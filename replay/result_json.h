@@ -19,6 +19,14 @@ nlohmann::json replayResultToJson(const ReplayResult& result);
 // comm_ms, wait_ms, transfer_ms, collectives [{id, name, group, bytes,
 // wait_us, transfer_us}], backend_notes, step_ms, step_ms_median, straggler.
 nlohmann::json distributedToJson(const dist::DistributedSummary& d);
+// per_op, peak_memory_bytes, trace_peak_bytes, interrupted; and "compiled"
+// (compiledReplayJson) when the trace has compiled regions or Triton kernels.
+nlohmann::json replayResultToJson(const ReplayResult& result);
+
+// kernels, forward_kernels, backward_kernels, launched_from_cache,
+// stood_in_recorded, stood_in_predicted, not_stood_in, stood_in_*_us,
+// inductor_cache, waits_on, regions, regions_without_kernels, warnings.
+nlohmann::json compiledReplayJson(const CompiledReplay& compiled);
 
 // One replayed iteration (the last measured one) as Chrome trace events:
 // ops as complete events on the CPU thread (pid `pid`), kernels on one track

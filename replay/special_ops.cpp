@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <memory>
+#include <optional>
+
 #include "core/errors.h"
 
 namespace tracetwin::replay {
@@ -58,13 +61,57 @@ SpecialOpPlan planComm(const core::Node& node, SpecialOpContext& context) {
   return plan;
 }
 
-SpecialOpPlan planTriton(const core::Node& node, SpecialOpContext& /*context*/) {
+// Mode 1: the compiled kernel itself, launched on the current stream with
+// the replay's tensors. Triton nodes record no outputs: the kernel writes
+// into buffers its inputs name, which other ops made and read.
+SpecialOpPlan planTriton(const core::Node& node, SpecialOpContext& context) {
   SpecialOpPlan plan;
-  plan.skip_reason =
-      node.kernel_file.empty()
-          ? "Triton kernel: its source is not in the trace"
-          : fmt::format("Triton kernel: source {} is not available to LibTorch replay",
-                        node.kernel_file);
+  std::string why = "no compiled-kernel support in this replay";
+  std::optional<compiled::PreparedLaunch> prepared;
+  if (context.compiled != nullptr) prepared = context.compiled->prepare(node, &why);
+  if (!prepared) {
+    plan.skip_reason = fmt::format("Triton kernel not launched: {}", why);
+    return plan;
+  }
+  struct Launch {
+    compiled::KernelDevice* device;
+    compiled::PreparedLaunch prepared;
+    std::vector<uint64_t> values;  // one slot per parameter; scalars set once
+    std::vector<void*> pointers;   // &values[i], what cuLaunchKernel reads
+  };
+  auto launch = std::make_shared<Launch>();
+  launch->device = context.compiled->device();
+  launch->prepared = std::move(*prepared);
+  const auto& params = launch->prepared.plan.params;
+  launch->values.assign(params.size(), 0);
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].kind == compiled::LaunchParam::Kind::kScalar) launch->values[i] = params[i].bits;
+    launch->pointers.push_back(&launch->values[i]);
+  }
+  const std::string name = node.name;
+  plan.run = [launch, name](const std::vector<at::Tensor>& tensors) {
+    const auto& plan_params = launch->prepared.plan.params;
+    for (size_t i = 0; i < plan_params.size(); ++i) {
+      if (plan_params[i].kind != compiled::LaunchParam::Kind::kTensor) continue;
+      const auto t = static_cast<size_t>(plan_params[i].tensor);
+      // A null pointer the kernel dereferences would fault the whole device
+      // context (sticky): refuse the call instead.
+      if (t >= tensors.size() || !tensors[t].defined()) {
+        throw std::runtime_error(fmt::format("launching {}: its argument {} has no tensor", name,
+                                             plan_params[i].name));
+      }
+      launch->values[i] = reinterpret_cast<uint64_t>(tensors[t].data_ptr());
+    }
+    if (launch->prepared.plan.empty) return std::vector<at::Tensor>{};
+    try {
+      launch->device->launch(launch->prepared.kernel, launch->prepared.plan,
+                             launch->pointers.data());
+    } catch (const RuntimeFailure& e) {
+      // A failed launch is this op's failure, reported like any other.
+      throw std::runtime_error(fmt::format("launching {}: {}", name, e.what()));
+    }
+    return std::vector<at::Tensor>{};
+  };
   return plan;
 }
 
@@ -83,7 +130,9 @@ const std::vector<std::pair<std::string, SpecialOp>> kRegistry = {
     {"record_param_comms",
      {"collectives on c10d process groups (one rank, or the ranks of a distributed replay)",
       planComm}},
-    {"triton", {"Triton kernels (PT2): reported, not replayed", planTriton}},
+    {"triton",
+     {"Triton kernels of compiled steps: launched from Inductor's cache, else stood in for",
+      planTriton}},
     {"aten::record_stream", {"stream bookkeeping: nothing on a CPU", planRecordStream}},
 };
 

@@ -13,6 +13,7 @@
 
 #include "core/graph.h"
 #include "replay/comm/comm_replayer.h"
+#include "replay/compiled/compiled_kernels.h"
 
 namespace tracetwin::replay {
 
@@ -24,6 +25,9 @@ struct SpecialOpContext {
   std::unique_ptr<comm::CommReplayer> comm;  // the one-rank group
   std::string comm_error;  // why it could not be created
   bool comm_tried = false;
+  // Triton kernels of compiled steps: launched from Inductor's cache when
+  // they can be (mode 1); null when the replay has no compiled kernels.
+  compiled::CompiledKernels* compiled = nullptr;
 };
 
 // Takes the op's input tensors (flattened, undefined ones included) and

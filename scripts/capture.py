@@ -11,6 +11,7 @@ CLI (bundled workloads live in scripts/workloads/<name>.py):
     /usr/bin/python3 scripts/capture.py --workload mlp --out data/
     /usr/bin/python3 scripts/capture.py --workload mlp --param batch=8 --out /tmp/x
     python3 scripts/capture.py --workload mlp --device cuda --out /tmp/gpu   (PyTorch >= 2.0)
+    python3 scripts/capture.py --workload cnn --device cuda --compile --out /tmp/gpu
 
 Writes NAME.et.json.gz (execution trace of exactly one step), NAME.kineto.json.gz (Kineto chrome
 trace of another step, when this PyTorch has Kineto; otherwise NAME.profiler.json.gz, the legacy
@@ -33,6 +34,7 @@ import time
 
 import torch
 
+import capture_compile
 import capture_dist
 import legacy_profiler_export
 
@@ -67,14 +69,27 @@ def _gzip_file(src, dst):
     os.remove(src)
 
 
-def _record_execution_trace(step_fn, path_json):
-    """Run step_fn once with the ET observer on; the observer writes plain JSON to path_json."""
+def _record_execution_trace(step_fn, path_json, under_profiler=False):
+    """Run step_fn once with the ET observer on; the observer writes plain JSON to path_json.
+
+    under_profiler: inside a CPU-only torch.profiler too, for compiled steps: Inductor records
+    its kernel launches only while a profiler runs (capture_compile.py).
+    """
     observer_name, cls = _et_observer_class()
     observer = cls()
     observer.register_callback(path_json)
     try:
         observer.start()
-        step_fn()
+        if under_profiler:
+            # record_shapes: Inductor's launches pass their arguments and kernel_file/
+            # kernel_backend to the record function only when the profiler reports input shapes
+            # (RecordFunctionFast: profilerEnabled() && report_input_shapes); without them the
+            # trace has bare `triton_*` labels (PyTorch 2.11 on an H100: 0 kernels selected).
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                        record_shapes=True):
+                step_fn()
+        else:
+            step_fn()
         observer.stop()
     finally:
         # unregister_callback finalises the file (writes the root node and closes the JSON).
@@ -290,7 +305,8 @@ def pin_host_malloc():
 
 
 def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
-            params=None, extra_meta=None, profiler_trace=True, device="cpu", distributed=False):
+            params=None, extra_meta=None, profiler_trace=True, device="cpu", distributed=False,
+            et_under_profiler=False):
     """Capture one training step of step_fn into out_dir.
 
     step_fn: a callable doing one full step (forward, loss, backward, optimizer.step).
@@ -300,6 +316,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
     extra_meta: dict, or callable returning a dict, merged into the meta (e.g. per-op times).
     distributed: this process is one rank of a process group (capture_dist): the timed steps
     start after a barrier, and the job's step (the slowest rank's) joins the meta.
+    et_under_profiler: observe the ET step inside a CPU profiler (compiled steps).
     """
     if measure_steps < MIN_MEASURE_STEPS:
         raise CaptureError("measure_steps must be >= %d, got %d"
@@ -319,7 +336,7 @@ def capture(step_fn, name, out_dir, warmup=5, measure_steps=20, threads=1,
 
     et_plain = os.path.join(out_dir, name + ".et.json")
     _synchronize(device)
-    observer_name = _record_execution_trace(step_fn, et_plain)
+    observer_name = _record_execution_trace(step_fn, et_plain, et_under_profiler)
     et_summary = _summarize_et(et_plain)
     _gzip_file(et_plain, et_plain + ".gz")
 
@@ -433,8 +450,12 @@ def _parse_param(text, defaults):
 
 
 def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name=None,
-                 device="cpu", amp=None):
+                 device="cpu", amp=None, compile=False):
     device = check_device(device)
+    if compile:
+        why = capture_compile.check_available(torch, device)
+        if why:
+            raise CaptureError(why)
     module = load_workload(name)
     amp_mode = configure_amp(amp, device)
     params = dict(module.DEFAULTS)
@@ -448,6 +469,10 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
     if distributed:
         params["rank"], params["world_size"] = capture_dist.init_rank()
         as_name = "%s.rank%d" % (as_name or name, params["rank"])
+    cache = None
+    if compile:  # a cache per rank: NAME[.rankR].inductor
+        cache = capture_compile.prepare_cache(out_dir, as_name or name)
+        capture_compile.compile_models(torch)
     # Threads first: some workloads measure per-op times while building.
     _set_threads(threads)
     torch.manual_seed(seed)
@@ -456,14 +481,21 @@ def run_workload(name, out_dir, overrides, seed, threads, warmup, steps, as_name
         torch.set_default_device(device)
     step_fn = module.build(params)
     check_amp_used(name)
+    if cache and not capture_compile.compiled_models():
+        raise CaptureError("--compile: workload %r builds no model through training_step "
+                           "(scripts/workloads/_common.py); nothing to compile" % name)
     extra = None
-    if hasattr(module, "extra_meta"):
-        extra = lambda: module.extra_meta(step_fn, params)  # noqa: E731
+    if hasattr(module, "extra_meta") or cache:
+        def extra():
+            meta = module.extra_meta(step_fn, params) if hasattr(module, "extra_meta") else {}
+            if cache:  # the kernels have all run by now: the cache's manifest
+                meta["compile"] = capture_compile.finish(cache, torch)
+            return meta
     if amp_mode is not None:
         extra = amp_meta(amp_mode, name, extra)
     meta = capture(step_fn, as_name or name, out_dir, warmup=warmup, measure_steps=steps,
                    threads=threads, params=params, extra_meta=extra, device=device,
-                   distributed=distributed)
+                   distributed=distributed, et_under_profiler=bool(cache))
     if distributed:
         capture_dist.finish()
     return meta
@@ -493,6 +525,9 @@ def main(argv=None):
     parser.add_argument("--nproc", type=int, default=1,
                         help="ranks on this host, one process each over Gloo: each writes "
                         "NAME.rank<R>.* (docs/distributed.md)")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile the workload's model (PyTorch >= 2.0); keeps "
+                        "Inductor's cache as NAME.inductor for `tracetwin replay --inductor-cache`")
     parser.add_argument("--malloc", choices=["pinned", "default"], default="pinned",
                         help="host allocator of the captured run: pinned (default; glibc's mmap "
                         "and trim thresholds fixed, as `tracetwin replay` runs) or default")
@@ -527,7 +562,8 @@ def main(argv=None):
             raise CaptureError("--name and --param apply to exactly one --workload")
         for name in names:
             meta = run_workload(name, args.out, args.param, args.seed, args.threads,
-                                args.warmup, args.steps, args.name, args.device, args.amp)
+                                args.warmup, args.steps, args.name, args.device, args.amp,
+                                args.compile)
             print("%-16s %8.3f ms/iter (median of %d)  ET %s, %d nodes, threads %s  %s"
                   % (meta["workload"], meta["iteration_ms"], len(meta["samples_ms"]),
                      meta["et"]["schema"], meta["et"]["nodes"], meta["et"]["thread_ids"],

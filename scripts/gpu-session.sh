@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check amp timeline
+#           calibrate_more compare fit dist check amp compile timeline
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -462,13 +462,86 @@ for name in ("timeline_resnet_cuda", "timeline_dlrm_cuda"):
 PY
 }
 
+# torch.compile steps (issue 42; docs/replay.md "Compiled steps"): a CNN and a transformer
+# captured with --compile (Kineto trace and Inductor cache kept), each replayed from the cache
+# (mode 1: the compiled kernels launched from C++; what cannot launch stands in by its Kineto time)
+# and with Kineto stand-ins alone (mode 2), --no-cupti, then predicted with the bundled H200
+# models. Sizes keep compilation short (about a minute for both on an H100 host) and the GPU
+# busy. TT_COMPILE_WORKLOADS overrides the list.
+compile_workloads=(
+  "resnet18_cmp resnet18_small batch=64 image=64"
+  "transformer_cmp transformer batch=32 seq=128 d_model=256 heads=4 ffn=1024 vocab=4096"
+)
+
+compile_summary() {
+  python3 - "$@" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        r = json.load(open(path))
+    except (OSError, ValueError) as e:
+        print("%s: %s" % (path, e)); continue
+    if "iteration_ms_median" not in r:  # a prediction: against the capture's own step time
+        try:
+            original = json.load(open(path.replace(".predict.json", ".meta.json")))["iteration_ms"]
+        except (OSError, ValueError, KeyError):
+            original = 0
+        print("%-44s predicted %7.3f ms  original %7.3f ms  predicted/original %5.3f"
+              % (path.rsplit("/", 1)[-1], r.get("iteration_ms", 0), original,
+                 r.get("iteration_ms", 0) / original if original else 0))
+        continue
+    c = r.get("compiled", {})
+    print("%-44s replay %7.3f ms  original %7.3f ms  replay/original %5.3f  coverage %5.1f%%  "
+          "kernels %d (fwd %d, bwd %d): launched %d, stood in recorded %d, predicted %d, none %d"
+          % (path.rsplit("/", 1)[-1], r.get("iteration_ms_median", 0),
+             r.get("original_iteration_ms", 0), r.get("ratio", 0), 100 * r.get("coverage", 0),
+             c.get("kernels", 0), c.get("forward_kernels", 0), c.get("backward_kernels", 0),
+             c.get("launched_from_cache", 0), c.get("stood_in_recorded", 0),
+             c.get("stood_in_predicted", 0), c.get("not_stood_in", 0)))
+PY
+}
+
+stage_compile() {
+  ensure_build || return 1
+  # Captures and caches outside res/ (the caches hold every compiled binary); what a later
+  # look needs is copied into res/cmp.
+  local out=$work/cmp spec name workload params p jsons=()
+  mkdir -p "$out" "$res/cmp"
+  local specs=("${compile_workloads[@]}") spec_args=() gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  [[ "$gpu" == *H100* ]] && spec_args=(--device-spec configs/devices/h100.yaml)
+  [ -n "${TT_COMPILE_WORKLOADS:-}" ] && IFS=';' read -r -a specs <<<"$TT_COMPILE_WORKLOADS"
+  for spec in "${specs[@]}"; do
+    read -r name workload params <<<"$spec"
+    local args=()
+    for p in $params; do args+=(--param "$p"); done
+    run_logged "capture_$name" python3 scripts/capture.py --workload "$workload" --name "$name" \
+      "${args[@]}" --device cuda --compile --out "$out" --warmup 3 --steps 10 || continue
+    cp "$out/$name".{et.json.gz,kineto.json.gz,meta.json} "$out/$name.inductor/tracetwin_kernels.json" \
+      "$res/cmp/" 2>/dev/null
+    run_logged "inspect_$name" tt inspect "$out/$name.et.json.gz"
+    run_logged "replay_${name}_cache" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --inductor-cache "$out/$name.inductor" --kineto "$out/$name.kineto.json.gz" \
+      --warmup 5 --iters 20 --no-cupti --json-out "$res/cmp/$name.replay_cache.json"
+    run_logged "replay_${name}_kineto" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --kineto "$out/$name.kineto.json.gz" --warmup 5 --iters 20 --no-cupti \
+      --json-out "$res/cmp/$name.replay_kineto.json"
+    # Fused kernels on the bundled H200 models' borrowed curves (scaled to an H100 on one).
+    run_logged "predict_$name" tt predict "$out/$name.et.json.gz" --models data/models/h200 \
+      "${spec_args[@]}" --json-out "$res/cmp/$name.predict.json"
+    jsons+=("$res/cmp/$name.replay_cache.json" "$res/cmp/$name.replay_kineto.json"
+      "$res/cmp/$name.predict.json")
+  done
+  [ ${#jsons[@]} -gt 0 ] && compile_summary "${jsons[@]}" | tee -a "$OUT/summary.txt"
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | timeline) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | timeline) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

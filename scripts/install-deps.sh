@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  ccache  # the Makefile's compiler cache: a fresh clone reuses earlier builds' objects
   libtorch-dev python3-torch python3-torchvision  # LibTorch for replay; torch to capture traces
   libgloo-dev  # headers ProcessGroupGloo.hpp needs (comm replay on CPU)
   libeigen3-dev libyaml-cpp-dev libxgboost-dev

@@ -332,6 +332,22 @@ void commFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = mainDtype(node);
 }
 
+// An Inductor kernel (kernel_backend "triton") fuses pointwise ops, or a
+// reduction and the pointwise ops around it, into one pass over memory: its
+// traffic is the bytes of the tensors it is handed, read or written once
+// each (the trace lists outputs among the inputs; an in_out buffer, read and
+// written, counts once). One FLOP per element of the largest of them.
+void fusedKernelFeatures(const core::Node& node, OpFeatures* f) {
+  f->dtype = mainDtype(node);
+  addTensorBytes(node, f);
+  double elems = 0;
+  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+    elems = std::max(elems, static_cast<double>(t.numel));
+  });
+  f->flops = elems;
+  f->x = {lg(f->bytes), lg(elems)};
+}
+
 void otherFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = mainDtype(node);
   addTensorBytes(node, f);
@@ -361,6 +377,8 @@ const std::unordered_map<std::string, Extractor>& extractors() {
                   OpFeatures* f) { shapedMemoryFeatures(n, f); }},
       {"comm",
        [](const core::Node& n, const std::vector<double>*, OpFeatures* f) { commFeatures(n, f); }},
+      {"triton", [](const core::Node& n, const std::vector<double>*,
+                    OpFeatures* f) { fusedKernelFeatures(n, f); }},
   };
   return table;
 }
@@ -452,7 +470,9 @@ OpFeatures computeFeatures(const core::Node& node, const std::vector<double>* in
   if (node.kernel_backend.empty()) {
     info = &nameInfo(node);
   } else {
-    triton = {node.name, core::opFamily(node), nullptr};
+    std::string family = core::opFamily(node);
+    const Extractor* extract = family == "triton" ? &extractors().at("triton") : nullptr;
+    triton = {node.name, std::move(family), extract};
   }
   // A memory-bound op that did no work costs what a view does.
   NameInfo passed;

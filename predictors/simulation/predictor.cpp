@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/compiled_regions.h"
 #include "core/device_twins.h"
 #include "core/errors.h"
 #include "core/op_family.h"
@@ -22,6 +23,7 @@
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
 #include "predictors/kernels/cross_device.h"
+#include "predictors/kernels/fused_kernels.h"
 #include "predictors/host/fresh_pages.h"
 #include "predictors/host/op_cpu_costs.h"
 #include "predictors/simulation/op_record.h"
@@ -253,6 +255,42 @@ void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& mod
   predictAsSum(r, parts, "rnn_steps", graph, models, opts);
 }
 
+// Triton kernels when the set has no model of their own: the calibrated
+// curve of the family they do the work of (fused_kernels.h). Returns those
+// left for the device-spec fallback (no such family in the set).
+std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
+                                    const ModelSet& models, const PredictOptions& opts,
+                                    const DeviceSpec& scale_from) {
+  std::map<std::string, std::pair<const KernelModel*, std::vector<size_t>>> groups;  // by label
+  std::vector<size_t> rest;
+  for (size_t i : idx) {
+    std::string label;
+    const KernelModel* m = borrowedModel(models, recs[i].node->name, &label);
+    if (m == nullptr) {
+      rest.push_back(i);
+      continue;
+    }
+    groups[label].first = m;
+    groups[label].second.push_back(i);
+  }
+  for (const auto& [label, group] : groups) {
+    const std::vector<double> us =
+        predictDistinct(*group.first, models.device, distinctOps(recs, group.second));
+    for (size_t k = 0; k < group.second.size(); ++k) {
+      OpRecord& r = recs[group.second[k]];
+      double t = std::max(us[k], 0.0);
+      if (opts.target) {
+        t = habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
+                         scale_from, *opts.target);
+      }
+      r.out.predicted_us = t;
+      r.out.model = label;
+      r.fallback = false;
+    }
+  }
+  return rest;
+}
+
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
@@ -271,8 +309,12 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     }
     by_family[last].second.push_back(i);
   }
-  for (const auto& [family, idx] : by_family) {
+  for (auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
+    if (family == "triton" && model == nullptr) {
+      idx = predictBorrowed(recs, idx, models, opts, scale_from);
+      if (idx.empty()) continue;
+    }
     std::shared_ptr<const KernelModel> fallback;
     bool unmodelled = model == nullptr;
     // Unmodelled ops are predicted straight on the destination device.
@@ -473,6 +515,8 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                     "no entry for the op)",
                     defaults_used));
   }
+  // Compiled regions whose kernels the trace lacks predict too short a step.
+  for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
   return p;
 }
 

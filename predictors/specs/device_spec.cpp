@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "predictors/specs/link_specs.h"
 #include "predictors/specs/yaml_strict.h"
 
 namespace tracetwin::predictors {
@@ -52,10 +53,16 @@ std::vector<CacheSpec> readCaches(const yaml::MapReader& top) {
 }
 
 std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
-  std::vector<LinkSpec> out;
-  if (!top.has("links")) return out;
+  if (!top.has("links")) return {};
   YAML::Node list = top.get("links");
   if (!list.IsSequence()) top.fail(list, "'links' must be a list");
+  return readLinkList(top, list);
+}
+
+}  // namespace
+
+std::vector<LinkSpec> readLinkList(const yaml::MapReader& top, const YAML::Node& list) {
+  std::vector<LinkSpec> out;
   for (size_t i = 0; i < list.size(); ++i) {
     yaml::MapReader l(list[i], top.source(), fmt::format("links[{}]", i));
     l.checkKeys({"name", "bandwidth_gbps", "latency_us"}, {});
@@ -64,8 +71,6 @@ std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
   }
   return out;
 }
-
-}  // namespace
 
 const char* deviceKindName(DeviceKind kind) { return kind == DeviceKind::kGpu ? "gpu" : "cpu"; }
 

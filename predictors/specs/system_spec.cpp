@@ -5,25 +5,16 @@
 #include <filesystem>
 
 #include "core/errors.h"
+#include "predictors/specs/link_specs.h"
 #include "predictors/specs/yaml_strict.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-constexpr double kGiga = 1e9;
-constexpr double kMicro = 1e-6;
-
 std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
-  std::vector<LinkSpec> out;
   YAML::Node list = top.get("links");
   if (!list.IsSequence() || list.size() == 0) top.fail(list, "'links' must be a non-empty list");
-  for (size_t i = 0; i < list.size(); ++i) {
-    yaml::MapReader l(list[i], top.source(), fmt::format("links[{}]", i));
-    l.checkKeys({"name", "bandwidth_gbps", "latency_us"}, {});
-    out.push_back({l.str("name"), l.positive("bandwidth_gbps") * kGiga,
-                   l.nonNegative("latency_us") * kMicro});
-  }
-  return out;
+  return readLinkList(top, list);
 }
 
 }  // namespace

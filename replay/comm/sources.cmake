@@ -1,6 +1,6 @@
 # replay/comm: communication replay through LibTorch's c10d.
-# Included by replay/CMakeLists.txt (into tracetwin_replay) and by
-# tests/replay_device. Sets:
+# Included by replay/CMakeLists.txt: the spec into tracetwin_replay_portable,
+# the rest into tracetwin_replay. Sets:
 #   TRACETWIN_REPLAY_COMM_SPEC_SOURCES  torch-free collective parsing
 #   TRACETWIN_REPLAY_COMM_SOURCES       everything (spec + c10d replay; needs LibTorch)
 #   TRACETWIN_REPLAY_COMM_LIBS          libraries they link

@@ -1,6 +1,6 @@
 # replay/device: device timers, CUDA discovery and CUPTI kernel collection.
-# Included by replay/CMakeLists.txt (into tracetwin_replay) and by
-# tests/replay_device. Sets:
+# Included by replay/CMakeLists.txt (into tracetwin_replay_device) and by
+# tests/replay_device (its stand-ins). Sets:
 #   TRACETWIN_REPLAY_DEVICE_SOURCES      sources to compile (torch-free)
 #   TRACETWIN_REPLAY_DEVICE_LIBS         libraries they link
 #   TRACETWIN_REPLAY_DEVICE_DEFINITIONS  compile definitions

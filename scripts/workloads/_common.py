@@ -2,6 +2,10 @@
 
 import _amp
 
+# Applied to each workload's model when set (capture.py --compile sets torch.compile): the step
+# calls what it returns; the optimizer keeps the model's own parameters.
+MODEL_WRAPPER = None
+
 
 def training_step(model, loss_fn, optimizer, inputs, target):
     """Return a closure doing one full training step: zero_grad, forward, loss, backward, step.
@@ -10,6 +14,8 @@ def training_step(model, loss_fn, optimizer, inputs, target):
     """
     if not isinstance(inputs, tuple):
         inputs = (inputs,)
+    if MODEL_WRAPPER is not None:
+        model = MODEL_WRAPPER(model)
     if _amp.mode() is not None:
         return _amp.training_step(model, loss_fn, optimizer, inputs, target)
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -19,23 +20,31 @@
 #include "predictors/specs/device_spec.h"
 #include "predictors/models/model_set.h"
 #include "replay/replayer.h"
+#include "tests/calibration/toy_seams.h"
 
 namespace tracetwin::calibration {
 namespace {
 
 namespace fs = std::filesystem;
 
-// One tiny calibration (two families, 8 s) shared by the tests below.
+// One tiny calibration (two families, 8 s of the toy host's clock) shared by
+// the tests below. The toy host (tests/support/toy_host.h) replays by
+// formula, so what the run measures and fits is the same on any machine:
+// these tests check the calibration's logic, never what a few seconds of a
+// real, shared host happen to yield (no view model and no cold-tensor term
+// on another 2-core EPYC: issue 38). Real calibrations are run by
+// scripts/e2e-compare.py and the benchmarks.
 class TinyCalibration : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!replay::replayAvailable()) return;
     // One directory per process: ctest runs each of these tests in its own
     // process, in parallel, and a shared one was removed under a running test.
     dir_ = (fs::temp_directory_path() / ("tracetwin_calib_tiny_" + std::to_string(::getpid())))
                .string();
     fs::remove_all(dir_);
+    host_ = std::make_shared<testing::ToyHost>();
     CalibrationOptions o;
+    o.seams = testing::toySeams(host_);
     o.out_dir = dir_;
     o.budget_s = 8;
     o.families = {"elementwise", "view"};
@@ -51,10 +60,8 @@ class TinyCalibration : public ::testing::Test {
   static void TearDownTestSuite() {
     delete result_;
     result_ = nullptr;
+    host_.reset();
     if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  void SetUp() override {
-    if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   }
   // A fresh directory beside dir_ holding only its dataset and device file.
   static std::string copyOfDatasetAndDevice(const std::string& suffix) {
@@ -66,11 +73,13 @@ class TinyCalibration : public ::testing::Test {
     return copy;
   }
   static std::string dir_;
+  static std::shared_ptr<testing::ToyHost> host_;
   static CalibrationResult* result_;
   static int progress_calls_;
   static CalibrationProgress last_;
 };
 std::string TinyCalibration::dir_;
+std::shared_ptr<testing::ToyHost> TinyCalibration::host_;
 CalibrationResult* TinyCalibration::result_ = nullptr;
 int TinyCalibration::progress_calls_ = 0;
 CalibrationProgress TinyCalibration::last_;
@@ -85,13 +94,12 @@ TEST_F(TinyCalibration, WritesDatasetDeviceAndModelsThatLoadBack) {
     EXPECT_GT(r.sample.measured_us, 0) << r.case_label;
     EXPECT_LT(r.sample.measured_us, 1e6) << r.case_label;
   }
+  // The device file is the probe's (the toy host's), written and read back.
   const predictors::DeviceSpec spec = predictors::loadDeviceSpec(dir_ + "/device.yaml");
   EXPECT_EQ(spec.kind, predictors::DeviceKind::kCpu);
-  // A reference-BLAS mm on one core runs at 0.1-1000 GFLOP/s; a copy at 0.1-1000 GB/s.
-  EXPECT_GT(spec.peakFlops(core::DType::kFloat32), 1e8);
-  EXPECT_LT(spec.peakFlops(core::DType::kFloat32), 1e12);
-  EXPECT_GT(spec.memory_bandwidth, 1e8);
-  EXPECT_LT(spec.memory_bandwidth, 1e12);
+  EXPECT_DOUBLE_EQ(spec.peakFlops(core::DType::kFloat32), host_->costs().flops_per_us * 1e6);
+  EXPECT_DOUBLE_EQ(spec.memory_bandwidth, host_->costs().bytes_per_us * 1e6);
+  EXPECT_EQ(spec.lastLevelCacheBytes(), static_cast<int64_t>(host_->costs().cache_bytes));
   const predictors::ModelSet models = predictors::ModelSet::load(dir_);
   EXPECT_EQ(models.device.name, spec.name);
   EXPECT_EQ(models.torch_version, libtorchVersion());
@@ -120,10 +128,11 @@ TEST_F(TinyCalibration, RepeatsArePooledIntoOneRowPerOp) {
   for (const auto& f : result_->families) {
     repeated += f.repeated_runs;
     if (f.repeated_runs > 0) {
-      // Two timings of one op a pass apart do not agree to 0.1% on average;
-      // comparing a timing with itself would give the 1e-6 floor.
+      // Two timings of one op a pass apart differ as the toy host's speed
+      // drifted (up to 2%) in between; comparing a timing with itself would
+      // give the 1e-6 floor.
       EXPECT_GT(f.repeat_gmae, 1e-3) << f.family;
-      EXPECT_LT(f.repeat_gmae, 10) << f.family;
+      EXPECT_LT(f.repeat_gmae, 0.05) << f.family;
     }
   }
   EXPECT_GT(repeated, 0);
@@ -148,6 +157,9 @@ TEST_F(TinyCalibration, MeasuresThroughTheSteadyHostGate) {
   int64_t reruns = 0;
   for (const auto& f : result_->families) reruns += f.host_reruns;
   EXPECT_EQ(reruns, g.reruns);
+  // The toy host has a slow phase every 5 s of its clock: a replay it
+  // overtook was run again.
+  EXPECT_GT(g.reruns, 0);
   // Every row says how slow the host was (1 = its fast phase), also once read back.
   for (const auto& r : result_->rows) EXPECT_GT(r.host_slowdown, 0.5) << r.case_label;
   const std::vector<DatasetRow> back = readDataset(dir_ + "/dataset.jsonl");
@@ -172,7 +184,9 @@ TEST_F(TinyCalibration, ColdUnitsFitTheCodeColdPenalty) {
   const predictors::CodeColdModel& c = result_->code_cold;
   ASSERT_FALSE(c.empty());
   EXPECT_GT(c.pairs, 0);
-  EXPECT_GT(c.tau_us, 0);
+  // The toy host's code goes cold with a time constant of 2 ms.
+  EXPECT_GT(c.tau_us, host_->costs().code_tau_us / 2);
+  EXPECT_LT(c.tau_us, host_->costs().code_tau_us * 2);
   EXPECT_EQ(predictors::ModelSet::load(dir_).code_cold.toJson(), c.toJson());
   // The kernel models never see the cold rows, nor the evicted ones.
   for (const auto& f : result_->fit.families) {
@@ -204,7 +218,9 @@ TEST_F(TinyCalibration, EvictedUnitsFitTheColdTensorTerm) {
   ASSERT_FALSE(c.empty());
   EXPECT_GT(c.pairs, 0);
   EXPECT_LE(c.pairs, static_cast<int64_t>(cold.size()));  // ops with input tensors
-  EXPECT_GE(c.all_us, 0);
+  // What an input tensor gone cold costs the toy host, recovered within 10%
+  // (its speed drifts by 2%).
+  EXPECT_NEAR(c.all_us, host_->costs().cold_tensor_us, 0.1 * host_->costs().cold_tensor_us);
   EXPECT_EQ(predictors::ModelSet::load(dir_).cold_tensors.toJson(), c.toJson());
 }
 
@@ -212,11 +228,14 @@ TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {
   ASSERT_NE(result_, nullptr);
   EXPECT_GE(result_->between_ops.size(), 8u);
   ASSERT_TRUE(result_->between_fit.ok);
-  // A replay loop spends well under 20 us between two ops, and under a
-  // third of the ops' own time.
-  EXPECT_LT(result_->between_fit.per_op_us, 20);
-  EXPECT_LT(result_->between_fit.per_output_us, 20);
-  EXPECT_LT(result_->between_fit.share_of_op_time, 0.33);
+  // The toy host's loop costs per op and per produced tensor, recovered
+  // within 5% (its speed drifts by 2%); it charges nothing in proportion to
+  // the ops' own time.
+  const testing::ToyHostCosts& toy = host_->costs();
+  EXPECT_NEAR(result_->between_fit.per_op_us, toy.loop_per_op_us, 0.05 * toy.loop_per_op_us);
+  EXPECT_NEAR(result_->between_fit.per_output_us, toy.loop_per_output_us,
+              0.05 * toy.loop_per_output_us);
+  EXPECT_LT(result_->between_fit.share_of_op_time, 0.01);
   const auto models = predictors::ModelSet::load(dir_);
   const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
   EXPECT_EQ(t1.count(predictors::kAllOps), 1u);
@@ -353,8 +372,8 @@ TEST(Calibrator, RejectsBadOptionsBeforeMeasuring) {
 // --cases: only the grid points whose label matches are measured (what
 // extends a dataset with ops it lacks).
 TEST(Calibrator, CaseFilterMeasuresOnlyTheMatchingGridPoints) {
-  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   CalibrationOptions o;
+  o.seams = testing::toySeams(std::make_shared<testing::ToyHost>());
   o.out_dir = (fs::temp_directory_path() / ("tracetwin_calib_cases_" + std::to_string(::getpid())))
                   .string();
   o.budget_s = 2;
@@ -375,13 +394,13 @@ TEST(Calibrator, CaseFilterMeasuresOnlyTheMatchingGridPoints) {
 // The copy grid's transpose+contiguous case runs a view op (transpose) right
 // after the previous copy's long contiguous: its time is not a view sample.
 TEST(ReplayUnit, SamplesOnlyTheFamilyUnderTest) {
-  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch: nothing to replay";
   const std::vector<MicrobenchCase> cases = microbenchFamily("copy").cases(GridOptions{});
   auto it = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
     return c.label.rfind("transpose+contiguous", 0) == 0;
   });
   ASSERT_NE(it, cases.end());
   CalibrationOptions o;
+  o.seams = testing::toySeams(std::make_shared<testing::ToyHost>());
   const CaseOutcome out = runCase(ReplayUnit{{*it}, it->est_us}, o, "host-cpu");
   ASSERT_TRUE(out.failure.empty()) << out.failure;
   ASSERT_FALSE(out.rows.empty());

@@ -1,11 +1,9 @@
 // The calibrate and compare commands end to end through the binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,31 +12,17 @@
 
 #include "core/statistics.h"
 #include "predictors/models/model_set.h"
-#include "replay/replayer.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
 
 namespace tracetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using RunResult = testing::CommandRun;
 
-RunResult run(const std::string& args) {
-  RunResult r;
-  const std::string cmd = testing::tracetwinBinary() + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+RunResult run(const std::string& args) { return testing::runTracetwin(args); }
 
 // Models for the tests: the bundled host models when present, else a 10 s
 // calibration of the families the MLP trace uses most.
@@ -55,12 +39,12 @@ std::string modelsDir() {
 }
 
 TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
-  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
   const std::string json = (fs::temp_directory_path() / "tracetwin_calib_compare.json").string();
   const RunResult r = run("compare " + testing::dataPath("mlp.et.json.gz") + " --models " +
                           modelsDir() + " --warmup 1 --iters 3 --json-out " + json);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("iteration"), std::string::npos) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("iteration"), std::string::npos) << r.output();
   std::ifstream in(json);
   const nlohmann::json doc = nlohmann::json::parse(in);
   for (const char* key : {"measured_ms", "predicted_ms", "error_pct"}) {
@@ -79,10 +63,10 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   const double spread = 100 * (core::quantile(its, 0.9) - core::quantile(its, 0.1)) /
                         doc["measured_ms"].get<double>();
   EXPECT_NEAR(doc["measured_spread_pct"].get<double>(), spread, 1e-9);
-  EXPECT_NE(r.output.find(fmt::format("({:.1f}% of the median)", spread)), std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("the replayed iterations spread over") != std::string::npos, spread > 10)
-      << r.output;
+  EXPECT_NE(r.output().find(fmt::format("({:.1f}% of the median)", spread)), std::string::npos)
+      << r.output();
+  EXPECT_EQ(r.output().find("the replayed iterations spread over") != std::string::npos, spread > 10)
+      << r.output();
   // The MLP step's ops fall in these families (88 ops: mm/linear, add_/mul_/
   // relu, t/view, sum, cross-entropy); every one must have both numbers.
   int64_t ops = 0;
@@ -124,11 +108,11 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
   ASSERT_TRUE(doc.contains("models_host_differences"));
   ASSERT_TRUE(doc["models_host_differences"].is_array());
   EXPECT_EQ(doc["models_host_differences"].empty(),
-            r.output.find("calibrated on another host") == std::string::npos)
-      << r.output;
+            r.output().find("calibrated on another host") == std::string::npos)
+      << r.output();
   // The host's speed around the replay against the models' calibration
   // (host_speed.h): both probes measured, the calibrated rate the models'.
-  ASSERT_TRUE(doc.contains("host_speed")) << r.output;
+  ASSERT_TRUE(doc.contains("host_speed")) << r.output();
   const auto& speed = doc["host_speed"];
   EXPECT_GT(speed["before_gflops"].get<double>(), 0);
   EXPECT_GT(speed["after_gflops"].get<double>(), 0);
@@ -138,56 +122,56 @@ TEST(CompareCommand, MlpGivesFiniteNumbersForEveryFamily) {
               0.5 * (speed["before_gflops"].get<double>() + speed["after_gflops"].get<double>()) /
                   speed["calibrated_gflops"].get<double>(),
               1e-12);
-  EXPECT_NE(r.output.find("host speed: the calibration's float32 mm probe ran at"),
+  EXPECT_NE(r.output().find("host speed: the calibration's float32 mm probe ran at"),
             std::string::npos)
-      << r.output;
+      << r.output();
   fs::remove(json);
 }
 
 TEST(CompareCommand, NoHostSpeedSkipsTheProbe) {
-  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
   const std::string json = (fs::temp_directory_path() / "tracetwin_calib_nospeed.json").string();
   const RunResult r = run("compare " + testing::dataPath("adds5k.et.json.gz") + " --models " +
                           modelsDir() + " --warmup 0 --iters 1 --no-host-speed --json-out " + json);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output();
   std::ifstream in(json);
   const nlohmann::json doc = nlohmann::json::parse(in);
   EXPECT_FALSE(doc.contains("host_speed"));
-  EXPECT_EQ(r.output.find("host speed:"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output().find("host speed:"), std::string::npos) << r.output();
   fs::remove(json);
 }
 
 TEST(CompareCommand, MissingModelsDirectoryIsAnInputError) {
   const RunResult r = run("compare " + testing::dataPath("mlp.et.json.gz") +
                           " --models /nonexistent/tracetwin-models");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("/nonexistent/tracetwin-models: models directory not found"),
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("/nonexistent/tracetwin-models: models directory not found"),
             std::string::npos)
-      << r.output;
+      << r.output();
 }
 
 TEST(CalibrateCommand, UnknownFamilyListsTheKnownOnes) {
   const RunResult r = run("calibrate --out /tmp/tracetwin_calib_never --families gemm,gemmm");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("unknown microbenchmark family 'gemmm'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("embedding_bag"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("unknown microbenchmark family 'gemmm'"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("embedding_bag"), std::string::npos) << r.output();
 }
 
 TEST(CalibrateCommand, UnknownPoolingIsAUsageError) {
   const RunResult r = run("calibrate --out /tmp/tracetwin_calib_never --pool mean");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--pool"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("fastest"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("--pool"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("fastest"), std::string::npos) << r.output();
 }
 
 TEST(CalibrateCommand, CudaWithoutAGpuSaysSo) {
-  if (!replay::replayAvailable()) GTEST_SKIP() << "built without LibTorch";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
   const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_cuda").string();
   const RunResult r = run("calibrate --out " + dir + " --device cuda --budget-s 5");
   fs::remove_all(dir);
   if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device is present here";
-  EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("CUDA"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output();
+  EXPECT_NE(r.output().find("CUDA"), std::string::npos) << r.output();
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "predictors/host/overheads.h"
 #include "replay/device/fake_kernel_collector.h"
 #include "replay/replayer.h"
+#include "tests/calibration/toy_seams.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -125,6 +126,9 @@ TEST(DeviceTimedCalibration, FitsHostCostsThatTheSavedModelsCarryAndARefitKeeps)
   o.repeats = 2;
   o.families = {"elementwise", "view"};
   o.adjust_replay = withFakeKernels<>;
+  // The device spec is not under test: the toy host's, not the seconds of
+  // mm, copy, page-fault and cache probes a real one takes.
+  o.seams.probe_device = [](const ProbeOptions&) { return testing::toyProbe({}); };
   const CalibrationResult r = runCalibration(o);
   ASSERT_TRUE(r.host_costs.ok());
   EXPECT_GT(r.host_costs.launching_ops, 0);

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "calibration/graph_builder.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::calibration {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
+using testing::kMiB;
 
 // A row for `label` whose op is an add_ of two [16] float tensors.
 DatasetRow addRow(const std::string& label, double us) {

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/support/values.h"
+
 namespace tracetwin::calibration {
 namespace {
 
-constexpr double kMiB = 1 << 20;
+using testing::kMiB;
 
 std::vector<int64_t> mib(std::vector<int64_t> v) {
   for (int64_t& x : v) x *= int64_t{1} << 20;

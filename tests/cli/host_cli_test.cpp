@@ -2,17 +2,16 @@
 // set's CPU models were calibrated on a host like it (what `make demo` asks
 // before it uses the bundled models).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin {
 namespace {
@@ -23,16 +22,8 @@ struct HostRun {
 };
 
 HostRun runHost(const std::string& args) {
-  testing::TempDir dir;
-  const std::string out = dir.path() + "/out.txt";
-  const std::string cmd = testing::tracetwinBinary() + " host " + args + " >" + out + " 2>&1";
-  HostRun run;
-  const int status = std::system(cmd.c_str());
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream text;
-  text << std::ifstream(out).rdbuf();
-  run.output = text.str();
-  return run;
+  const testing::CommandRun run = testing::runTracetwin("host " + args);
+  return {run.exit_code, run.output()};
 }
 
 nlohmann::json hereFacts() {

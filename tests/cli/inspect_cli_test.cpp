@@ -1,45 +1,23 @@
 // `tracetwin inspect` end to end: the built binary, its exit codes, its one
 // line on stderr, its JSON.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::CommandRun;
 
-RunResult run(const std::string& args) {
-  testing::TempDir dir;
-  const std::string err_path = dir.path() + "/stderr";
-  const std::string cmd = testing::tracetwinBinary() + " " + args + " 2>" + err_path;
-  RunResult r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  return r;
-}
+RunResult run(const std::string& args) { return testing::runTracetwin(args); }
 
 size_t lines(const std::string& s) {
   size_t n = 0;

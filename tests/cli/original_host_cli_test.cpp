@@ -3,17 +3,16 @@
 // differs; a meta file without a host record raises nothing. And a replay far
 // under its original's time says what the trace cannot hold (original_gap).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin {
 namespace {
@@ -29,16 +28,12 @@ ReplayRun replayWithMeta(const std::string& meta) {
   testing::TempDir dir;
   std::filesystem::copy_file(testing::dataPath("mlp.et.json.gz"), dir.path() + "/w.et.json.gz");
   std::ofstream(dir.path() + "/w.meta.json") << meta;
-  const std::string json = dir.path() + "/r.json", out = dir.path() + "/out.txt";
-  const std::string cmd = testing::tracetwinBinary() + " replay " + dir.path() +
-                          "/w.et.json.gz --warmup 0 --iters 1 --json-out " + json + " >" + out +
-                          " 2>&1";
+  const std::string json = dir.path() + "/r.json";
+  const testing::CommandRun replayed = testing::runTracetwin(
+      "replay " + dir.path() + "/w.et.json.gz --warmup 0 --iters 1 --json-out " + json);
   ReplayRun run;
-  const int status = std::system(cmd.c_str());
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream text;
-  text << std::ifstream(out).rdbuf();
-  run.output = text.str();
+  run.code = replayed.exit_code;
+  run.output = replayed.output();
   if (run.code == 0) run.report = nlohmann::json::parse(std::ifstream(json));
   return run;
 }
@@ -47,7 +42,7 @@ TEST(OriginalHostCli, WarnsWhenTheOriginalRanOnAnotherCpu) {
   const ReplayRun run = replayWithMeta(R"({"iteration_ms": 5.0, "threads": 1, "device": "cpu",
       "host": {"cpu_model": "Imaginary CPU", "cpu_family": 1, "cpu_model_number": 1,
                "caches": [{"level": "L1", "bytes": 1024}]}})");
-  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("warning: the original ran on another host"), std::string::npos)
       << run.output;
@@ -61,7 +56,7 @@ TEST(OriginalHostCli, WarnsWhenTheOriginalRanOnAnotherCpu) {
 
 TEST(OriginalHostCli, NoHostRecordNoWarning) {
   const ReplayRun run = replayWithMeta(R"({"iteration_ms": 5.0, "threads": 1})");
-  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_EQ(run.output.find("another host"), std::string::npos) << run.output;
   EXPECT_TRUE(run.report.at("original_host_differences").empty());
@@ -78,7 +73,7 @@ TEST(OriginalHostCli, AMalformedHostRecordIsAnInputError) {
 // to carry ~1.1 ms more.
 TEST(OriginalHostCli, AReplayFarUnderItsOriginalSaysWhatTheTraceCannotHold) {
   const ReplayRun run = replayWithMeta(R"({"iteration_ms": 100.0, "threads": 1, "device": "cpu"})");
-  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("note: the original took"), std::string::npos) << run.output;
   const auto& gap = run.report.at("original_gap");
@@ -90,7 +85,7 @@ TEST(OriginalHostCli, AReplayFarUnderItsOriginalSaysWhatTheTraceCannotHold) {
 
 TEST(OriginalHostCli, AReplayAsLongAsItsOriginalHasNoGapNote) {
   const ReplayRun run = replayWithMeta(R"({"iteration_ms": 0.001, "threads": 1, "device": "cpu"})");
-  if (run.code == 3) GTEST_SKIP() << "replay is not in this build";
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_EQ(run.output.find("note: the original took"), std::string::npos) << run.output;
   EXPECT_FALSE(run.report.contains("original_gap"));

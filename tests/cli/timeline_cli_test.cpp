@@ -2,48 +2,25 @@
 // the built binary, its exit codes, and files that keep the trace-event
 // format's rules (timeline/trace_checks.h) or read back as Chakra ETs.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "core/chakra/chakra_trace.h"
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
 #include "timeline/trace_checks.h"
 
 namespace tracetwin {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::CommandRun;
 
-RunResult run(const std::string& args) {
-  testing::TempDir dir;
-  const std::string err_path = dir.path() + "/stderr";
-  const std::string cmd = testing::tracetwinBinary() + " " + args + " 2>" + err_path;
-  RunResult r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  return r;
-}
+// `tracetwin ARGS` (unity build: a name of this file's own).
+RunResult runTimeline(const std::string& args) { return testing::runTracetwin(args); }
 
 std::set<core::NodeId> nodeIds(const std::vector<std::string>& traces) {
   std::set<core::NodeId> ids;
@@ -74,7 +51,7 @@ TEST(TimelineCli, PredictWritesTheSimulatedIteration) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("cnn.et.json.gz");
   const std::string out = dir.path() + "/cnn.timeline.json.gz";
-  const RunResult r = run("predict " + trace + " --models " +
+  const RunResult r = runTimeline("predict " + trace + " --models " +
                           testing::sourcePath("data/models/host") + " --timeline " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("timeline: " + out + " (prediction;"), std::string::npos) << r.out;
@@ -86,7 +63,7 @@ TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
   const std::string trace = testing::dataPath("mlp.et.json.gz");
   const std::string out = dir.path() + "/mlp.timeline.json";
   const RunResult r =
-      run("compare " + trace + " --models " + testing::sourcePath("data/models/host") +
+      runTimeline("compare " + trace + " --models " + testing::sourcePath("data/models/host") +
           " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -101,7 +78,7 @@ TEST(TimelineCli, ReplayBesideItsOriginal) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
   const std::string out = dir.path() + "/mlp.replay.json.gz";
-  const RunResult r = run("replay " + trace + " --kineto " + testing::dataPath("mlp.profiler.json.gz") +
+  const RunResult r = runTimeline("replay " + trace + " --kineto " + testing::dataPath("mlp.profiler.json.gz") +
                           " --warmup 1 --iters 2 --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -115,7 +92,7 @@ TEST(TimelineCli, EveryRankOfADistributedReplay) {
   const std::string traces = testing::dataPath("distributed/ddp_mlp.rank{rank}.et.json.gz");
   const std::string kineto = testing::dataPath("distributed/ddp_mlp.rank{rank}.profiler.json.gz");
   const std::string out = dir.path() + "/ddp.json";
-  const RunResult r = run("replay --nproc 2 '" + traces + "' --kineto '" + kineto +
+  const RunResult r = runTimeline("replay --nproc 2 '" + traces + "' --kineto '" + kineto +
                           "' --warmup 1 --iters 2 --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "distributed replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -129,7 +106,7 @@ TEST(ExportCli, ChakraOfEveryDlrmRank) {
   testing::TempDir dir;
   const std::string traces = testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz");
   const std::string out = dir.path() + "/dlrm-chakra/rank{rank}.et";
-  const RunResult r = run("export --chakra '" + out + "' '" + traces + "'");
+  const RunResult r = runTimeline("export --chakra '" + out + "' '" + traces + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (int rank = 0; rank < 8; ++rank) {
     const std::string file = dir.path() + "/dlrm-chakra/rank" + std::to_string(rank) + ".et";
@@ -144,8 +121,8 @@ TEST(ExportCli, ChakraOfEveryDlrmRank) {
     EXPECT_EQ(s.metadata["tracetwin_durations"], "kineto");
   }
   // inspect reads them back: the same ops as the JSON ET.
-  const RunResult a = run("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
-  const RunResult b = run("inspect --json " + dir.path() + "/dlrm-chakra/rank3.et");
+  const RunResult a = runTimeline("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
+  const RunResult b = runTimeline("inspect --json " + dir.path() + "/dlrm-chakra/rank3.et");
   ASSERT_EQ(b.exit_code, 0) << b.err;
   const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
   EXPECT_EQ(ja["top_level_ops"], jb["top_level_ops"]);
@@ -157,11 +134,11 @@ TEST(ExportCli, UsageErrorsExitTwo) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
   const RunResult no_models =
-      run("export --chakra " + dir.path() + "/x.et " + trace + " --from prediction");
+      runTimeline("export --chakra " + dir.path() + "/x.et " + trace + " --from prediction");
   EXPECT_EQ(no_models.exit_code, 2);
   EXPECT_NE(no_models.err.find("--from prediction needs --models DIR"), std::string::npos)
       << no_models.err;
-  const RunResult no_rank_out = run("export --chakra " + dir.path() + "/x.et '" +
+  const RunResult no_rank_out = runTimeline("export --chakra " + dir.path() + "/x.et '" +
                                     testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
   EXPECT_EQ(no_rank_out.exit_code, 2);
   EXPECT_NE(no_rank_out.err.find("put '{rank}' in the output path too"), std::string::npos)

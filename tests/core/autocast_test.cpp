@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/autocast_graphs.h"
+#include <algorithm>
+
+#include "core/trace_reader.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core {
 namespace {
@@ -77,6 +81,39 @@ TEST(Autocast, ACastOfAnotherTensorIsNotAutocasts) {
       .parent = 3;
   const Graph g = b.build();
   EXPECT_FALSE(findAutocastCall(g, g.node(3)).has_value());
+}
+
+}  // namespace
+}  // namespace tracetwin::core
+
+namespace tracetwin::core {
+namespace {
+
+// A bf16-autocast transformer step captured on an H100 with PyTorch 2.11
+// (data/h100/amp): cross_entropy_loss (op 290) is on no autocast list, but
+// the nll_loss three levels inside it is on the fp32 one (nll_loss_nd 298 ->
+// nll_loss 299, whose children are the cast 300 and the inner call 306).
+TEST(Autocast, NestedAutocastCallsAreReplayedThroughTheirParentsChildren) {
+  const Graph g = readTrace(testing::dataPath("h100/amp/transformer_bf16.et.json.gz"));
+  const std::vector<NodeId> top = selectTopLevelOps(g).ops;
+  std::vector<NodeId> expanded;
+  const std::vector<NodeId> ops = expandNestedAutocast(g, top, &expanded);
+  EXPECT_EQ(expanded, (std::vector<NodeId>{290, 298}));
+  auto has = [&](NodeId id) { return std::find(ops.begin(), ops.end(), id) != ops.end(); };
+  EXPECT_FALSE(has(290));
+  EXPECT_TRUE(has(293));  // log_softmax: no autocast below it
+  EXPECT_TRUE(has(299));  // nll_loss: an autocast call, replayed with its cast
+  EXPECT_TRUE(findAutocastCall(g, g.node(299)).has_value());
+  EXPECT_EQ(ops.size(), top.size() + 1);  // 290 -> 293, 298 -> 299
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+}
+
+TEST(Autocast, TracesWithoutAutocastAreLeftAlone) {
+  const Graph g = readTrace(testing::dataPath("mlp.et.json.gz"));
+  const std::vector<NodeId> top = selectTopLevelOps(g).ops;
+  std::vector<NodeId> expanded;
+  EXPECT_EQ(expandNestedAutocast(g, top, &expanded), top);
+  EXPECT_TRUE(expanded.empty());
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::core {
 namespace {

@@ -12,8 +12,8 @@
 #include "core/errors.h"
 #include "core/gzip_file.h"
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/traces.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core::chakra {
 namespace {

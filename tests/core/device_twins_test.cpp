@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/trace_reader.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core {
 namespace {

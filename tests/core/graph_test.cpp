@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::core {
 namespace {
@@ -72,18 +73,8 @@ TEST(Graph, SparseIdsAreSortedAndRepeatedIdsRefused) {
   }
 }
 
-Value tensorValue(int64_t id, int64_t storage) {
-  Value v;
-  v.kind = ValueKind::kTensor;
-  v.type = "Tensor(float)";
-  v.tensor->tensor_id = id;
-  v.tensor->storage_id = storage;
-  v.tensor->numel = 4;
-  v.tensor->itemsize = 4;
-  v.tensor->device = "cpu";
-  v.tensor->dtype = DType::kFloat32;
-  return v;
-}
+// A float tensor of 4 elements on the CPU.
+Value tensorValue(int64_t id, int64_t storage) { return testing::tensorValue(id, storage, {4}); }
 
 TEST(Graph, TensorTableKeepsEachIdentityFromItsFirstUse) {
   // Nodes out of id order, more distinct ids than the index starts with,

@@ -7,7 +7,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core {
 namespace {

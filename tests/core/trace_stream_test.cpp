@@ -6,8 +6,8 @@
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::core {
 namespace {
@@ -72,7 +72,7 @@ std::string streamingError(const std::string& bytes, size_t chunk = 64) {
   return {};
 }
 
-const std::string kGood = testing::modernTrace(
+const std::string kGoodStream = testing::modernTrace(
     testing::modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor",
                         R"J([[5,6,0,4,4,"cpu"]])J", "[[4]]", R"J(["Tensor(float)"])J"));
 
@@ -145,8 +145,8 @@ TEST(Streaming, GzipIsReadWhileParsed) {
 }
 
 TEST(Streaming, TruncatedAnywhereNeverReads) {
-  for (size_t cut = 1; cut + 1 < kGood.size(); cut += 5) {
-    EXPECT_FALSE(streamingError(kGood.substr(0, cut)).empty()) << cut;
+  for (size_t cut = 1; cut + 1 < kGoodStream.size(); cut += 5) {
+    EXPECT_FALSE(streamingError(kGoodStream.substr(0, cut)).empty()) << cut;
   }
 }
 
@@ -161,9 +161,9 @@ TEST(Streaming, BadInputsAreRefused) {
   EXPECT_NE(streamingError(R"({"schema": "1.0.1", "nodes": [{"id": 1, "parent": 1},]})")
                 .find("a node object"),
             std::string::npos);
-  EXPECT_NE(streamingError(kGood + "{}").find("end of the document"), std::string::npos);
+  EXPECT_NE(streamingError(kGoodStream + "{}").find("end of the document"), std::string::npos);
   // A bad value inside a node: the offset is the one in the file.
-  std::string bad_id = kGood;
+  std::string bad_id = kGoodStream;
   const size_t at = bad_id.find("\"id\": 3");
   bad_id.replace(at, 7, "\"id\": \"3\"");
   const std::string msg = streamingError(bad_id, 1 << 20);
@@ -173,7 +173,7 @@ TEST(Streaming, BadInputsAreRefused) {
     const std::string whole = e.what();
     EXPECT_EQ(msg.substr(msg.find(": byte")), whole.substr(whole.find(": byte")));
   }
-  std::string missing_comma = kGood;
+  std::string missing_comma = kGoodStream;
   missing_comma.erase(missing_comma.find("},\n{\"id\": 2") + 1, 1);
   EXPECT_FALSE(streamingError(missing_comma).empty());
 }

@@ -7,7 +7,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "tests/core/trace_builder.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::core {
 namespace {

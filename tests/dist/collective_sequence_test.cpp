@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::replay::dist {
 namespace {

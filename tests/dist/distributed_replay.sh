@@ -46,6 +46,15 @@ replay_ok() {
 
 quick=(--iters 2 --warmup 1 --settle 0 --comm-timeout-s 60)
 
+# A LibTorch without Gloo's headers (a pip PyTorch) has no CPU communication replay: it says so
+# (exit 3), and there is nothing here to test.
+if ! "$bin" replay "$data/ddp_mlp.rank0.et.json.gz" --nproc 1 "${quick[@]}" >"$work/probe.log" 2>&1; then
+  if grep -q "Gloo" "$work/probe.log"; then
+    echo "distributed_replay: $(grep -m1 Gloo "$work/probe.log"): skipped"
+    exit 77
+  fi
+fi
+
 # 1. The bundled 2-rank captures.
 for w in ddp_mlp ddp_resnet18 dlrm_tw; do
   replay_ok "$w" "$data/$w.rank{rank}.et.json.gz" --nproc 2 "${quick[@]}" || continue

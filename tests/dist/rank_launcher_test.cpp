@@ -3,6 +3,7 @@
 // launch.
 #include "cli/rank_launcher.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/core/trace_builder.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::cli {
 namespace {

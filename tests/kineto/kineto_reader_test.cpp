@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core::kineto {
 namespace {

@@ -1,27 +1,22 @@
 // Runs the built `tracetwin link` on the shared pairs and reads its JSON.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
 
 namespace {
 
 using tracetwin::testing::sharedTrace;
 using tracetwin::testing::tracetwinBinary;
 
-int run(const std::string& args) {
-  std::string cmd = tracetwinBinary() + " " + args + " > /dev/null 2>&1";
-  int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int run(const std::string& args) { return tracetwin::testing::runTracetwin(args).exit_code; }
 
 nlohmann::json readJson(const std::string& path) {
   std::ifstream in(path);

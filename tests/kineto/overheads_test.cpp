@@ -6,8 +6,9 @@
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/robust_stats.h"
 #include "core/trace_reader.h"
-#include "tests/kineto/fake_traces.h"
-#include "tests/test_paths.h"
+#include "tests/support/graphs.h"
+#include "tests/support/kineto.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::core::kineto {
 namespace {

@@ -6,8 +6,8 @@
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/features.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/autocast_graphs.h"
-#include "tests/test_paths.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -17,7 +17,7 @@ using testing::GraphBuilder;
 using testing::kLinearSchema;
 using testing::tensorValue;
 
-DeviceSpec h100() { return loadDeviceSpec(testing::sourcePath("configs/devices/h100.yaml")); }
+DeviceSpec autocastH100() { return loadDeviceSpec(testing::sourcePath("configs/devices/h100.yaml")); }
 
 ModelSet analyticModels(const DeviceSpec& d) {
   ModelSet set;
@@ -65,7 +65,7 @@ TEST(AutocastPrediction, FeaturesOfTheInnerCallCarryTheComputeDtype) {
 // against its fp32 one (67), ~15x faster. The casts read 200 MB of fp32 and
 // write 100 MB of bf16: memory-bound, ~0.1 ms at 3.35 TB/s, on top.
 TEST(AutocastPrediction, AnAutocastGemmRunsAtTheBf16RatePlusItsCasts) {
-  const ModelSet set = analyticModels(h100());
+  const ModelSet set = analyticModels(autocastH100());
   const Prediction fp32 = predictGraph(bigLinear(false), set, PredictOptions{});
   const Prediction amp = predictGraph(bigLinear(true), set, PredictOptions{});
   ASSERT_EQ(fp32.per_op.size(), 1u);
@@ -76,7 +76,7 @@ TEST(AutocastPrediction, AnAutocastGemmRunsAtTheBf16RatePlusItsCasts) {
   EXPECT_LT(ratio, 1.5 * 67.0 / 989.0);
   EXPECT_GT(ratio, 0.5 * 67.0 / 989.0);
   const double flops = 2.0 * kM * kN * kK;
-  const double bf16_gemm_us = flops / (h100().peakFlops(core::DType::kBFloat16)) * 1e6;
+  const double bf16_gemm_us = flops / (autocastH100().peakFlops(core::DType::kBFloat16)) * 1e6;
   EXPECT_GT(amp.per_op[0].predicted_us, bf16_gemm_us);
 }
 

@@ -9,7 +9,7 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -11,7 +11,7 @@
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

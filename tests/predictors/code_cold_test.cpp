@@ -14,8 +14,8 @@
 #include "predictors/kernels/features.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

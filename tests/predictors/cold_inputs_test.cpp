@@ -10,16 +10,15 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/conv_path_model.h"
-#include "predictors/simulation/predictor.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
+#include "predictors/simulation/predictor.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {
 
 using namespace tracetwin::testing;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr double kDramBandwidth = 10e9;
 
 // A CPU whose last-level cache (64 MiB) holds the whole graph below, so only

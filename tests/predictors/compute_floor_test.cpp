@@ -9,7 +9,7 @@
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/features.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

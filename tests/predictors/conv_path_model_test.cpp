@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "predictors/kernels/features.h"
 #include "predictors/kernels/kernel_model.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

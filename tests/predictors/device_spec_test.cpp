@@ -9,7 +9,7 @@
 
 #include "core/errors.h"
 #include "predictors/specs/system_spec.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -6,14 +6,13 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {
 
 using namespace tracetwin::testing;
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 
 core::Value cpuTensor(int64_t bytes, int64_t storage) {
   return tensor({bytes / 4}, core::DType::kFloat32, storage, "cpu");

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "predictors/kernels/analytic_models.h"
 #include "predictors/host/between_ops.h"
-#include "predictors/specs/device_spec.h"
+#include "predictors/kernels/analytic_models.h"
 #include "predictors/simulation/predictor.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "predictors/specs/device_spec.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -13,8 +13,8 @@
 #include "core/errors.h"
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/models/training.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "core/errors.h"
-#include "predictors/models/analytic_fit.h"
-#include "predictors/kernels/analytic_models.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/kernels/feature_shapes.h"
 #include "predictors/kernels/features.h"
-#include "tests/predictors/node_builder.h"
+#include "predictors/models/analytic_fit.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

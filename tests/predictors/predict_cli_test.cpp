@@ -10,7 +10,7 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/models/model_set.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

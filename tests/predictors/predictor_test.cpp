@@ -8,12 +8,12 @@
 #include <map>
 
 #include "core/trace_reader.h"
-#include "predictors/kernels/analytic_models.h"
 #include "predictors/comm/comm_model.h"
-#include "predictors/models/training.h"
+#include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "predictors/models/training.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {

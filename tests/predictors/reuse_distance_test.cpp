@@ -2,28 +2,23 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {
 
 using namespace tracetwin::testing;
 
-constexpr double kMiB = 1 << 20;
 
 // Float tensor of `mib` MiB on storage `storage`.
-core::Value mib(int64_t m, int64_t storage) {
-  return tensor({m * (int64_t{1} << 20) / 4}, core::DType::kFloat32, storage, "cpu");
-}
-
 TEST(ReuseDistance, EachOpHasItsInputsDistanceInTheTrafficSinceTheirLastTouch) {
   // A (4 MiB) read by op 0 and op 2, B (8 MiB) by op 1 between them; op 2
   // also reads C (2 MiB). The iteration repeats. Every tensor is larger
   // than the 1 MiB private cache: each touch brings all of it in.
-  const core::Node n0 = opNode("aten::relu", {mib(4, 1)}, {});
-  const core::Node n1 = opNode("aten::relu", {mib(8, 2)}, {});
-  const core::Node n2 = opNode("aten::add", {mib(4, 1), mib(2, 3)}, {});
-  for (const double private_cache : {0.0, kMiB}) {
+  const core::Node n0 = opNode("aten::relu", {mibTensor(4, 1)}, {});
+  const core::Node n1 = opNode("aten::relu", {mibTensor(8, 2)}, {});
+  const core::Node n2 = opNode("aten::add", {mibTensor(4, 1), mibTensor(2, 3)}, {});
+  for (const double private_cache : {0.0, 1.0 * kMiB}) {
     const std::vector<double> reuse = inputReuseBytes({&n0, &n1, &n2}, private_cache);
     ASSERT_EQ(reuse.size(), 3u);
     // Op 0: A last touched by op 2, with C: 2 MiB, plus half of A.
@@ -39,9 +34,9 @@ TEST(ReuseDistance, ReadsWithinThePrivateCacheBringNothingIn) {
   // An optimizer's ops over one parameter: P (2 MiB) read by op 0, then M
   // (256 KiB) updated in place ten times, then P again.
   const core::Value m = tensor({64 * 1024}, core::DType::kFloat32, 2, "cpu");
-  std::vector<core::Node> nodes = {opNode("aten::relu", {mib(2, 1)}, {})};
+  std::vector<core::Node> nodes = {opNode("aten::relu", {mibTensor(2, 1)}, {})};
   for (int k = 0; k < 10; ++k) nodes.push_back(opNode("aten::mul_", {m}, {m}));
-  nodes.push_back(opNode("aten::relu", {mib(2, 1)}, {}));
+  nodes.push_back(opNode("aten::relu", {mibTensor(2, 1)}, {}));
   std::vector<const core::Node*> ops;
   for (const core::Node& n : nodes) ops.push_back(&n);
   // Every touch counted: ten times M, plus half of P.
@@ -52,7 +47,7 @@ TEST(ReuseDistance, ReadsWithinThePrivateCacheBringNothingIn) {
 }
 
 TEST(ReuseDistance, AnOpAloneHasOnlyItsOwnTensorsBetweenTwoCalls) {
-  const core::Node add = opNode("aten::add", {mib(4, 1), mib(2, 2)}, {mib(4, 3)});
+  const core::Node add = opNode("aten::add", {mibTensor(4, 1), mibTensor(2, 2)}, {mibTensor(4, 3)});
   // A: C and the output (6 MiB), plus 2; C: A and the output (8), plus 1.
   EXPECT_DOUBLE_EQ(aloneReuseBytes(add, 0), (4 * (6 + 2) + 2 * (8 + 1)) / 6.0 * kMiB);
   EXPECT_DOUBLE_EQ(aloneReuseBytes(add, kMiB), aloneReuseBytes(add, 0));
@@ -60,13 +55,13 @@ TEST(ReuseDistance, AnOpAloneHasOnlyItsOwnTensorsBetweenTwoCalls) {
   // 3 MiB come in between two calls, 1 of them the input's own.
   EXPECT_DOUBLE_EQ(aloneReuseBytes(add, 9 * kMiB), (4 * (2 + 2) + 2 * (2 + 1)) / 6.0 * kMiB);
   // The closed form is the walk of a one-op iteration.
-  for (const double private_cache : {0.0, 2 * kMiB, 9 * kMiB, 16 * kMiB})
+  for (const double private_cache : {0.0, 2.0 * kMiB, 9.0 * kMiB, 16.0 * kMiB})
     EXPECT_DOUBLE_EQ(aloneReuseBytes(add, private_cache),
                      inputReuseBytes(std::vector<const core::Node*>{&add}, private_cache)[0])
         << private_cache;
   // All of it: only its own half.
   EXPECT_DOUBLE_EQ(aloneReuseBytes(add, 16 * kMiB), (4 * 2 + 2 * 1) / 6.0 * kMiB);
-  EXPECT_EQ(aloneReuseBytes(opNode("aten::zeros", {}, {mib(1, 4)}), 0), 0.0);  // no inputs
+  EXPECT_EQ(aloneReuseBytes(opNode("aten::zeros", {}, {mibTensor(1, 4)}), 0), 0.0);  // no inputs
   EXPECT_TRUE(inputReuseBytes(std::vector<const core::Node*>{}, 0).empty());
 }
 

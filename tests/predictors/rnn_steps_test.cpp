@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "predictors/kernels/features.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

@@ -7,10 +7,10 @@
 
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/features.h"
-#include "predictors/simulation/predictor.h"
-#include "predictors/models/training.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
+#include "predictors/models/training.h"
+#include "predictors/simulation/predictor.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

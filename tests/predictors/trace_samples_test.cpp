@@ -3,7 +3,6 @@
 #include "predictors/models/trace_samples.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,9 +10,10 @@
 
 #include "core/op_family.h"
 #include "predictors/models/model_set.h"
-#include "tests/autocast_graphs.h"
-#include "tests/predictors/node_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/autocast_graphs.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -112,10 +112,11 @@ TEST(TraceSamples, FamiliesThatMostlyLaunchNothingAreNotLearned) {
   EXPECT_EQ(s.samples[0].node.name, "aten::mm");
 }
 
+// Runs `tracetwin ARGS`, its stdout and stderr into `out`.
 int run(const std::string& args, const std::string& out) {
-  const std::string cmd = testing::tracetwinBinary() + " " + args + " > " + out + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const testing::CommandRun r = testing::runTracetwin(args);
+  std::ofstream(out) << r.output();
+  return r.exit_code;
 }
 
 TEST(FitCli, LearnsAnH100ModelSetFromTwoRecordedRunsThatPredictLoads) {

@@ -12,7 +12,7 @@
 #include "predictors/comm/comm_model.h"
 #include "predictors/host/reuse_distance.h"
 #include "predictors/kernels/xgb_model.h"
-#include "tests/predictors/node_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
 namespace {

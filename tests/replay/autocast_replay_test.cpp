@@ -8,7 +8,7 @@
 #include "replay/output_check.h"
 #include "replay/replay_plan.h"
 #include "replay/replayer.h"
-#include "tests/autocast_graphs.h"
+#include "tests/support/autocast_graphs.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -18,7 +18,7 @@ using testing::bf16;
 using testing::GraphBuilder;
 using testing::tensorValue;
 
-ReplayOptions quick() {
+ReplayOptions quickAutocast() {
   ReplayOptions o;
   o.warmup_iters = 0;
   o.measured_iters = 2;
@@ -36,7 +36,7 @@ const SlotInfo* slotOf(const ReplayPlan& plan, int64_t tensor_id) {
 // fp32, and mm 8 failed on bf16 x fp32 ("expected scalar type BFloat16 but
 // found Float"), as in the bf16 captures of the issue.
 TEST(AutocastReplay, EveryOpReplaysInTheRecordedDtype) {
-  auto result = replayGraph(autocastLinearGraph(), quick());
+  auto result = replayGraph(autocastLinearGraph(), quickAutocast());
   EXPECT_EQ(result.selected_ops, 3);  // linear 3, mm 8, linear 9
   EXPECT_EQ(result.replayed_ops, 3);
   EXPECT_TRUE(result.failed.empty()) << result.failed.front().reason;
@@ -90,7 +90,7 @@ TEST(OutputCheck, NamesWhatDiffersFromTheRecord) {
 TEST(OutputCheck, AReplayThatRunsInAnotherDtypeIsReported) {
   GraphBuilder b;
   b.op("aten::relu(Tensor self) -> Tensor", {tensorValue(1, 1, {8})}, {bf16(2, 2, {8})});
-  auto result = replayGraph(b.build(), quick());
+  auto result = replayGraph(b.build(), quickAutocast());
   EXPECT_EQ(result.replayed_ops, 1);
   ASSERT_EQ(result.mismatched.size(), 1u);
   EXPECT_EQ(result.mismatched[0].reason, "output 0: dtype BFloat16 recorded, Float replayed");

@@ -12,7 +12,7 @@
 #include "replay/device/kernel_collector.h"
 #include "replay/replayer.h"
 #include "replay/untraced_timing.h"
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
 namespace {

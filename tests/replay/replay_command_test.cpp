@@ -1,51 +1,34 @@
 // `tracetwin replay` end to end: the JSON report's keys and figures, the
 // original-vs-replay ratio from the meta file, and exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
 
 namespace {
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-// Runs the binary `make` builds beside the tests (skips when it is not built).
-CommandRun runTracetwin(const std::string& args) {
-  const std::string cmd = tracetwin::testing::tracetwinBinary() + " " + args + " 2>&1";
-  CommandRun run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return run;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) run.output.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using tracetwin::testing::CommandRun;
+using tracetwin::testing::runTracetwin;
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
-bool binaryBuilt() { return exists(tracetwin::testing::tracetwinBinary()); }
 
 TEST(ReplayCommand, WritesTheJsonReportWithTheOriginalBesideTheReplay) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
   if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
   const std::string json_path = ::testing::TempDir() + "replay_mlp.json";
   const std::string chrome_path = ::testing::TempDir() + "replay_mlp.trace.json";
   CommandRun run = runTracetwin("replay " + trace + " --warmup 1 --iters 2 --json-out " +
                                 json_path + " --chrome-trace " + chrome_path);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("replay/original"), std::string::npos) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("replay/original"), std::string::npos) << run.output();
 
   std::ifstream in(json_path);
   const auto doc = nlohmann::json::parse(in);
@@ -74,15 +57,15 @@ TEST(ReplayCommand, WritesTheJsonReportWithTheOriginalBesideTheReplay) {
 // on 7, batch copies on 22 and 24, collectives on 84) are planned and
 // reported; on the CPU they are not applied, and `--streams one` plans none.
 TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string dir = tracetwin::testing::sharedTrace("dlrm_8rank/");
   if (!exists(dir + "rank0.kineto.json.gz")) GTEST_SKIP() << dir << " missing";
   const std::string json_path = ::testing::TempDir() + "replay_dlrm_streams.json";
   const std::string base = "replay " + dir + "rank0.et.json.gz --kineto " + dir +
                            "rank0.kineto.json.gz --warmup 0 --iters 1 --json-out " + json_path;
   CommandRun run = runTracetwin(base);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("streams: recorded 7, 22, 24, 84"), std::string::npos) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("streams: recorded 7, 22, 24, 84"), std::string::npos) << run.output();
   std::ifstream in(json_path);
   auto doc = nlohmann::json::parse(in);
   EXPECT_EQ(doc["streams"]["recorded"], (std::vector<int64_t>{7, 22, 24, 84}));
@@ -90,26 +73,26 @@ TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
   EXPECT_GT(doc["streams"]["cross_stream_waits"].get<int64_t>(), 0);
 
   run = runTracetwin(base + " --streams one");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 0) << run.output();
   std::ifstream again(json_path);
   doc = nlohmann::json::parse(again);
   EXPECT_TRUE(doc["streams"]["recorded"].empty());
 }
 
 TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
   if (!exists(trace)) GTEST_SKIP() << trace << " not captured";
   CommandRun run = runTracetwin("replay " + trace + " --device cuda");
   if (run.exit_code == 0) GTEST_SKIP() << "this host has a CUDA device";
-  EXPECT_EQ(run.exit_code, 3) << run.output;
-  EXPECT_NE(run.output.find("no CUDA device"), std::string::npos) << run.output;
+  EXPECT_EQ(run.exit_code, 3) << run.output();
+  EXPECT_NE(run.output().find("no CUDA device"), std::string::npos) << run.output();
 }
 
 TEST(ReplayCommand, AMissingTraceIsAnInputError) {
-  if (!binaryBuilt()) GTEST_SKIP() << "tracetwin not built";
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   CommandRun run = runTracetwin("replay /nonexistent/x.et.json.gz");
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.exit_code, 2) << run.output();
 }
 
 }  // namespace

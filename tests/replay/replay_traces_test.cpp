@@ -14,7 +14,7 @@
 #include "core/trace_reader.h"
 #include "replay/replayer.h"
 #include "replay/trace_meta.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::replay {
 namespace {

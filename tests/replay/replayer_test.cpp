@@ -10,7 +10,7 @@
 
 #include "core/errors.h"
 #include "replay/device/fake_device_timer.h"
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
 namespace {

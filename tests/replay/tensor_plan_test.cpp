@@ -7,9 +7,9 @@
 
 #include "core/errors.h"
 #include "replay/trace_meta.h"
-#include "tests/core/trace_builder.h"
-#include "tests/replay/graph_builder.h"
-#include "tests/test_paths.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::replay {
 namespace {

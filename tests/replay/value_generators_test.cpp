@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
 namespace {

@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
-#include "tests/replay_device/comm_test_nodes.h"
+#include "tests/support/comm_nodes.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::replay::comm {
 namespace {
@@ -12,10 +13,10 @@ namespace {
 using testing::commNode101;
 using testing::commNode102;
 using testing::commNode110;
-using testing::tensorValue;
+using testing::commTensor;
 
 TEST(CollectiveSpec, Schema110BroadcastOnOneRank) {
-  const core::Node node = commNode110(437, "broadcast", {tensorValue(434, 53120)});
+  const core::Node node = commNode110(437, "broadcast", {commTensor(434, 53120)});
   const CollectiveSpec spec = readCollective(node);
   EXPECT_EQ(spec.kind, Collective::kBroadcast);
   EXPECT_EQ(spec.group_size, 1);
@@ -25,7 +26,7 @@ TEST(CollectiveSpec, Schema110BroadcastOnOneRank) {
 }
 
 TEST(CollectiveSpec, PositionalNameAndWorldSizeWithoutAttributes) {
-  core::Node node = commNode110(500, "allreduce", {tensorValue(1, 8)}, 1);
+  core::Node node = commNode110(500, "allreduce", {commTensor(1, 8)}, 1);
   node.comm.reset();  // as a reader that keeps no attributes would give it
   const CollectiveSpec spec = readCollective(node);
   EXPECT_EQ(spec.kind, Collective::kAllReduce);
@@ -35,7 +36,7 @@ TEST(CollectiveSpec, PositionalNameAndWorldSizeWithoutAttributes) {
 }
 
 TEST(CollectiveSpec, Schema102AllGatherOnTwoRanksNeedsDistributedReplay) {
-  const core::Node node = commNode102(30, "all_gather", {tensorValue(14, 1)}, 2);
+  const core::Node node = commNode102(30, "all_gather", {commTensor(14, 1)}, 2);
   const CollectiveSpec spec = readCollective(node);
   EXPECT_EQ(spec.kind, Collective::kAllGather);
   EXPECT_EQ(spec.group_size, 2);
@@ -54,7 +55,7 @@ TEST(CollectiveSpec, Schema102WaitWithoutTensors) {
 
 TEST(CollectiveSpec, Schema101AllToAllvTakesGroupSizeFromSplits) {
   const std::vector<int64_t> splits(8, 768);
-  const core::Node node = commNode101(727, "all_to_allv", tensorValue(718, 6144), splits);
+  const core::Node node = commNode101(727, "all_to_allv", commTensor(718, 6144), splits);
   const CollectiveSpec spec = readCollective(node);
   EXPECT_EQ(spec.kind, Collective::kAllToAllSingle);
   EXPECT_EQ(spec.group_size, 8);
@@ -64,16 +65,16 @@ TEST(CollectiveSpec, Schema101AllToAllvTakesGroupSizeFromSplits) {
 }
 
 TEST(CollectiveSpec, Schema101WithoutGroupSizeIsNotGuessed) {
-  const core::Node node = commNode101(800, "allreduce", tensorValue(1, 4), {});
+  const core::Node node = commNode101(800, "allreduce", commTensor(1, 4), {});
   const CollectiveSpec spec = readCollective(node);
   EXPECT_EQ(spec.group_size, -1);
   EXPECT_NE(whyNotOneRank(spec).find("does not record the process-group size"), std::string::npos);
 }
 
 TEST(CollectiveSpec, SingleTensorAllToAllIsAllToAllSingle) {
-  const core::Node node = commNode110(9, "all_to_all", {tensorValue(1, 4)});
+  const core::Node node = commNode110(9, "all_to_all", {commTensor(1, 4)});
   EXPECT_EQ(readCollective(node).kind, Collective::kAllToAllSingle);
-  const core::Node lists = commNode110(10, "all_to_all", {tensorValue(1, 4), tensorValue(3, 4)});
+  const core::Node lists = commNode110(10, "all_to_all", {commTensor(1, 4), commTensor(3, 4)});
   EXPECT_EQ(readCollective(lists).kind, Collective::kAllToAll);
 }
 
@@ -93,13 +94,13 @@ TEST(CollectiveSpec, C10dOpNames) {
 }
 
 TEST(CollectiveSpec, PointToPointNeedsAPeer) {
-  const core::Node node = commNode110(11, "send", {tensorValue(1, 4)});
+  const core::Node node = commNode110(11, "send", {commTensor(1, 4)});
   const std::string why = whyNotOneRank(readCollective(node));
   EXPECT_NE(why.find("needs a peer rank"), std::string::npos) << why;
 }
 
 TEST(CollectiveSpec, UnknownCollectiveNamesNodeAndKnownNames) {
-  const core::Node node = commNode110(12, "all_shuffle", {tensorValue(1, 4)});
+  const core::Node node = commNode110(12, "all_shuffle", {commTensor(1, 4)});
   try {
     readCollective(node, "t.json");
     FAIL();

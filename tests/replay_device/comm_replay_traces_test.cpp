@@ -9,7 +9,7 @@
 #include "core/graph.h"
 #include "core/trace_reader.h"
 #include "replay/comm/comm_replayer.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::replay::comm {
 namespace {

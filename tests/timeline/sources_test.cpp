@@ -16,7 +16,7 @@
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
 #include "replay/result_json.h"
-#include "tests/test_paths.h"
+#include "tests/support/paths.h"
 #include "timeline/trace_checks.h"
 #include "timeline/trace_events.h"
 

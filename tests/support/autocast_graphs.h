@@ -3,7 +3,7 @@
 // children, as PyTorch's execution-trace observer writes them.
 #pragma once
 
-#include "tests/replay/graph_builder.h"
+#include "tests/support/graphs.h"
 
 namespace tracetwin::testing {
 

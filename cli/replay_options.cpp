@@ -1,0 +1,24 @@
+#include "cli/replay_options.h"
+
+namespace tracetwin::cli {
+
+void addReplayLoopOptions(CLI::App& sub, replay::ReplayOptions& options) {
+  sub.add_option("--device", options.device, "cpu, cuda or cuda:N (recorded devices are mapped)")
+      ->capture_default_str();
+  sub.add_option("--warmup", options.warmup_iters, "warm-up iterations (not measured)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--iters", options.measured_iters, "measured iterations")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--settle", options.settle_iters,
+                 "untimed iterations after each refill of the upfront values, before a measured "
+                 "one (0: time the iteration right after the refill)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--threads", options.threads,
+                 "intra-op threads (default: the trace's meta file, else LibTorch's default)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace tracetwin::cli
