@@ -130,6 +130,31 @@ TEST(ExportCli, ChakraOfEveryDlrmRank) {
   EXPECT_EQ(ja["op_histogram"], jb["op_histogram"]);
 }
 
+// Durations from a replay (tracetwin hands the export to tracetwin-replay)
+// and from the prediction (in tracetwin itself): the source is recorded and
+// the compute nodes are timed.
+TEST(ExportCli, DurationsFromReplayAndPrediction) {
+  testing::TempDir dir;
+  const std::string trace = testing::dataPath("mlp.et.json.gz");
+  for (const std::string from : {"replay", "prediction"}) {
+    if (from == "replay" && !testing::replayHelperBuilt()) continue;
+    const std::string out = dir.path() + "/mlp." + from + ".et";
+    const RunResult r =
+        runTimeline("export --chakra " + out + " " + trace + " --from " + from +
+                    (from == "replay" ? " --iters 1"
+                                      : " --models " + testing::sourcePath("data/models/host")));
+    ASSERT_EQ(r.exit_code, 0) << from << ": " << r.err;
+    core::chakra::ChakraSummary s;
+    const auto nodes = core::chakra::readChakraNodes(out, &s);
+    EXPECT_EQ(s.metadata["tracetwin_durations"], from);
+    int timed = 0;
+    for (const auto& n : nodes)
+      timed += n.type == int(core::chakra::NodeType::kComp) && n.duration_micros > 0;
+    EXPECT_GT(timed, 0) << from;
+    EXPECT_EQ(s.node_types["COMP_NODE"], 88) << from;  // every top-level op of the MLP step
+  }
+}
+
 TEST(ExportCli, UsageErrorsExitTwo) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");

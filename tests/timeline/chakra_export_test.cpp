@@ -125,16 +125,17 @@ TEST(ChakraExport, OpsWithoutDurationsKeepTheirStructure) {
 
 std::string node(long id, const std::string& name, const std::string& schema,
                  const std::string& in_values, const std::string& in_types,
-                 const std::string& out_values, const std::string& out_types) {
+                 const std::string& out_values, const std::string& out_types,
+                 const std::string& extra_attrs = "") {
   return fmt::format(
       R"({{"id": {}, "name": "{}", "ctrl_deps": 2,
   "inputs": {{"values": {}, "shapes": [], "types": {}}},
   "outputs": {{"values": {}, "shapes": [], "types": {}}},
-  "attrs": [{{"name": "rf_id", "type": "uint64", "value": {}}}, {{"name": "tid", "type": "uint64", "value": 1}}, {{"name": "op_schema", "type": "string", "value": "{}"}}]}})",
-      id, name, in_values, in_types, out_values, out_types, id, schema);
+  "attrs": [{{"name": "rf_id", "type": "uint64", "value": {}}}, {{"name": "tid", "type": "uint64", "value": 1}}, {{"name": "op_schema", "type": "string", "value": "{}"}}{}]}})",
+      id, name, in_values, in_types, out_values, out_types, id, schema, extra_attrs);
 }
 
-TEST(ChakraExport, MemoryCopiesAndSends) {
+TEST(ChakraExport, MemoryCopiesSendsRecvsAndGroups) {
   const std::string nodes =
       node(10, "aten::_to_copy", "aten::_to_copy(Tensor self, *, Device? device=None) -> Tensor",
            R"j([[1,2,0,256,4,"cpu"]])j", R"j(["Tensor(float)"])j", R"j([[3,4,0,256,4,"cuda:0"]])j",
@@ -151,7 +152,25 @@ TEST(ChakraExport, MemoryCopiesAndSends) {
            "process_group, int dstRank, int tag) -> __torch__.torch.classes.c10d.Work",
            R"j([[[3,4,0,256,4,"cuda:0"]],"<Object>",1,7])j",
            R"j(["GenericList[Tensor(float)]","Object","Int","Int"])j", R"j(["<Object>"])j",
-           R"j(["Object"])j");
+           R"j(["Object"])j") +
+      ",\n" +
+      node(13, "c10d::recv_",
+           "c10d::recv_(Tensor[] tensors, __torch__.torch.classes.c10d.ProcessGroup "
+           "process_group, int srcRank, int tag) -> __torch__.torch.classes.c10d.Work",
+           R"j([[[9,10,0,32,4,"cuda:0"]],"<Object>",1,7])j",
+           R"j(["GenericList[Tensor(float)]","Object","Int","Int"])j", R"j(["<Object>"])j",
+           R"j(["Object"])j") +
+      ",\n" +
+      // A 1.1.0 collective on a group of ranks 1 and 3: what its comms
+      // attributes say, with no tensors recorded.
+      node(14, "record_param_comms", "", "[]", "[]", "[]", "[]",
+           R"j(, {"name": "collective_name", "type": "string", "value": "allreduce"},
+{"name": "dtype", "type": "string", "value": "Float"},
+{"name": "in_msg_nelems", "type": "uint64", "value": 64},
+{"name": "pg_name", "type": "string", "value": "3"},
+{"name": "global_rank_start", "type": "uint64", "value": 1},
+{"name": "global_rank_stride", "type": "uint64", "value": 2},
+{"name": "pg_size", "type": "uint64", "value": 2})j");
   testing::TempDir dir;
   const core::Graph g = core::readTrace(dir.write("t.json", testing::modernTrace(nodes)));
   DurationSource d;
@@ -159,7 +178,7 @@ TEST(ChakraExport, MemoryCopiesAndSends) {
   d.device = true;
   d.ops[10] = {5, 9, 0};
   const core::chakra::ExportPlan plan = buildExportPlan(g, d, 0, 2);
-  ASSERT_EQ(plan.ops.size(), 3u);
+  ASSERT_EQ(plan.ops.size(), 5u);
   const auto& load = plan.ops.at(10);
   EXPECT_EQ(load.type, NodeType::kMemLoad);
   EXPECT_EQ(load.tensor_bytes, 1024);
@@ -174,6 +193,16 @@ TEST(ChakraExport, MemoryCopiesAndSends) {
   EXPECT_EQ(send.comm_bytes, 1024);
   EXPECT_EQ(send.peer, 1);
   EXPECT_EQ(send.tag, 7);
+  const auto& recv = plan.ops.at(13);
+  EXPECT_EQ(recv.type, NodeType::kCommRecv);
+  EXPECT_EQ(recv.comm_bytes, 128);
+  EXPECT_EQ(recv.peer, 1);
+  const auto& coll = plan.ops.at(14);
+  EXPECT_EQ(coll.type, NodeType::kCommColl);
+  EXPECT_EQ(coll.collective, CollectiveType::kAllReduce);
+  EXPECT_EQ(coll.comm_bytes, 256);  // in_msg_nelems x 4 bytes
+  EXPECT_EQ(coll.pg_name, "3");
+  EXPECT_EQ(coll.pg_ranks, (std::vector<int64_t>{1, 3}));
   // Written, ASTRA-sim's feeder finds its attributes.
   const std::string path = dir.path() + "/t.et";
   core::chakra::writeChakraTrace(path, g, plan);
@@ -183,6 +212,12 @@ TEST(ChakraExport, MemoryCopiesAndSends) {
   EXPECT_EQ(written.at(12).comm_dst, 1);
   EXPECT_EQ(written.at(12).comm_size, 1024);
   EXPECT_EQ(written.at(12).is_cpu_op, false);
+  EXPECT_EQ(written.at(13).type, int(NodeType::kCommRecv));
+  EXPECT_EQ(written.at(13).comm_src, 1);  // the peer sends to this rank
+  EXPECT_EQ(written.at(13).comm_dst, 0);
+  EXPECT_EQ(written.at(14).comm_type, int64_t(CollectiveType::kAllReduce));
+  EXPECT_EQ(written.at(14).comm_size, 256);
+  EXPECT_EQ(written.at(14).pg_name, "3");
 }
 
 }  // namespace
