@@ -15,6 +15,11 @@ src=${2:?usage}
 shared=${3:?usage}
 data=$(cd "$src/data/distributed" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracetwin-dist.XXXXXX")
+# The binaries run from a copy in $work, so that the process checks and the kill at exit below
+# see this script's processes only: ctest runs other tests' `tracetwin replay` beside it.
+mkdir -p "$work/bin"
+cp "$bin" "$work/bin/" && cp "$(dirname "$bin")/tracetwin-replay" "$work/bin/" || exit 1
+bin=$work/bin/$(basename "$bin")
 trap 'pkill -KILL -f "^$bin replay" 2>/dev/null; [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
