@@ -59,8 +59,17 @@ DurationSource fromKineto(const core::Graph& graph, const std::string& kineto) {
 // `--from replay` in tracetwin, which does not replay: the same export run
 // by tracetwin-replay (cli/replay_exec.h), its options spelled out.
 [[noreturn]] void forwardToReplayHelper(const ExportArgs& a) {
-  std::vector<std::string> args{a.program, "export", "--chakra", a.out, a.trace, "--from",
-                                "replay",  "--device", a.device, "--iters", std::to_string(a.iters)};
+  std::vector<std::string> args{a.program,
+                                "export",
+                                "--chakra",
+                                a.out,
+                                a.trace,
+                                "--from",
+                                "replay",
+                                "--device",
+                                a.device,
+                                "--iters",
+                                std::to_string(a.iters)};
   if (!a.kineto.empty()) args.insert(args.end(), {"--kineto", a.kineto});
   if (!a.models.empty()) args.insert(args.end(), {"--models", a.models});
   execReplayHelper("export --from replay", args);

@@ -1,7 +1,8 @@
 // tracetwin-replay's side of `export --from replay`: it replays here.
+#include "cli/export_replay.h"
+
 #include <fmt/core.h>
 
-#include "cli/export_replay.h"
 #include "replay/replayer.h"
 
 namespace tracetwin::cli {

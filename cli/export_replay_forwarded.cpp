@@ -1,8 +1,8 @@
 // tracetwin's side of `export --from replay`: it links no LibTorch, so the
 // export runs in tracetwin-replay (cli/export_command.cpp forwards it before
 // reading any trace).
-#include "core/errors.h"
 #include "cli/export_replay.h"
+#include "core/errors.h"
 
 namespace tracetwin::cli {
 

@@ -52,7 +52,7 @@ TEST(TimelineCli, PredictWritesTheSimulatedIteration) {
   const std::string trace = testing::dataPath("cnn.et.json.gz");
   const std::string out = dir.path() + "/cnn.timeline.json.gz";
   const RunResult r = runTimeline("predict " + trace + " --models " +
-                          testing::sourcePath("data/models/host") + " --timeline " + out);
+                                  testing::sourcePath("data/models/host") + " --timeline " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("timeline: " + out + " (prediction;"), std::string::npos) << r.out;
   EXPECT_EQ(checkedProcesses(out, {trace}), std::vector<std::string>{"prediction"});
@@ -64,7 +64,7 @@ TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
   const std::string out = dir.path() + "/mlp.timeline.json";
   const RunResult r =
       runTimeline("compare " + trace + " --models " + testing::sourcePath("data/models/host") +
-          " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
+                  " --warmup 1 --iters 2 --no-host-speed --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The original comes from the profiler trace the capture wrote beside the ET.
@@ -78,8 +78,9 @@ TEST(TimelineCli, ReplayBesideItsOriginal) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
   const std::string out = dir.path() + "/mlp.replay.json.gz";
-  const RunResult r = runTimeline("replay " + trace + " --kineto " + testing::dataPath("mlp.profiler.json.gz") +
-                          " --warmup 1 --iters 2 --timeline " + out);
+  const RunResult r =
+      runTimeline("replay " + trace + " --kineto " + testing::dataPath("mlp.profiler.json.gz") +
+                  " --warmup 1 --iters 2 --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(checkedProcesses(out, {trace}), (std::vector<std::string>{"original", "replay"}));
@@ -93,7 +94,7 @@ TEST(TimelineCli, EveryRankOfADistributedReplay) {
   const std::string kineto = testing::dataPath("distributed/ddp_mlp.rank{rank}.profiler.json.gz");
   const std::string out = dir.path() + "/ddp.json";
   const RunResult r = runTimeline("replay --nproc 2 '" + traces + "' --kineto '" + kineto +
-                          "' --warmup 1 --iters 2 --timeline " + out);
+                                  "' --warmup 1 --iters 2 --timeline " + out);
   if (r.exit_code == 3) GTEST_SKIP() << "distributed replay is not in this build: " << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(checkedProcesses(out, {testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz"),
@@ -121,7 +122,8 @@ TEST(ExportCli, ChakraOfEveryDlrmRank) {
     EXPECT_EQ(s.metadata["tracetwin_durations"], "kineto");
   }
   // inspect reads them back: the same ops as the JSON ET.
-  const RunResult a = runTimeline("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
+  const RunResult a =
+      runTimeline("inspect --json " + testing::sharedTrace("dlrm_8rank/rank3.et.json.gz"));
   const RunResult b = runTimeline("inspect --json " + dir.path() + "/dlrm-chakra/rank3.et");
   ASSERT_EQ(b.exit_code, 0) << b.err;
   const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
@@ -139,10 +141,9 @@ TEST(ExportCli, DurationsFromReplayAndPrediction) {
   for (const std::string from : {"replay", "prediction"}) {
     if (from == "replay" && !testing::replayHelperBuilt()) continue;
     const std::string out = dir.path() + "/mlp." + from + ".et";
-    const RunResult r =
-        runTimeline("export --chakra " + out + " " + trace + " --from " + from +
-                    (from == "replay" ? " --iters 1"
-                                      : " --models " + testing::sourcePath("data/models/host")));
+    const RunResult r = runTimeline(
+        "export --chakra " + out + " " + trace + " --from " + from +
+        (from == "replay" ? " --iters 1" : " --models " + testing::sourcePath("data/models/host")));
     ASSERT_EQ(r.exit_code, 0) << from << ": " << r.err;
     core::chakra::ChakraSummary s;
     const auto nodes = core::chakra::readChakraNodes(out, &s);
@@ -163,8 +164,9 @@ TEST(ExportCli, UsageErrorsExitTwo) {
   EXPECT_EQ(no_models.exit_code, 2);
   EXPECT_NE(no_models.err.find("--from prediction needs --models DIR"), std::string::npos)
       << no_models.err;
-  const RunResult no_rank_out = runTimeline("export --chakra " + dir.path() + "/x.et '" +
-                                    testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
+  const RunResult no_rank_out =
+      runTimeline("export --chakra " + dir.path() + "/x.et '" +
+                  testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "'");
   EXPECT_EQ(no_rank_out.exit_code, 2);
   EXPECT_NE(no_rank_out.err.find("put '{rank}' in the output path too"), std::string::npos)
       << no_rank_out.err;

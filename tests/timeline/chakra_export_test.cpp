@@ -14,8 +14,8 @@
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/trace_reader.h"
-#include "tests/support/traces.h"
 #include "tests/support/paths.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::cli {
 namespace {
