@@ -23,9 +23,13 @@
 #include "cli/compare_ranks.h"
 #include "cli/host_malloc.h"
 #include "cli/original_host.h"
+#include "cli/recorded_kineto.h"
 #include "cli/replay_commands.h"
 #include "cli/replay_options.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
+#include "core/kineto/kineto_reader.h"
+#include "core/kineto/linker.h"
 #include "core/statistics.h"
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
@@ -46,6 +50,8 @@ struct CompareArgs {
   bool host_speed_check = true;
   int nproc = 0;  // > 0: the distributed replay and the joint prediction (compare_ranks.h)
   double comm_timeout_s = 300;
+  std::string timeline;  // --timeline FILE
+  std::string kineto;    // the original's Kineto trace, for the timeline
 };
 
 struct FamilyRow {
@@ -267,7 +273,29 @@ nlohmann::json hostSpeedJson(const calibration::HostSpeed& s) {
           {"ratio", s.ratio()}};
 }
 
+// The original (from --kineto, else the profiler trace the capture wrote
+// beside the ET), the replay and the prediction, with each op's error.
+void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
+                          const replay::ReplayResult& result,
+                          const predictors::Prediction& prediction) {
+  timeline::Timeline t;
+  const std::string kineto = a.kineto.empty() ? recordedKinetoBeside(a.trace) : a.kineto;
+  if (!kineto.empty()) {
+    if (a.kineto.empty())
+      fmt::print("timeline: the original from {} (recorded beside the trace)\n", kineto);
+    t.views.push_back(timeline::originalView(
+        graph, core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto)), kineto));
+  }
+  t.views.push_back(replayView(result));
+  const auto measured = measuredOf(result);
+  t.views.push_back(timeline::predictionView(prediction, &measured));
+  writeTimelineFile(a.timeline, t);
+}
+
 void runCompare(const CompareArgs& a) {
+  if (a.nproc > 0 && !a.timeline.empty()) {
+    throw UsageError("--timeline with --nproc: not yet (one rank's compare draws its timeline)");
+  }
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;
@@ -302,8 +330,10 @@ void runCompare(const CompareArgs& a) {
   const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, a.options);
   const replay::ReplayResult& result = timing.result;
   if (host_speed) host_speed->after_flops = probeHostFlops();
+  predictors::PredictOptions predict_options = unreplayedLeftOut(result);
+  predict_options.keep_schedule = !a.timeline.empty();
   const predictors::Prediction prediction =
-      predictors::predictGraph(graph, models, unreplayedLeftOut(result));
+      predictors::predictGraph(graph, models, predict_options);
   const auto rows = familyRows(result, prediction, on_gpu);
   printTable(a, result, prediction, rows);
   if (timing.retimed) {
@@ -326,6 +356,7 @@ void runCompare(const CompareArgs& a) {
         "host's; `tracetwin calibrate --out DIR` measures this one\n",
         fmt::join(host_differences, "; "));
   }
+  if (!a.timeline.empty()) writeCompareTimeline(a, graph, result, prediction);
   if (!a.json_out.empty()) {
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
@@ -364,6 +395,12 @@ std::function<void()> setupCompare(CLI::App& sub) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   addHostMallocOption(sub, args->malloc_mode);
+  sub.add_option("--timeline", args->timeline,
+                 "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "
+                 "replay and the prediction of the iteration side by side (docs/timeline.md)");
+  sub.add_option("--kineto", args->kineto,
+                 "Kineto trace of the original run, for --timeline (default: the one the capture "
+                 "recorded beside the trace, if any)");
   return [args] { runCompare(*args); };
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "cli/command_registry.h"
+#include "core/chakra/chakra_trace.h"
 #include "core/compiled_regions.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
@@ -88,10 +90,27 @@ InspectSummary summarise(const Graph& graph, double parse_ms) {
   return s;
 }
 
+// A Chakra ET's own figures: its nodes by type, CPU and GPU nodes, the
+// bytes its collectives move.
+std::optional<core::chakra::ChakraSummary> chakraSummary(const Graph& graph) {
+  if (graph.format.rfind("Chakra", 0) != 0) return std::nullopt;
+  core::chakra::ChakraSummary s;
+  core::chakra::readChakraNodes(graph.source_path, &s);
+  return s;
+}
+
+nlohmann::json chakraJson(const core::chakra::ChakraSummary& c) {
+  return {{"version", c.version},     {"nodes", c.nodes},          {"node_types", c.node_types},
+          {"cpu_nodes", c.cpu_nodes}, {"gpu_nodes", c.gpu_nodes}, {"comm_nodes", c.comm_nodes},
+          {"comm_bytes", c.comm_bytes}};
+}
+
 nlohmann::json toJson(const Graph& graph, const InspectSummary& s) {
   nlohmann::json j;
   j["file"] = graph.source_path;
   j["schema"] = graph.schema;
+  if (!graph.format.empty()) j["format"] = graph.format;
+  if (const auto c = chakraSummary(graph)) j["chakra"] = chakraJson(*c);
   j["nodes"] = graph.nodes().size();
   j["threads"] = graph.threadRoots().size();
   j["top_level_ops"] = s.selection.ops.size();
@@ -134,6 +153,13 @@ std::string humanBytes(int64_t bytes) {
 void printText(const Graph& graph, const InspectSummary& s) {
   fmt::print("trace        {}\n", graph.source_path);
   fmt::print("schema       {}\n", graph.schema);
+  if (!graph.format.empty()) fmt::print("format       {}\n", graph.format);
+  if (const auto c = chakraSummary(graph)) {
+    std::string types;
+    for (const auto& [type, n] : c->node_types) types += fmt::format(", {} {}", type, n);
+    fmt::print("chakra       {} nodes{}; {} CPU, {} GPU; {} comm nodes moving {}\n", c->nodes,
+               types, c->cpu_nodes, c->gpu_nodes, c->comm_nodes, humanBytes(c->comm_bytes));
+  }
   fmt::print("nodes        {}\n", graph.nodes().size());
   fmt::print("threads      {}\n", graph.threadRoots().size());
   if (s.selection.window) {
@@ -168,7 +194,8 @@ std::function<void()> setupInspect(CLI::App& sub) {
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
-  sub.add_option("trace", opts->trace, "Execution trace (.json or .json.gz)")->required();
+  sub.add_option("trace", opts->trace, "Execution trace (.json or .json.gz, or a Chakra ET)")
+      ->required();
   sub.add_flag("--json", opts->json, "Print one JSON object instead of text");
   return [opts] {
     const auto start = std::chrono::steady_clock::now();

@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli/command_registry.h"
 #include "cli/predict_ranks.h"
+#include "cli/timeline_file.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -27,6 +29,7 @@
 #include "predictors/specs/device_spec.h"
 #include "predictors/specs/system_spec.h"
 #include "replay/dist/rank_env.h"
+#include "timeline/sources.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -126,6 +129,12 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
 namespace {
 
 void runPredict(const PredictArgs& args) {
+  if (!args.timeline.empty() &&
+      (replay::dist::hasRankPlaceholder(args.trace) || args.world_size > 1)) {
+    // The joint simulation keeps no per-op schedule yet (docs/timeline.md).
+    throw UsageError(
+        "--timeline draws one rank's prediction: not with {rank} in TRACE or --world-size > 1");
+  }
   if (replay::dist::hasRankPlaceholder(args.trace)) {
     predictRanksCommand(args);
     return;
@@ -138,7 +147,10 @@ void runPredict(const PredictArgs& args) {
   predictors::PredictOptions opts;
   applyTargets(args, &opts);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);
-  if (!args.kernel_times.empty()) recordedKernels(graph, args.kernel_times, models, &opts);
+  std::optional<core::kineto::LinkedTimeline> original;
+  if (!args.kernel_times.empty()) {
+    original.emplace(recordedKernels(graph, args.kernel_times, models, &opts));
+  }
   opts.default_world_size = std::max<int64_t>(args.world_size, 1);
   opts.comm_link = args.comm_link;
   opts.host_scale = args.host_scale;
@@ -151,8 +163,15 @@ void runPredict(const PredictArgs& args) {
     writeJson(predictors::multiRankToJson(m), args.json_out);
     return;
   }
+  opts.keep_schedule = !args.timeline.empty();
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
   printReport(p, args);
+  if (!args.timeline.empty()) {
+    timeline::Timeline t;
+    if (original) t.views.push_back(timeline::originalView(graph, *original, args.kernel_times));
+    t.views.push_back(timeline::predictionView(p));
+    writeTimelineFile(args.timeline, t);
+  }
   writeJson(predictors::predictionToJson(p), args.json_out);
 }
 
@@ -203,6 +222,9 @@ std::function<void()> setupPredict(CLI::App& sub) {
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
+  sub.add_option("--timeline", args->timeline,
+                 "Write the simulated iteration as a Chrome/Perfetto timeline (.json or .json.gz), "
+                 "beside the original's with --kernel-times (docs/timeline.md)");
   return [args] { runPredict(*args); };
 }
 

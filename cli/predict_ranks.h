@@ -24,6 +24,7 @@ struct PredictArgs {
   std::string json_out;
   std::string comm_link;
   std::string system;  // configs/systems/*.yaml
+  std::string timeline;  // --timeline FILE (one rank's prediction)
   std::string rank_starts = "together";
   std::string overhead_stat = "median";
   int64_t world_size = 0;  // 0: not given

@@ -5,12 +5,14 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli/host_malloc.h"
 #include "replay/dist/rank_env.h"
 #include "replay/dist/rank_session.h"
 #include "replay/replayer.h"
+#include "timeline/timeline.h"
 
 namespace tracetwin::cli {
 
@@ -20,6 +22,7 @@ struct ReplayArgs {
   std::string json_out;
   HostMalloc malloc_mode = HostMalloc::kPinned;
   std::string chrome_trace;
+  std::string timeline;  // --timeline: original (with --kineto) and replay, one trace
   std::string kineto;
   std::string streams = "recorded";  // with --kineto: "recorded" or "one"
   // The model set (tracetwin calibrate / fit): with --host-time model its
@@ -36,6 +39,7 @@ struct ReplayRun {
   replay::ReplayResult result;
   nlohmann::json doc;           // the --json-out report
   nlohmann::json extra_events;  // the original's timeline, for --chrome-trace
+  std::optional<timeline::View> original;  // with --kineto, for --timeline
   std::string host_malloc;
 };
 

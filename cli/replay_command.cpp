@@ -27,6 +27,7 @@
 #include "cli/original_host.h"
 #include "cli/replay_commands.h"
 #include "cli/replay_options.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
@@ -346,6 +347,10 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     if (print) printFidelityReport(report, stdout);
     doc["fidelity"] = fidelityReportJson(report);
     run.extra_events = originalTimelineTraceEvents(*original, /*pid=*/2);
+    if (!args.timeline.empty()) {
+      const int rank = options.rank_session ? options.rank_session->rank() : -1;
+      run.original = timeline::originalView(graph, *original, kineto, rank);
+    }
   }
   return run;
 }
@@ -370,6 +375,12 @@ void runSingleReplay(const ReplayArgs& args) {
   if (!args.chrome_trace.empty()) {
     replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
     fmt::print("chrome trace: {}\n", args.chrome_trace);
+  }
+  if (!args.timeline.empty()) {
+    timeline::Timeline t;
+    if (run.original) t.views.push_back(*run.original);
+    t.views.push_back(replayView(run.result));
+    writeTimelineFile(args.timeline, t);
   }
   if (!args.json_out.empty()) writeJsonReport(args.json_out, run.doc);
   if (run.result.interrupted) {
@@ -398,6 +409,10 @@ std::function<void()> setupReplay(CLI::App& sub) {
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--chrome-trace", args->chrome_trace,
                  "write one replayed iteration as a Chrome trace");
+  sub.add_option("--timeline", args->timeline,
+                 "write one Chrome/Perfetto timeline (.json or .json.gz) of the replayed "
+                 "iteration beside the original's (with --kineto), each rank its own group "
+                 "(docs/timeline.md)");
   sub.add_option("--kineto", args->kineto,
                  "Kineto trace of the original run: fidelity per op family, recorded streams, "
                  "placeholders for ops that cannot run");

@@ -10,7 +10,11 @@
 #include "cli/rank_launcher.h"
 #include "cli/rank_report.h"
 #include "cli/replay_args.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
+#include "core/kineto/kineto_reader.h"
+#include "core/kineto/linker.h"
+#include "core/trace_reader.h"
 #include "replay/result_json.h"
 
 namespace tracetwin::cli {
@@ -38,6 +42,41 @@ std::vector<std::string> ownArguments() {
 // "cuda" means the local rank's GPU: one GPU per rank on a host.
 std::string rankDevice(const std::string& device, int local_rank) {
   return device == "cuda" ? fmt::format("cuda:{}", local_rank) : device;
+}
+
+// Rank 0's --timeline: every rank its own group. Rank 0's replay is drawn
+// from its result (with kernels on CUDA), the others' from the reports they
+// sent (their ops and collective waits); with --kineto, each rank's original
+// is linked here from its own trace and Kineto trace.
+timeline::Timeline rankTimeline(const ReplayArgs& args, const ReplayRun& run,
+                                const std::vector<std::string>& reports) {
+  timeline::Timeline t;
+  for (size_t r = 0; r < reports.size(); ++r) {
+    const int rank = int(r);
+    if (!args.kineto.empty()) {
+      if (rank == 0 && run.original) {
+        t.views.push_back(*run.original);
+      } else {
+        const std::string kineto = replay::dist::expandRankPath(args.kineto, rank);
+        const core::Graph graph = core::readTrace(replay::dist::expandRankPath(args.trace, rank));
+        t.views.push_back(timeline::originalView(
+            graph, core::kineto::linkTraces(graph, core::kineto::readKinetoTrace(kineto)), kineto,
+            rank));
+      }
+    }
+    if (rank == 0) {
+      t.views.push_back(replayView(run.result, 0));
+    } else {
+      nlohmann::json doc;
+      try {
+        doc = nlohmann::json::parse(reports[r]);
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError(fmt::format("rank {}: its replay report is not JSON: {}", rank, e.what()));
+      }
+      t.views.push_back(replayViewFromReport(doc, rank));
+    }
+  }
+  return t;
 }
 
 }  // namespace
@@ -124,6 +163,7 @@ void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
     replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
     fmt::print("chrome trace (rank 0): {}\n", args.chrome_trace);
   }
+  if (!args.timeline.empty()) writeTimelineFile(args.timeline, rankTimeline(args, run, reports));
   if (!args.json_out.empty()) writeJsonReport(args.json_out, merged);
 }
 

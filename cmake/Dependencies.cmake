@@ -16,6 +16,12 @@ tracetwin_require(CLI11 libcli11-dev)
 tracetwin_require(yaml-cpp libyaml-cpp-dev)
 tracetwin_require(Eigen3 libeigen3-dev)
 tracetwin_require(xgboost libxgboost-dev)
+# Chakra ETs (core/chakra): the protobuf library and protoc to compile the schema.
+tracetwin_require(Protobuf "libprotobuf-dev' and 'protobuf-compiler")
+if(NOT Protobuf_PROTOC_EXECUTABLE)
+  message(FATAL_ERROR "protoc was not found. Install the Debian package 'protobuf-compiler' "
+                      "(scripts/install-deps.sh does it).")
+endif()
 find_package(Threads REQUIRED)
 
 # libdeflate ships only a pkg-config file on Debian 12.

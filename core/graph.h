@@ -97,6 +97,7 @@ class Graph {
   int64_t start_ts = 0;
   int64_t finish_ts = 0;
   std::string source_path;            // file it was read from, for messages
+  std::string format;                 // empty: a JSON ET; "Chakra protobuf ET 0.0.4" ...
   std::vector<std::string> warnings;  // e.g. newer minor schema version
 
   // Nodes sorted by id (= execution order of entry). Use node(id) for lookup.

@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 
+#include "core/byte_source.h"
+#include "core/chakra/chakra_trace.h"
 #include "core/errors.h"
 #include "core/gzip_file.h"
 #include "core/json_values.h"
@@ -70,16 +72,6 @@ void checkSchema(const std::string& schema, const std::string& source, Graph& gr
 
 // ---- what the file is, before JSON parsing ----------------------------------
 
-// A Chakra protobuf ET is length-prefixed protobuf: a varint, then field tags
-// (0x0a/0x12) and "schema" inside the first GlobalMetadata message.
-bool looksLikeChakraProtobuf(std::string_view data) {
-  if (data.size() < 16 || data[0] == '{' || data[0] == '[') return false;
-  const std::string_view head = data.substr(0, 64);
-  return head.find("schema") != std::string_view::npos &&
-         (static_cast<unsigned char>(data[1]) == 0x0a ||
-          static_cast<unsigned char>(data[1]) == 0x12);
-}
-
 void checkLooksLikeJsonObject(std::string_view data, const std::string& source) {
   size_t i = 0;
   while (i < data.size() &&
@@ -90,10 +82,10 @@ void checkLooksLikeJsonObject(std::string_view data, const std::string& source) 
     throw InputError(fmt::format("{}: empty file; expected a JSON execution trace", source));
   }
   if (data[i] == '{') return;
-  if (looksLikeChakraProtobuf(data)) {
+  if (chakra::looksLikeChakraTrace(data.substr(0, 64))) {
     throw InputError(fmt::format(
-        "{}: this is a Chakra protobuf execution trace (binary), not a PyTorch JSON execution "
-        "trace; tracetwin reads the JSON ET that PyTorch's ExecutionTraceObserver writes",
+        "{}: this is a Chakra protobuf execution trace (binary), not JSON; read it from its file "
+        "(readTrace reads both formats)",
         source));
   }
   if (data[i] == '[') {
@@ -445,6 +437,20 @@ Graph parseTrace(std::string_view json, const std::string& source) {
 }
 
 Graph readTrace(const std::string& path) {
+  // A Chakra protobuf ET (told by its first bytes, gzip or not) goes to its
+  // own reader; it turns the nodes back into ET JSON (core/chakra).
+  {
+    char head[64];
+    const std::unique_ptr<ByteSource> source = openByteSource(path);
+    size_t got = 0;
+    while (got < sizeof head) {
+      const size_t n = source->read(head + got, sizeof head - got);
+      if (n == 0) break;
+      got += n;
+    }
+    if (chakra::looksLikeChakraTrace(std::string_view(head, got)))
+      return chakra::readChakraTrace(path);
+  }
   // Read while parsing, plain or gzip: the whole text and its structural
   // index would cost ~2x the file on top of the Graph.
   return readTraceStreaming(path);

@@ -22,11 +22,14 @@ std::string readMaybeGzipFile(const std::string& path);
 // Throws InputError with the byte offset or node id and what was expected.
 Graph parseTrace(std::string_view json, const std::string& source);
 
-// Reads a trace file (gzip or not, told by its first bytes) while parsing it,
+// Reads a trace file: a JSON ET, or a Chakra protobuf ET (core/chakra/
+// chakra_trace.h), gzip or not, each told by its first bytes.
+Graph readTrace(const std::string& path);
+
+// Reads a JSON trace file (gzip or not, told by its first bytes) while parsing it,
 // `chunk_bytes` at a time: the text and simdjson's index of it are never held
 // whole. Same Graph and same errors as parseTrace on the file's text (offsets
 // of errors in the top-level keys after "nodes" are approximate).
-Graph readTrace(const std::string& path);
 // readTrace with another chunk size (tests cut the text at every position).
 Graph readTraceStreaming(const std::string& path, size_t chunk_bytes = size_t{1} << 20);
 

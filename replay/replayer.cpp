@@ -324,8 +324,11 @@ class IterationRunner {
         sum[k.op_correlation] += k.durationNs() / 1e3;
         ++m_.kernels[k.op_correlation];
       }
-      m_.last_kernels.push_back(
-          {k.name, k.stream, (k.start_ns - origin) / 1e3, k.durationNs() / 1e3});
+      const core::NodeId op = k.op_correlation < plan_.ops.size()
+                                  ? plan_.ops[size_t(k.op_correlation)].id
+                                  : core::kNoNode;
+      m_.last_kernels.push_back({k.name, k.stream, (k.start_ns - origin) / 1e3,
+                                 k.durationNs() / 1e3, op, device::kindName(k.kind)});
     }
     for (size_t i = 0; i < sum.size(); ++i) m_.device_us[i].push_back(sum[i]);
     const device::IterationDeviceTime summary = device::summarizeDeviceTime(kernels);
@@ -378,6 +381,7 @@ void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& r
     pm.start_us = m.start_us[i];
     pm.gap_us = median(m.gap_us[i]);
     pm.host_wait_us = runner.hostTime().waitUs(i);
+    pm.last_cpu_us = m.cpu_us[i].empty() ? 0.0 : m.cpu_us[i].back();
     result.per_op.push_back(std::move(pm));
   }
   result.replayed_ops = replayed;

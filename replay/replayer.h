@@ -141,8 +141,12 @@ struct Substitution {
 struct KernelRecord {
   std::string name;
   int64_t stream = 0;
-  double start_us = 0;  // relative to the iteration start
+  // Relative to the first record of the iteration: the device's clock is not
+  // the host's, and the host's iteration start has no device timestamp.
+  double start_us = 0;
   double duration_us = 0;
+  core::NodeId op = core::kNoNode;  // the op that launched it; kNoNode when unattributed
+  std::string kind = "kernel";      // "kernel", "memcpy" or "memset"
 };
 
 struct OpMeasurement {
@@ -157,6 +161,7 @@ struct OpMeasurement {
   // (the loop, frees, wrapped numbers, and the host-time wait).
   double gap_us = 0;
   double host_wait_us = 0;  // the wait planned before the call (--host-time)
+  double last_cpu_us = 0;  // the call's time in that iteration (timelines)
 };
 
 // What CUPTI saw, CUDA only: medians over the measured iterations.

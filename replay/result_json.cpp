@@ -115,7 +115,8 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
                    {"kernels", m.kernels},
                    {"start_us", m.start_us},
                    {"gap_us", m.gap_us},
-                   {"host_wait_us", m.host_wait_us}});
+                   {"host_wait_us", m.host_wait_us},
+                   {"last_cpu_us", m.last_cpu_us}});
   }
   j["per_op"] = ops;
   if (r.device_summary.collected) {

@@ -26,6 +26,7 @@ PACKAGES=(
   libxgboost-dev libxgboost0 libdmlc0 xgboost
   libdeflate-dev libdeflate0
   zlib1g-dev
+  libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32  # Chakra ETs
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev libbenchmark1debian
 )

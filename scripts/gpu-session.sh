@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check amp compile comm sweep hosttime
+#           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -528,6 +528,36 @@ stage_comm() {
     --json-out "$res/comm_dlrm_joint.json"
 }
 
+# --timeline on CUDA (docs/timeline.md): the replay's kernels on their streams
+# with a flow from each op, beside the original's (DLRM rank 0 and its Kineto
+# trace) and the prediction; export --chakra with durations from a CUDA replay.
+stage_timeline() {
+  ensure_build || return 1
+  local dlrm=$traces/dlrm_8rank/rank0
+  run_logged timeline_replay_resnet_cuda tt replay "$traces/resnet_1.1.0_et.json.gz" \
+    --device cuda:0 --warmup 3 --iters 5 --timeline "$res/timeline_resnet_cuda.json.gz"
+  run_logged timeline_compare_dlrm_cuda tt compare "$dlrm.et.json.gz" --models "$root/data/models/h200" \
+    --device cuda:0 --warmup 3 --iters 5 --kineto "$dlrm.kineto.json.gz" \
+    --timeline "$res/timeline_dlrm_cuda.json.gz"
+  run_logged timeline_export_dlrm_replay tt export --chakra "$res/dlrm_rank0_replay.et" \
+    "$dlrm.et.json.gz" --from replay --device cuda:0 --iters 3
+  python3 - "$res" <<'PY' | tee -a "$OUT/summary.txt"
+import collections, gzip, json, os, sys
+for name in ("timeline_resnet_cuda", "timeline_dlrm_cuda"):
+    path = os.path.join(sys.argv[1], name + ".json.gz")
+    if not os.path.exists(path):
+        print("%-24s no file" % name)
+        continue
+    ev = json.load(gzip.open(path))["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    count = collections.Counter((procs[e["pid"]], e["cat"]) for e in ev if e["ph"] == "X")
+    flows = collections.Counter(procs[e["pid"]] for e in ev if e["ph"] == "s")
+    streams = collections.Counter(procs[p] for (p, t), n in tracks.items() if n.startswith("stream"))
+    print("%-24s %s; streams %s; flows %s" % (name, dict(count), dict(streams), dict(flows)))
+PY
+}
+
 # torch.compile steps (issue 42; docs/replay.md "Compiled steps"): a CNN and a transformer
 # captured with --compile (Kineto trace and Inductor cache kept), each replayed from the cache
 # (mode 1: the compiled kernels launched from C++; what cannot launch stands in by its Kineto time)
@@ -629,7 +659,7 @@ for stage in "$@"; do
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | comm | sweep | hosttime) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

@@ -12,6 +12,7 @@ packages=(
   xgboost  # its CLI /usr/bin/xgboost: XGBoostTargets.cmake fails configure without it
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libdeflate-dev
   zlib1g-dev  # gzip traces are decompressed while they are parsed
+  libprotobuf-dev protobuf-compiler  # Chakra protobuf ETs (core/chakra/et_def.proto)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer and sanitizer runtimes
   time  # /usr/bin/time -v: peak RSS in scripts/measure-reader-memory.sh

@@ -18,8 +18,9 @@
 
 namespace tracetwin::predictors {
 
-RankTimeline::RankTimeline(const std::vector<SimOp>& ops, double start_us)
-    : ops_(ops), start_us_(start_us), horizon_(start_us) {
+RankTimeline::RankTimeline(const std::vector<SimOp>& ops, double start_us, bool keep_schedule)
+    : ops_(ops), start_us_(start_us), horizon_(start_us), keep_schedule_(keep_schedule) {
+  if (keep_schedule_) r_.schedule.resize(ops.size());
   r_.start_us.resize(ops.size());
   r_.end_us.resize(ops.size());
   r_.wait_of.assign(ops.size(), 0.0);
@@ -80,9 +81,10 @@ void RankTimeline::advance(double group_start_us, double device_us) {
     r_.start_us[i] = clock;
     clock += op.t2 + total_device + op.t3;
     r_.end_us[i] = clock;
+    if (keep_schedule_) r_.schedule[i] = {r_.start_us[i], clock, -1, {}};
     if (total_device > 0)
       intervals_.push_back({r_.start_us[i] + op.t2, r_.start_us[i] + op.t2 + total_device,
-                            op.is_comm, StartReason::kLaunch});
+                            op.is_comm, SimWait::kNone});
     horizon_ = std::max(horizon_, clock);
     return;
   }
@@ -95,27 +97,33 @@ void RankTimeline::advance(double group_start_us, double device_us) {
     if (k > 0) clock += op.t5;
     clock += op.t4;  // the kernel is enqueued when the launch call returns
     double start = clock;
-    StartReason reason = StartReason::kLaunch;
-    auto later = [&](double t, StartReason why) {
+    SimWait reason = SimWait::kNone;
+    auto later = [&](double t, SimWait why) {
       if (t > start) {
         start = t;
         reason = why;
       }
     };
-    later(freeOf(op.stream), StartReason::kStream);
+    later(freeOf(op.stream), SimWait::kStream);
     if (op.wait_stream >= 0 && op.wait_stream != op.stream)
-      later(freeOf(op.wait_stream), StartReason::kDependency);
-    if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, StartReason::kRanks);
-    if (k == 0 && group_start_us >= 0) later(group_start_us, StartReason::kRanks);
+      later(freeOf(op.wait_stream), SimWait::kDependency);
+    if (op.rank_arrival_us >= 0) later(op.rank_arrival_us, SimWait::kRanks);
+    if (k == 0 && group_start_us >= 0) later(group_start_us, SimWait::kRanks);
     const double end = start + per_kernel;
     freeOf(op.stream) = end;
     intervals_.push_back({start, end, op.is_comm, reason});
+    if (keep_schedule_) r_.schedule[i].kernels.push_back({clock, start, end, reason});
     if (first < 0) first = start;
     last = end;
   }
   if (launches == 0) clock += op.t5;  // an op without kernels: its whole CPU time
   clock += op.t3;
+  if (keep_schedule_) {
+    r_.schedule[i].cpu_start_us = op_start;
+    if (op.sync && freeOf(op.stream) > clock) r_.schedule[i].sync_wait_from_us = clock;
+  }
   if (op.sync) clock = std::max(clock, freeOf(op.stream));
+  if (keep_schedule_) r_.schedule[i].cpu_end_us = clock;
   r_.start_us[i] = first < 0 ? op_start : first;
   r_.end_us[i] = launches ? last : clock;
   if (group_start_us > ready && launches > 0) {
@@ -151,7 +159,7 @@ void RankTimeline::summarise(SimResult* r) const {
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
   double covered_to = start_us_;
   for (const Interval& i : iv) {
-    if (i.start > covered_to && i.reason != StartReason::kRanks)
+    if (i.start > covered_to && i.reason != SimWait::kRanks)
       r->cpu_bound_us += i.start - covered_to;
     covered_to = std::max(covered_to, i.end);
   }
@@ -164,8 +172,8 @@ SimResult RankTimeline::finish() {
   return std::move(r_);
 }
 
-SimResult simulate(const std::vector<SimOp>& ops) {
-  RankTimeline timeline(ops);
+SimResult simulate(const std::vector<SimOp>& ops, bool keep_schedule) {
+  RankTimeline timeline(ops, 0, keep_schedule);
   while (!timeline.done()) timeline.advance();
   return timeline.finish();
 }

@@ -43,6 +43,31 @@ inline double hostUs(const SimOp& op) {
   return op.t2 + op.t4 * op.launches + op.t5 * (op.launches - 1) + op.t3;
 }
 
+// Why a kernel started later than its launch (the timeline draws the wait).
+enum class SimWait : uint8_t {
+  kNone,        // started when launched
+  kStream,      // its stream was still busy with earlier kernels
+  kDependency,  // it waited for another stream (wait_stream)
+  kRanks,       // it waited for the slowest rank (rank_arrival_us)
+};
+
+struct SimKernel {
+  double launch_us = 0;  // when the CPU enqueued it
+  double start_us = 0, end_us = 0;
+  SimWait waited_for = SimWait::kNone;
+};
+
+// What the simulation did with one op, microseconds from the iteration start
+// (simulate(ops, true)): its CPU span and, on a device, its kernels.
+struct SimOpSchedule {
+  double cpu_start_us = 0;  // its call began (after its T1 gap)
+  double cpu_end_us = 0;    // its thread was free again
+  // A synchronising op: the CPU waited for its stream from here to
+  // cpu_end_us; < 0 when it did not wait.
+  double sync_wait_from_us = -1;
+  std::vector<SimKernel> kernels;  // empty on a CPU device
+};
+
 struct SimResult {
   double iteration_us = 0;       // from the rank's start to its last timeline's end
   double device_active_us = 0;   // union of busy intervals over all streams
@@ -58,13 +83,17 @@ struct SimResult {
   std::vector<double> start_us;  // per op: device (or CPU for cpu_only) start
   std::vector<double> end_us;
   std::vector<double> wait_of;   // per op: how long the collective waited for its group
+  std::vector<SimOpSchedule> schedule;  // per op, when asked for (keep_schedule)
 };
 
 // One rank's simulation, advanced op by op. Times are on a clock shared by
 // all ranks: the rank enters the iteration at `start_us`.
 class RankTimeline {
  public:
-  explicit RankTimeline(const std::vector<SimOp>& ops, double start_us = 0);
+  // `keep_schedule`: also fill SimResult::schedule (timelines; ~100 bytes an
+  // op and a kernel vector each, so off for plain predictions).
+  explicit RankTimeline(const std::vector<SimOp>& ops, double start_us = 0,
+                        bool keep_schedule = false);
 
   bool done() const { return next_ >= ops_.size(); }
   size_t next() const { return next_; }
@@ -80,11 +109,10 @@ class RankTimeline {
   SimResult finish();
 
  private:
-  enum class StartReason { kLaunch, kStream, kDependency, kRanks };
   struct Interval {
     double start, end;
     bool comm;
-    StartReason reason;
+    SimWait reason;
   };
   double& threadClock(const SimOp& op);  // with the hand-over from the previous op's thread
   double handedOverClock(const SimOp& op) const;
@@ -98,9 +126,12 @@ class RankTimeline {
   std::vector<Interval> intervals_;
   std::vector<std::pair<double, double>> waits_;
   double horizon_;
+  bool keep_schedule_;
   SimResult r_;
 };
 
-SimResult simulate(const std::vector<SimOp>& ops);
+// `keep_schedule`: also fill SimResult::schedule (timelines; ~100 bytes an
+// op and a kernel vector each, so off for plain predictions).
+SimResult simulate(const std::vector<SimOp>& ops, bool keep_schedule = false);
 
 }  // namespace tracetwin::predictors

@@ -562,7 +562,17 @@ void completePrediction(const SimResult& res, Prediction* p) {
 Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts) {
   PreparedPrediction prepared = preparePrediction(graph, models, opts);
-  completePrediction(simulate(prepared.sim), &prepared.p);
+  SimResult res = simulate(prepared.sim, opts.keep_schedule);
+  completePrediction(res, &prepared.p);
+  if (opts.keep_schedule) {
+    // per_op holds the records in the order of the simulated ops.
+    Prediction& p = prepared.p;
+    for (size_t i = 0; i < prepared.sim.size(); ++i) {
+      const SimOp& s = prepared.sim[i];
+      p.schedule.push_back(
+          {p.per_op[i].id, s.thread, s.stream, s.cpu_only, std::move(res.schedule[i])});
+    }
+  }
   return std::move(prepared.p);
 }
 

@@ -60,6 +60,9 @@ struct PredictOptions {
   // distribution is known (a sweep file's Zipf tables); the rest assume
   // uniformly random indices.
   std::unordered_map<core::NodeId, std::vector<double>> index_reuse;
+  // Keep each op's simulated CPU span and kernels (Prediction::schedule),
+  // for `--timeline`.
+  bool keep_schedule = false;
 };
 
 struct OpPrediction {
@@ -113,6 +116,16 @@ struct UncalibratedOp {
   int64_t count = 0;
 };
 
+// One op as the critical-path simulation placed it (PredictOptions::
+// keep_schedule): its CPU thread, its stream and its times.
+struct ScheduledOp {
+  core::NodeId id = core::kNoNode;
+  int64_t thread = 0;
+  int64_t stream = 0;
+  bool cpu_only = false;  // a CPU device: the op runs on its thread, no kernels
+  SimOpSchedule times;
+};
+
 struct Prediction {
   double iteration_ms = 0.0;
   std::string device;  // device the times are for
@@ -122,6 +135,7 @@ struct Prediction {
   // Predicted by their family's analytic base (ModelSet::calibrated_ops).
   std::vector<UncalibratedOp> uncalibrated_ops;
   std::vector<std::string> notes;  // defaults used, scaling applied ...
+  std::vector<ScheduledOp> schedule;  // in per_op's order, when keep_schedule
 };
 
 // Predicts the ops core::selectTopLevelOps picks from `graph`.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The tracetwin binary links neither LibTorch nor CUDA: replay, calibrate and
-# compare run in tracetwin-replay beside it (cli/replay_forwarding.cpp). On
+# The tracetwin binary links neither LibTorch nor CUDA: replay, calibrate,
+# compare and export --from replay run in tracetwin-replay beside it
+# (cli/replay_forwarding.cpp). On
 # the one build ctest runs in, checks that ldd shows neither, that it predicts
 # a bundled trace with the bundled host models, that a copy of it where no
 # tracetwin-replay is (as in a build without LibTorch) still lists every
@@ -32,7 +33,7 @@ PY
 # Alone in a directory: the build without LibTorch is this binary without its helper.
 cp "$bin" "$tmp/tracetwin"
 "$tmp/tracetwin" --help >"$tmp/help.out"
-for cmd in inspect link predict fit host replay calibrate compare; do
+for cmd in inspect link predict fit host export replay calibrate compare; do
   grep -qE "^  $cmd " "$tmp/help.out" || { echo "FAIL: --help does not list $cmd:"; cat "$tmp/help.out"; exit 1; }
 done
 check_unavailable() {
@@ -50,6 +51,13 @@ check_unavailable replay --help
 check_unavailable calibrate --out "$tmp/models"
 check_unavailable compare "$src/data/mlp.et.json.gz" --models "$src/data/models/host"
 echo "without tracetwin-replay: $(head -n 1 "$tmp/out")"
+# export --chakra and predict --timeline need no helper; export --from replay does.
+"$tmp/tracetwin" export --chakra "$tmp/mlp.et" "$src/data/mlp.et.json.gz" >/dev/null
+"$tmp/tracetwin" predict "$src/data/mlp.et.json.gz" --models "$src/data/models/host" \
+  --timeline "$tmp/mlp.timeline.json" >/dev/null
+[ -s "$tmp/mlp.et" ] && [ -s "$tmp/mlp.timeline.json" ] || { echo "FAIL: no export or timeline"; exit 1; }
+check_unavailable export --chakra "$tmp/mlp_replay.et" "$src/data/mlp.et.json.gz" --from replay
+echo "without tracetwin-replay: export --chakra and predict --timeline ran; export --from replay exits 3"
 
 # With the helper (a build with LibTorch): the forwarded commands parse there.
 helper=$(dirname "$bin")/tracetwin-replay
