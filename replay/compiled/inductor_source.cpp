@@ -16,27 +16,41 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Python source read a character at a time: whether it is inside a quoted
+// string, and how deep in brackets.
+struct BracketWalk {
+  int depth = 0;
+  char quote = 0;
+  // Returns text[*i] when it stands outside quotes (a bracket then counted
+  // in `depth`), else 0; steps over an escaped character inside quotes.
+  char step(std::string_view text, size_t* i) {
+    const char c = text[*i];
+    if (quote != 0) {
+      if (c == '\\')
+        ++*i;
+      else if (c == quote)
+        quote = 0;
+      return 0;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      return 0;
+    }
+    if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
+    return c;
+  }
+};
+
 // The text between the bracket at `open` and its partner, skipping brackets
 // inside quoted strings. npos when unbalanced.
 size_t matchingClose(std::string_view text, size_t open) {
-  int depth = 0;
-  char quote = 0;
+  BracketWalk walk;
   for (size_t i = open; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote != 0) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"')
-      quote = c;
-    else if (c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return i;
-    }
+    const char c = walk.step(text, &i);
+    if ((c == ')' || c == ']' || c == '}') && walk.depth == 0) return i;
   }
   return std::string_view::npos;
 }
@@ -44,25 +58,10 @@ size_t matchingClose(std::string_view text, size_t open) {
 // Splits at commas outside brackets and quotes.
 std::vector<std::string_view> splitTopLevel(std::string_view text) {
   std::vector<std::string_view> parts;
-  int depth = 0;
-  char quote = 0;
+  BracketWalk walk;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote != 0) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"')
-      quote = c;
-    else if (c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}')
-      --depth;
-    else if (c == ',' && depth == 0) {
+    if (walk.step(text, &i) == ',' && walk.depth == 0) {
       parts.push_back(trim(text.substr(start, i - start)));
       start = i + 1;
     }
