@@ -24,11 +24,13 @@
 #include "predictors/comm/topology.h"
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
+#include "predictors/simulation/distinct_ops.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/kernels/fused_kernels.h"
 #include "predictors/host/fresh_pages.h"
 #include "predictors/host/op_cpu_costs.h"
 #include "predictors/simulation/op_record.h"
+#include "predictors/simulation/prediction_notes.h"
 #include "predictors/simulation/op_timing.h"
 #include "predictors/host/reuse_distance.h"
 #include "predictors/kernels/rnn_steps.h"
@@ -41,78 +43,6 @@ namespace {
 
 constexpr int64_t kComputeStream = 0;
 constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
-
-uint64_t bitsOf(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, sizeof u);
-  return u;
-}
-
-// What the op does, whatever came before it: name, dtype, sizes and the
-// family's shape features.
-uint64_t shapeHash(const OpFeatures& f) {
-  uint64_t h = std::hash<std::string>{}(variantKey(f));
-  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
-  mixIn(static_cast<uint64_t>(f.dtype));
-  mixIn(bitsOf(f.flops));
-  mixIn(bitsOf(f.bytes));
-  for (float x : f.x) mixIn(bitsOf(static_cast<double>(x)));
-  return h;
-}
-
-// Ops of one iteration repeat a few hundred distinct shapes (every layer of
-// every micro-batch), so each family predicts its distinct feature sets
-// only: the shape hash and what else the models read.
-uint64_t featureHash(const OpRecord& r) {
-  const OpFeatures& f = r.f;
-  uint64_t h = r.shape_hash;
-  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
-  mixIn(f.repeated ? 1 : 0);
-  mixIn(bitsOf(f.cold_bytes));
-  if (f.reuse_bytes >= 0) mixIn(bitsOf(static_cast<double>(reuseColumnValue(f))));
-  mixIn(bitsOf(f.message_bytes));
-  mixIn(static_cast<uint64_t>(f.world_size));
-  mixIn(bitsOf(f.table_bytes));
-  mixIn(bitsOf(f.unique_fraction));
-  return h;
-}
-
-bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
-  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
-         sameReuseColumn(a, b) && a.cold_bytes == b.cold_bytes && a.dtype == b.dtype &&
-         a.flops == b.flops && a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
-         a.world_size == b.world_size && a.message_bytes == b.message_bytes &&
-         a.table_bytes == b.table_bytes && a.gathered_bytes == b.gathered_bytes &&
-         a.unique_fraction == b.unique_fraction;
-}
-
-// The distinct feature sets among `idx` (ops of one family).
-DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx) {
-  DistinctOps d;
-  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `features`
-  d.slot.resize(idx.size());
-  for (size_t k = 0; k < idx.size(); ++k) {
-    const OpFeatures& f = recs[idx[k]].f;
-    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), d.features.size());
-    if (!inserted && sameFeatures(*d.features[it->second], f)) {
-      d.slot[k] = it->second;
-      continue;
-    }
-    d.slot[k] = d.features.size();  // new (or a hash collision: predicted on its own)
-    d.features.push_back(&f);
-  }
-  return d;
-}
-
-// Predicts the ops of `d` with `model`, once per distinct feature set.
-std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
-                                    const DistinctOps& d) {
-  std::vector<double> distinct_us;
-  model.predictBatch(d.features, spec, &distinct_us);
-  std::vector<double> us(d.slot.size());
-  for (size_t k = 0; k < d.slot.size(); ++k) us[k] = distinct_us[d.slot[k]];
-  return us;
-}
 
 // Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
 // Returns how many ops took them.
@@ -491,63 +421,8 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
   }
   p.uncalibrated_ops = uncalibratedOps(recs);
-  if (!p.uncalibrated_ops.empty()) {
-    int64_t ops = 0;
-    std::vector<std::string> names;
-    for (const UncalibratedOp& u : p.uncalibrated_ops) {
-      ops += u.count;
-      if (names.size() < 4) names.push_back(fmt::format("{} x{}", u.name, u.count));
-    }
-    p.notes.push_back(fmt::format(
-        "{} ops whose names the models were not fitted on ({}{}) were predicted by their "
-        "family's analytic model alone",
-        ops, fmt::join(names, ", "), p.uncalibrated_ops.size() > names.size() ? ", ..." : ""));
-  }
-  if (opts.target) {
-    p.notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
-                                  models.device.name, opts.target->name));
-    if (lacksComputeFacts(models.device)) {
-      p.notes.push_back(fmt::format(
-          "the models' device '{}' records no SM count (a GPU calibration before 2026-11-26): its "
-          "compute was taken as '{}''s, and only memory bandwidth scaled",
-          models.device.name, opts.target->name));
-    }
-    if (opts.target->kind != models.device.kind) {
-      p.notes.push_back(
-          "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "
-          "guess");
-    }
-  }
-  if (opts.system) {
-    p.notes.push_back(fmt::format(
-        "collectives on system '{}': {} x {} devices, {} inside a node, {} between nodes, ranks "
-        "placed {} (hierarchical alpha-beta on its links; the model set's comm model unused)",
-        opts.system->name, opts.system->nodes, opts.system->devices_per_node,
-        opts.system->intra_node_link, opts.system->inter_node_link, opts.system->placement));
-  }
-  if (!opts.recorded_kernels.empty()) {
-    p.notes.push_back(fmt::format(
-        "kernel times recorded in a linked Kineto trace for {} of {} ops; the kernel models "
-        "predicted the rest",
-        recorded, recs.size()));
-  }
-  if (unsized_comms > 0) {
-    p.notes.push_back(
-        fmt::format("{} collectives record no process-group size; world size {} assumed "
-                    "(--world-size)",
-                    unsized_comms, opts.default_world_size));
-  }
-  if (opts.host_scale != 1.0) {
-    p.notes.push_back(fmt::format(
-        "host costs (T1-T5, between-op terms) scaled by {} (--host-scale){}", opts.host_scale,
-        cpu_device ? "; on a CPU device the ops' own times are not scaled" : ""));
-  }
-  if (defaults_used > 0) {
-    p.notes.push_back(
-        fmt::format("{} CPU-overhead values were built-in defaults (no overheads file or "
-                    "no entry for the op)",
-                    defaults_used));
-  }
+  addPredictionNotes({models, opts, cpu_device, recorded, recs.size(), unsized_comms, defaults_used},
+                     &p);
   // Compiled regions whose kernels the trace lacks predict too short a step.
   for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
   return prepared;

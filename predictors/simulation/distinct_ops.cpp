@@ -1,0 +1,91 @@
+#include "predictors/simulation/distinct_ops.h"
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "predictors/kernels/features.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+uint64_t bitsOf(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+}  // namespace
+
+// What the op does, whatever came before it: name, dtype, sizes and the
+// family's shape features.
+uint64_t shapeHash(const OpFeatures& f) {
+  uint64_t h = std::hash<std::string>{}(variantKey(f));
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  mixIn(static_cast<uint64_t>(f.dtype));
+  mixIn(bitsOf(f.flops));
+  mixIn(bitsOf(f.bytes));
+  for (float x : f.x) mixIn(bitsOf(static_cast<double>(x)));
+  return h;
+}
+
+namespace {
+
+// Ops of one iteration repeat a few hundred distinct shapes (every layer of
+// every micro-batch), so each family predicts its distinct feature sets
+// only: the shape hash and what else the models read.
+uint64_t featureHash(const OpRecord& r) {
+  const OpFeatures& f = r.f;
+  uint64_t h = r.shape_hash;
+  auto mixIn = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  mixIn(f.repeated ? 1 : 0);
+  mixIn(bitsOf(f.cold_bytes));
+  if (f.reuse_bytes >= 0) mixIn(bitsOf(static_cast<double>(reuseColumnValue(f))));
+  mixIn(bitsOf(f.message_bytes));
+  mixIn(static_cast<uint64_t>(f.world_size));
+  mixIn(bitsOf(f.table_bytes));
+  mixIn(bitsOf(f.unique_fraction));
+  return h;
+}
+
+bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
+  return a.op == b.op && a.variant == b.variant && a.repeated == b.repeated &&
+         sameReuseColumn(a, b) && a.cold_bytes == b.cold_bytes && a.dtype == b.dtype &&
+         a.flops == b.flops && a.bytes == b.bytes && a.x == b.x && a.collective == b.collective &&
+         a.world_size == b.world_size && a.message_bytes == b.message_bytes &&
+         a.table_bytes == b.table_bytes && a.gathered_bytes == b.gathered_bytes &&
+         a.unique_fraction == b.unique_fraction;
+}
+
+}  // namespace
+
+// The distinct feature sets among `idx` (ops of one family).
+DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx) {
+  DistinctOps d;
+  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `features`
+  d.slot.resize(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const OpFeatures& f = recs[idx[k]].f;
+    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), d.features.size());
+    if (!inserted && sameFeatures(*d.features[it->second], f)) {
+      d.slot[k] = it->second;
+      continue;
+    }
+    d.slot[k] = d.features.size();  // new (or a hash collision: predicted on its own)
+    d.features.push_back(&f);
+  }
+  return d;
+}
+
+// Predicts the ops of `d` with `model`, once per distinct feature set.
+std::vector<double> predictDistinct(const KernelModel& model, const DeviceSpec& spec,
+                                    const DistinctOps& d) {
+  std::vector<double> distinct_us;
+  model.predictBatch(d.features, spec, &distinct_us);
+  std::vector<double> us(d.slot.size());
+  for (size_t k = 0; k < d.slot.size(); ++k) us[k] = distinct_us[d.slot[k]];
+  return us;
+}
+
+}  // namespace tracetwin::predictors
