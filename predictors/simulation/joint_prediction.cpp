@@ -219,7 +219,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     PredictOptions opts = ranks[r].opts;
     if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
     work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
-                           r == 0 || options.every_rank_ops));
+                           r == 0 || options.every_rank_ops || options.keep_schedule));
   }
   Matching m = matchCollectives(ranks, work);
   const int64_t recorded = recordedTransfers(work, &m);
@@ -234,7 +234,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     joint[r].start_us = ranks[r].start_us - earliest;
     joint[r].collective = std::move(m.slot_of_op[r]);
   }
-  const JointResult res = simulateJoint(joint, m.collectives);
+  JointResult res = simulateJoint(joint, m.collectives, options.keep_schedule);
   for (size_t c = 0; c < m.reports.size(); ++c) {
     CollectiveReport& rep = m.reports[c];
     const CollectiveOutcome& o = res.collectives[c];
@@ -244,6 +244,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     for (size_t k = 0; k < o.ready_us.size(); ++k) rep.wait_us[k] = o.start_us - o.ready_us[k];
   }
   for (size_t r = 0; r < ranks.size(); ++r) {
+    if (options.keep_schedule) attachSchedule(joint[r].ops, &res.ranks[r], &work[r].p);
     out.ranks.push_back(
         rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(work[r])));
     if (out.ranks.back().iteration_ms > out.iteration_ms) {
@@ -277,7 +278,8 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
   opts.default_world_size = world_size;
   opts.force_world_size = true;
   RankWork w = lighten(preparePrediction(graph, models, opts), true);
-  const SimResult res = simulate(w.sim);
+  SimResult res = simulate(w.sim, opts.keep_schedule);
+  if (opts.keep_schedule) attachSchedule(w.sim, &res, &w.p);
   MultiRankPrediction out;
   out.world_size = world_size;
   out.symmetric = true;

@@ -77,6 +77,9 @@ struct MultiRankPrediction {
 
 struct MultiRankOptions {
   bool every_rank_ops = false;  // keep every rank's per-op list, not only rank 0's
+  // Each rank's Prediction::schedule (a timeline; implies every_rank_ops).
+  // Off by default: plain predictions and sweeps do not pay for it.
+  bool keep_schedule = false;
 };
 
 // Rank i of the job is ranks[i]. Throws InputError when the traces are not
