@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/kineto/trace_index.h"
+#include "core/text.h"
 
 namespace tracetwin::core::kineto {
 namespace {
@@ -18,9 +19,7 @@ namespace {
 constexpr int kT1 = 0, kT2 = 1, kT3 = 2, kT4 = 3, kT5 = 4;
 constexpr const char* kTableKeys[5] = {"t1", "t2", "t3", "t4", "t5"};
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+using text::startsWith;
 
 // Outermost operator events of one thread, in time order.
 std::vector<size_t> topLevelOperators(const KinetoTrace& trace, const std::vector<size_t>& cpu,

@@ -42,9 +42,6 @@
 namespace tracetwin::predictors {
 namespace {
 
-constexpr int64_t kComputeStream = 0;
-constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
-
 // Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
 // Returns how many ops took them.
 int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
