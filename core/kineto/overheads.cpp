@@ -50,7 +50,7 @@ std::vector<const KinetoEvent*> dataLoading(const KinetoTrace& trace, const std:
   return regions;
 }
 
-// Drops the ops inside a region; returns the time regions take in (from, to).
+// `tops` without the ops inside a region.
 std::vector<size_t> outsideRegions(const KinetoTrace& trace, std::vector<size_t> tops,
                                    const std::vector<const KinetoEvent*>& regions) {
   if (regions.empty()) return tops;
@@ -64,6 +64,7 @@ std::vector<size_t> outsideRegions(const KinetoTrace& trace, std::vector<size_t>
   return tops;
 }
 
+// The time the regions wholly inside (from, to) take.
 double regionTimeWithin(const std::vector<const KinetoEvent*>& regions, double from, double to) {
   double us = 0;
   for (const KinetoEvent* r : regions)
