@@ -89,6 +89,32 @@ TEST(TimelineCli, PredictOfEveryRankAndOfIdenticalRanks) {
   EXPECT_NE(sdoc["otherData"]["notes"][0].get<std::string>().find("drawn once"), std::string::npos);
 }
 
+// The 8 DLRM ranks with their recorded kernels: an original and a
+// prediction per rank, kernels on streams, arrows between collectives' members.
+TEST(TimelineCli, EveryDlrmRankPredictedWithItsOriginal) {
+  testing::TempDir dir;
+  const std::string out = dir.path() + "/dlrm8.json.gz";
+  const RunResult r = runTimeline(
+      "predict '" + testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "' --models " +
+      testing::sourcePath("data/models/host") + " --device-spec " +
+      testing::sourcePath("configs/devices/h100.yaml") + " --kernel-times '" +
+      testing::sharedTrace("dlrm_8rank/rank{rank}.kineto.json.gz") + "' --timeline " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> traces, want;
+  for (int rank = 0; rank < 8; ++rank) {
+    traces.push_back(
+        testing::sharedTrace("dlrm_8rank/rank" + std::to_string(rank) + ".et.json.gz"));
+    want.push_back("rank " + std::to_string(rank) + " · original");
+    want.push_back("rank " + std::to_string(rank) + " · prediction");
+  }
+  EXPECT_EQ(checkedProcesses(out, traces), want);
+  const nlohmann::json doc = nlohmann::json::parse(core::readMaybeGzipFile(out));
+  int64_t arrows = 0;
+  for (const auto& e : doc["traceEvents"]) arrows += e.value("cat", "") == "collective" && e["ph"] == "s";
+  EXPECT_GT(arrows, 0);
+  EXPECT_LE(arrows, 8 * 7) << "8 collectives, at most 7 waiting members each";
+}
+
 TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");
