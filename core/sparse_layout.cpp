@@ -90,9 +90,20 @@ class Inference {
   std::unordered_set<int64_t> produced_;
 };
 
+bool isInPlace(const std::string& op) {
+  return op.size() >= 2 && op.back() == '_' && op[op.size() - 2] != '_';
+}
+
 // What a node shows of a sparse tensor's structure: nnz and sparse_dim.
 void readStructure(const Node& n, const std::string& op, Inference& inf) {
-  if (op == "aten::_values" || op == "aten::values") {
+  if (isInPlace(op) && inf.isSparse(tensorAt(n.inputs, 0)) && inf.isSparse(tensorAt(n.inputs, 1))) {
+    // Accumulation: the self holds the other's rows too (uncoalesced: nnz adds
+    // up; after zero_grad's clear, the first add gives the backward's nnz).
+    SparseTensor* self = inf.find(tensorAt(n.inputs, 0));
+    const SparseTensor* other = inf.find(tensorAt(n.inputs, 1));
+    self->nnz = std::max(self->nnz, other->nnz);
+    self->sparse_dim = other->sparse_dim;
+  } else if (op == "aten::_values" || op == "aten::values") {
     if (SparseTensor* s = inf.find(tensorAt(n.inputs, 0)))
       s->nnz = std::max(s->nnz, dimOr(tensorAt(n.outputs, 0), 0, 0));
   } else if (op == "aten::_indices" || op == "aten::indices") {
@@ -145,6 +156,10 @@ SparseTensors inferSparseTensors(const Graph& graph) {
       inf.mark(tensorAt(n.outputs, 0), n.id, true);
     if (propagators().count(op) > 0 && inf.isSparse(tensorAt(n.inputs, 0)))
       inf.mark(tensorAt(n.outputs, 0), n.id, true);
+    // In place, a storage-less self taking a sparse operand: a sparse .grad
+    // AccumulateGrad adds the backward's result into (a dense self has storage).
+    if (isInPlace(op) && inf.isSparse(tensorAt(n.inputs, 1)))
+      inf.mark(tensorAt(n.inputs, 0), n.id, false);
     // In place on a sparse self: the output is the self (same id), already marked.
   }
   for (const Node& n : graph.nodes()) readStructure(n, baseName(n.name), inf);
