@@ -289,9 +289,6 @@ void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
 }
 
 void runCompare(const CompareArgs& a) {
-  if (a.nproc > 0 && !a.timeline.empty()) {
-    throw UsageError("--timeline with --nproc: not yet (one rank's compare draws its timeline)");
-  }
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;
@@ -305,6 +302,7 @@ void runCompare(const CompareArgs& a) {
     r.threads = a.options.threads;
     r.op_libraries = a.options.op_libraries;
     r.json_out = a.json_out;
+    r.timeline = a.timeline;
     compareRanks(r);
     return;
   }

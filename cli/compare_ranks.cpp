@@ -11,11 +11,14 @@
 
 #include "cli/rank_launcher.h"
 #include "cli/replay_args.h"
+#include "cli/timeline_file.h"
+#include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/joint_prediction.h"
 #include "replay/dist/rank_env.h"
+#include "timeline/sources.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -29,7 +32,8 @@ nlohmann::json row(const std::string& name, double measured_ms, double predicted
           {"error_pct", errorPct(predicted_ms, measured_ms)}};
 }
 
-nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report) {
+nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report,
+                           const fs::path& rank_reports) {
   LaunchSpec spec;
   spec.nproc = a.nproc;
   spec.program = ownExecutable();
@@ -39,6 +43,7 @@ nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report) {
                fmt::format("{}", a.comm_timeout_s), "--json-out", report.string()};
   if (a.threads > 0) spec.argv.insert(spec.argv.end(), {"--threads", std::to_string(a.threads)});
   for (const std::string& lib : a.op_libraries) spec.argv.insert(spec.argv.end(), {"--op-library", lib});
+  if (!rank_reports.empty()) spec.argv.insert(spec.argv.end(), {"--rank-reports", rank_reports});
   spec.grace_s = a.comm_timeout_s + 10;
   const LaunchResult launched = launchRanks(spec);
   if (const int code = launchExitCode(launched); code != 0) {
@@ -68,6 +73,7 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
     for (const auto& id : ranks.at(r).value("left_out_ops", nlohmann::json::array()))
       opts.excluded.insert(id.get<core::NodeId>());
     opts.default_world_size = a.nproc;
+    opts.keep_schedule = !a.timeline.empty();
     return opts;
   };
   if (!replay::dist::hasRankPlaceholder(a.trace)) {
@@ -82,7 +88,34 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
     in.opts = leftOut(size_t(r));
     inputs.push_back(std::move(in));
   }
-  return predictors::predictRanks(inputs, models);
+  predictors::MultiRankOptions options;
+  options.keep_schedule = !a.timeline.empty();
+  return predictors::predictRanks(inputs, models, options);
+}
+
+// Each rank's replay (from its own report) beside the joint prediction's
+// views (ranksTimeline: each rank's prediction and the collectives' links).
+void writeRanksTimeline(const CompareRanksArgs& a, const predictors::MultiRankPrediction& m,
+                        const fs::path& rank_reports) {
+  timeline::Timeline t = timeline::ranksTimeline(m);
+  for (int r = 0; r < a.nproc; ++r) {
+    const fs::path path = rank_reports / fmt::format("rank{}.json", r);
+    std::ifstream in(path);
+    if (!in) throw RuntimeFailure(fmt::format("{}: the distributed replay wrote no report", path.string()));
+    nlohmann::json report;
+    try {
+      report = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw RuntimeFailure(fmt::format("{}: not JSON: {}", path.string(), e.what()));
+    }
+    t.views.push_back(replayViewFromReport(report, r));
+  }
+  t.notes.push_back(fmt::format(
+      "compare --nproc {}: each rank's replay (its last measured iteration) and the {} prediction "
+      "(one clock for all ranks; arrows link each collective's waiting members to the one they "
+      "waited for)",
+      a.nproc, m.symmetric ? "symmetric ranks'" : "joint"));
+  writeTimelineFile(a.timeline, t);
 }
 
 void printComparison(const CompareRanksArgs& a, const nlohmann::json& doc) {
@@ -146,10 +179,18 @@ nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::
 void compareRanks(const CompareRanksArgs& a) {
   const fs::path report =
       fs::temp_directory_path() / fmt::format("tracetwin_compare_ranks_{}.json", ::getpid());
-  const nlohmann::json replayed = replayRanks(a, report);
+  const fs::path rank_reports =
+      a.timeline.empty() ? fs::path()
+                         : fs::temp_directory_path() /
+                               fmt::format("tracetwin_compare_ranks_{}.reports", ::getpid());
+  const nlohmann::json replayed = replayRanks(a, report, rank_reports);
   fs::remove(report);
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
+  if (!a.timeline.empty()) {
+    writeRanksTimeline(a, m, rank_reports);
+    fs::remove_all(rank_reports);
+  }
   const nlohmann::json predicted = predictors::multiRankToJson(m);
   nlohmann::json doc = compareRanksJson(replayed, predicted, a.device != "cpu");
   doc["trace"] = a.trace;

@@ -21,6 +21,9 @@ struct CompareRanksArgs {
   int threads = 0;                         // --threads of the replay (0: its default)
   std::vector<std::string> op_libraries;  // --op-library of the replay, each
   std::string json_out;
+  // --timeline: every rank's replay and joint prediction, each rank its own
+  // group (the replays from the ranks' own reports, --rank-reports).
+  std::string timeline;
 };
 
 void compareRanks(const CompareRanksArgs& args);

@@ -32,6 +32,10 @@ struct ReplayArgs {
   std::string models;
   std::string overheads;
   int nproc = 0;                     // > 0: launch that many ranks on this host
+  // --rank-reports DIR (with {rank} or --nproc): each rank's own report as
+  // DIR/rank{r}.json, written by rank 0 (compare --nproc --timeline draws the
+  // ranks' replays from them).
+  std::string rank_reports;
   double comm_timeout_s = 300;
 };
 

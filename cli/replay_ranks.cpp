@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -77,6 +78,17 @@ timeline::Timeline rankTimeline(const ReplayArgs& args, const ReplayRun& run,
     }
   }
   return t;
+}
+
+void writeRankReports(const std::string& dir, const std::vector<std::string>& reports) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (size_t r = 0; r < reports.size(); ++r) {
+    const std::string path = fmt::format("{}/rank{}.json", dir, r);
+    std::ofstream out(path);
+    out << reports[r] << "\n";
+    if (!out) throw RuntimeFailure(fmt::format("{}: cannot write rank {}'s report", path, r));
+  }
 }
 
 }  // namespace
@@ -165,6 +177,7 @@ void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
   }
   if (!args.timeline.empty()) writeTimelineFile(args.timeline, rankTimeline(args, run, reports));
   if (!args.json_out.empty()) writeJsonReport(args.json_out, merged);
+  if (!args.rank_reports.empty()) writeRankReports(args.rank_reports, reports);
 }
 
 }  // namespace tracetwin::cli

@@ -42,7 +42,7 @@ fi
 # 1. compare --nproc 2
 if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
   --models "$data/models/host" --warmup 1 --iters 1 --settle 0 --comm-timeout-s 60 --threads 1 \
-  --json-out "$work/compare.json" >"$work/compare.log" 2>&1; then
+  --json-out "$work/compare.json" --timeline "$work/compare.timeline.json" >"$work/compare.log" 2>&1; then
   check "$work/compare.json" \
     'len(r["ranks"]) == 2' \
     'all([x["row"] for x in k["rows"]][-3:] == ["comm transfer", "comm wait", "iteration"] for k in r["ranks"])' \
@@ -50,6 +50,15 @@ if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
     'r["step"]["measured_ms"] > 0 and r["step"]["predicted_ms"] > 0' ||
     fail "compare --nproc: report"
   grep -q "^rank 1" "$work/compare.log" || fail "compare --nproc: no table for rank 1"
+  # --timeline: each rank its own group, its replay beside its prediction; per track, slices in
+  # time order within the iteration; one flow arrow per waiting member of each collective.
+  check "$work/compare.timeline.json" \
+    'sorted(e["args"]["name"] for e in r["traceEvents"] if e.get("name") == "process_name") == ["rank 0 · prediction", "rank 0 · replay", "rank 1 · prediction", "rank 1 · replay"]' \
+    'all(e["dur"] >= 0 and e["ts"] >= 0 for e in r["traceEvents"] if e["ph"] == "X")' \
+    'all(all(x <= y for x, y in zip(ts, ts[1:])) for ts in [[e["ts"] for e in r["traceEvents"] if e["ph"] == "X" and (e["pid"], e["tid"]) == t] for t in {(e["pid"], e["tid"]) for e in r["traceEvents"] if e["ph"] == "X"}])' \
+    'sum(1 for e in r["traceEvents"] if e["ph"] == "X" and e["cat"] == "cpu_op") > 100' \
+    'sum(1 for e in r["traceEvents"] if e["ph"] == "s") == sum(1 for e in r["traceEvents"] if e["ph"] == "f")' ||
+    fail "compare --nproc --timeline: file"
 else
   fail "compare --nproc 2 exited non-zero"
   cat "$work/compare.log"
