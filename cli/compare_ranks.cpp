@@ -86,7 +86,10 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
     in.opts = leftOut(size_t(r));
     inputs.push_back(std::move(in));
   }
-  return predictors::predictRanks(inputs, models);
+  predictors::MultiRankOptions mo;
+  mo.host_cores = a.host_cores;
+  mo.rank_threads = a.threads > 0 ? a.threads : 1;
+  return predictors::predictRanks(inputs, models, mo);
 }
 
 void printComparison(const CompareRanksArgs& a, const nlohmann::json& doc) {

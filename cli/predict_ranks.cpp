@@ -89,7 +89,9 @@ void predictRanksCommand(const PredictArgs& args) {
     }
     inputs.push_back(std::move(in));
   }
-  predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models);
+  predictors::MultiRankOptions mo;
+  mo.host_cores = args.host_cores;
+  predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models, mo);
   if (args.rank_starts == "recorded") {
     m.notes.push_back(
         "ranks entered the iteration when their Kineto traces say (--rank-starts recorded: the "
