@@ -12,7 +12,7 @@ ifneq ($(filter-out off,$(CCACHE)),)
 CACHE_ARGS := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
-export CCACHE_SLOPPINESS := include_file_mtime,include_file_ctime,time_macros
+export CCACHE_SLOPPINESS := include_file_mtime,include_file_ctime,time_macros,pch_defines
 endif
 DEMO_TRACE ?= data/mlp.et.json.gz
 

@@ -19,17 +19,17 @@ namespace {
 using core::DType;
 using B = GraphBuilder;
 
-const std::vector<int64_t> kBatch = {1, 2, 4, 8, 16, 32};
+const std::vector<int64_t> kConvBatch = {1, 2, 4, 8, 16, 32};
 const std::vector<int64_t> kChannels = {3, 16, 32, 64, 128, 256, 512};
 const std::vector<int64_t> kOutChannels = {8, 16, 32, 64, 128, 256, 512};
 const std::vector<int64_t> kSpatial = {1, 2, 4, 7, 8, 14, 16, 28, 32, 56};
 const std::vector<int64_t> kFilter = {1, 3, 5, 7};
 const std::vector<int64_t> kDepthwiseFilter = {3, 5};
-constexpr double kMaxFlops = 3e9;  // forward + backward ~ 0.1 s at ~30 GFLOP/s
+constexpr double kConvMaxFlops = 3e9;  // forward + backward ~ 0.1 s at ~30 GFLOP/s
 // A GPU (GridOptions::accelerator) trains CNNs at batch 64-512: a ResNet-18
 // layer at batch 128 and 96 px is ~2e10 FLOP.
 const std::vector<int64_t> kAcceleratorBatch = {64, 128, 256};
-constexpr double kAcceleratorMaxFlops = 3e11;
+constexpr double kConvAcceleratorMaxFlops = 3e11;
 // One image's input map at most 64 x 56 x 56 (ResNet's first block; deeper
 // layers trade pixels for channels), and K / C within [1/4, 4].
 constexpr int64_t kMaxImageElems = 64 * 56 * 56;
@@ -218,10 +218,10 @@ bool realisticLayer(int64_t c, int64_t k, int64_t hw, int64_t max_image_elems) {
 
 std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
-  std::vector<int64_t> batches = kBatch;
+  std::vector<int64_t> batches = kConvBatch;
   if (grid.accelerator)
     batches.insert(batches.end(), kAcceleratorBatch.begin(), kAcceleratorBatch.end());
-  const double max_flops = grid.accelerator ? kAcceleratorMaxFlops : kMaxFlops;
+  const double max_flops = grid.accelerator ? kConvAcceleratorMaxFlops : kConvMaxFlops;
   const int64_t max_image = grid.accelerator ? kAcceleratorMaxImageElems : kMaxImageElems;
   const std::vector<int64_t> spatial =
       withAccelerator(kSpatial, kAcceleratorSpatial, grid.accelerator);

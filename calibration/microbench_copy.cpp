@@ -37,7 +37,7 @@ struct CopyOp {
   std::function<void(B&, int64_t numel, DType)> add;
 };
 
-const std::vector<CopyOp>& ops() {
+const std::vector<CopyOp>& copyOps() {
   static const std::vector<CopyOp> table = {
       {"copy_", 2,
        [](B& b, int64_t n, DType dt) {
@@ -113,7 +113,7 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
     const double item = static_cast<double>(core::dtypeItemsize(dt));
-    for (const CopyOp& op : ops()) {
+    for (const CopyOp& op : copyOps()) {
       for (int64_t n : withAccelerator(kNumel, kAcceleratorNumel, grid.accelerator)) {
         if (op.passes == 0 && n > 1) continue;  // item reads one element
         cases.push_back(copyCase(grid, fmt::format("{} numel={} {}", op.label, n, dtypeLabel(dt)),

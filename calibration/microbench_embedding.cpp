@@ -17,10 +17,10 @@ namespace {
 using core::DType;
 using B = GraphBuilder;
 
-const std::vector<int64_t> kBatch = {8, 32, 128, 512, 2048};
+const std::vector<int64_t> kEmbeddingBatch = {8, 32, 128, 512, 2048};
 // Half-decade steps: a dense backward zero-fills and writes the whole
 // rows x dim gradient, so its time follows the table size closely.
-const std::vector<int64_t> kRows = {1000, 3000, 10000, 30000, 100000, 300000, 1000000};
+const std::vector<int64_t> kEmbeddingRows = {1000, 3000, 10000, 30000, 100000, 300000, 1000000};
 const std::vector<int64_t> kDim = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kPooling = {1, 4, 10, 20, 50};
 // Hot-row fraction of the table the indices hit: 1 = uniform over all rows.
@@ -107,8 +107,8 @@ MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType d
 std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
-    for (int64_t batch : kBatch) {
-      for (int64_t rows : kRows) {
+    for (int64_t batch : kEmbeddingBatch) {
+      for (int64_t rows : kEmbeddingRows) {
         for (int64_t dim : kDim) {
           if (rows * dim * core::dtypeItemsize(dt) > kMaxTableBytes) continue;
           for (int64_t pooling : kPooling) {

@@ -16,7 +16,7 @@ using core::DType;
 using B = GraphBuilder;
 using Shape = std::vector<int64_t>;
 
-const std::vector<int64_t> kBatch = {1, 2, 4, 8, 16, 32};
+const std::vector<int64_t> kNormBatch = {1, 2, 4, 8, 16, 32};
 // 128 channels at 28 px is ResNet's second stage. Without it the nearest
 // points had 64 or 256 channels on other maps: on an H200 the 16- and
 // 64-channel maps of 1-4 M elements ran at 0.3-1.0 TB/s, resnet_1.1.0's
@@ -119,7 +119,7 @@ MicrobenchCase normCase(const GridOptions& grid, const std::string& label, doubl
 std::vector<MicrobenchCase> normCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   const bool big = grid.accelerator;
-  const std::vector<int64_t> batches = withAccelerator(kBatch, kAcceleratorBatch, big);
+  const std::vector<int64_t> batches = withAccelerator(kNormBatch, kAcceleratorBatch, big);
   const std::vector<int64_t> channels = withAccelerator(kChannels, kAcceleratorChannels, big);
   const std::vector<int64_t> spatial = withAccelerator(kSpatial, kAcceleratorSpatial, big);
   const int64_t max_numel = big ? kAcceleratorMaxNumel : kMaxNumel;

@@ -12,7 +12,7 @@ namespace {
 using core::DType;
 using B = GraphBuilder;
 
-const std::vector<int64_t> kRows = {1, 4, 16, 32, 128, 512, 2048, 8192};
+const std::vector<int64_t> kSoftmaxRows = {1, 4, 16, 32, 128, 512, 2048, 8192};
 const std::vector<int64_t> kCols = {2, 10, 32, 128, 1000, 4096};
 constexpr int64_t kMaxNumel = int64_t{1} << 23;
 
@@ -64,7 +64,7 @@ void addSoftmaxOps(B& b, int64_t rows, int64_t cols, DType dt) {
 std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
-    for (int64_t rows : kRows) {
+    for (int64_t rows : kSoftmaxRows) {
       for (int64_t cols : kCols) {
         if (rows * cols > kMaxNumel) continue;
         const double bytes = static_cast<double>(rows * cols * core::dtypeItemsize(dt));

@@ -1,7 +1,7 @@
 // Metadata-only microbenchmarks: views (t, view, transpose, reshape, select,
 // narrow, expand, unsqueeze, flatten, squeeze, slice) and empty. They launch
 // no kernel; their time is the dispatcher's, near-constant in size, but a
-// training step records dozens of them (mlp: 15 t + 4 view of 88 ops).
+// training step records dozens of them (mlp: 15 t + 4 view of 88 viewOps).
 #include <fmt/core.h>
 
 #include <functional>
@@ -30,7 +30,7 @@ void unaryView(B& b, const char* schema, const Shape& s, const Shape& out, DType
   b.op(schema, std::move(args), {b.viewOf(x, out)});
 }
 
-const std::vector<ViewOp>& ops() {
+const std::vector<ViewOp>& viewOps() {
   static const std::vector<ViewOp> table = {
       {"t",
        [](B& b, const Shape& s, DType dt) {
@@ -105,7 +105,7 @@ const std::vector<ViewOp>& ops() {
 std::vector<MicrobenchCase> viewCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   for (DType dt : grid.dtypes) {
-    for (const ViewOp& op : ops()) {
+    for (const ViewOp& op : viewOps()) {
       for (const Shape& s : kShapes) {
         // ~3 us each: repeatedCase gives them the most copies (8).
         cases.push_back(repeatedCase(

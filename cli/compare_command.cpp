@@ -61,10 +61,6 @@ struct FamilyRow {
   double predicted_ms = 0;
 };
 
-double errorPct(double predicted, double measured) {
-  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
-}
-
 // How far the measured iterations spread: p10 and p90, and their distance
 // as a share of the median. On a shared host one replay's iterations have
 // spread over 5.6-8.4 ms (transformer, 2026-11-25), and the same

@@ -22,10 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double errorPct(double predicted, double measured) {
-  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
-}
-
 nlohmann::json row(const std::string& name, double measured_ms, double predicted_ms) {
   return {{"row", name},
           {"measured_ms", measured_ms},
@@ -111,6 +107,10 @@ void printComparison(const CompareRanksArgs& a, const nlohmann::json& doc) {
 }
 
 }  // namespace
+
+double errorPct(double predicted, double measured) {
+  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+}
 
 nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::json& predicted,
                                 bool on_gpu) {

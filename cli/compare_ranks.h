@@ -26,6 +26,10 @@ struct CompareRanksArgs {
 
 void compareRanks(const CompareRanksArgs& args);
 
+// A prediction's signed error against a measurement, percent (0 when nothing
+// was measured): the error column of compare's tables.
+double errorPct(double predicted, double measured);
+
 // Rows per rank and family from a merged replay report (`replay --nproc
 // --json-out`) and a multi-rank prediction's JSON (`multiRankToJson`), as
 // `compare --nproc` writes them.

@@ -19,13 +19,12 @@
 #include <string_view>
 
 #include "core/graph.h"
+#include "core/text.h"
 
 namespace tracetwin::core {
 namespace {
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+using text::startsWith;
 
 bool isBackendLabel(std::string_view name) {
   return startsWith(name, "gloo:") || startsWith(name, "nccl:");

@@ -5,19 +5,14 @@
 #include <array>
 #include <unordered_map>
 
+#include "core/text.h"
+
 namespace tracetwin::core {
 namespace {
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-bool contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
+using text::contains;
+using text::endsWith;
+using text::startsWith;
 
 // RecordScope::BACKWARD_FUNCTION (ATen/record_function.h): autograd nodes
 // such as "CompiledFunctionBackward" run under it.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -146,6 +147,10 @@ NodeCategory classifyNode(const Node& node);
 // The top-level operators of one iteration (DESIGN.md "Operator selection").
 struct Selection {
   std::vector<NodeId> ops;  // in execution order
+  // The DataLoader labels the walk dropped (their ops load data, not the
+  // model's step; their time is the step's: the predictor charges it from a
+  // linked trace's overheads table), in id order.
+  std::vector<NodeId> data_loaders;
   // Iteration window from ProfilerStep#N labels: ids strictly between the
   // first two steps' label ids; nullopt when fewer than two steps exist.
   std::optional<std::pair<NodeId, NodeId>> window;
@@ -155,5 +160,10 @@ struct Selection {
 };
 
 Selection selectTopLevelOps(const Graph& graph);
+
+// "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__": a label whose
+// subtree is data loading (dropped by the selection; a region of its own in
+// the CPU overheads of core/kineto/overheads.h).
+bool isDataLoaderLabel(std::string_view name);
 
 }  // namespace tracetwin::core

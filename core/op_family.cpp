@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/text.h"
+
 namespace tracetwin::core {
 namespace {
 
@@ -263,13 +265,8 @@ const Table& familyTable() {
   return table;
 }
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using text::endsWith;
+using text::startsWith;
 
 // "aten::add_.Tensor" -> "add_": drop the namespace and the overload.
 std::string_view baseName(std::string_view op_name) {

@@ -14,11 +14,11 @@ bool isProfilerStep(const Node& n) {
   return std::string_view(n.name).substr(0, 13) == "ProfilerStep#";
 }
 
-// "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__": data loading
-// is not part of the model's iteration (the DLRM traces have one per step).
-bool isDataLoader(const Node& n) { return n.name.find("DataLoader") != std::string::npos; }
-
 }  // namespace
+
+// Data loading is not part of the model's iteration (the DLRM traces have one
+// per step, 1.0-1.4 ms of their 12.5-19.9 ms).
+bool isDataLoaderLabel(std::string_view name) { return name.find("DataLoader") != name.npos; }
 
 Selection selectTopLevelOps(const Graph& graph) {
   Selection sel;
@@ -45,12 +45,17 @@ Selection selectTopLevelOps(const Graph& graph) {
       sel.custom_ops += n.category == NodeCategory::kCustom;
       continue;
     }
-    if (isDataLoader(n)) continue;
+    if (isDataLoaderLabel(n.name)) {
+      if (!sel.window || (n.id > sel.window->first && n.id < sel.window->second))
+        sel.data_loaders.push_back(n.id);
+      continue;
+    }
     stack.insert(stack.end(), n.children.rbegin(), n.children.rend());
   }
   // The walk goes thread by thread; execution order across threads is id
   // order (ids are taken from one process-wide counter on entry).
   std::sort(sel.ops.begin(), sel.ops.end());
+  std::sort(sel.data_loaders.begin(), sel.data_loaders.end());
   return sel;
 }
 

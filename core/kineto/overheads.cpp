@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/kineto/trace_index.h"
+#include "core/text.h"
 
 namespace tracetwin::core::kineto {
 namespace {
@@ -18,9 +19,7 @@ namespace {
 constexpr int kT1 = 0, kT2 = 1, kT3 = 2, kT4 = 3, kT5 = 4;
 constexpr const char* kTableKeys[5] = {"t1", "t2", "t3", "t4", "t5"};
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+using text::startsWith;
 
 // Outermost operator events of one thread, in time order.
 std::vector<size_t> topLevelOperators(const KinetoTrace& trace, const std::vector<size_t>& cpu,
@@ -35,6 +34,42 @@ std::vector<size_t> topLevelOperators(const KinetoTrace& trace, const std::vecto
     open_until = e.end();
   }
   return tops;
+}
+
+// The outermost data-loading annotations of one thread, in time order.
+std::vector<const KinetoEvent*> dataLoading(const KinetoTrace& trace, const std::vector<size_t>& cpu) {
+  std::vector<const KinetoEvent*> regions;
+  double open_until = -1e300;
+  for (size_t i : cpu) {
+    const KinetoEvent& e = trace.events[i];
+    if (e.category != EventCategory::kUserAnnotation || !isDataLoaderLabel(e.name)) continue;
+    if (e.ts < open_until) continue;
+    regions.push_back(&e);
+    open_until = e.end();
+  }
+  return regions;
+}
+
+// `tops` without the ops inside a region.
+std::vector<size_t> outsideRegions(const KinetoTrace& trace, std::vector<size_t> tops,
+                                   const std::vector<const KinetoEvent*>& regions) {
+  if (regions.empty()) return tops;
+  auto inside = [&](size_t i) {
+    const double ts = trace.events[i].ts;
+    auto r = std::upper_bound(regions.begin(), regions.end(), ts,
+                              [](double t, const KinetoEvent* e) { return t < e->ts; });
+    return r != regions.begin() && ts < (*std::prev(r))->end();
+  };
+  tops.erase(std::remove_if(tops.begin(), tops.end(), inside), tops.end());
+  return tops;
+}
+
+// The time the regions wholly inside (from, to) take.
+double regionTimeWithin(const std::vector<const KinetoEvent*>& regions, double from, double to) {
+  double us = 0;
+  for (const KinetoEvent* r : regions)
+    if (r->ts >= from && r->end() <= to) us += r->dur;
+  return us;
 }
 
 // Runtime calls that block the CPU until the device (a stream, an event,
@@ -70,9 +105,13 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
   sources_.push_back(trace.source_path);
   TraceIndex index = buildTraceIndex(trace);
   std::map<int64_t, std::vector<size_t>> tops_by_tid;
+  std::map<int64_t, std::vector<const KinetoEvent*>> regions_by_tid;
   std::vector<std::pair<double, int64_t>> starts;  // (start, tid) of every top-level op
   for (const auto& [tid, cpu] : index.cpu_by_tid) {
-    tops_by_tid[tid] = topLevelOperators(trace, cpu, is_operator);
+    std::vector<const KinetoEvent*>& regions = regions_by_tid[tid];
+    regions = dataLoading(trace, cpu);
+    for (const KinetoEvent* r : regions) regions_[r->name].push_back(r->dur);
+    tops_by_tid[tid] = outsideRegions(trace, topLevelOperators(trace, cpu, is_operator), regions);
     for (size_t i : tops_by_tid[tid]) starts.emplace_back(trace.events[i].ts, tid);
   }
   std::sort(starts.begin(), starts.end());
@@ -94,8 +133,10 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
     const KinetoEvent* prev = nullptr;
     for (size_t i : tops) {
       const KinetoEvent& op = trace.events[i];
-      if (prev && op.ts >= prev->end() && !otherThreadRuns(tid, prev->end(), op.ts))
-        add(kT1, op.name, op.ts - prev->end());
+      if (prev && op.ts >= prev->end() && !otherThreadRuns(tid, prev->end(), op.ts)) {
+        const double loading = regionTimeWithin(regions_by_tid[tid], prev->end(), op.ts);
+        add(kT1, op.name, std::max(0.0, op.ts - prev->end() - loading));
+      }
       prev = &op;
       // Device calls inside [op.ts, op.end]: launches are sorted by ts and
       // top-level ops do not overlap, so one forward pointer suffices.
@@ -145,6 +186,7 @@ OverheadTable OverheadCollector::finish() const {
     if (launching_ops_.count(name)) continue;
     table.t[kT5][name] = robustStat(values);
   }
+  for (const auto& [name, values] : regions_) table.regions[name] = robustStat(values);
   return table;
 }
 
@@ -159,6 +201,13 @@ std::string overheadsToJson(const OverheadTable& table) {
       if (stat.mean >= 0) entries[key]["mean_us"] = stat.mean;
     }
     doc[kTableKeys[t]] = std::move(entries);
+  }
+  if (!table.regions.empty()) {
+    nlohmann::ordered_json entries = nlohmann::ordered_json::object();
+    for (const auto& [key, stat] : table.regions)
+      entries[key] = {{"median_us", stat.median}, {"iqr_us", stat.iqr}, {"count", stat.count},
+                      {"mean_us", stat.mean}};
+    doc["regions"] = std::move(entries);
   }
   return doc.dump(2) + "\n";
 }
@@ -184,12 +233,12 @@ OverheadTable overheadsFromJson(std::string_view json, const std::string& source
       table.sources.push_back(s.get<std::string>());
     }
   }
-  for (int t = 0; t < 5; ++t) {
-    if (!doc.contains(kTableKeys[t])) continue;
-    const auto& entries = doc[kTableKeys[t]];
-    if (!entries.is_object()) fail(fmt::format("key '{}'", kTableKeys[t]), "an object");
+  auto readEntries = [&](const char* name, std::map<std::string, RobustStat>* into) {
+    if (!doc.contains(name)) return;
+    const auto& entries = doc[name];
+    if (!entries.is_object()) fail(fmt::format("key '{}'", name), "an object");
     for (const auto& [key, v] : entries.items()) {
-      std::string where = fmt::format("{}['{}']", kTableKeys[t], key);
+      std::string where = fmt::format("{}['{}']", name, key);
       if (!v.is_object() || !v.contains("median_us") || !v["median_us"].is_number() ||
           !v.contains("count") || !v["count"].is_number_integer())
         fail(where, "{\"median_us\": number, \"iqr_us\": number, \"count\": integer}");
@@ -201,9 +250,11 @@ OverheadTable overheadsFromJson(std::string_view json, const std::string& source
         if (!v["mean_us"].is_number()) fail(where + "['mean_us']", "a number");
         stat.mean = v["mean_us"].get<double>();
       }
-      table.t[t][key] = stat;
+      (*into)[key] = stat;
     }
-  }
+  };
+  for (int t = 0; t < 5; ++t) readEntries(kTableKeys[t], &table.t[t]);
+  readEntries("regions", &table.regions);
   return table;
 }
 

@@ -10,12 +10,17 @@
 // A "device call" is a cuda_runtime / cuda_driver event that caused a GPU
 // activity (matched by correlation), so cudaEventQuery & co. do not count.
 // Every table also has an "__all__" entry over all samples.
+// Data loading (the outermost user annotations the top-level selection drops,
+// core::isDataLoaderLabel) is a region of its own: its ops are neither
+// top-level ops nor T1 samples, its span is a "regions" sample keyed by the
+// label's name, and the T1 of the op after it excludes it.
 //
 // File format (read by the predictors):
 //   {"format": "tracetwin-overheads/1", "sources": [file names],
 //    "t1": {"<op name or __all__>": {"median_us": x, "iqr_us": y, "count": n, "mean_us": m}},
 //   (mean_us, of every sample, since session 36; absent in older files)
-//    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...}}
+//    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...},
+//    "regions": {"<label name>": {...}}}   (since session 29; absent: none)
 #pragma once
 
 #include <array>
@@ -50,6 +55,7 @@ struct OverheadTable {
   std::vector<std::string> sources;
   // t[0] = T1 ... t[4] = T5; key -> statistic in microseconds.
   std::array<std::map<std::string, RobustStat>, 5> t;
+  std::map<std::string, RobustStat> regions;  // label name -> its span (data loading)
 };
 
 // Accumulates samples from one or more traces (e.g. all ranks of a job).
@@ -65,6 +71,7 @@ class OverheadCollector {
   std::vector<std::string> sources_;
   std::array<Samples, 5> samples_;
   Samples no_kernel_time_;                         // op name -> whole CPU time of kernel-less calls
+  Samples regions_;                                // DataLoader label -> its spans
   std::unordered_set<std::string> launching_ops_;  // op names seen with device calls
   int64_t top_level_ops_ = 0;
 };

@@ -22,7 +22,7 @@ bool countsAsHostEvent(const KinetoEvent& e) {
   return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
 }
 
-struct Span {
+struct OpSpan {
   double start = 0;
   double end = 0;
   size_t op = 0;  // index into RecordedHostTime::ops
@@ -33,32 +33,32 @@ struct Span {
 void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
                  const std::vector<size_t>& linked, RecordedHostTime* out, double span_start,
                  double span_end) {
-  std::map<int64_t, std::vector<Span>> by_thread;
-  std::vector<Span> by_start;
+  std::map<int64_t, std::vector<OpSpan>> by_thread;
+  std::vector<OpSpan> by_start;
   for (size_t k = 0; k < linked.size(); ++k) {
     const LinkedOp& op = timeline.ops[linked[k]];
-    const Span s{op.start_us, op.start_us + op.duration_us, k};
+    const OpSpan s{op.start_us, op.start_us + op.duration_us, k};
     by_thread[op.kineto_tid].push_back(s);
     by_start.push_back(s);
   }
-  auto earlier = [](const Span& a, const Span& b) { return a.start < b.start; };
+  auto earlier = [](const OpSpan& a, const OpSpan& b) { return a.start < b.start; };
   for (auto& [tid, spans] : by_thread) std::stable_sort(spans.begin(), spans.end(), earlier);
   std::stable_sort(by_start.begin(), by_start.end(), earlier);
   for (const KinetoEvent& e : trace.events) {
     if (!countsAsHostEvent(e) || e.ts < span_start || e.ts >= span_end) continue;
     auto thread = by_thread.find(e.tid);
     if (thread == by_thread.end()) continue;
-    const std::vector<Span>& spans = thread->second;
-    auto after = std::upper_bound(spans.begin(), spans.end(), Span{e.ts, e.ts, 0}, earlier);
+    const std::vector<OpSpan>& spans = thread->second;
+    auto after = std::upper_bound(spans.begin(), spans.end(), OpSpan{e.ts, e.ts, 0}, earlier);
     if (after != spans.begin()) {
-      const Span& holder = *(after - 1);
+      const OpSpan& holder = *(after - 1);
       if (e.ts < holder.end || e.ts == holder.start) {
         ++out->ops[holder.op].op_events;
         ++out->events;
         continue;
       }
     }
-    auto next = std::upper_bound(by_start.begin(), by_start.end(), Span{e.ts, e.ts, 0}, earlier);
+    auto next = std::upper_bound(by_start.begin(), by_start.end(), OpSpan{e.ts, e.ts, 0}, earlier);
     if (next == by_start.end()) continue;
     ++out->ops[next->op].gap_events;
     ++out->events;

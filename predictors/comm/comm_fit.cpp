@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/statistics.h"
+
 namespace tracetwin::predictors {
 namespace {
 
@@ -67,11 +69,7 @@ double fitRows(const std::vector<Row>& rows, AlphaBetaModel::Params* out) {
   return e;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using core::median;
 
 Row rowOf(const CommPoint& p) {
   const AlphaBetaTerms t = alphaBetaTerms(p.collective, p.group_size);

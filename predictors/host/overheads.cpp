@@ -35,6 +35,13 @@ double OverheadTable::us(Overhead which, const std::string& op, bool* used_defau
   return defaultOverheadUs(which);
 }
 
+double OverheadTable::regionUs(const std::string& label, OverheadStatistic stat) const {
+  auto it = regions.find(label);
+  if (it == regions.end()) return -1;
+  const OverheadStat& s = it->second;
+  return stat == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
+}
+
 bool OverheadTable::empty() const {
   for (const auto& m : t) {
     if (!m.empty()) return false;
@@ -56,6 +63,11 @@ nlohmann::json OverheadTable::toJson() const {
     }
     j[kKeys[i]] = m;
   }
+  for (const auto& [name, stat] : regions) {
+    j["regions"][name] = {{"median_us", stat.median_us}, {"iqr_us", stat.iqr_us},
+                          {"count", stat.count}};
+    if (stat.mean_us >= 0) j["regions"][name]["mean_us"] = stat.mean_us;
+  }
   return j;
 }
 
@@ -74,13 +86,13 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
       table.sources.push_back(e.get<std::string>());
     }
   }
-  for (int i = 0; i < 5; ++i) {
-    auto it = j.find(kKeys[i]);
-    if (it == j.end()) continue;  // a trace without kernels has no T4/T5
+  auto readEntries = [&](const char* name, std::map<std::string, OverheadStat>* into) {
+    auto it = j.find(name);
+    if (it == j.end()) return;  // a trace without kernels has no T4/T5, most none "regions"
     if (!it->is_object())
-      throw InputError(fmt::format("{}: \"{}\" must be an object", source, kKeys[i]));
+      throw InputError(fmt::format("{}: \"{}\" must be an object", source, name));
     for (const auto& [op, stat] : it->items()) {
-      std::string where = fmt::format("{}: {}[\"{}\"]", source, kKeys[i], op);
+      std::string where = fmt::format("{}: {}[\"{}\"]", source, name, op);
       if (!stat.is_object()) throw InputError(where + ": expected an object");
       OverheadStat s;
       s.median_us = requiredNumber(stat, "median_us", where);
@@ -91,9 +103,11 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
         s.mean_us = requiredNumber(stat, "mean_us", where);
         if (s.mean_us < 0) throw InputError(where + ": mean_us must be >= 0");
       }
-      table.t[i][op] = s;
+      (*into)[op] = s;
     }
-  }
+  };
+  for (int i = 0; i < 5; ++i) readEntries(kKeys[i], &table.t[i]);
+  readEntries("regions", &table.regions);
   return table;
 }
 

@@ -1,7 +1,8 @@
 // CPU overheads T1-T5 (DESIGN.md "Prediction"), keyed by op name or "__all__",
 // read from the JSON `tracetwin link` writes:
 // {"format":"tracetwin-overheads/1","sources":[...],
-//  "t1":{"<op or __all__>":{"median_us","iqr_us","count"}}, "t2":{...}, ... "t5":{...}}
+//  "t1":{"<op or __all__>":{"median_us","iqr_us","count"}}, "t2":{...}, ... "t5":{...},
+//  "regions":{"<data-loading label>":{...}}}
 #pragma once
 
 #include <array>
@@ -33,12 +34,16 @@ inline constexpr const char* kAllOps = "__all__";
 
 struct OverheadTable {
   std::array<std::map<std::string, OverheadStat>, 5> t;
+  // A data-loading label's span (core/kineto/overheads.h "regions"), by name.
+  std::map<std::string, OverheadStat> regions;
   std::vector<std::string> sources;
   // Lookup: the op's own entry, else "__all__", else the built-in default
   // (documented in docs/prediction.md; `used_default` tells which happened).
   // With kMean, an entry's mean_us where it has one, else its median.
   double us(Overhead which, const std::string& op, bool* used_default = nullptr,
             OverheadStatistic stat = OverheadStatistic::kMedian) const;
+  // The span of the region `label` by `stat`; -1 when the table has none.
+  double regionUs(const std::string& label, OverheadStatistic stat) const;
   bool empty() const;
   nlohmann::json toJson() const;
   static OverheadTable fromJson(const nlohmann::json& j, const std::string& source);

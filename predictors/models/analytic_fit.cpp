@@ -12,14 +12,14 @@ namespace {
 
 using core::median;
 
-constexpr double kUsPerS = 1e6;
+constexpr double kUsPerSecond = 1e6;
 constexpr double kMinEff = 1e-3;
 
 double computeUs(const OpFeatures& f, const DeviceSpec& d) {
-  return f.flops / d.peakFlops(f.dtype) * kUsPerS;
+  return f.flops / d.peakFlops(f.dtype) * kUsPerSecond;
 }
 double memoryUs(const OpFeatures& f, const DeviceSpec& d) {
-  return f.bytes / d.memory_bandwidth * kUsPerS;
+  return f.bytes / d.memory_bandwidth * kUsPerSecond;
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ constexpr size_t kMinOpSamples = 4;
 
 // max(compute, bytes / BW(bytes)) in microseconds under the current curve.
 double unitBodyUs(const BandwidthCurveModel& m, const OpFeatures& f, const DeviceSpec& d) {
-  return std::max(f.flops / d.peakFlops(f.dtype), f.bytes / m.achievedBandwidth(f.bytes)) * kUsPerS;
+  return std::max(f.flops / d.peakFlops(f.dtype), f.bytes / m.achievedBandwidth(f.bytes)) * kUsPerSecond;
 }
 
 // t = t0[context] + k * body for one op's samples by relative least squares
@@ -176,7 +176,7 @@ void fitKnots(const std::vector<const Sample*>& s, BandwidthCurveModel* m) {
       double lb = std::log2(std::max(p->f.bytes, 1.0));
       double body = p->us - m->t0Of(p->f);
       if (std::abs(lb - k) > 1.0 || body <= 0.3 * p->us || p->f.bytes <= 0) continue;
-      bw.push_back(p->f.bytes * m->factorOf(p->f) / (body / kUsPerS));
+      bw.push_back(p->f.bytes * m->factorOf(p->f) / (body / kUsPerSecond));
     }
     if (!bw.empty()) {
       knots.push_back(k);
@@ -271,7 +271,7 @@ std::shared_ptr<AlphaBetaModel> fitAlphaBeta(const std::vector<const Sample*>& s
       AlphaBetaTerms t = alphaBetaTerms(p->f.collective, p->f.world_size);
       if (t.latency_steps <= 0) continue;
       rows.push_back({t.latency_steps, t.byte_factor * p->f.message_bytes});
-      y.push_back(p->us / kUsPerS);
+      y.push_back(p->us / kUsPerSecond);
     }
     if (rows.size() < 2) return false;
     std::vector<double> x = relativeLeastSquares(rows, y);

@@ -6,8 +6,6 @@
 namespace tracetwin::predictors {
 namespace {
 
-constexpr int64_t kCommStream = 1;
-
 bool onCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 // "aten::copy_.default" -> "copy_", without allocating (runs once per op).

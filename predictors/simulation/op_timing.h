@@ -11,6 +11,11 @@
 
 namespace tracetwin::predictors {
 
+// The simulated streams of a GPU rank: compute, and the collectives' own
+// (NCCL runs on a stream of its own in PyTorch DDP).
+inline constexpr int64_t kComputeStream = 0;
+inline constexpr int64_t kCommStream = 1;
+
 // Kernels launched by an op of `family`: views and metadata ops launch none.
 int launchesOf(const std::string& family);
 

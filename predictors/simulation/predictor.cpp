@@ -24,6 +24,7 @@
 #include "predictors/comm/topology.h"
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
+#include "predictors/simulation/data_loading.h"
 #include "predictors/simulation/distinct_ops.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/kernels/fused_kernels.h"
@@ -40,9 +41,6 @@
 
 namespace tracetwin::predictors {
 namespace {
-
-constexpr int64_t kComputeStream = 0;
-constexpr int64_t kCommStream = 1;  // NCCL runs on its own stream in PyTorch DDP
 
 // Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
 // Returns how many ops took them.
@@ -411,6 +409,9 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     }
     sim.push_back(s);
   }
+  const DataLoadingCharge loading = chargeDataLoading(
+      graph, sel.data_loaders, recs, table, opts.overhead_statistic, opts.host_scale, &sim);
+  if (std::string note = dataLoadingNote(loading); !note.empty()) p.notes.push_back(std::move(note));
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];

@@ -11,7 +11,7 @@
 namespace tracetwin::predictors {
 namespace {
 
-std::vector<LinkSpec> readLinks(const yaml::MapReader& top) {
+std::vector<LinkSpec> readSystemLinks(const yaml::MapReader& top) {
   YAML::Node list = top.get("links");
   if (!list.IsSequence() || list.size() == 0) top.fail(list, "'links' must be a non-empty list");
   return readLinkList(top, list);
@@ -52,7 +52,7 @@ SystemSpec loadSystemSpec(const std::string& path) {
                                                  s.placement));
     }
   }
-  s.links = readLinks(top);
+  s.links = readSystemLinks(top);
   yaml::MapReader topo(top.get("topology"), path, "topology");
   topo.checkKeys({"intra_node", "inter_node"}, {});
   s.intra_node_link = topo.str("intra_node");

@@ -173,6 +173,7 @@ TEST(Selection, OperatorsAreKeptWithoutTheirChildrenAndLabelsAreDescended) {
   const Selection sel = selectTopLevelOps(g);
   EXPECT_EQ(sel.ops, (std::vector<NodeId>{4, 6}));
   EXPECT_EQ(sel.comm_ops, 1);
+  EXPECT_EQ(sel.data_loaders, (std::vector<NodeId>{7}));  // its time is charged by the predictor
   EXPECT_FALSE(sel.window.has_value());
 }
 

@@ -135,6 +135,31 @@ TEST(Overheads, JsonRoundTripKeepsTheFormat) {
   EXPECT_EQ(back.sources.size(), 1u);
 }
 
+TEST(Overheads, DataLoadingIsARegionOfItsOwnNotOpsOrT1) {
+  // The selection drops what runs under a DataLoader label; its span is the
+  // step's time all the same: a "regions" sample, and the op after it has
+  // only the gaps outside it as T1 (10 before the label, 10 after it).
+  const std::string name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+  KinetoEvent loader = cpuOp(name, 1, 110, 300);
+  loader.category = EventCategory::kUserAnnotation;
+  OverheadCollector collector;
+  collector.addTrace(fakeKineto({cpuOp("aten::mm", 1, 0, 100), loader,
+                                 cpuOp("aten::ones", 1, 120, 10), cpuOp("aten::fill_", 1, 140, 10),
+                                 cpuOp("aten::view", 1, 420, 10)}),
+                     defaultOperatorPredicate());
+  EXPECT_EQ(collector.topLevelOps(), 2);  // mm and view: the loader's ops are not the step's
+  const OverheadTable t = collector.finish();
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::view").median, 20);
+  EXPECT_EQ(t.t[0].count("aten::fill_"), 0u);
+  EXPECT_EQ(t.t[4].count("aten::ones"), 0u);
+  ASSERT_EQ(t.regions.count(name), 1u);
+  EXPECT_DOUBLE_EQ(t.regions.at(name).median, 300);
+  const OverheadTable back = overheadsFromJson(overheadsToJson(t), "o.json");
+  EXPECT_DOUBLE_EQ(back.regions.at(name).mean, 300);
+  // A table without regions writes none (files of earlier sessions read the same).
+  EXPECT_EQ(overheadsToJson(OverheadCollector().finish()).find("regions"), std::string::npos);
+}
+
 TEST(Overheads, RejectsBadOverheadFiles) {
   EXPECT_THROW(overheadsFromJson("{", "o.json"), InputError);
   EXPECT_THROW(overheadsFromJson(R"({"format": "other"})", "o.json"), InputError);

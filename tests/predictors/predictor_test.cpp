@@ -195,6 +195,43 @@ TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
   EXPECT_DOUBLE_EQ(old.iteration_ms, median.iteration_ms);
 }
 
+// root(1) -> thread(2) -> relu(3), DataLoader label(4) -> stack(5), relu(6)
+core::Graph graphLoadingData() {
+  core::Graph g = graphWithOneThread();
+  const std::string relu = "aten::relu(Tensor self) -> Tensor";
+  g.addNode(withIds(opNode("aten::relu", {tensor({64})}, {tensor({64})}), 3, 2, relu));
+  g.addNode(withIds(opNode("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", {}, {}),
+                    4, 2, ""));
+  g.addNode(withIds(opNode("aten::stack", {tensor({64})}, {tensor({1, 64})}), 5, 4,
+                    "aten::stack(Tensor[] tensors, int dim=0) -> Tensor"));
+  g.addNode(withIds(opNode("aten::relu", {tensor({64})}, {tensor({64})}), 6, 2, relu));
+  g.finalize();
+  return g;
+}
+
+TEST(Predictor, DataLoadingIsChargedBeforeTheOpAfterItFromTheOverheadsTable) {
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 10};
+  const Prediction without = predictGraph(graphLoadingData(), set, opts);
+  ASSERT_EQ(without.per_op.size(), 2u);  // the loader's stack is not the step's
+  EXPECT_THAT(without.notes, ::testing::Contains(::testing::HasSubstr("1 of 1 DataLoader region(s) "
+                                                                  "are not in this prediction")));
+  opts.overheads->regions["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"] = {
+      1000.0, 0, 4, 1200.0};
+  const Prediction with = predictGraph(graphLoadingData(), set, opts);
+  EXPECT_DOUBLE_EQ(with.per_op[1].gap_us - without.per_op[1].gap_us, 1000.0);  // median
+  EXPECT_DOUBLE_EQ(with.per_op[0].gap_us, without.per_op[0].gap_us);
+  EXPECT_NEAR(with.iteration_ms - without.iteration_ms, 1.0, 1e-9);
+  opts.overhead_statistic = OverheadStatistic::kMean;
+  const Prediction mean = predictGraph(graphLoadingData(), set, opts);
+  EXPECT_DOUBLE_EQ(mean.per_op[1].gap_us - without.per_op[1].gap_us, 1200.0);
+  opts.host_scale = 0.5;  // a host twice as fast loads its data twice as fast
+  const Prediction fast = predictGraph(graphLoadingData(), set, opts);
+  EXPECT_DOUBLE_EQ(fast.per_op[1].gap_us, 0.5 * mean.per_op[1].gap_us);
+}
+
 TEST(Predictor, RecordedKernelTimesReplaceTheModelsAndSetTheLaunches) {
   ModelSet set = handMadeModels(h100());
   PredictOptions opts;
