@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/keep_until_exit.h"
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
@@ -142,7 +143,8 @@ void runPredict(const PredictArgs& args) {
   if (!std::filesystem::is_regular_file(args.trace)) {
     throw UsageError(fmt::format("trace: file does not exist: {}", args.trace));
   }
-  core::Graph graph = core::readTrace(args.trace);
+  // Left to the OS at exit (cli/keep_until_exit.h).
+  core::Graph& graph = keepUntilExit(core::readTrace(args.trace));
   predictors::ModelSet models = predictors::ModelSet::load(args.models);
   predictors::PredictOptions opts;
   applyTargets(args, &opts);

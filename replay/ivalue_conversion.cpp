@@ -134,11 +134,13 @@ bool isOptionalTensor(const c10::TypePtr& t) {
 
 // Tensor, Tensor?, Tensor[] and Tensor?[] arguments become slot references.
 bool planTensorArg(const Value& v, const c10::TypePtr& type, size_t pos, int32_t arg,
-                   const SlotResolver& slot_of, ArgumentPlan& plan) {
+                   const SlotResolver& slot_of, const TensorFilter& replayable,
+                   ArgumentPlan& plan) {
   auto slotOf = [&](const Value& e, int32_t element) -> int32_t {
     if (e.kind == ValueKind::kNone) return -1;
     if (e.kind != ValueKind::kTensor) fail(e, type, "not a tensor");
-    return e.tensor->defined() ? slot_of(e.tensor, arg, element) : -1;
+    const bool bound = replayable ? replayable(e.tensor) : e.tensor->defined();
+    return bound ? slot_of(e.tensor, arg, element) : -1;
   };
   TensorArg t;
   t.position = pos;
@@ -205,7 +207,7 @@ at::ScalarType scalarTypeOf(core::DType dtype) {
 
 ArgumentPlan buildArguments(const core::Node& node, const c10::FunctionSchema& schema,
                             const std::vector<int>& recorded_index, const DeviceMap& devices,
-                            const SlotResolver& slot_of) {
+                            const SlotResolver& slot_of, const TensorFilter& replayable) {
   const auto& args = schema.arguments();
   ArgumentPlan plan;
   plan.values.reserve(args.size());
@@ -221,7 +223,7 @@ ArgumentPlan buildArguments(const core::Node& node, const c10::FunctionSchema& s
       continue;
     }
     const Value& v = node.inputs[static_cast<size_t>(r)];
-    if (planTensorArg(v, a.type(), k, r, slot_of, plan)) {
+    if (planTensorArg(v, a.type(), k, r, slot_of, replayable, plan)) {
       plan.values.emplace_back();  // placeholder, filled per call
       continue;
     }

@@ -48,12 +48,15 @@ class ConversionError : public std::runtime_error {
 // Returns the slot of a recorded tensor (-1 for an undefined one); `arg` and
 // `element` locate it in the node's inputs.
 using SlotResolver = std::function<int32_t(const core::TensorValue&, int32_t arg, int32_t element)>;
+// Which recorded tensors get a slot (empty: the defined ones; the replay plan
+// adds the trace's sparse tensors, recorded without storage).
+using TensorFilter = std::function<bool(const core::TensorValue&)>;
 
 // recorded_index[k]: index into node.inputs for schema argument k, or -1 to
 // use the argument's registered default. Throws ConversionError.
 ArgumentPlan buildArguments(const core::Node& node, const c10::FunctionSchema& schema,
                             const std::vector<int>& recorded_index, const DeviceMap& devices,
-                            const SlotResolver& slot_of);
+                            const SlotResolver& slot_of, const TensorFilter& replayable = {});
 
 at::ScalarType scalarTypeOf(core::DType dtype);  // throws ConversionError for kUnknown
 

@@ -19,11 +19,11 @@ namespace tracetwin::replay {
 namespace {
 
 // Every defined tensor must have a dtype LibTorch knows; else the op is skipped.
-void requireKnownDtypes(const core::Node& node) {
+void requireKnownDtypes(const core::Node& node, const TensorPlan& tensors) {
   auto check = [&](const std::vector<core::Value>& values) {
     for (const auto& v : values) {
       core::forEachTensor(v, [&](const core::TensorValue& t) {
-        if (t.defined() && t.dtype == core::DType::kUnknown) {
+        if (tensors.replayable(t) && t.dtype == core::DType::kUnknown) {
           throw ConversionError(
               fmt::format("tensor {} has an element type replay does not know", t.tensor_id));
         }
@@ -39,13 +39,13 @@ void bindRecordedOutputs(const core::Node& node, int64_t index, TensorPlan& tens
   for (size_t r = 0; r < node.outputs.size(); ++r) {
     const core::Value& out = node.outputs[r];
     if (out.kind == core::ValueKind::kTensor) {
-      if (out.tensor->defined()) {
+      if (tensors.replayable(out.tensor)) {
         op.outputs.push_back({uint32_t(r), -1, tensors.defineOutput(out.tensor, index)});
       }
     } else if (out.kind == core::ValueKind::kList) {
       for (size_t e = 0; e < out.elements.size(); ++e) {
         const core::Value& el = out.elements[e];
-        if (el.kind == core::ValueKind::kTensor && el.tensor->defined()) {
+        if (el.kind == core::ValueKind::kTensor && tensors.replayable(el.tensor)) {
           op.outputs.push_back({uint32_t(r), int32_t(e), tensors.defineOutput(el.tensor, index)});
         }
       }
@@ -60,14 +60,14 @@ void planSpecialTensors(const core::Node& node, int64_t index, TensorPlan& tenso
   all.kind = TensorArg::Kind::kTensorList;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     core::forEachTensor(node.inputs[i], [&](const core::TensorValue& t) {
-      all.slots.push_back(t.defined() ? tensors.useInput(t, index, int32_t(i)) : -1);
+      all.slots.push_back(tensors.replayable(t) ? tensors.useInput(t, index, int32_t(i)) : -1);
     });
   }
   op.args.tensors.push_back(std::move(all));
   uint32_t flat = 0;
   for (const auto& out : node.outputs) {
     core::forEachTensor(out, [&](const core::TensorValue& t) {
-      if (t.defined()) op.outputs.push_back({flat, -1, tensors.defineOutput(t, index)});
+      if (tensors.replayable(t)) op.outputs.push_back({flat, -1, tensors.defineOutput(t, index)});
       ++flat;
     });
   }
@@ -92,8 +92,9 @@ std::pair<int32_t, int32_t> inputPosition(const core::Node& node, const core::Te
 
 class PlanBuilder {
  public:
-  PlanBuilder(const core::Graph& graph, const DeviceMap& devices, SpecialOpContext& context)
-      : graph_(graph), devices_(devices), context_(context) {}
+  PlanBuilder(const core::Graph& graph, const DeviceMap& devices, SpecialOpContext& context,
+              const TensorPlan& plan_tensors)
+      : graph_(graph), devices_(devices), context_(context), plan_tensors_(plan_tensors) {}
 
   void add(const core::Node& recorded, int64_t index, ReplayPlan& plan) {
     PreparedOp op;
@@ -191,9 +192,11 @@ class PlanBuilder {
       return std::nullopt;
     }
     try {
-      requireKnownDtypes(node);
-      buildArguments(node, resolved->handle.schema(), resolved->recorded_index, devices_,
-                     [](const core::TensorValue&, int32_t, int32_t) { return -1; });
+      requireKnownDtypes(node, plan_tensors_);
+      buildArguments(
+          node, resolved->handle.schema(), resolved->recorded_index, devices_,
+          [](const core::TensorValue&, int32_t, int32_t) { return -1; },
+          [&](const core::TensorValue& t) { return plan_tensors_.replayable(t); });
     } catch (const ConversionError& e) {
       op.skip_reason = e.what();
       return std::nullopt;
@@ -208,11 +211,13 @@ class PlanBuilder {
   // (null: `node`'s own).
   void registerCall(const core::Node& node, const ResolvedOp& resolved, int64_t index,
                     ReplayPlan& plan, PreparedOp& op, const core::Node* uses_of) {
-    op.args = buildArguments(node, resolved.handle.schema(), resolved.recorded_index, devices_,
-                             [&](const core::TensorValue& t, int32_t arg, int32_t element) {
-                               if (uses_of) std::tie(arg, element) = inputPosition(*uses_of, t);
-                               return plan.tensors.useInput(t, index, arg, element);
-                             });
+    op.args = buildArguments(
+        node, resolved.handle.schema(), resolved.recorded_index, devices_,
+        [&](const core::TensorValue& t, int32_t arg, int32_t element) {
+          if (uses_of) std::tie(arg, element) = inputPosition(*uses_of, t);
+          return plan.tensors.useInput(t, index, arg, element);
+        },
+        [&](const core::TensorValue& t) { return plan.tensors.replayable(t); });
     if (!resolved.mapping.empty()) plan.overload_mappings.push_back(resolved.mapping);
     op.handle = resolved.handle;
     bindRecordedOutputs(node, index, plan.tensors, op);
@@ -221,6 +226,7 @@ class PlanBuilder {
   const core::Graph& graph_;
   const DeviceMap& devices_;
   SpecialOpContext& context_;
+  const TensorPlan& plan_tensors_;  // the plan's, for which recorded tensors get slots
   OpResolver resolver_;
 };
 
@@ -288,7 +294,9 @@ void markNonNegativeInputs(ReplayPlan& plan) {
 ReplayPlan buildReplayPlan(const core::Graph& graph, const std::vector<core::NodeId>& selected,
                            const DeviceMap& devices, SpecialOpContext& context) {
   ReplayPlan plan;
-  PlanBuilder builder(graph, devices, context);
+  // Before any op: sparse gradients are recorded like undefined tensors.
+  plan.tensors.setSparseTensors(core::inferSparseTensors(graph));
+  PlanBuilder builder(graph, devices, context, plan.tensors);
   std::vector<const std::vector<core::Value>*> inputs;
   std::vector<const std::vector<core::Value>*> outputs;
   std::deque<std::vector<core::Value>> with_casts;  // an autocast op's outputs and its casts'

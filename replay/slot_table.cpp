@@ -157,6 +157,7 @@ SlotTable::SlotTable(const TensorPlan& plan, const DeviceMap& devices)
 void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed) {
   seed_ = seed;
   fills_.clear();
+  sparse_upfront_.clear();
   // One byte storage per recorded (storage_id, device) and run of views
   // (storagesByLifetime), sized to the largest view extent in bytes: views of
   // different itemsize share it.
@@ -164,7 +165,9 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   const auto& slots = plan_.slots();
   transient_values_.assign(slots.size(), {});
   for (size_t s = 0; s < slots.size(); ++s) {
-    if (slots[s].upfront && !slots[s].transient)
+    if (slots[s].upfront && slots[s].sparse)
+      sparse_upfront_.push_back(int32_t(s));
+    else if (slots[s].upfront && !slots[s].transient)
       groups[{slots[s].meta.storage_id, slots[s].meta.device}].push_back(int32_t(s));
   }
   at::manual_seed(seed_);
@@ -247,6 +250,33 @@ SlotTable::TransientValue SlotTable::transientValue(const std::vector<const core
 void SlotTable::refillUpfront() {
   at::manual_seed(seed_);
   for (UpfrontFill& f : fills_) fillValues(f.flat, f.view, f.float_fill, f.int_fill);
+  // Sparse ones are made anew: an in-place add into a sparse gradient
+  // (AccumulateGrad's add_) grows its nnz every iteration.
+  for (int32_t s : sparse_upfront_) {
+    at::Tensor& t = tensors_[size_t(s)];
+    if (t.defined()) track(t, -1);
+    t = sparseUpfront(plan_.slots()[size_t(s)]);
+    track(t, +1);
+  }
+}
+
+// An upfront sparse COO tensor of the recorded shape: `nnz` rows (the most
+// the trace shows of it, e.g. a gradient's looked-up rows) drawn uniformly
+// over the sparse dimensions, uniform [-1, 1) values, uncoalesced like
+// embedding_bag's sparse backward leaves it.
+at::Tensor SlotTable::sparseUpfront(const SlotInfo& info) const {
+  const auto& m = info.meta;
+  const int64_t sparse_dim =
+      std::clamp<int64_t>(info.sparse_layout.sparse_dim, 1, int64_t(m.shape.size()));
+  const int64_t nnz = std::max<int64_t>(info.sparse_layout.nnz, 0);
+  const auto opts = optionsFor(m, devices_);
+  at::Tensor indices = at::empty({sparse_dim, nnz}, opts.dtype(at::kLong));
+  for (int64_t d = 0; d < sparse_dim; ++d)
+    indices[d].random_(0, std::max<int64_t>(m.shape[size_t(d)], 1));
+  std::vector<int64_t> value_shape{nnz};
+  value_shape.insert(value_shape.end(), m.shape.begin() + sparse_dim, m.shape.end());
+  at::Tensor values = at::empty(value_shape, opts).uniform_(-1.0, 1.0);
+  return at::_sparse_coo_tensor_unsafe(indices, values, m.shape);
 }
 
 void SlotTable::releaseProduced() {

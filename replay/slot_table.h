@@ -78,6 +78,8 @@ class SlotTable {
   };
 
   at::Tensor standIn(int32_t slot);
+  at::Tensor sparseUpfront(const SlotInfo& info) const;
+  std::vector<int32_t> sparse_upfront_;  // upfront sparse slots (SlotInfo::sparse)
   TransientValue transientValue(const std::vector<const core::Node*>& op_nodes,
                                 const SlotInfo& info) const;
   void track(const at::Tensor& t, int delta);

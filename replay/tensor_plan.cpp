@@ -49,6 +49,7 @@ int32_t TensorPlan::useInput(const core::TensorValue& t, int64_t op_index, int32
   info.first_arg = arg;
   info.first_element = element;
   if (isCpuScalar(t)) info.scalar_reads.push_back(op_index);
+  markSparse(info);
   slots_.push_back(std::move(info));
   auto slot = static_cast<int32_t>(slots_.size() - 1);
   current_.emplace(std::move(key), slot);
@@ -60,10 +61,19 @@ int32_t TensorPlan::defineOutput(const core::TensorValue& t, int64_t op_index) {
   info.meta = t;
   info.def_op = op_index;
   info.last_use = op_index;
+  markSparse(info);
   slots_.push_back(std::move(info));
   auto slot = static_cast<int32_t>(slots_.size() - 1);
   current_[keyOf(t)] = slot;
   return slot;
+}
+
+void TensorPlan::markSparse(SlotInfo& info) const {
+  if (info.meta.defined() || !core::sparseCandidate(info.meta)) return;
+  auto it = sparse_.find(info.meta.tensor_id);
+  if (it == sparse_.end()) return;
+  info.sparse = true;
+  info.sparse_layout = it->second;
 }
 
 void TensorPlan::setUpfrontStrides(int32_t slot, std::vector<int64_t> strides) {

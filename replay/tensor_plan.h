@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/sparse_layout.h"
 #include "core/value.h"
 
 namespace tracetwin::replay {
@@ -43,6 +44,10 @@ struct SlotInfo {
   // Upfront: some op takes its square root or logarithm (Adam's exp_avg_sq,
   // updated in place, then sqrt), so its values must not be negative.
   bool non_negative = false;
+  // A sparse COO tensor (core/sparse_layout.h): recorded without storage, it
+  // is built with at::sparse_coo_tensor (upfront: `nnz` random rows).
+  bool sparse = false;
+  core::SparseTensor sparse_layout;
 };
 
 class TensorPlan {
@@ -55,6 +60,14 @@ class TensorPlan {
   int32_t defineOutput(const core::TensorValue& t, int64_t op_index);
 
   const std::vector<SlotInfo>& slots() const { return slots_; }
+  // The trace's sparse tensors (core::inferSparseTensors); set before any op
+  // is added. Their values are recorded like undefined tensors.
+  void setSparseTensors(core::SparseTensors sparse) { sparse_ = std::move(sparse); }
+  // Whether a recorded tensor value gets a slot: defined, or a recognised
+  // sparse tensor.
+  bool replayable(const core::TensorValue& t) const {
+    return t.defined() || (core::sparseCandidate(t) && sparse_.count(t.tensor_id) > 0);
+  }
   // Gives an upfront slot the strides its view had in the original run, for
   // traces that record none (see stride_hints.h).
   void setUpfrontStrides(int32_t slot, std::vector<int64_t> strides);
@@ -84,6 +97,8 @@ class TensorPlan {
   static Key keyOf(const core::TensorValue& t);
   std::map<Key, int32_t> current_;
   std::vector<SlotInfo> slots_;
+  core::SparseTensors sparse_;
+  void markSparse(SlotInfo& info) const;
 };
 
 // Peak bytes of live storages the trace implies for one pass over `ops`

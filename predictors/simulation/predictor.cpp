@@ -19,6 +19,7 @@
 #include "core/device_twins.h"
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "core/sparse_layout.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/comm/comm_model.h"
 #include "predictors/comm/topology.h"
@@ -28,6 +29,7 @@
 #include "predictors/simulation/distinct_ops.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/kernels/fused_kernels.h"
+#include "predictors/kernels/sparse_rows.h"
 #include "predictors/host/fresh_pages.h"
 #include "predictors/host/op_cpu_costs.h"
 #include "predictors/simulation/op_record.h"
@@ -337,6 +339,8 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   const bool cpu_times = dest.kind == DeviceKind::kCpu;
   const bool touches = needsStepTouches(models);
   StepTouchesBuilder step(touches ? sel.ops.size() : 0);
+  const core::SparseTensors sparse = core::inferSparseTensors(graph);
+  core::Node sparse_scratch;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
@@ -345,8 +349,10 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     std::vector<const core::Node*>& casts = autocast_casts.emplace_back();
     const core::Node& modelled = &n == &recorded ? modelledNode(graph, n, &casts) : n;
     const auto reuse = opts.index_reuse.find(id);
+    // A sparse gradient's add costs the rows it touches (kernels/sparse_rows.h).
+    const core::Node& costed = sparseRowsNode(modelled, sparse, &sparse_scratch);
     OpRecord r{&n,
-               computeFeatures(modelled, reuse == opts.index_reuse.end() ? nullptr : &reuse->second),
+               computeFeatures(costed, reuse == opts.index_reuse.end() ? nullptr : &reuse->second),
                p.per_op.emplace_back()};
     if (touches) step.add(n);
     r.shape_hash = shapeHash(r.f);

@@ -100,7 +100,12 @@ def build(p):
         if mine:
             pooled = torch.cat([e(i, o) for e, i, o in zip(embeddings, indices, offsets)], dim=1)
         else:
-            pooled = torch.zeros(bags, 0)
+            # requires_grad: a rank without tables must still run the all-to-all's backward, or
+            # its peers wait in theirs forever. Without it autograd skips the backward of an
+            # input needing no gradient, and PyTorch 1.13's capture hung (20 min) on any plan
+            # that leaves a rank empty; the sweep's graphs (sweep/step_trace.cpp) always had
+            # the empty rank in all three collectives.
+            pooled = torch.zeros(bags, 0, requires_grad=True)
         # [bags, dims[rank]]: rows j*batch..(j+1)*batch are rank j's samples.
         received = all_to_all_single(torch.empty(sum(recv_splits)), pooled.reshape(-1),
                                      output_split_sizes=recv_splits,

@@ -11,8 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/graph.h"
 #include "core/trace_reader.h"
+#include "replay/replay_plan.h"
 #include "replay/replayer.h"
+#include "replay/slot_table.h"
 #include "replay/trace_meta.h"
 #include "tests/support/paths.h"
 
@@ -53,11 +56,52 @@ TEST_P(DataTrace, ReplaysEveryOpAtTheOriginalThreadCountWithinTheMemoryBound) {
 
 INSTANTIATE_TEST_SUITE_P(Captured, DataTrace,
                          ::testing::Values("mlp", "cnn", "embbag", "transformer", "resnet18_small",
-                                           "adds5k"));
+                                           "adds5k", "embbag_sparse"));
+
+// EmbeddingBag(200000, 32, sparse=True) + SGD (scripts/workloads/embbag_sparse.py): the ET
+// records the gradient without storage, like an undefined tensor. Recognised as sparse
+// (core/sparse_layout.h), it is replayed as a sparse COO tensor: SGD's add_ touches the
+// 7,680 looked-up rows, not 200,000 (without it zero_, AccumulateGrad's add_ and SGD's add_
+// failed: "Expected a proper Tensor but got None").
+TEST(SparseGradientTrace, TheGradientSgdReadsIsASparseCooTensor) {
+  const std::string path = tracetwin::testing::dataPath("embbag_sparse.et.json.gz");
+  if (!exists(path)) GTEST_SKIP() << path << " not captured";
+  const core::Graph graph = core::readTrace(path);
+  DeviceMap devices;
+  SpecialOpContext context;
+  context.device = "cpu";
+  const ReplayPlan plan =
+      buildReplayPlan(graph, core::selectTopLevelOps(graph).ops, devices, context);
+  int32_t grad_slot = -1;
+  int sparse_slots = 0;
+  for (size_t s = 0; s < plan.tensors.slots().size(); ++s) {
+    const SlotInfo& info = plan.tensors.slots()[s];
+    sparse_slots += info.sparse ? 1 : 0;
+    if (info.meta.tensor_id == 12 && info.upfront) grad_slot = int32_t(s);
+  }
+  ASSERT_GE(grad_slot, 0) << "the .grad zero_grad clears (op 13) is an upfront slot";
+  const SlotInfo& grad = plan.tensors.slots()[size_t(grad_slot)];
+  EXPECT_TRUE(grad.sparse);
+  EXPECT_EQ(grad.sparse_layout.nnz, 7680);  // 256 bags x 30 indices
+  // The .grad (upfront, then AccumulateGrad's add_ result) and the backward's result.
+  EXPECT_GE(sparse_slots, 3);
+  SlotTable table(plan.tensors, devices);
+  table.materialiseUpfront(plan.nodes, 1);
+  const at::Tensor& t = table.get(grad_slot);
+  EXPECT_TRUE(t.is_sparse());
+  EXPECT_EQ(t._nnz(), 7680);
+  EXPECT_EQ(t.sizes(), (at::IntArrayRef{200000, 32}));
+
+  ReplayOptions options;
+  options.warmup_iters = 1;
+  options.measured_iters = 2;
+  const ReplayResult r = replayGraph(graph, options);
+  EXPECT_EQ(r.coverage, 1.0);
+  EXPECT_TRUE(r.failed.empty()) << r.failed.front().name << ": " << r.failed.front().reason;
+}
 // bf16-autocast steps (data/amp): every op in the dtype the original ran it in.
 INSTANTIATE_TEST_SUITE_P(Autocast, DataTrace,
-                         ::testing::Values("amp/mlp_bf16", "amp/transformer_bf16",
-                                           "amp/cnn_bf16"));
+                         ::testing::Values("amp/mlp_bf16", "amp/transformer_bf16", "amp/cnn_bf16"));
 
 class GpuTraceOnCpu : public ::testing::TestWithParam<const char*> {};
 

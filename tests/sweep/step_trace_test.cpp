@@ -8,6 +8,9 @@
 
 #include "core/comm/collective_spec.h"
 #include "core/graph.h"
+#include "core/sparse_layout.h"
+#include "predictors/kernels/features.h"
+#include "predictors/kernels/sparse_rows.h"
 #include "sweep/sweep_spec.h"
 
 namespace tracetwin::sweep {
@@ -49,7 +52,7 @@ const std::vector<int64_t>& shapeOf(const core::Value& v) { return v.tensor->sha
 TEST(StepTrace, EmbeddingOpsPerRankFollowThePlan) {
   const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
   const std::vector<int> owner = s.plans[0].assign;
-  const int64_t bags = 2 * 4;  // the global batch
+  const int64_t bags = 2 * 4;                                       // the global batch
   std::vector<std::vector<int64_t>> weights = {{100, 8}, {70, 4}};  // rank 0, in table order
   const core::Graph g0 = rankGraph(buildRankStep(s, owner, 0), "r0");
   Ops r0 = topLevel(g0);
@@ -58,8 +61,8 @@ TEST(StepTrace, EmbeddingOpsPerRankFollowThePlan) {
     const core::Node& n = *r0.by_name["aten::embedding_bag"][k];
     EXPECT_EQ(shapeOf(n.inputs[0]), weights[k]);
     EXPECT_EQ(shapeOf(n.inputs[1])[0], bags * (k == 0 ? 3 : 5));  // indices: bags x pooling
-    EXPECT_EQ(shapeOf(n.inputs[2])[0], bags);                      // offsets
-    EXPECT_TRUE(n.inputs[5].bool_value);                           // sparse
+    EXPECT_EQ(shapeOf(n.inputs[2])[0], bags);                     // offsets
+    EXPECT_TRUE(n.inputs[5].bool_value);                          // sparse
     EXPECT_EQ(shapeOf(n.outputs[0]), (std::vector<int64_t>{bags, weights[k][1]}));
   }
   ASSERT_EQ(r0.by_name["aten::_embedding_bag_backward"].size(), 2u);
@@ -126,6 +129,43 @@ TEST(StepTrace, DenseGradientsAndARankWithoutTables) {
   Ops r1 = topLevel(g1);
   EXPECT_TRUE(r1.by_name["aten::embedding_bag"].empty());
   EXPECT_EQ(r1.collectives.size(), 3u);  // it still takes part in every collective
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
+
+namespace tracetwin::sweep {
+namespace {
+
+// sparse_grad: true. The sweep's writer records each table's gradient as
+// PyTorch 1.13 does (no storage); core::inferSparseTensors must find it from
+// _embedding_bag_backward(sparse=True) and AccumulateGrad's add_, so the
+// predictor costs SGD's add_ of table a (100 x 8) by the 2 x 4 x 3 = 24 rows
+// looked up, not the table's 100 (predictors/kernels/sparse_rows.h).
+TEST(StepTrace, SparseGradientsAreRecognisedAndCostedByTheRowsLookedUp) {
+  const SweepSpec s = parseSweepSpec(kStepFile, "s.yaml");
+  const core::Graph g0 = rankGraph(buildRankStep(s, s.plans[0].assign, 0), "r0");
+  const core::SparseTensors sparse = core::inferSparseTensors(g0);
+  const core::Node* sgd_add = nullptr;  // SGD's add_ into table a's weight
+  for (core::NodeId id : core::selectTopLevelOps(g0).ops) {
+    const core::Node& n = g0.node(id);
+    if (n.name == "aten::add_" && n.inputs[0].tensor->shape == std::vector<int64_t>{100, 8} &&
+        n.inputs[0].tensor->defined())
+      sgd_add = &n;
+  }
+  ASSERT_NE(sgd_add, nullptr);
+  const core::TensorValue& grad = *sgd_add->inputs[1].tensor;
+  ASSERT_TRUE(sparse.count(grad.tensor_id)) << "the .grad SGD reads";
+  EXPECT_EQ(sparse.at(grad.tensor_id).nnz, 24);
+  core::Node scratch;
+  const core::Node& rows = predictors::sparseRowsNode(*sgd_add, sparse, &scratch);
+  ASSERT_NE(&rows, sgd_add);
+  EXPECT_EQ(rows.inputs[0].tensor->shape, (std::vector<int64_t>{24, 8}));
+  EXPECT_EQ(rows.inputs[1].tensor->shape, (std::vector<int64_t>{24, 8}));
+  const predictors::OpFeatures dense = predictors::computeFeatures(*sgd_add);
+  const predictors::OpFeatures touched = predictors::computeFeatures(rows);
+  EXPECT_DOUBLE_EQ(dense.bytes, 2.0 * 100 * 8 * 4);   // the weight read and written
+  EXPECT_DOUBLE_EQ(touched.bytes, 3.0 * 24 * 8 * 4);  // rows read, written + the values
 }
 
 }  // namespace
