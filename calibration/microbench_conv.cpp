@@ -20,15 +20,15 @@ using core::DType;
 using B = GraphBuilder;
 
 const std::vector<int64_t> kConvBatch = {1, 2, 4, 8, 16, 32};
-const std::vector<int64_t> kChannels = {3, 16, 32, 64, 128, 256, 512};
+const std::vector<int64_t> kConvChannels = {3, 16, 32, 64, 128, 256, 512};
 const std::vector<int64_t> kOutChannels = {8, 16, 32, 64, 128, 256, 512};
-const std::vector<int64_t> kSpatial = {1, 2, 4, 7, 8, 14, 16, 28, 32, 56};
+const std::vector<int64_t> kConvSpatial = {1, 2, 4, 7, 8, 14, 16, 28, 32, 56};
 const std::vector<int64_t> kFilter = {1, 3, 5, 7};
 const std::vector<int64_t> kDepthwiseFilter = {3, 5};
 constexpr double kConvMaxFlops = 3e9;  // forward + backward ~ 0.1 s at ~30 GFLOP/s
 // A GPU (GridOptions::accelerator) trains CNNs at batch 64-512: a ResNet-18
 // layer at batch 128 and 96 px is ~2e10 FLOP.
-const std::vector<int64_t> kAcceleratorBatch = {64, 128, 256};
+const std::vector<int64_t> kConvAcceleratorBatch = {64, 128, 256};
 constexpr double kConvAcceleratorMaxFlops = 3e11;
 // One image's input map at most 64 x 56 x 56 (ResNet's first block; deeper
 // layers trade pixels for channels), and K / C within [1/4, 4].
@@ -38,8 +38,8 @@ constexpr int64_t kMaxChannelRatio = 4;
 // of 56 x 56 (four times the image above), stages of 1024 and 2048 channels,
 // and stems on 112-224 px images. Without them an H100 calibration predicted
 // ResNet-50's 1x1 layers at batch 32 2.8x too slow (54 us replayed).
-const std::vector<int64_t> kAcceleratorChannels = {1024, 2048};
-const std::vector<int64_t> kAcceleratorSpatial = {112, 224};
+const std::vector<int64_t> kConvAcceleratorChannels = {1024, 2048};
+const std::vector<int64_t> kConvAcceleratorSpatial = {112, 224};
 constexpr int64_t kAcceleratorMaxImageElems = 256 * 56 * 56;
 
 constexpr const char* kConv2d =
@@ -220,15 +220,15 @@ std::vector<MicrobenchCase> convCases(const GridOptions& grid) {
   std::vector<MicrobenchCase> cases;
   std::vector<int64_t> batches = kConvBatch;
   if (grid.accelerator)
-    batches.insert(batches.end(), kAcceleratorBatch.begin(), kAcceleratorBatch.end());
+    batches.insert(batches.end(), kConvAcceleratorBatch.begin(), kConvAcceleratorBatch.end());
   const double max_flops = grid.accelerator ? kConvAcceleratorMaxFlops : kConvMaxFlops;
   const int64_t max_image = grid.accelerator ? kAcceleratorMaxImageElems : kMaxImageElems;
   const std::vector<int64_t> spatial =
-      withAccelerator(kSpatial, kAcceleratorSpatial, grid.accelerator);
+      withAccelerator(kConvSpatial, kConvAcceleratorSpatial, grid.accelerator);
   const std::vector<int64_t> channels =
-      withAccelerator(kChannels, kAcceleratorChannels, grid.accelerator);
+      withAccelerator(kConvChannels, kConvAcceleratorChannels, grid.accelerator);
   const std::vector<int64_t> out_channels =
-      withAccelerator(kOutChannels, kAcceleratorChannels, grid.accelerator);
+      withAccelerator(kOutChannels, kConvAcceleratorChannels, grid.accelerator);
   for (DType dt : grid.dtypes) {
     for (size_t in = 0; in < batches.size(); ++in) {
       const int64_t n = batches[in];

@@ -18,9 +18,9 @@ using core::DType;
 using B = GraphBuilder;
 using Shape = std::vector<int64_t>;
 
-const std::vector<int64_t> kNumel = {1, 100, 1000, 4096, 16384, 65536, 262144, 1048576, 4194304};
+const std::vector<int64_t> kCopyNumel = {1, 100, 1000, 4096, 16384, 65536, 262144, 1048576, 4194304};
 // Past a GPU's L2, as in microbench_elementwise.cpp.
-const std::vector<int64_t> kAcceleratorNumel = {16777216, 67108864};
+const std::vector<int64_t> kCopyAcceleratorNumel = {16777216, 67108864};
 const std::vector<int64_t> kPieces = {2, 4, 9};
 // Advanced indexing: x[:, li, lj] on [batch, n, n] with the n(n-1)/2 index
 // pairs of a lower triangle.
@@ -114,7 +114,7 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
   for (DType dt : grid.dtypes) {
     const double item = static_cast<double>(core::dtypeItemsize(dt));
     for (const CopyOp& op : copyOps()) {
-      for (int64_t n : withAccelerator(kNumel, kAcceleratorNumel, grid.accelerator)) {
+      for (int64_t n : withAccelerator(kCopyNumel, kCopyAcceleratorNumel, grid.accelerator)) {
         if (op.passes == 0 && n > 1) continue;  // item reads one element
         cases.push_back(copyCase(grid, fmt::format("{} numel={} {}", op.label, n, dtypeLabel(dt)),
                                  op.passes * n * item, [=, add = op.add](B& b) { add(b, n, dt); }));
@@ -122,7 +122,7 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
     }
     for (bool stack : {false, true}) {
       for (int64_t pieces : kPieces) {
-        for (int64_t n : kNumel) {
+        for (int64_t n : kCopyNumel) {
           if (n < pieces) continue;
           for (int64_t dim : {0, 1}) {
             cases.push_back(

@@ -14,7 +14,7 @@ using B = GraphBuilder;
 
 const std::vector<int64_t> kSoftmaxRows = {1, 4, 16, 32, 128, 512, 2048, 8192};
 const std::vector<int64_t> kCols = {2, 10, 32, 128, 1000, 4096};
-constexpr int64_t kMaxNumel = int64_t{1} << 23;
+constexpr int64_t kSoftmaxMaxNumel = int64_t{1} << 23;
 
 constexpr const char* kSoftmax =
     "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
@@ -66,7 +66,7 @@ std::vector<MicrobenchCase> softmaxCases(const GridOptions& grid) {
   for (DType dt : grid.dtypes) {
     for (int64_t rows : kSoftmaxRows) {
       for (int64_t cols : kCols) {
-        if (rows * cols > kMaxNumel) continue;
+        if (rows * cols > kSoftmaxMaxNumel) continue;
         const double bytes = static_cast<double>(rows * cols * core::dtypeItemsize(dt));
         // Five ops reading/writing 2-3 tensors each.
         const double ops_us = 5 * estimateOpUs(0, 1, 3 * bytes);

@@ -130,12 +130,6 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
 namespace {
 
 void runPredict(const PredictArgs& args) {
-  if (!args.timeline.empty() &&
-      (replay::dist::hasRankPlaceholder(args.trace) || args.world_size > 1)) {
-    // The joint simulation keeps no per-op schedule yet (docs/timeline.md).
-    throw UsageError(
-        "--timeline draws one rank's prediction: not with {rank} in TRACE or --world-size > 1");
-  }
   if (replay::dist::hasRankPlaceholder(args.trace)) {
     predictRanksCommand(args);
     return;
@@ -156,16 +150,31 @@ void runPredict(const PredictArgs& args) {
   opts.default_world_size = std::max<int64_t>(args.world_size, 1);
   opts.comm_link = args.comm_link;
   opts.host_scale = args.host_scale;
+  opts.keep_schedule = !args.timeline.empty();
   if (args.world_size > 1) {
     // One rank's trace for a data-parallel job of N identical ranks.
     const predictors::MultiRankPrediction m =
         predictors::predictSymmetric(graph, args.world_size, models, opts);
     printReport(m.ranks[0].prediction, args);
     printRanks(m);
+    if (!args.timeline.empty()) {
+      // The ranks are identical by assumption: the one simulated rank is
+      // drawn once (N copies would add nothing the simulation knows).
+      timeline::Timeline t;
+      if (original) t.views.push_back(timeline::originalView(graph, *original, args.kernel_times));
+      t.views.push_back(timeline::predictionView(m.ranks[0].prediction));
+      t.views.back().detail += fmt::format(
+          "; one simulated rank standing for all {} identical ranks (--world-size)",
+          args.world_size);
+      t.notes.push_back(fmt::format(
+          "symmetric: --world-size {} with one trace; every rank is this one, so it is drawn "
+          "once, not {} times (no rank waits for another)",
+          args.world_size, args.world_size));
+      writeTimelineFile(args.timeline, t);
+    }
     writeJson(predictors::multiRankToJson(m), args.json_out);
     return;
   }
-  opts.keep_schedule = !args.timeline.empty();
   predictors::Prediction p = predictors::predictGraph(graph, models, opts);
   printReport(p, args);
   if (!args.timeline.empty()) {
@@ -230,7 +239,8 @@ std::function<void()> setupPredict(CLI::App& sub) {
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
   sub.add_option("--timeline", args->timeline,
                  "Write the simulated iteration as a Chrome/Perfetto timeline (.json or .json.gz), "
-                 "beside the original's with --kernel-times (docs/timeline.md)");
+                 "beside the original's with --kernel-times; with {rank}, each rank its own group and "
+                 "arrows between a collective's members (docs/timeline.md)");
   return [args] { runPredict(*args); };
 }
 

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/timeline_file.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/host/overheads.h"
 #include "predictors/specs/device_spec.h"
 #include "replay/dist/rank_env.h"
+#include "timeline/sources.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -72,6 +74,7 @@ void predictRanksCommand(const PredictArgs& args) {
   applyTargets(args, &common);
   std::deque<core::Graph> graphs;  // the inputs point into it
   std::vector<predictors::RankInput> inputs;
+  std::vector<std::optional<timeline::View>> originals(traces.size());
   for (size_t r = 0; r < traces.size(); ++r) {
     const int rank = int(r);
     graphs.push_back(core::readTrace(traces[r]));
@@ -83,15 +86,20 @@ void predictRanksCommand(const PredictArgs& args) {
     if (!args.overheads.empty())
       in.opts.overheads = predictors::loadOverheads(perRank("--overheads", args.overheads, rank));
     if (!args.kernel_times.empty()) {
-      const auto timeline = recordedKernels(
+      const auto linked = recordedKernels(
           graphs.back(), perRank("--kernel-times", args.kernel_times, rank), models, &in.opts);
-      if (args.rank_starts == "recorded") in.start_us = timeline.iteration_start_us;
+      if (args.rank_starts == "recorded") in.start_us = linked.iteration_start_us;
+      if (!args.timeline.empty()) {
+        originals[r] = timeline::originalView(
+            graphs.back(), linked, perRank("--kernel-times", args.kernel_times, rank), rank);
+      }
     }
     inputs.push_back(std::move(in));
   }
-  predictors::MultiRankOptions mo;
-  mo.host_cores = args.host_cores;
-  predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models, mo);
+  predictors::MultiRankOptions options;
+  options.keep_schedule = !args.timeline.empty();
+  options.host_cores = args.host_cores;
+  predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models, options);
   if (args.rank_starts == "recorded") {
     m.notes.push_back(
         "ranks entered the iteration when their Kineto traces say (--rank-starts recorded: the "
@@ -103,6 +111,14 @@ void predictRanksCommand(const PredictArgs& args) {
   fmt::print("\nrank 0:\n");
   printPredictionDetail(m.ranks[0].prediction);
   for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
+  if (!args.timeline.empty()) {
+    timeline::Timeline t = timeline::ranksTimeline(m, std::move(originals));
+    t.notes.push_back(fmt::format(
+        "{} ranks simulated together on one clock (--rank-starts {}); arrows link each "
+        "collective's waiting members to the one they waited for",
+        m.world_size, args.rank_starts));
+    writeTimelineFile(args.timeline, t);
+  }
   writeJson(predictors::multiRankToJson(m), args.json_out);
 }
 

@@ -162,4 +162,27 @@ View predictionView(const predictors::Prediction& p,
   return v;
 }
 
+Timeline ranksTimeline(const predictors::MultiRankPrediction& m,
+                       std::vector<std::optional<View>> originals) {
+  Timeline t;
+  std::vector<size_t> prediction_view(m.ranks.size());
+  for (size_t r = 0; r < m.ranks.size(); ++r) {
+    if (r < originals.size() && originals[r]) t.views.push_back(std::move(*originals[r]));
+    prediction_view[r] = t.views.size();
+    t.views.push_back(predictionView(m.ranks[r].prediction, nullptr, int(r)));
+  }
+  for (const predictors::CollectiveReport& c : m.collectives) {
+    CollectiveLink link;
+    link.name = fmt::format("{} #{} ({} group)", c.name, c.position,
+                            c.group.empty() ? "default" : c.group);
+    for (size_t k = 0; k < c.members.size() && k < c.nodes.size(); ++k) {
+      if (size_t(c.members[k]) >= prediction_view.size()) continue;
+      if (c.members[k] == c.last_rank) link.last = link.members.size();
+      link.members.push_back({prediction_view[size_t(c.members[k])], c.nodes[k]});
+    }
+    t.collectives.push_back(std::move(link));
+  }
+  return t;
+}
+
 }  // namespace tracetwin::timeline

@@ -3,11 +3,14 @@
 // schedule). The replay's view is built in cli/timeline_replay.h.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/kineto/linker.h"
+#include "predictors/simulation/joint_prediction.h"
 #include "predictors/simulation/predictor.h"
 #include "timeline/timeline.h"
 
@@ -32,5 +35,11 @@ struct Measured {
 View predictionView(const predictors::Prediction& prediction,
                     const std::unordered_map<core::NodeId, Measured>* measured = nullptr,
                     int rank = -1);
+
+// Several ranks predicted together (MultiRankOptions::keep_schedule): per
+// rank its `originals[r]` when given, then its prediction, on the clock the
+// ranks share; each collective linked across its members (CollectiveLink).
+Timeline ranksTimeline(const predictors::MultiRankPrediction& m,
+                       std::vector<std::optional<View>> originals = {});
 
 }  // namespace tracetwin::timeline

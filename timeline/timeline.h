@@ -46,8 +46,23 @@ struct View {
   Track& track(Track::Kind kind, int64_t id, const std::string& name);
 };
 
+// One collective across ranks: its op on each member's view. The writer
+// draws a flow arrow from each member that waited to the member the group
+// waited for, so a click leads from a waiting rank to the straggler.
+struct CollectiveLink {
+  std::string name;  // "all_reduce #3 (default group)"
+  struct Member {
+    size_t view = 0;  // index into Timeline::views
+    core::NodeId node = core::kNoNode;
+  };
+  std::vector<Member> members;
+  size_t last = 0;  // index into members: the one the others waited for
+};
+
 struct Timeline {
   std::vector<View> views;
+  std::vector<CollectiveLink> collectives;
+  std::vector<std::string> notes;  // written into otherData.notes
 };
 
 }  // namespace tracetwin::timeline

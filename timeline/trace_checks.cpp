@@ -18,6 +18,7 @@ constexpr double kSlack = 1e-3;
 struct Span {
   double start, end;
   int64_t node;  // args.et_node, -1 without one
+  bool collective;  // "cat": "collective", or a CPU op of family comm
 };
 
 class Checker {
@@ -120,7 +121,8 @@ class Checker {
     spans.push_back({ts, ts + dur,
                      args.contains("et_node") && args["et_node"].is_number_integer()
                          ? args["et_node"].get<int64_t>()
-                         : -1});
+                         : -1,
+                     e.value("cat", "") == "collective" || args.value("family", "") == "comm"});
     if (options_.nodes != nullptr && args.contains("et_node")) {
       const json& id = args["et_node"];
       if (!id.is_number_integer() || !options_.nodes->count(id.get<int64_t>()))
@@ -140,6 +142,7 @@ class Checker {
     }
     Flow& f = flows_[e["id"].dump()];
     (ph == "s" ? f.starts : f.ends) += 1;
+    f.between_ranks = e.value("cat", "") == "collective";
     f.points.push_back({track, e["ts"].get<double>(), i});
   }
 
@@ -157,6 +160,7 @@ class Checker {
                             f.starts, f.ends));
       }
       std::set<int64_t> nodes;
+      bool all_collectives = true;
       for (const Point& p : f.points) {
         const Span* s = innermost(p);
         if (s == nullptr) {
@@ -164,7 +168,15 @@ class Checker {
                               p.event, id, p.ts, p.track.first, p.track.second));
         } else {
           nodes.insert(s->node);
+          all_collectives = all_collectives && s->collective;
         }
+      }
+      // An arrow between ranks links one collective's members: each end
+      // binds to a collective (their node ids are each rank's own).
+      if (f.between_ranks) {
+        if (!all_collectives)
+          problem(fmt::format("flow {} (\"collective\") binds a slice that is no collective", id));
+        continue;
       }
       // An arrow links an op to its own kernel: both ends bind to slices of
       // one node.
@@ -182,6 +194,7 @@ class Checker {
   };
   struct Flow {
     int starts = 0, ends = 0;
+    bool between_ranks = false;  // "cat": "collective": members of one collective
     std::vector<Point> points;
   };
 

@@ -122,6 +122,9 @@ json toTraceEvents(const Timeline& timeline, WriteInfo* info) {
   json events = json::array();
   json flows = json::array();
   int64_t flow_id = 0;
+  // Per view: where each op's collective slice sits (its stream's, else its
+  // CPU slice on a CPU device), for the arrows between ranks.
+  std::vector<std::map<core::NodeId, Placed>> collective_at(timeline.views.size());
   for (size_t v = 0; v < timeline.views.size(); ++v) {
     const View& view = timeline.views[v];
     const int pid = int(v) + 1;
@@ -150,11 +153,14 @@ json toTraceEvents(const Timeline& timeline, WriteInfo* info) {
         events.push_back(sliceEvent(s, pid, tid));
         ++w.slices;
         if (s.node == core::kNoNode || s.category == "wait" || s.dur_us <= 0) continue;
-        const Placed placed{pid, tid, &s, flowPoint(kept[k], i)};
+        const Placed placed{pid, tid, nullptr, flowPoint(kept[k], i)};
         if (order[k]->kind == Track::Kind::kCpu) {
-          op_slices.emplace(s.node, placed);
+          op_slices.emplace(s.node, Placed{pid, tid, &s, placed.flow_ts});
+          if (s.family == "comm") collective_at[v].emplace(s.node, placed);
         } else {
-          device_slices.push_back(placed);
+          device_slices.push_back(Placed{pid, tid, &s, placed.flow_ts});
+          // A device's collective replaces its CPU call as the arrow's end.
+          if (s.category == "collective") collective_at[v][s.node] = placed;
         }
       }
     }
@@ -182,16 +188,48 @@ json toTraceEvents(const Timeline& timeline, WriteInfo* info) {
       ++w.flows;
     }
   }
+  // Arrows between ranks: from each member that waited to the last to
+  // arrive (their transfers end together; the wait slice precedes each).
+  for (const CollectiveLink& link : timeline.collectives) {
+    if (link.last >= link.members.size()) continue;
+    auto at = [&](const CollectiveLink::Member& m) -> const Placed* {
+      if (m.view >= collective_at.size()) return nullptr;
+      auto it = collective_at[m.view].find(m.node);
+      return it == collective_at[m.view].end() ? nullptr : &it->second;
+    };
+    const Placed* last = at(link.members[link.last]);
+    if (last == nullptr) continue;
+    for (size_t k = 0; k < link.members.size(); ++k) {
+      const Placed* from = k == link.last ? nullptr : at(link.members[k]);
+      if (from == nullptr) continue;
+      const json id = ++flow_id;
+      flows.push_back({{"ph", "s"},
+                       {"cat", "collective"},
+                       {"name", link.name},
+                       {"id", id},
+                       {"pid", from->pid},
+                       {"tid", from->tid},
+                       {"ts", from->flow_ts}});
+      flows.push_back({{"ph", "f"},
+                       {"bp", "e"},
+                       {"cat", "collective"},
+                       {"name", link.name},
+                       {"id", id},
+                       {"pid", last->pid},
+                       {"tid", last->tid},
+                       {"ts", last->flow_ts}});
+      ++w.flows;
+    }
+  }
   for (json& f : flows) events.push_back(std::move(f));
   json other = json::object();
   for (const View& v : timeline.views) {
     other[processName(v)] = {{"iteration_ms", v.iteration_us / 1000.0}, {"detail", v.detail}};
   }
-  return {{"traceEvents", std::move(events)},
-          {"displayTimeUnit", "ms"},
-          {"otherData",
-           {{"tracetwin", "timeline of one iteration (docs/timeline.md)"},
-            {"views", std::move(other)}}}};
+  json data = {{"tracetwin", "timeline of one iteration (docs/timeline.md)"},
+               {"views", std::move(other)}};
+  if (!timeline.notes.empty()) data["notes"] = timeline.notes;
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", data}};
 }
 
 WriteInfo writeTimeline(const std::string& path, const Timeline& timeline) {

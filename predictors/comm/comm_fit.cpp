@@ -8,11 +8,13 @@
 #include <tuple>
 
 #include "core/statistics.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-constexpr double kGiga = 1e9;
+using core::kGiga;
+
 // A second regime must cut the squared relative error by this share.
 constexpr double kSplitGain = 0.2;
 // Sizes within 1% of each other are one nominal size (see fitCollective).

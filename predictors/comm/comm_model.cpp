@@ -6,11 +6,13 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-constexpr double kUsPerS = 1e6;
+using core::kUsPerSecond;
+
 
 enum class Pattern { kAllReduce, kRingHalf, kBroadcast, kBarrier, kPointToPoint, kLocal };
 
@@ -121,7 +123,7 @@ double AlphaBetaModel::predictUs(const OpFeatures& f, const DeviceSpec&) const {
   const Params& p = paramsFor(name, f.message_bytes);
   return (terms.latency_steps * p.alpha_s +
           terms.byte_factor * f.message_bytes * p.beta_s_per_byte) *
-         kUsPerS;
+         kUsPerSecond;
 }
 
 nlohmann::json AlphaBetaModel::save(const std::string&, const std::string&) const {

@@ -7,11 +7,13 @@
 
 #include "core/errors.h"
 #include "predictors/models/json_fields.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-constexpr double kUsPerS = 1e6;
+using core::kUsPerSecond;
+
 
 }  // namespace
 
@@ -20,7 +22,7 @@ double defaultLaunchUs(const DeviceSpec& d) { return d.kind == DeviceKind::kGpu 
 double RooflineModel::hotUs(const OpFeatures& f, const DeviceSpec& d) const {
   double compute = f.flops / (d.peakFlops(f.dtype) * compute_eff);
   double memory = f.bytes / (d.memory_bandwidth * memory_eff);
-  return t0_us + std::max(compute, memory) * kUsPerS;
+  return t0_us + std::max(compute, memory) * kUsPerSecond;
 }
 
 double RooflineModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
@@ -37,7 +39,7 @@ double RooflineModel::computeFloorUs(const OpFeatures& f, const DeviceSpec& d) c
   constexpr double kPeakHeadroom = 1.1;
   const double peak = d.listedPeakFlops(f.dtype);
   if (peak <= 0 || f.flops <= 0) return 0.0;
-  return f.flops / (peak * kPeakHeadroom) * kUsPerS;
+  return f.flops / (peak * kPeakHeadroom) * kUsPerSecond;
 }
 
 nlohmann::json RooflineModel::save(const std::string&, const std::string&) const {
@@ -114,14 +116,14 @@ double BandwidthCurveModel::t0Of(const OpFeatures& f) const {
 double BandwidthCurveModel::hotUs(const OpFeatures& f, const DeviceSpec& d) const {
   double compute = f.flops / d.peakFlops(f.dtype);
   const double body = factorOf(f) * std::max(compute, f.bytes / achievedBandwidth(f.bytes));
-  return t0Of(f) + body * kUsPerS;
+  return t0Of(f) + body * kUsPerSecond;
 }
 
 // Cold inputs come from DRAM whatever the op's (cache-hot) factor: the body
 // takes at least their DRAM time.
 double BandwidthCurveModel::coldFloorUs(const OpFeatures& f, const DeviceSpec& d) const {
   if (f.cold_bytes <= 0 || d.memory_bandwidth <= 0) return 0.0;
-  return t0Of(f) + f.cold_bytes / d.memory_bandwidth * kUsPerS;
+  return t0Of(f) + f.cold_bytes / d.memory_bandwidth * kUsPerSecond;
 }
 
 double BandwidthCurveModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
@@ -191,7 +193,7 @@ double CacheModel::memoryTimeUs(const OpFeatures& f, const DeviceSpec& d) {
   double rest = std::max(f.bytes - gathered, 0.0);
   double t = gathered * (hit / d.lastLevelCacheBandwidth() + (1 - hit) / d.memory_bandwidth) +
              rest / d.memory_bandwidth;
-  return t * kUsPerS;
+  return t * kUsPerSecond;
 }
 
 double CacheModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {

@@ -8,11 +8,13 @@
 
 #include "core/errors.h"
 #include "predictors/models/json_fields.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
-constexpr double kUsPerS = 1e6;
+using core::kUsPerSecond;
+
 // A path's own fit needs a few samples per coefficient; below this it takes
 // the pooled terms (a trace can hold a path the calibration grid missed).
 constexpr int64_t kMinPathSamples = 12;
@@ -99,12 +101,12 @@ ConvPathModel::Inputs ConvPathModel::inputsOf(const OpFeatures& f, const DeviceS
   const double images =
       column(f, kNativePathColumn) ? std::exp2(static_cast<double>(f.x[kLog2BatchColumn])) : 1.0;
   Inputs in;
-  in.compute_us = f.flops / d.peakFlops(f.dtype) * kUsPerS;
+  in.compute_us = f.flops / d.peakFlops(f.dtype) * kUsPerSecond;
   // OpFeatures::bytes counts the weight once per pass; the rest is the
   // activations'.
   in.activation_us =
-      std::max(f.bytes - f.weight_bytes * passes, 0.0) / d.memory_bandwidth * kUsPerS;
-  in.weight_us = f.weight_bytes * passes * images / d.memory_bandwidth * kUsPerS;
+      std::max(f.bytes - f.weight_bytes * passes, 0.0) / d.memory_bandwidth * kUsPerSecond;
+  in.weight_us = f.weight_bytes * passes * images / d.memory_bandwidth * kUsPerSecond;
   return in;
 }
 

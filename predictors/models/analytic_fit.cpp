@@ -6,13 +6,15 @@
 #include <map>
 
 #include "core/statistics.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
+using core::kUsPerSecond;
+
 using core::median;
 
-constexpr double kUsPerSecond = 1e6;
 constexpr double kMinEff = 1e-3;
 
 double computeUs(const OpFeatures& f, const DeviceSpec& d) {

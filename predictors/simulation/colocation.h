@@ -31,6 +31,7 @@ struct Colocation {
   // docs). Its transfer time is not stretched: the comm models were
   // calibrated with the peers running (`calibrate --families comm`).
   double transfer_threads = 1.0;
+  bool keep_schedule = false;  // each rank's SimResult::schedule (timelines)
   int max_iterations = 40;
   double tolerance = 1e-3;  // largest relative change of a stretch to stop at
 };

@@ -198,11 +198,12 @@ double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t w
 JointResult simulateRanks(const std::vector<JointRank>& joint,
                           const std::vector<JointCollective>& collectives, double cores,
                           const MultiRankOptions& options, std::vector<std::string>* notes) {
-  if (cores <= 0) return simulateJoint(joint, collectives);
+  if (cores <= 0) return simulateJoint(joint, collectives, options.keep_schedule);
   Colocation c;
   c.hosts.push_back({{}, cores});
   for (size_t r = 0; r < joint.size(); ++r) c.hosts[0].ranks.push_back(r);
   c.threads.assign(joint.size(), options.rank_threads > 0 ? options.rank_threads : 1.0);
+  c.keep_schedule = options.keep_schedule;
   ColocatedResult res = simulateColocated(joint, collectives, c);
   double busy = 0, stretched = 0;
   for (size_t r = 0; r < joint.size(); ++r) {
@@ -259,7 +260,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     PredictOptions opts = ranks[r].opts;
     if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
     work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
-                           r == 0 || options.every_rank_ops));
+                           r == 0 || options.every_rank_ops || options.keep_schedule));
   }
   Matching m = matchCollectives(ranks, work);
   const int64_t recorded = recordedTransfers(work, &m);
@@ -276,7 +277,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   }
   const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
   std::vector<std::string> sharing;
-  const JointResult res = simulateRanks(joint, m.collectives, cores, options, &sharing);
+  JointResult res = simulateRanks(joint, m.collectives, cores, options, &sharing);
   for (size_t c = 0; c < m.reports.size(); ++c) {
     CollectiveReport& rep = m.reports[c];
     const CollectiveOutcome& o = res.collectives[c];
@@ -286,6 +287,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     for (size_t k = 0; k < o.ready_us.size(); ++k) rep.wait_us[k] = o.start_us - o.ready_us[k];
   }
   for (size_t r = 0; r < ranks.size(); ++r) {
+    if (options.keep_schedule) attachSchedule(joint[r].ops, &res.ranks[r], &work[r].p);
     out.ranks.push_back(
         rankReport(int64_t(r), joint[r].start_us, res.ranks[r], std::move(work[r])));
     if (out.ranks.back().iteration_ms > out.iteration_ms) {
@@ -319,7 +321,8 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
   opts.default_world_size = world_size;
   opts.force_world_size = true;
   RankWork w = lighten(preparePrediction(graph, models, opts), true);
-  const SimResult res = simulate(w.sim);
+  SimResult res = simulate(w.sim, opts.keep_schedule);
+  if (opts.keep_schedule) attachSchedule(w.sim, &res, &w.p);
   MultiRankPrediction out;
   out.world_size = world_size;
   out.symmetric = true;

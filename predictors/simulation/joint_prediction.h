@@ -85,6 +85,9 @@ struct MultiRankOptions {
   // Intra-op threads of each rank's CPU ops: the replay's --threads, which
   // the host models were calibrated with (1 for the bundled models).
   double rank_threads = 1;
+  // Each rank's Prediction::schedule (a timeline; implies every_rank_ops).
+  // Off by default: plain predictions and sweeps do not pay for it.
+  bool keep_schedule = false;
 };
 
 // Rank i of the job is ranks[i]. Throws InputError when the traces are not

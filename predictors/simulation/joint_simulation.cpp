@@ -72,11 +72,11 @@ std::vector<std::vector<size_t>> memberSlots(const std::vector<JointRank>& ranks
 }  // namespace
 
 JointResult simulateJoint(const std::vector<JointRank>& ranks,
-                          const std::vector<JointCollective>& collectives) {
+                          const std::vector<JointCollective>& collectives, bool keep_schedule) {
   const std::vector<std::vector<size_t>> slots = memberSlots(ranks, collectives);
   std::vector<RankTimeline> timelines;
   timelines.reserve(ranks.size());
-  for (const JointRank& r : ranks) timelines.emplace_back(r.ops, r.start_us);
+  for (const JointRank& r : ranks) timelines.emplace_back(r.ops, r.start_us, keep_schedule);
   std::vector<Pending> pending(collectives.size());
   for (size_t c = 0; c < collectives.size(); ++c)
     pending[c].ready.assign(collectives[c].members.size(), -1.0);

@@ -45,8 +45,10 @@ struct JointResult {
 // Throws InputError when an op names a collective it is not a member of, a
 // member never reaches a collective, or the ranks' orders of collectives
 // cross (each would wait for the other: the job would hang).
+// `keep_schedule`: each rank's SimResult::schedule too (timelines).
 JointResult simulateJoint(const std::vector<JointRank>& ranks,
-                          const std::vector<JointCollective>& collectives);
+                          const std::vector<JointCollective>& collectives,
+                          bool keep_schedule = false);
 
 // The rank the others waited for: the one that waited least itself (ties:
 // the one last to arrive where the others waited most). -1 when nobody waited.

@@ -446,16 +446,19 @@ Prediction predictGraph(const core::Graph& graph, const ModelSet& models,
   PreparedPrediction prepared = preparePrediction(graph, models, opts);
   SimResult res = simulate(prepared.sim, opts.keep_schedule);
   completePrediction(res, &prepared.p);
-  if (opts.keep_schedule) {
-    // per_op holds the records in the order of the simulated ops.
-    Prediction& p = prepared.p;
-    for (size_t i = 0; i < prepared.sim.size(); ++i) {
-      const SimOp& s = prepared.sim[i];
-      p.schedule.push_back(
-          {p.per_op[i].id, s.thread, s.stream, s.cpu_only, std::move(res.schedule[i])});
-    }
-  }
+  if (opts.keep_schedule) attachSchedule(prepared.sim, &res, &prepared.p);
   return std::move(prepared.p);
+}
+
+void attachSchedule(const std::vector<SimOp>& sim, SimResult* res, Prediction* p) {
+  // per_op holds the records in the order of the simulated ops.
+  p->schedule.clear();
+  p->schedule.reserve(sim.size());
+  for (size_t i = 0; i < sim.size() && i < res->schedule.size(); ++i) {
+    const SimOp& s = sim[i];
+    p->schedule.push_back(
+        {p->per_op.at(i).id, s.thread, s.stream, s.cpu_only, std::move(res->schedule[i])});
+  }
 }
 
 }  // namespace tracetwin::predictors

@@ -155,6 +155,9 @@ struct PreparedPrediction {
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts);
 void completePrediction(const SimResult& result, Prediction* p);
+// Moves a simulation's kept schedule (simulate(sim, true)) into
+// p->schedule, one ScheduledOp per simulated op (per_op's order).
+void attachSchedule(const std::vector<SimOp>& sim, SimResult* res, Prediction* p);
 
 // Prediction as JSON: iteration_ms, device, per_op, breakdown, unmodelled_ops,
 // uncalibrated_ops, notes.

@@ -9,15 +9,17 @@
 #include "core/errors.h"
 #include "predictors/specs/link_specs.h"
 #include "predictors/specs/yaml_strict.h"
+#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
 
+using core::kGiga;
+using core::kMicro;
+
 // YAML is written in the units of datasheets; these convert to SI.
 constexpr double kTera = 1e12;
-constexpr double kGiga = 1e9;
 constexpr double kMega = 1e6;
-constexpr double kMicro = 1e-6;
 constexpr double kMiB = 1024.0 * 1024.0;
 // An unknown cache bandwidth is taken as 3x DRAM: A100/H100 L2 measure about
 // 2.5-3.5x their HBM bandwidth in public microbenchmarks.

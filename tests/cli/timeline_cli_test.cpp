@@ -58,6 +58,63 @@ TEST(TimelineCli, PredictWritesTheSimulatedIteration) {
   EXPECT_EQ(checkedProcesses(out, {trace}), std::vector<std::string>{"prediction"});
 }
 
+// Every rank predicted together: a group per rank, arrows between each
+// collective's members; one trace for N identical ranks: drawn once.
+TEST(TimelineCli, PredictOfEveryRankAndOfIdenticalRanks) {
+  testing::TempDir dir;
+  const std::string models = " --models " + testing::sourcePath("data/models/host");
+  const std::string traces = testing::dataPath("distributed/ddp_mlp.rank{rank}.et.json.gz");
+  const std::string out = dir.path() + "/ranks.json.gz";
+  const RunResult r = runTimeline("predict '" + traces + "'" + models + " --timeline " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("timeline: " + out + " (rank 0 prediction, rank 1 prediction;"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(checkedProcesses(out, {testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz"),
+                                   testing::dataPath("distributed/ddp_mlp.rank1.et.json.gz")}),
+            (std::vector<std::string>{"rank 0 · prediction", "rank 1 · prediction"}));
+  const nlohmann::json doc = nlohmann::json::parse(core::readMaybeGzipFile(out));
+  int64_t arrows = 0;
+  for (const auto& e : doc["traceEvents"]) arrows += e.value("cat", "") == "collective" && e["ph"] == "s";
+  EXPECT_GT(arrows, 0) << "each collective links its members";
+
+  const std::string one = testing::dataPath("distributed/ddp_mlp.rank0.et.json.gz");
+  const std::string sym = dir.path() + "/sym.json";
+  const RunResult s =
+      runTimeline("predict " + one + models + " --world-size 4 --timeline " + sym);
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(checkedProcesses(sym, {one}), std::vector<std::string>{"prediction"});
+  const nlohmann::json sdoc = nlohmann::json::parse(core::readMaybeGzipFile(sym));
+  ASSERT_TRUE(sdoc["otherData"].contains("notes"));
+  EXPECT_NE(sdoc["otherData"]["notes"][0].get<std::string>().find("drawn once"), std::string::npos);
+}
+
+// The 8 DLRM ranks with their recorded kernels: an original and a
+// prediction per rank, kernels on streams, arrows between collectives' members.
+TEST(TimelineCli, EveryDlrmRankPredictedWithItsOriginal) {
+  testing::TempDir dir;
+  const std::string out = dir.path() + "/dlrm8.json.gz";
+  const RunResult r = runTimeline(
+      "predict '" + testing::sharedTrace("dlrm_8rank/rank{rank}.et.json.gz") + "' --models " +
+      testing::sourcePath("data/models/host") + " --device-spec " +
+      testing::sourcePath("configs/devices/h100.yaml") + " --kernel-times '" +
+      testing::sharedTrace("dlrm_8rank/rank{rank}.kineto.json.gz") + "' --timeline " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> traces, want;
+  for (int rank = 0; rank < 8; ++rank) {
+    traces.push_back(
+        testing::sharedTrace("dlrm_8rank/rank" + std::to_string(rank) + ".et.json.gz"));
+    want.push_back("rank " + std::to_string(rank) + " · original");
+    want.push_back("rank " + std::to_string(rank) + " · prediction");
+  }
+  EXPECT_EQ(checkedProcesses(out, traces), want);
+  const nlohmann::json doc = nlohmann::json::parse(core::readMaybeGzipFile(out));
+  int64_t arrows = 0;
+  for (const auto& e : doc["traceEvents"]) arrows += e.value("cat", "") == "collective" && e["ph"] == "s";
+  EXPECT_GT(arrows, 0);
+  EXPECT_LE(arrows, 8 * 7) << "8 collectives, at most 7 waiting members each";
+}
+
 TEST(TimelineCli, CompareDrawsOriginalReplayAndPrediction) {
   testing::TempDir dir;
   const std::string trace = testing::dataPath("mlp.et.json.gz");

@@ -293,13 +293,10 @@ TEST(Replayer, HostTimeWaitsBeforeEachCallForWhatTheOriginalSpentBeyondTheReplay
   EXPECT_GT(r.per_op[1].host_wait_us, 0.0);
   EXPECT_LE(r.per_op[1].host_wait_us, 5000.0);
   EXPECT_EQ(r.host_time.ops_over, 1) << "the second add's call is longer than 0 us";
-  // The wait runs before the call, in the op's gap, not in its call time. Its
-  // spin ends at a deadline, so it is not exactly the planned amount (a
-  // fresh clone's ctest read a 4.93 ms gap for a 5.0 ms plan).
-  EXPECT_LT(r.per_op[1].cpu_us, r.per_op[1].host_wait_us) << "the wait is not in the call";
-  EXPECT_GT(r.per_op[1].gap_us, r.per_op[1].host_wait_us * 0.5) << "the wait is in its gap";
-  // A busy wait spins at least what it was asked less its overshoot (< 1 us).
-  for (double ms : r.iterations_ms) EXPECT_GE(ms, (r.host_time.wait_ms - 0.01));
+  // Where the wait runs (before the call, in the op's gap) and how long it
+  // spins are host_time_test's, with a fake clock: here the spins end at
+  // deadlines on a real clock, so a loaded host shortens them (a ctest -j2 at
+  // load 7.6 read a 2.0 ms gap for a 5.0 ms plan, a fresh clone's 4.93 ms).
 
   ReplayOptions plain = o;
   plain.host_time_mode = "replayed";

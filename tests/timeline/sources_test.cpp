@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -273,6 +274,59 @@ TEST(Views, RanksAreGroupsOfTheirOwn) {
   EXPECT_EQ(names[1], "rank 0 · replay");
   EXPECT_EQ(names[2], "rank 1 · replay");
   EXPECT_LT(sort[1], sort[2]);
+}
+
+// The 2-rank Gloo capture predicted together: each rank its own group, its
+// collectives linked to the member the group waited for.
+TEST(Views, RanksPredictedTogetherAreLinkedByTheirCollectives) {
+  std::deque<core::Graph> graphs;
+  std::vector<predictors::RankInput> inputs;
+  std::set<core::NodeId> ids;
+  for (int r : {0, 1}) {
+    graphs.push_back(core::readTrace(
+        testing::dataPath("distributed/ddp_mlp.rank" + std::to_string(r) + ".et.json.gz")));
+    for (const core::Node& n : graphs.back().nodes()) ids.insert(n.id);
+    predictors::RankInput in;
+    in.graph = &graphs.back();
+    in.start_us = r == 1 ? 500.0 : 0.0;  // rank 1 enters late: rank 0 waits for it
+    inputs.push_back(std::move(in));
+  }
+  const auto models = predictors::ModelSet::load(testing::sourcePath("data/models/host"));
+  const predictors::MultiRankPrediction plain = predictors::predictRanks(inputs, models);
+  EXPECT_TRUE(plain.ranks[0].prediction.schedule.empty()) << "off unless asked for";
+  predictors::MultiRankOptions options;
+  options.keep_schedule = true;
+  const predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models, options);
+  ASSERT_EQ(m.ranks.size(), 2u);
+  ASSERT_FALSE(m.collectives.empty());
+  for (const auto& r : m.ranks) {
+    EXPECT_EQ(r.prediction.schedule.size(), r.prediction.per_op.size());
+    EXPECT_DOUBLE_EQ(r.iteration_ms, plain.ranks[size_t(r.rank)].iteration_ms)
+        << "keeping the schedule changes no figure";
+  }
+  const Timeline t = ranksTimeline(m);
+  ASSERT_EQ(t.views.size(), 2u);
+  EXPECT_EQ(t.views[0].rank, 0);
+  EXPECT_EQ(t.views[1].rank, 1);
+  ASSERT_EQ(t.collectives.size(), m.collectives.size());
+  CheckOptions check;
+  check.nodes = &ids;
+  WriteInfo info;
+  const json doc = toTraceEvents(t, &info);
+  const std::vector<std::string> found = checkTraceEvents(doc, check);
+  EXPECT_TRUE(found.empty()) << found.front();
+  // One arrow per collective, from the member that waited to the last one
+  // (pid = view + 1): rank 1 entered 500 us late, so rank 0 waits for it.
+  std::map<int64_t, std::pair<int64_t, int64_t>> arrows;  // id -> (from pid, to pid)
+  for (const json& e : doc["traceEvents"]) {
+    if (e.value("cat", "") != "collective" || (e["ph"] != "s" && e["ph"] != "f")) continue;
+    auto& a = arrows[e["id"].get<int64_t>()];
+    (e["ph"] == "s" ? a.first : a.second) = e["pid"].get<int64_t>();
+  }
+  ASSERT_EQ(arrows.size(), m.collectives.size());
+  EXPECT_EQ(m.collectives[0].last_rank, 1);
+  EXPECT_EQ(arrows.begin()->second, std::make_pair(int64_t(1), int64_t(2)));
+  for (const auto& [id, a] : arrows) EXPECT_NE(a.first, a.second) << "flow " << id;
 }
 
 }  // namespace

@@ -82,6 +82,58 @@ TEST(TimelineWriter, GoldenSmallCase) {
   EXPECT_TRUE(checkTraceEvents(doc).empty()) << checkTraceEvents(doc).front();
 }
 
+// Two ranks' predictions of one all_reduce: rank 0 ready at 2 us waits for
+// rank 1 (ready at 6 us); both transfer 6-10 us. One arrow, rank 0 -> rank 1.
+Timeline twoRankTimeline() {
+  Timeline t;
+  for (int rank : {0, 1}) {
+    View& v = t.views.emplace_back();
+    v.source = "prediction";
+    v.rank = rank;
+    v.iteration_us = 10;
+    const core::NodeId mm = 20 + rank * 100, ar = 21 + rank * 100;  // each rank's own ids
+    Track& cpu = v.track(Track::Kind::kCpu, 1, "CPU thread 1 (simulated)");
+    cpu.slices.push_back(slice("aten::mm", "cpu_op", 0, rank == 0 ? 1 : 5, mm, "gemm"));
+    cpu.slices.push_back(slice("c10d::allreduce_", "cpu_op", rank == 0 ? 1 : 5, 1, ar, "comm"));
+    Track& s0 = v.track(Track::Kind::kDevice, 0, "stream 0 (simulated)");
+    s0.slices.push_back(slice("aten::mm", "kernel", 0.5, rank == 0 ? 1 : 5, mm, "gemm"));
+    Track& s1 = v.track(Track::Kind::kDevice, 1, "stream 1 (simulated)");
+    if (rank == 0) s1.slices.push_back(slice("wait", "wait", 2, 4, ar));
+    s1.slices.push_back(slice("c10d::allreduce_", "collective", 6, 4, ar, "comm"));
+  }
+  CollectiveLink link;
+  link.name = "all_reduce #0 (default group)";
+  link.members = {{0, 21}, {1, 121}};
+  link.last = 1;
+  t.collectives.push_back(link);
+  t.notes.push_back("2 ranks simulated together");
+  return t;
+}
+
+TEST(TimelineWriter, GoldenTwoRankCase) {
+  WriteInfo info;
+  const json doc = toTraceEvents(twoRankTimeline(), &info);
+  const std::string golden_path = testing::sourcePath("tests/timeline/golden_two_ranks.json");
+  if (std::getenv("TRACETWIN_UPDATE_GOLDEN") != nullptr)
+    std::ofstream(golden_path) << doc.dump(1) << "\n";
+  const json golden = json::parse(readText(golden_path));
+  EXPECT_EQ(doc, golden) << doc.dump(1);
+  EXPECT_EQ(info.slices, 9);  // rank 0: 2 ops, 2 kernels and the wait; rank 1: no wait
+  EXPECT_EQ(info.flows, 5);  // op -> kernel: 2 per rank; and rank 0's collective -> rank 1's
+  EXPECT_EQ(doc["otherData"]["notes"][0], "2 ranks simulated together");
+  const std::set<core::NodeId> ids = {20, 21, 120, 121};
+  CheckOptions check;
+  check.nodes = &ids;
+  EXPECT_TRUE(checkTraceEvents(doc, check).empty()) << checkTraceEvents(doc, check).front();
+  // The arrow binds collectives: pointed at a gemm it is a problem.
+  json broken = doc;
+  for (json& e : broken["traceEvents"])
+    if (e["ph"] == "f" && e["cat"] == "collective") e["tid"] = 2, e["ts"] = 3.0;  // rank 1's mm kernel
+  const auto problems = checkTraceEvents(broken, check);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems.front().find("no collective"), std::string::npos) << problems.front();
+}
+
 TEST(TimelineWriter, TracksAreSortedAndNested) {
   Timeline t;
   View& v = t.views.emplace_back();
