@@ -48,6 +48,7 @@ struct CompareArgs {
   std::string json_out;
   HostMalloc malloc_mode = HostMalloc::kPinned;
   bool host_speed_check = true;
+  double host_cores = 0;  // with --nproc: the prediction's shared cores
   int nproc = 0;  // > 0: the distributed replay and the joint prediction (compare_ranks.h)
   double comm_timeout_s = 300;
   std::string timeline;  // --timeline FILE
@@ -300,6 +301,7 @@ void runCompare(const CompareArgs& a) {
     r.settle = a.options.settle_iters;
     r.comm_timeout_s = a.comm_timeout_s;
     r.threads = a.options.threads;
+    r.host_cores = a.host_cores;
     r.op_libraries = a.options.op_libraries;
     r.json_out = a.json_out;
     r.timeline = a.timeline;
@@ -384,6 +386,9 @@ std::function<void()> setupCompare(CLI::App& sub) {
                  "wait as rows; '{rank}' in TRACE is each rank's trace, a TRACE without it runs "
                  "on every rank")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--host-cores", args->host_cores,
+                 "with --nproc on cpu: the ranks share this many cores in the prediction "
+                 "(default: the device spec's; -1: a host each)");
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "with --nproc: how long a collective, the store or a group may wait")
       ->capture_default_str()

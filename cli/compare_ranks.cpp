@@ -90,6 +90,8 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
   }
   predictors::MultiRankOptions options;
   options.keep_schedule = !a.timeline.empty();
+  options.host_cores = a.host_cores;
+  options.rank_threads = a.threads > 0 ? a.threads : 1;
   return predictors::predictRanks(inputs, models, options);
 }
 

@@ -19,6 +19,7 @@ struct CompareRanksArgs {
   int warmup = 2, iters = 5, settle = 1;
   double comm_timeout_s = 300;
   int threads = 0;                         // --threads of the replay (0: its default)
+  double host_cores = 0;                   // the prediction's (predictors::MultiRankOptions)
   std::vector<std::string> op_libraries;  // --op-library of the replay, each
   std::string json_out;
   // --timeline: every rank's replay and joint prediction, each rank its own

@@ -228,6 +228,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
       ->default_str("median");
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
+  sub.add_option("--host-cores", args->host_cores,
+                 "CPU ranks of a multi-rank prediction share this many cores of one host "
+                 "(default: the device spec's compute_units; -1: every rank on a host of its "
+                 "own; docs/prediction.md \"Co-located ranks\")");
   sub.add_option("--host-scale", args->host_scale,
                  "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")

@@ -98,6 +98,7 @@ void predictRanksCommand(const PredictArgs& args) {
   }
   predictors::MultiRankOptions options;
   options.keep_schedule = !args.timeline.empty();
+  options.host_cores = args.host_cores;
   predictors::MultiRankPrediction m = predictors::predictRanks(inputs, models, options);
   if (args.rank_starts == "recorded") {
     m.notes.push_back(

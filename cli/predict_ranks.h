@@ -29,6 +29,7 @@ struct PredictArgs {
   std::string overhead_stat = "median";
   int64_t world_size = 0;  // 0: not given
   double host_scale = 1.0;  // the host's CPU-side costs (T1-T5) times this
+  double host_cores = 0;    // CPU ranks share this many cores (0: the device's; < 0: apart)
 };
 
 // Per-family totals, breakdown, unmodelled ops and notes of one prediction.

@@ -22,11 +22,15 @@ ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--iters", type=int, default=5)
 ap.add_argument("--workloads", default="ddp_mlp,dlrm_tw,ddp_resnet18")
 ap.add_argument("--control", action="store_true", help="also rank 0 alone on one process")
+ap.add_argument("--apart", action="store_true",
+                help="also, interleaved, the prediction with every rank on a host of its own "
+                     "(--host-cores -1: before co-located ranks were modelled)")
 args = ap.parse_args()
 tt = os.path.join(args.build, "tracetwin")
 workloads = args.workloads.split(",")
 errors = {w: [] for w in workloads}
 controls = {w: [] for w in workloads}
+aparts = {w: [] for w in workloads}
 loads = []
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
@@ -53,6 +57,18 @@ with tempfile.TemporaryDirectory() as tmp:
                 controls[w].append(c["error_pct"])
                 print("round %d %-14s one process: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
                       % (r, w, c["measured_ms"], c["predicted_ms"], c["error_pct"]), flush=True)
+            if args.apart:
+                sep = os.path.join(tmp, "%s.%d.apart.json" % (w, r))
+                q = subprocess.run([tt, "compare", trace, "--nproc", "2", "--models", args.models,
+                                    "--iters", str(args.iters), "--host-cores", "-1",
+                                    "--json-out", sep], capture_output=True, text=True)
+                if q.returncode != 0:
+                    sys.exit("%s round %d, apart, failed:\n%s"
+                             % (w, r, q.stdout[-2000:] + q.stderr[-2000:]))
+                a = json.load(open(sep))["step"]
+                aparts[w].append(a["error_pct"])
+                print("round %d %-14s hosts apart: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
+                      % (r, w, a["measured_ms"], a["predicted_ms"], a["error_pct"]), flush=True)
             errors[w].append((step["error_pct"], step["measured_ms"], step["predicted_ms"]))
             print("round %d %-14s measured %8.3f ms predicted %8.3f ms error %+6.1f%% (load %.1f)"
                   % (r, w, step["measured_ms"], step["predicted_ms"], step["error_pct"], loads[-1]),
@@ -67,3 +83,7 @@ for w in workloads:
         c = controls[w]
         print("%-14s one process (rank 0 alone): median error %+6.1f%% (range %+.1f .. %+.1f%%)"
               % (w, statistics.median(c), min(c), max(c)))
+    if aparts[w]:
+        a = aparts[w]
+        print("%-14s hosts apart (--host-cores -1): median error %+6.1f%% (range %+.1f .. %+.1f%%)"
+              % (w, statistics.median(a), min(a), max(a)))

@@ -8,6 +8,7 @@
 #include "core/comm/collective_sequence.h"
 #include "core/errors.h"
 #include "predictors/comm/topology.h"
+#include "predictors/simulation/colocation.h"
 #include "predictors/simulation/joint_simulation.h"
 
 namespace tracetwin::predictors {
@@ -182,17 +183,57 @@ void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matc
   }
 }
 
-// Ranks on a CPU device: each is simulated with a host of its own, which a
-// job whose ranks share one machine's cores does not have. On this project's
-// 2-core host two Gloo ranks replayed 2-3x one rank's step (docs/prediction.md,
-// "compare --nproc"); the simulation does not model that sharing yet.
+// The cores a CPU job's ranks share: all ranks on one machine (`--nproc N`
+// on one host) unless the options give each a host of its own. 0: not shared
+// (a GPU device, one rank, or separate hosts).
+double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
+                   const MultiRankOptions& options) {
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  if (dest.kind != DeviceKind::kCpu || world_size < 2 || options.host_cores < 0) return 0;
+  if (options.host_cores > 0) return options.host_cores;
+  return double(std::max<int64_t>(dest.compute_units, 1));
+}
+
+// Joint simulation, with CPU ranks sharing their host's cores when they do.
+JointResult simulateRanks(const std::vector<JointRank>& joint,
+                          const std::vector<JointCollective>& collectives, double cores,
+                          const MultiRankOptions& options, std::vector<std::string>* notes) {
+  if (cores <= 0) return simulateJoint(joint, collectives, options.keep_schedule);
+  Colocation c;
+  c.hosts.push_back({{}, cores});
+  for (size_t r = 0; r < joint.size(); ++r) c.hosts[0].ranks.push_back(r);
+  c.threads.assign(joint.size(), options.rank_threads > 0 ? options.rank_threads : 1.0);
+  c.keep_schedule = options.keep_schedule;
+  ColocatedResult res = simulateColocated(joint, collectives, c);
+  double busy = 0, stretched = 0;
+  for (size_t r = 0; r < joint.size(); ++r) {
+    for (size_t i = 0; i < joint[r].ops.size(); ++i) {
+      const SimOp& op = joint[r].ops[i];
+      if (!op.cpu_only || op.is_comm) continue;
+      busy += op.device_us;
+      stretched += op.device_us * res.stretch[r][i];
+    }
+  }
+  notes->push_back(fmt::format(
+      "{} ranks share {:g} cores ({:g} intra-op thread(s) each; a transfer keeps 1 busy, a wait "
+      "for the group none): their CPU ops ran {:.2f}x their time alone on average ({} pass(es){})",
+      joint.size(), cores, c.threads[0], busy > 0 ? stretched / busy : 1.0, res.iterations,
+      res.converged ? "" : ", not converged"));
+  notes->push_back(
+      "co-located ranks: shared memory bandwidth and last-level cache are not modelled (no "
+      "co-location contention calibrated); only the cores are shared");
+  return std::move(res.joint);
+}
+
+// One trace for N ranks on a CPU device: the cores they share are not
+// modelled for it (every rank identical would need N of them simulated).
 void noteCpuRanks(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
                   std::vector<std::string>* notes) {
   const DeviceSpec& dest = opts.target ? *opts.target : models.device;
   if (dest.kind != DeviceKind::kCpu || world_size < 2) return;
   notes->push_back(
-      "ranks on a CPU device are simulated each on a host of its own: ranks sharing one "
-      "machine's cores (and Gloo's threads) run slower than predicted here");
+      "one trace for N CPU ranks is simulated as if each had a host of its own: ranks sharing "
+      "one machine's cores run slower than predicted here (give every rank's trace for that)");
 }
 
 }  // namespace
@@ -234,7 +275,9 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     joint[r].start_us = ranks[r].start_us - earliest;
     joint[r].collective = std::move(m.slot_of_op[r]);
   }
-  JointResult res = simulateJoint(joint, m.collectives, options.keep_schedule);
+  const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
+  std::vector<std::string> sharing;
+  JointResult res = simulateRanks(joint, m.collectives, cores, options, &sharing);
   for (size_t c = 0; c < m.reports.size(); ++c) {
     CollectiveReport& rep = m.reports[c];
     const CollectiveOutcome& o = res.collectives[c];
@@ -268,7 +311,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
                   [&](const RankInput& r) { return r.start_us != earliest; })) {
     out.notes.push_back("ranks entered the iteration at different times (start_ms)");
   }
-  noteCpuRanks(models, ranks[0].opts, int64_t(ranks.size()), &out.notes);
+  for (std::string& n : sharing) out.notes.push_back(std::move(n));
   return out;
 }
 

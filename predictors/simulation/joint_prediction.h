@@ -77,6 +77,14 @@ struct MultiRankPrediction {
 
 struct MultiRankOptions {
   bool every_rank_ops = false;  // keep every rank's per-op list, not only rank 0's
+  // Ranks on a CPU device run on one machine and share its cores
+  // (docs/prediction.md "Co-located ranks"; `--nproc N` on one host): 0 takes
+  // the cores from the device spec (compute_units), < 0 gives every rank a
+  // host of its own (one rank per machine). GPU ranks have a device each.
+  double host_cores = 0;
+  // Intra-op threads of each rank's CPU ops: the replay's --threads, which
+  // the host models were calibrated with (1 for the bundled models).
+  double rank_threads = 1;
   // Each rank's Prediction::schedule (a timeline; implies every_rank_ops).
   // Off by default: plain predictions and sweeps do not pay for it.
   bool keep_schedule = false;

@@ -193,10 +193,23 @@ TEST(JointPrediction, GlooCollectivesOnACpuRunBesideTheThreadAndEndTogether) {
     EXPECT_GT(r.compute_ms, 0.0);
     EXPECT_LE(r.exposed_comm_ms, r.iteration_ms);
   }
-  // Each CPU rank has a host of its own here, and the report says so.
+  // The CPU ranks share the host's cores, and the report says so and that
+  // memory bandwidth is not shared.
   EXPECT_TRUE(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) {
-    return n.find("ranks on a CPU device") != std::string::npos;
+    return n.find("ranks share 2 cores") != std::string::npos;
   }));
+  EXPECT_TRUE(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) {
+    return n.find("memory bandwidth and last-level cache are not modelled") != std::string::npos;
+  }));
+  // On one core each the ranks take longer; on hosts of their own no longer
+  // than sharing 2 cores.
+  MultiRankOptions one_core, apart;
+  one_core.host_cores = 1;
+  apart.host_cores = -1;
+  const MultiRankPrediction tight = predictRanks(in, models, one_core);
+  const MultiRankPrediction alone = predictRanks(in, models, apart);
+  EXPECT_GT(tight.iteration_ms, m.iteration_ms);
+  EXPECT_LE(alone.iteration_ms, m.iteration_ms + 1e-9);
 }
 
 TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulation) {
@@ -205,7 +218,9 @@ TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulat
   const MultiRankPrediction sym = predictSymmetric(g, 2, models, PredictOptions{});
   std::vector<RankInput> twice(2);
   twice[0].graph = twice[1].graph = &g;
-  const MultiRankPrediction joint = predictRanks(twice, models);
+  MultiRankOptions apart;  // one trace for N ranks does not share a host
+  apart.host_cores = -1;
+  const MultiRankPrediction joint = predictRanks(twice, models, apart);
   EXPECT_TRUE(sym.symmetric);
   ASSERT_EQ(sym.ranks.size(), 1u);
   EXPECT_NEAR(sym.iteration_ms, joint.iteration_ms, 1e-9);

@@ -1,0 +1,146 @@
+// Processor sharing of co-located ranks by a fixed point over the joint
+// simulation (docs/prediction.md "Co-located ranks"). The ranks advance in
+// turns, not on one clock, so the sharing cannot be applied while they run;
+// instead each pass reads every host's demand D(t) (threads wanted at time
+// t) from the previous pass's spans and gives each CPU op the stretch
+//   s = L / integral over its span L of v(t) dt,
+//   v(t) = min(1, C / D(t)) / min(1, C / T)
+// (its speed against its calibrated speed alone), until no stretch moves.
+#include "predictors/simulation/colocation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+bool stretchable(const SimOp& op) { return op.cpu_only && !op.is_comm; }
+
+// Threads wanted on one host, as a step function: demand[k] holds on
+// [times[k], times[k+1]).
+struct Demand {
+  std::vector<double> times;
+  std::vector<double> demand;
+
+  // Integral of sharedSpeed over [s, e].
+  double work(double s, double e, double cores, double threads) const {
+    auto k = size_t(std::upper_bound(times.begin(), times.end(), s) - times.begin());
+    k = k == 0 ? 0 : k - 1;
+    double done = 0, t = s;
+    for (; k + 1 < times.size() && t < e; ++k) {
+      const double b = std::min(e, times[k + 1]);
+      if (b > t) done += (b - t) * sharedSpeed(cores, std::max(demand[k], threads), threads);
+      t = std::max(t, b);
+    }
+    if (t < e) done += (e - t);  // past the last event nobody else runs
+    return done;
+  }
+};
+
+Demand demandOf(const SharedHost& host, const std::vector<JointRank>& ranks,
+                const JointResult& res, const Colocation& c) {
+  std::map<double, double> delta;
+  for (size_t r : host.ranks) {
+    const SimResult& s = res.ranks[r];
+    for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
+      const SimOp& op = ranks[r].ops[i];
+      const double want = stretchable(op) ? c.threads[r] : op.is_comm ? c.transfer_threads : 0.0;
+      if (want <= 0 || !(s.end_us[i] > s.start_us[i])) continue;
+      delta[s.start_us[i]] += want;
+      delta[s.end_us[i]] -= want;
+    }
+  }
+  Demand d;
+  double level = 0;
+  for (const auto& [t, change] : delta) {
+    level += change;
+    d.times.push_back(t);
+    d.demand.push_back(std::max(0.0, level));
+  }
+  return d;
+}
+
+void validate(const std::vector<JointRank>& ranks, const Colocation& c) {
+  if (c.threads.size() != ranks.size()) {
+    throw UsageError(fmt::format("co-location: {} thread counts for {} ranks", c.threads.size(),
+                                 ranks.size()));
+  }
+  std::vector<int> seen(ranks.size(), 0);
+  for (const SharedHost& h : c.hosts) {
+    if (!(h.cores > 0)) throw UsageError(fmt::format("co-location: a host has {} cores", h.cores));
+    for (size_t r : h.ranks) {
+      if (r >= ranks.size() || seen[r]++) {
+        throw UsageError(fmt::format("co-location: rank {} is out of range or on two hosts", r));
+      }
+      if (!(c.threads[r] > 0))
+        throw UsageError(fmt::format("co-location: rank {} has {} threads", r, c.threads[r]));
+    }
+  }
+}
+
+}  // namespace
+
+double sharedSpeed(double cores, double demand, double own_threads) {
+  const double alone = std::min(1.0, cores / own_threads);
+  const double now = demand > 0 ? std::min(1.0, cores / demand) : 1.0;
+  return now / alone;
+}
+
+ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
+                                  const std::vector<JointCollective>& collectives,
+                                  const Colocation& colocation) {
+  validate(ranks, colocation);
+  ColocatedResult out;
+  out.stretch.resize(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) out.stretch[r].assign(ranks[r].ops.size(), 1.0);
+  std::vector<JointRank> scaled = ranks;
+  for (int pass = 1;; ++pass) {
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
+        const SimOp& base = ranks[r].ops[i];
+        if (!stretchable(base)) continue;
+        SimOp& op = scaled[r].ops[i];
+        const double f = out.stretch[r][i];
+        op.t1 = base.t1 * f;
+        op.t2 = base.t2 * f;
+        op.t3 = base.t3 * f;
+        op.device_us = base.device_us * f;
+      }
+    }
+    out.joint = simulateJoint(scaled, collectives, colocation.keep_schedule);
+    out.iterations = pass;
+    double moved = 0;
+    for (const SharedHost& h : colocation.hosts) {
+      if (h.ranks.size() < 2) continue;
+      const Demand d = demandOf(h, scaled, out.joint, colocation);
+      for (size_t r : h.ranks) {
+        const SimResult& s = out.joint.ranks[r];
+        for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
+          if (!stretchable(ranks[r].ops[i])) continue;
+          const double span = s.end_us[i] - s.start_us[i];
+          if (!(span > 0)) continue;
+          const double work = d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r]);
+          const double wanted = work > 0 ? span / work : 1.0;
+          double& f = out.stretch[r][i];
+          moved = std::max(moved, std::abs(wanted - f) / f);
+          // Early passes jump to the new stretch; later ones go half way, so
+          // that two ranks taking turns on the cores cannot swap for ever.
+          f = pass <= 2 ? wanted : 0.5 * (f + wanted);
+        }
+      }
+    }
+    if (moved <= colocation.tolerance) break;
+    if (pass >= colocation.max_iterations) {
+      out.converged = false;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace tracetwin::predictors

@@ -1,0 +1,57 @@
+// Ranks that share a host's cores (docs/prediction.md "Co-located ranks").
+// The joint simulation gives each rank a host of its own; on one machine
+// running N CPU ranks (`--nproc N`), their op bodies compete for the same
+// cores. Modelled as processor sharing, solved by a fixed point over the
+// joint simulation: simulate, measure at every instant how many threads the
+// ranks of a host want, stretch each CPU op by how much less than its
+// calibrated speed it got over its span, re-simulate until stable.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "predictors/simulation/joint_simulation.h"
+
+namespace tracetwin::predictors {
+
+struct SharedHost {
+  std::vector<size_t> ranks;  // indices into the joint simulation's ranks
+  double cores = 0;           // logical CPUs the ranks share
+};
+
+struct Colocation {
+  std::vector<SharedHost> hosts;  // ranks on no host here run alone
+  // Per rank: the intra-op threads its CPU op bodies keep busy (the replay's
+  // --threads; the host models were calibrated alone with this many).
+  std::vector<double> threads;
+  // Threads a collective's transfer keeps busy: Gloo moves and reduces the
+  // data on a worker thread of the process group, while the thread that
+  // waits for the group sleeps on a condition variable (no core; see the
+  // docs). Its transfer time is not stretched: the comm models were
+  // calibrated with the peers running (`calibrate --families comm`).
+  double transfer_threads = 1.0;
+  bool keep_schedule = false;  // each rank's SimResult::schedule (timelines)
+  int max_iterations = 40;
+  double tolerance = 1e-3;  // largest relative change of a stretch to stop at
+};
+
+struct ColocatedResult {
+  JointResult joint;
+  std::vector<std::vector<double>> stretch;  // per rank, per op: wall / alone (1: not shared)
+  int iterations = 0;
+  bool converged = true;
+};
+
+// Throws UsageError when a rank is on two hosts, a host has no cores or a
+// rank no threads. Ops that are not cpu_only (a GPU rank's kernels) are
+// never stretched: a device of its own per rank.
+ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
+                                  const std::vector<JointCollective>& collectives,
+                                  const Colocation& colocation);
+
+// Speed of an op of a rank with `own_threads`, while `demand` threads (its
+// own included) want `cores`: min(1, C/D) over its alone speed min(1, C/T).
+double sharedSpeed(double cores, double demand, double own_threads);
+
+}  // namespace tracetwin::predictors
