@@ -32,40 +32,35 @@ errors = {w: [] for w in workloads}
 controls = {w: [] for w in workloads}
 aparts = {w: [] for w in workloads}
 loads = []
+
+
+def compare_step(trace, nproc, out, what, extra=()):
+    """`tracetwin compare TRACE --nproc N` and its report's step; exits naming `what` on failure."""
+    p = subprocess.run([tt, "compare", trace, "--nproc", str(nproc), "--models", args.models,
+                        "--iters", str(args.iters), "--json-out", out] + list(extra),
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
+    return json.load(open(out))["step"]
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
         loads.append(float(open("/proc/loadavg").read().split()[0]))
         for w in workloads:
-            out = os.path.join(tmp, "%s.%d.json" % (w, r))
             trace = os.path.join(root, "data/distributed/%s.rank{rank}.et.json.gz" % w)
-            p = subprocess.run([tt, "compare", trace, "--nproc", "2", "--models", args.models,
-                                "--iters", str(args.iters), "--json-out", out],
-                               capture_output=True, text=True)
-            if p.returncode != 0:
-                sys.exit("%s round %d failed:\n%s" % (w, r, p.stdout[-2000:] + p.stderr[-2000:]))
-            step = json.load(open(out))["step"]
+            step = compare_step(trace, 2, os.path.join(tmp, "%s.%d.json" % (w, r)),
+                                "%s round %d" % (w, r))
             if args.control:
-                one = os.path.join(tmp, "%s.%d.one.json" % (w, r))
                 trace0 = os.path.join(root, "data/distributed/%s.rank0.et.json.gz" % w)
-                q = subprocess.run([tt, "compare", trace0, "--nproc", "1", "--models", args.models,
-                                    "--iters", str(args.iters), "--json-out", one],
-                                   capture_output=True, text=True)
-                if q.returncode != 0:
-                    sys.exit("%s round %d, one process, failed:\n%s"
-                             % (w, r, q.stdout[-2000:] + q.stderr[-2000:]))
-                c = json.load(open(one))["step"]
+                c = compare_step(trace0, 1, os.path.join(tmp, "%s.%d.one.json" % (w, r)),
+                                 "%s round %d, one process," % (w, r))
                 controls[w].append(c["error_pct"])
                 print("round %d %-14s one process: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
                       % (r, w, c["measured_ms"], c["predicted_ms"], c["error_pct"]), flush=True)
             if args.apart:
-                sep = os.path.join(tmp, "%s.%d.apart.json" % (w, r))
-                q = subprocess.run([tt, "compare", trace, "--nproc", "2", "--models", args.models,
-                                    "--iters", str(args.iters), "--host-cores", "-1",
-                                    "--json-out", sep], capture_output=True, text=True)
-                if q.returncode != 0:
-                    sys.exit("%s round %d, apart, failed:\n%s"
-                             % (w, r, q.stdout[-2000:] + q.stderr[-2000:]))
-                a = json.load(open(sep))["step"]
+                a = compare_step(trace, 2, os.path.join(tmp, "%s.%d.apart.json" % (w, r)),
+                                 "%s round %d, apart," % (w, r), ("--host-cores", "-1"))
                 aparts[w].append(a["error_pct"])
                 print("round %d %-14s hosts apart: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
                       % (r, w, a["measured_ms"], a["predicted_ms"], a["error_pct"]), flush=True)
