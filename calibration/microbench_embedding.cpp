@@ -10,6 +10,7 @@
 
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -28,15 +29,8 @@ const std::vector<double> kHotFraction = {1.0, 0.1, 0.01, 0.0};  // 0: 64 hot ro
 constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
 constexpr int64_t kMaxLookups = 100000;
 
-constexpr const char* kEmbeddingBag =
-    "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool "
-    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool "
-    "include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)";
-constexpr const char* kEmbeddingBagBackward =
-    "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor "
-    "offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool "
-    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) "
-    "-> Tensor";
+using core::schemas::kEmbeddingBag;
+using core::schemas::kEmbeddingBagBackward;
 constexpr const char* kEmbedding =
     "aten::embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool "
     "scale_grad_by_freq=False, bool sparse=False) -> Tensor";

@@ -11,6 +11,7 @@
 
 #include <numeric>
 
+#include "core/aten_schemas.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
 #include "sweep/et_writer.h"
@@ -26,15 +27,8 @@ constexpr const char* kEmpty =
     "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
     "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor";
 constexpr const char* kZero = "aten::zero_(Tensor(a!) self) -> Tensor(a!)";
-constexpr const char* kEmbeddingBag =
-    "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool "
-    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool "
-    "include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)";
-constexpr const char* kEmbeddingBagBackward =
-    "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor "
-    "offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool "
-    "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) "
-    "-> Tensor";
+using core::schemas::kEmbeddingBag;
+using core::schemas::kEmbeddingBagBackward;
 constexpr const char* kCat = "aten::cat(Tensor[] tensors, int dim=0) -> Tensor";
 constexpr const char* kReshape = "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)";
 constexpr const char* kView = "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)";
