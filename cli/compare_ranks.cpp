@@ -103,7 +103,10 @@ void writeRanksTimeline(const CompareRanksArgs& a, const predictors::MultiRankPr
   for (int r = 0; r < a.nproc; ++r) {
     const fs::path path = rank_reports / fmt::format("rank{}.json", r);
     std::ifstream in(path);
-    if (!in) throw RuntimeFailure(fmt::format("{}: the distributed replay wrote no report", path.string()));
+    if (!in) {
+      throw RuntimeFailure(
+          fmt::format("{}: the distributed replay wrote no report", path.string()));
+    }
     nlohmann::json report;
     try {
       report = nlohmann::json::parse(in);
@@ -185,14 +188,19 @@ void compareRanks(const CompareRanksArgs& a) {
       a.timeline.empty() ? fs::path()
                          : fs::temp_directory_path() /
                                fmt::format("tracetwin_compare_ranks_{}.reports", ::getpid());
+  // The ranks' reports are removed however compare ends (they can be large).
+  struct RemovedAtExit {
+    fs::path dir;
+    ~RemovedAtExit() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } reports_dir{rank_reports};
   const nlohmann::json replayed = replayRanks(a, report, rank_reports);
   fs::remove(report);
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
-  if (!a.timeline.empty()) {
-    writeRanksTimeline(a, m, rank_reports);
-    fs::remove_all(rank_reports);
-  }
+  if (!a.timeline.empty()) writeRanksTimeline(a, m, rank_reports);
   const nlohmann::json predicted = predictors::multiRankToJson(m);
   nlohmann::json doc = compareRanksJson(replayed, predicted, a.device != "cpu");
   doc["trace"] = a.trace;
