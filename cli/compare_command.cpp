@@ -19,6 +19,7 @@
 #include "calibration/host_match.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed.h"
+#include "cli/index_distribution_option.h"
 #include "cli/command_registry.h"
 #include "cli/compare_ranks.h"
 #include "cli/host_malloc.h"
@@ -53,6 +54,7 @@ struct CompareArgs {
   double comm_timeout_s = 300;
   std::string timeline;  // --timeline FILE
   std::string kineto;    // the original's Kineto trace, for the timeline
+  std::string index_distribution;  // --index-distribution
 };
 
 struct FamilyRow {
@@ -305,6 +307,7 @@ void runCompare(const CompareArgs& a) {
     r.op_libraries = a.options.op_libraries;
     r.json_out = a.json_out;
     r.timeline = a.timeline;
+    r.index_distribution = a.index_distribution;
     compareRanks(r);
     return;
   }
@@ -323,11 +326,16 @@ void runCompare(const CompareArgs& a) {
   }
   // Kernel times come from a replay with CUPTI, the step's time from one
   // without it (untraced_timing.h).
-  const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, a.options);
+  const IndexDistributionUse distributions = indexDistributionsFor(a.index_distribution, graph);
+  for (const std::string& note : distributions.notes) fmt::print("note: {}\n", note);
+  replay::ReplayOptions replay_options = a.options;
+  replay_options.index_zipf = distributions.index_zipf;
+  const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, replay_options);
   const replay::ReplayResult& result = timing.result;
   if (host_speed) host_speed->after_flops = probeHostFlops();
   predictors::PredictOptions predict_options = unreplayedLeftOut(result);
   predict_options.keep_schedule = !a.timeline.empty();
+  predict_options.index_reuse = distributions.index_reuse;
   const predictors::Prediction prediction =
       predictors::predictGraph(graph, models, predict_options);
   const auto rows = familyRows(result, prediction, on_gpu);
@@ -386,6 +394,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
                  "wait as rows; '{rank}' in TRACE is each rank's trace, a TRACE without it runs "
                  "on every rank")
       ->check(CLI::PositiveNumber);
+  addIndexDistributionOption(sub, args->index_distribution);
   sub.add_option("--host-cores", args->host_cores,
                  "with --nproc on cpu: the ranks share this many cores in the prediction "
                  "(default: the device spec's; -1: a host each)");

@@ -1,3 +1,4 @@
+#include "cli/index_distribution_option.h"
 #include "cli/compare_ranks.h"
 
 #include <fmt/core.h>
@@ -44,6 +45,8 @@ nlohmann::json replayRanks(const CompareRanksArgs& a, const fs::path& report,
   if (a.threads > 0) spec.argv.insert(spec.argv.end(), {"--threads", std::to_string(a.threads)});
   for (const std::string& lib : a.op_libraries) spec.argv.insert(spec.argv.end(), {"--op-library", lib});
   if (!rank_reports.empty()) spec.argv.insert(spec.argv.end(), {"--rank-reports", rank_reports});
+  if (!a.index_distribution.empty())
+    spec.argv.insert(spec.argv.end(), {"--index-distribution", a.index_distribution});
   spec.grace_s = a.comm_timeout_s + 10;
   const LaunchResult launched = launchRanks(spec);
   if (const int code = launchExitCode(launched); code != 0) {
@@ -78,7 +81,9 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
   };
   if (!replay::dist::hasRankPlaceholder(a.trace)) {
     graphs->push_back(core::readTrace(a.trace));
-    return predictors::predictSymmetric(graphs->back(), a.nproc, models, leftOut(0));
+    predictors::PredictOptions opts = leftOut(0);
+    opts.index_reuse = indexDistributionsFor(a.index_distribution, graphs->back()).index_reuse;
+    return predictors::predictSymmetric(graphs->back(), a.nproc, models, opts);
   }
   std::vector<predictors::RankInput> inputs;
   for (int r = 0; r < a.nproc; ++r) {
@@ -86,6 +91,12 @@ predictors::MultiRankPrediction predict(const CompareRanksArgs& a, const nlohman
     predictors::RankInput in;
     in.graph = &graphs->back();
     in.opts = leftOut(size_t(r));
+    if (!a.index_distribution.empty()) {
+      in.opts.index_reuse =
+          indexDistributionsFor(replay::dist::expandRankPath(a.index_distribution, r),
+                                graphs->back())
+              .index_reuse;
+    }
     inputs.push_back(std::move(in));
   }
   predictors::MultiRankOptions options;

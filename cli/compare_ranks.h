@@ -25,6 +25,9 @@ struct CompareRanksArgs {
   // --timeline: every rank's replay and joint prediction, each rank its own
   // group (the replays from the ranks' own reports, --rank-reports).
   std::string timeline;
+  // --index-distribution ('{rank}': each rank's), given to the replay and
+  // to each rank's prediction.
+  std::string index_distribution;
 };
 
 void compareRanks(const CompareRanksArgs& args);

@@ -63,6 +63,7 @@ nlohmann::json rankEntry(const nlohmann::json& r) {
                       {"backend_notes", d.value("backend_notes", nlohmann::json::array())},
                       {"families", familyTotals(r)},
                       {"left_out_ops", leftOut(r)}};
+  if (r.contains("zipf_lookups")) e["zipf_lookups"] = r.at("zipf_lookups");  // --index-distribution
   if (r.contains("original_iteration_ms")) {
     e["original_iteration_ms"] = r.at("original_iteration_ms");
     e["ratio"] = r.value("ratio", 0.0);

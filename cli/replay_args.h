@@ -37,6 +37,9 @@ struct ReplayArgs {
   // ranks' replays from them).
   std::string rank_reports;
   double comm_timeout_s = 300;
+  // --index-distribution: the lookups' index distributions (cli/index_distribution_option.h);
+  // '{rank}' expanded per rank.
+  std::string index_distribution;
 };
 
 struct ReplayRun {

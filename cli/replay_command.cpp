@@ -29,6 +29,7 @@
 #include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
+#include "cli/index_distribution_option.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
 #include "replay/replayer.h"
@@ -202,6 +203,10 @@ void printSummary(const ReplayArgs& args, const replay::ReplayResult& r,
         d.busy_ms, 100.0 * d.busy_share, d.records, d.kernels_per_op, 100.0 * d.attributed_share,
         d.unattributed_records, d.dropped_records);
   }
+  if (r.zipf_lookups > 0) {
+    fmt::print("indices:      {} embedding lookup(s) drawn Zipf (--index-distribution {})\n",
+               r.zipf_lookups, args.index_distribution);
+  }
   if (!r.substitutions.empty()) {
     fmt::print("substitutions: {} (e.g. op {}: {} -> {})\n", r.substitutions.size(),
                r.substitutions.front().id, r.substitutions.front().from,
@@ -287,6 +292,12 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     original = core::kineto::linkTraces(graph, *kineto_trace);
   }
   replay::ReplayOptions options = args.options;
+  const IndexDistributionUse distributions =
+      indexDistributionsFor(args.index_distribution, graph);
+  options.index_zipf = distributions.index_zipf;
+  if (print) {
+    for (const std::string& note : distributions.notes) fmt::print("note: {}\n", note);
+  }
   std::optional<HostTimeTargets> host =
       hostTimeTargets(args, graph, kineto, kineto_trace, original, meta);
   if (host) options.host_targets = host->by_op;
@@ -453,6 +464,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "cuda, one GPU per rank); '{rank}' in TRACE and --kineto is each rank's number, "
                  "and a TRACE without it replays the same trace on every rank")
       ->check(CLI::PositiveNumber);
+  addIndexDistributionOption(sub, args->index_distribution);
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "distributed replay: how long a rank waits for its peers before it fails (exit "
                  "4) naming the ranks that did not come")

@@ -130,6 +130,8 @@ void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
   const auto session = RankSession::connect(session_options);
   ReplayArgs mine = args;
   mine.options.device = session_options.device;
+  if (!args.index_distribution.empty())
+    mine.index_distribution = replay::dist::expandRankPath(args.index_distribution, env.rank);
   const std::string trace = replay::dist::expandRankPath(args.trace, env.rank);
   const std::string kineto =
       args.kineto.empty() ? "" : replay::dist::expandRankPath(args.kineto, env.rank);

@@ -21,6 +21,7 @@
 #include "predictors/specs/system_spec.h"
 #include "sweep/step_trace.h"
 #include "sweep/composed_model.h"
+#include "sweep/index_side_file.h"
 #include "sweep/strategies.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
@@ -76,10 +77,14 @@ void emitTraces(const sweep::SweepSpec& spec, const std::vector<sweep::Plan>& pl
     for (int r = 0; r < spec.world_size; ++r) {
       const sweep::RankStep step = sweep::buildRankStep(spec, plan.owner, r);
       writeText(step.trace.dump(), (pdir / fmt::format("rank{}.et.json", r)).string());
+      // The lookups' index distributions (Zipf tables), for replay --index-distribution.
+      writeText(sweep::indexDistributionYaml(spec, step),
+                (pdir / sweep::indexSideFileName(r)).string());
     }
   }
-  fmt::print("traces:     {} plans x {} ranks under {}/PLAN/rank{{rank}}.et.json\n", plans.size(),
-             spec.world_size, dir);
+  fmt::print("traces:     {} plans x {} ranks under {}/PLAN/rank{{rank}}.et.json (indices: "
+             "--index-distribution {}/PLAN/{})\n",
+             plans.size(), spec.world_size, dir, dir, sweep::indexSideFileName(-1));
 }
 
 void runSweep(const SweepArgs& args) {

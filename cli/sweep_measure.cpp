@@ -15,6 +15,7 @@
 
 #include "core/errors.h"
 #include "sweep/measure_stats.h"
+#include "sweep/index_side_file.h"
 #include "sweep/step_trace.h"
 
 namespace tracetwin::cli {
@@ -94,15 +95,23 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     dir = tmpl;
   }
   std::vector<std::string> patterns;
+  std::vector<std::string> side_files;  // per plan: 'PLAN/rank{rank}.index.yaml'
   for (const sweep::PlanResult* p : chosen) {
     const fs::path pdir = fs::path(dir) / stem(p->plan.name);
     fs::create_directories(pdir);
     for (int r = 0; r < spec.world_size; ++r) {
+      const sweep::RankStep step = sweep::buildRankStep(spec, p->plan.owner, r);
       std::ofstream out(pdir / fmt::format("rank{}.et.json", r));
-      out << sweep::buildRankStep(spec, p->plan.owner, r).trace.dump();
-      if (!out) throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
+      out << step.trace.dump();
+      // The Zipf tables' indices drawn Zipf in the replay too (index_side_file.h).
+      std::ofstream side(pdir / sweep::indexSideFileName(r));
+      side << sweep::indexDistributionYaml(spec, step);
+      if (!out || !side) {
+        throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
+      }
     }
     patterns.push_back((pdir / "rank{rank}.et.json").string());
+    side_files.push_back((pdir / sweep::indexSideFileName(-1)).string());
   }
   const std::string exe = selfExe();
   fmt::print("\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
@@ -116,8 +125,8 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       const std::string log = (fs::path(dir) / stem(chosen[i]->plan.name) / "replay.log").string();
       const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
                           "--device", args.device, "--warmup", "2", "--iters",
-                          std::to_string(args.iters), "--json-out",
-                          report.string()},
+                          std::to_string(args.iters), "--index-distribution", side_files[i],
+                          "--json-out", report.string()},
                          log);
       if (rc != 0) {
         throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",

@@ -31,6 +31,7 @@
 #include "replay/stream_plan.h"
 #include "replay/stream_switcher.h"
 #include "replay/trace_meta.h"
+#include "replay/zipf_indices.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -435,7 +436,9 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
     return result;
   }
   SlotTable slots(plan.tensors, devices);
+  slots.setIndexDistributions(options.index_zipf);
   slots.materialiseUpfront(plan.nodes, options.seed);
+  result.zipf_lookups = checkIndexDistributions(options.index_zipf, slots.zipfApplied());
   const StreamPlan stream_plan = streamPlanFor(plan, options);
   std::optional<StreamSwitcher> switcher;
   if (stream_plan.multiStream()) {

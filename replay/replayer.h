@@ -98,6 +98,12 @@ struct ReplayOptions {
   // Seam: the device compiled kernels launch on and stand-ins wait on
   // (default: the CUDA driver on a CUDA replay, none on a CPU one).
   std::function<std::unique_ptr<compiled::KernelDevice>()> make_kernel_device;
+  // Zipf exponents of embedding lookups' indices by op id, from a side file
+  // (--index-distribution, predictors/specs/index_distribution_spec.h): the
+  // value generators draw those indices Zipf instead of uniform
+  // (replay/zipf_indices.h). A lookup here whose indices the replay does not
+  // make (an earlier op of the trace computes them) is an InputError.
+  std::unordered_map<core::NodeId, double> index_zipf;
 };
 
 struct OpIssue {
@@ -232,6 +238,8 @@ struct ReplayResult {
   StreamUse streams;
   std::optional<dist::DistributedSummary> distributed;  // set by a distributed replay
   HostTimeUse host_time;  // mode "replayed" unless --host-time
+  // Lookups whose indices were drawn Zipf (ReplayOptions::index_zipf).
+  int64_t zipf_lookups = 0;
   CompiledReplay compiled;
 };
 

@@ -81,6 +81,7 @@ nlohmann::json replayResultToJson(const ReplayResult& r) {
   j["outside_ops_ms"] = r.outside_ops_ms;
   j["host_loop_ms"] = r.host_loop_ms;
   j["host_time"] = hostTimeToJson(r.host_time);
+  if (r.zipf_lookups > 0) j["zipf_lookups"] = r.zipf_lookups;
   j["selected_ops"] = r.selected_ops;
   j["replayed_ops"] = r.replayed_ops;
   j["coverage"] = r.coverage;

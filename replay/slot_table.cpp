@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "replay/value_generators.h"
+#include "replay/zipf_indices.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -29,11 +30,16 @@ struct ViewFill {
 
 // The rules for an upfront view's values: from the op that reads it first,
 // else from what the plan knows of the slot (wrapped number, non-negative).
-ViewFill viewFillFor(const SlotInfo& info, const std::vector<const core::Node*>& op_nodes) {
+// `index_zipf`: the side file's exponents by lookup op (ReplayOptions::index_zipf).
+ViewFill viewFillFor(const SlotInfo& info, const std::vector<const core::Node*>& op_nodes,
+                     const std::unordered_map<core::NodeId, double>& index_zipf) {
   ViewFill fill;
   if (info.first_op < 0 || info.first_arg < 0) return fill;
   const core::Node& first = *op_nodes[size_t(info.first_op)];
   fill.int_fill = integerFillFor(first, size_t(info.first_arg), info.first_element);
+  if (auto z = index_zipf.find(first.id); z != index_zipf.end() && info.first_element < 0) {
+    fill.int_fill = withIndexDistribution(fill.int_fill, first, size_t(info.first_arg), z->second);
+  }
   if (info.first_element < 0) fill.float_fill = floatFillFor(first, size_t(info.first_arg));
   if (!fill.float_fill.specific) {
     if (info.transient) fill.float_fill = wrappedNumberFill();
@@ -55,7 +61,7 @@ bool sameValues(const SlotInfo& a, const ViewFill& fa, const SlotInfo& b, const 
   const IntFill& x = *fa.int_fill;
   const IntFill& y = *fb.int_fill;
   return x.kind == y.kind && x.low == y.low && x.high == y.high && x.total == y.total &&
-         x.last_equals_total == y.last_equals_total;
+         x.last_equals_total == y.last_equals_total && x.exponent == y.exponent;
 }
 
 // The replay storages of one recorded storage. Traces name a storage by its
@@ -115,6 +121,17 @@ void fillOffsets(at::Tensor& view, const IntFill& f) {
   view.copy_(at::tensor(offs).reshape(view.sizes()));
 }
 
+// Zipf rows over [low, high] from uniforms of LibTorch's seeded generator
+// (replay/zipf_indices.h): the same seed gives the same indices.
+void fillZipfIndices(at::Tensor& flat, const IntFill& f) {
+  const auto cdf = ZipfCdf::of(f.high - f.low + 1, f.exponent);
+  const at::Tensor u = at::empty({flat.numel()}, at::TensorOptions().dtype(at::kDouble))
+                           .uniform_(0.0, 1.0);
+  at::Tensor rows = at::empty({flat.numel()}, at::TensorOptions().dtype(at::kLong));
+  zipfRowsFromUniforms(*cdf, f.low, u.data_ptr<double>(), flat.numel(), rows.data_ptr<int64_t>());
+  flat.copy_(rows);
+}
+
 // Floats uniform in a range that never produces denormals (which would slow
 // CPU kernels by 10-100x); see FloatFill for why the range is symmetric.
 void fillValues(at::Tensor& flat, at::Tensor& view, const FloatFill& float_fill,
@@ -130,6 +147,8 @@ void fillValues(at::Tensor& flat, at::Tensor& view, const FloatFill& float_fill,
     flat.random_(0, 2);
   } else if (fill && fill->kind == IntFill::Kind::kOffsets) {
     fillOffsets(view, *fill);
+  } else if (fill && fill->kind == IntFill::Kind::kZipf && fill->high >= fill->low) {
+    fillZipfIndices(flat, *fill);
   } else if (fill) {
     flat.random_(fill->low, fill->high + 1);
   } else {
@@ -157,6 +176,7 @@ SlotTable::SlotTable(const TensorPlan& plan, const DeviceMap& devices)
 void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed) {
   seed_ = seed;
   fills_.clear();
+  zipf_applied_.clear();
   sparse_upfront_.clear();
   // One byte storage per recorded (storage_id, device) and run of views
   // (storagesByLifetime), sized to the largest view extent in bytes: views of
@@ -176,7 +196,12 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
   }
   std::vector<ViewFill> view_fills(slots.size());  // by slot; upfront ones only
   for (const auto& [key, members] : groups) {
-    for (int32_t s : members) view_fills[size_t(s)] = viewFillFor(slots[size_t(s)], op_nodes);
+    for (int32_t s : members) {
+      view_fills[size_t(s)] = viewFillFor(slots[size_t(s)], op_nodes, index_zipf_);
+      const auto& f = view_fills[size_t(s)].int_fill;
+      if (f && f->kind == IntFill::Kind::kZipf)
+        zipf_applied_.insert(op_nodes[size_t(slots[size_t(s)].first_op)]->id);
+    }
   }
   for (const auto& [key, members] : storagesByLifetime(groups, slots, view_fills)) {
     int64_t nbytes = 0;
@@ -241,7 +266,7 @@ SlotTable::TransientValue SlotTable::transientValue(const std::vector<const core
   v.on_cpu = v.options.device().is_cpu();
   at::Tensor scratch = at::empty({}, v.options.device(at::kCPU));
   at::Tensor flat = scratch.view({1});
-  const ViewFill fill = viewFillFor(info, op_nodes);
+  const ViewFill fill = viewFillFor(info, op_nodes, index_zipf_);
   fillValues(flat, scratch, fill.float_fill, fill.int_fill);
   v.value = scratch.item();
   return v;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph.h"
@@ -26,6 +27,15 @@ class SlotTable {
   // Builds every upfront slot. op_nodes[i] is the node of op index i (for the
   // value generators). Throws RuntimeFailure on out of memory.
   void materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed);
+  // Zipf exponents of embedding lookups' indices by op id (the side file of
+  // ReplayOptions::index_zipf); set before materialiseUpfront.
+  void setIndexDistributions(std::unordered_map<core::NodeId, double> index_zipf) {
+    index_zipf_ = std::move(index_zipf);
+  }
+  // The lookups whose indices materialiseUpfront drew from a Zipf
+  // distribution: those of index_zipf whose indices the replay makes (not
+  // computed by an earlier op of the trace).
+  const std::unordered_set<core::NodeId>& zipfApplied() const { return zipf_applied_; }
 
   // Writes the upfront values of materialiseUpfront again, identically (same
   // seed, same order). Replayed optimizer steps and normalisation layers
@@ -96,6 +106,8 @@ class SlotTable {
   DeviceMap devices_;
   std::vector<UpfrontFill> fills_;  // in fill order
   uint64_t seed_ = 0;
+  std::unordered_map<core::NodeId, double> index_zipf_;
+  std::unordered_set<core::NodeId> zipf_applied_;
   std::vector<at::Tensor> tensors_;
   bool tracking_ = false;
   std::unordered_map<const void*, int> storage_refs_;

@@ -376,6 +376,25 @@ std::optional<std::pair<int64_t, int64_t>> tensorRangeFor(const Node& node, size
   return std::make_pair(low, high);
 }
 
+bool isLookupIndices(const Node& node, size_t input_index) {
+  if (!node.schema) return false;
+  const std::string name = node.schema->qualifiedName();
+  const bool lookup = name == "aten::embedding" || name == "aten::embedding_bag" ||
+                      name == "aten::_embedding_bag" ||
+                      name == "aten::_embedding_bag_forward_only";
+  return lookup && isArg(node, input_index, "indices");
+}
+
+std::optional<IntFill> withIndexDistribution(std::optional<IntFill> fill, const Node& node,
+                                             size_t input_index, double exponent) {
+  if (!fill || exponent <= 0 || fill->kind != IntFill::Kind::kUniform) return fill;
+  if (!isLookupIndices(node, input_index)) return fill;
+  fill->kind = IntFill::Kind::kZipf;
+  fill->exponent = exponent;
+  fill->rule = fmt::format("{}; Zipf exponent {} (--index-distribution)", fill->rule, exponent);
+  return fill;
+}
+
 std::optional<IntFill> integerFillFor(const Node& node, size_t input_index, int element_index) {
   if (element_index < 0) {
     if (auto range = tensorRangeFor(node, input_index)) {

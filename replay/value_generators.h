@@ -18,10 +18,12 @@ struct IntFill {
   enum class Kind : uint8_t {
     kUniform,  // uniform in [low, high]
     kOffsets,  // monotonic, starting at 0, never above `total`
+    kZipf,     // low + i, i drawn with probability proportional to (i+1)^-exponent
   };
   Kind kind = Kind::kUniform;
   int64_t low = 0;
   int64_t high = 0;
+  double exponent = 0;             // kZipf (replay/zipf_indices.h)
   int64_t total = 0;               // kOffsets: number of indices the offsets cut
   bool last_equals_total = false;  // kOffsets with include_last_offset
   std::string rule;                // which generator decided, for reports
@@ -32,6 +34,18 @@ struct IntFill {
 // recorded tensor_range, then the op's generator; nullopt when neither knows.
 std::optional<IntFill> integerFillFor(const core::Node& node, size_t input_index,
                                       int element_index);
+
+// Whether input `input_index` of `node` is the indices of an embedding
+// lookup (embedding, embedding_bag and its forward-only and underscore forms).
+bool isLookupIndices(const core::Node& node, size_t input_index);
+
+// `fill` under a distribution a side file gives the lookup `node`
+// (--index-distribution, predictors/specs/index_distribution_spec.h): the
+// indices of an embedding lookup drawn Zipf(`exponent`) over the rows their
+// fill allows ([low, high]: the table, or the node's tensor_range). Exponent
+// 0 is uniform: the fill as it was. Other inputs are left as they are.
+std::optional<IntFill> withIndexDistribution(std::optional<IntFill> fill, const core::Node& node,
+                                             size_t input_index, double exponent);
 
 // Parses the tensor_range attribute ({"<input index>": [min, max], ...}).
 // Returns the range of `input_index`, nullopt when not recorded or malformed

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/aten_schemas.h"
 #include "tests/support/graphs.h"
 
 namespace tracetwin::replay {
@@ -140,6 +141,47 @@ TEST(SlotTable, WrappedNumbersArePositiveAndSqrtInputsNonNegative) {
   const double beta = table.get(wrapped).item<double>();
   EXPECT_GE(beta, 0.5);
   EXPECT_LT(beta, 1.0);
+}
+
+// --index-distribution: a lookup's indices drawn Zipf through the slot
+// table, the same on every refill, over the table's rows, and far fewer of
+// them distinct than the uniform draw of the same lookup.
+TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
+  GraphBuilder b;
+  using testing::boolValue;
+  using testing::intValue;
+  auto& node = b.op(core::schemas::kEmbeddingBag,
+                    {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
+                     tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
+                     boolValue(false), testing::noneValue(), boolValue(false), intValue(-1)},
+                    {});
+  auto distinctShare = [&](std::unordered_map<core::NodeId, double> zipf,
+                           std::unordered_set<core::NodeId>* applied) {
+    TensorPlan plan;
+    const int32_t indices = [&] {
+      plan.useInput(node.inputs[0].tensor, 0, 0);
+      return plan.useInput(node.inputs[1].tensor, 0, 1);
+    }();
+    plan.useInput(node.inputs[2].tensor, 0, 2);
+    DeviceMap devices;
+    SlotTable table(plan, devices);
+    table.setIndexDistributions(std::move(zipf));
+    table.materialiseUpfront({&node}, /*seed=*/11);
+    const at::Tensor first = table.get(indices).clone();
+    EXPECT_GE(first.min().item<int64_t>(), 0);
+    EXPECT_LT(first.max().item<int64_t>(), 200000);
+    table.refillUpfront();
+    EXPECT_TRUE(at::equal(table.get(indices), first)) << "deterministic refill";
+    *applied = table.zipfApplied();
+    return double(std::get<0>(at::_unique(first)).numel()) / 15360.0;
+  };
+  std::unordered_set<core::NodeId> applied;
+  const double uniform = distinctShare({}, &applied);
+  EXPECT_TRUE(applied.empty());
+  const double zipf = distinctShare({{node.id, 1.2}}, &applied);
+  EXPECT_EQ(applied.count(node.id), 1u);
+  EXPECT_GT(uniform, 0.9);
+  EXPECT_LT(zipf, 0.5) << "Zipf 1.2 over 200,000 rows: most lookups hit hot rows";
 }
 
 }  // namespace

@@ -1,0 +1,76 @@
+#include "replay/zipf_indices.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "core/errors.h"
+
+namespace tracetwin::replay {
+
+ZipfCdf::ZipfCdf(int64_t rows, double exponent) : exponent_(exponent) {
+  if (rows <= 0) throw UsageError("a Zipf index distribution needs at least one row");
+  if (!(exponent >= 0) || !std::isfinite(exponent)) {
+    throw UsageError("a Zipf exponent must be a finite number >= 0");
+  }
+  cdf_.resize(size_t(rows));
+  double sum = 0;  // ascending i: the large terms first, then the tail
+  for (int64_t i = 0; i < rows; ++i) {
+    sum += std::pow(double(i + 1), -exponent);
+    cdf_[size_t(i)] = sum;
+  }
+  for (double& c : cdf_) c /= sum;
+  cdf_.back() = 1.0;  // u < 1 always finds a row
+}
+
+std::shared_ptr<const ZipfCdf> ZipfCdf::of(int64_t rows, double exponent) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, double>, std::shared_ptr<const ZipfCdf>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[{rows, exponent}];
+  if (!slot) slot = std::make_shared<const ZipfCdf>(rows, exponent);
+  return slot;
+}
+
+int64_t ZipfCdf::row(double u) const {
+  const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
+  return std::min<int64_t>(int64_t(it - cdf_.begin()), rows() - 1);
+}
+
+double ZipfCdf::probability(int64_t i) const {
+  if (i < 0 || i >= rows()) return 0;
+  return cdf_[size_t(i)] - (i > 0 ? cdf_[size_t(i - 1)] : 0.0);
+}
+
+void zipfRowsFromUniforms(const ZipfCdf& cdf, int64_t low, const double* uniforms, int64_t n,
+                          int64_t* out) {
+  for (int64_t k = 0; k < n; ++k) out[k] = low + cdf.row(uniforms[k]);
+}
+
+int64_t checkIndexDistributions(const std::unordered_map<core::NodeId, double>& asked,
+                                const std::unordered_set<core::NodeId>& applied) {
+  std::vector<core::NodeId> missed;
+  int64_t drawn = 0;
+  for (const auto& [id, exponent] : asked) {
+    if (applied.count(id)) {
+      ++drawn;
+    } else if (exponent > 0) {
+      missed.push_back(id);
+    }
+  }
+  if (!missed.empty()) {
+    std::sort(missed.begin(), missed.end());
+    throw InputError(fmt::format(
+        "--index-distribution: the indices of op(s) {} cannot be drawn Zipf: the replay does not "
+        "make them (an earlier op of the trace computes them, or the op is not replayed)",
+        fmt::join(missed, ", ")));
+  }
+  return drawn;
+}
+
+}  // namespace tracetwin::replay

@@ -1,0 +1,145 @@
+// The --index-distribution side file: strict YAML (errors with
+// file:line:col), matching by node id and weight shape, the readers of a
+// lookup's indices and their index-reuse histograms.
+#include "predictors/specs/index_distribution_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "core/aten_schemas.h"
+#include "core/errors.h"
+#include "predictors/kernels/feature_shapes.h"
+#include "tests/support/graphs.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+using testing::boolValue;
+using testing::intValue;
+using testing::tensorValue;
+
+std::string errorOf(const std::string& text) {
+  try {
+    parseIndexDistributions(text, "d.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(IndexDistributionSpec, ReadsNodeAndShapeRules) {
+  const auto spec = parseIndexDistributions(
+      "tables:\n"
+      "  - {node: 42, zipf: 1.05, name: t0}\n"
+      "  - {rows: 200000, dim: 32, zipf: 1.2}\n"
+      "  - {rows: 5000}\n",
+      "d.yaml");
+  ASSERT_EQ(spec.tables.size(), 3u);
+  EXPECT_EQ(spec.tables[0].node, 42);
+  EXPECT_DOUBLE_EQ(spec.tables[0].zipf, 1.05);
+  EXPECT_EQ(spec.tables[0].name, "t0");
+  EXPECT_EQ(spec.tables[1].rows, 200000);
+  EXPECT_EQ(spec.tables[1].dim, 32);
+  EXPECT_EQ(spec.tables[2].dim, 0);
+  EXPECT_DOUBLE_EQ(spec.tables[2].zipf, 0.0) << "no zipf: uniform";
+  EXPECT_EQ(spec.tables[1].where, "d.yaml:3:5");
+}
+
+TEST(IndexDistributionSpec, BadFilesNameTheirPlace) {
+  EXPECT_EQ(errorOf("tables:\n  - {node: 1, zipf: 1.1, skew: 2}\n").rfind("d.yaml:2:", 0), 0u);
+  EXPECT_NE(errorOf("tables:\n  - {node: 1, zipf: 1.1, skew: 2}\n").find("unknown key 'skew'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables: []\nextra: 1\n").find("d.yaml:2:1: unknown key 'extra'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {zipf: 1.1}\n").find("exactly one of 'node'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, rows: 10}\n").find("exactly one of 'node'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, dim: 10}\n").find("d.yaml:2:20: 'dim' goes with"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: x}\n").find("'node' must be an op id"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {rows: 10, zipf: -1}\n").find("d.yaml:2:"), std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {rows: 0}\n").find("d.yaml:2:"), std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3}\n  - {node: 3, zipf: 1}\n")
+                .find("d.yaml:3:5: tables[1] names the same lookup as the entry at d.yaml:2:5"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables: {a: 1}\n").find("'tables' must be a list"), std::string::npos);
+  EXPECT_NE(errorOf("tables: [\n").find("YAML syntax error"), std::string::npos);
+  EXPECT_THROW(loadIndexDistributions("/nonexistent/d.yaml"), InputError);
+}
+
+// Two tables, each looked up then backpropagated, and an unrelated relu:
+// ids 3 (lookup of [1000, 16]), 4 (its backward), 5 (lookup of [50, 8]),
+// 6 (its backward), 7 (relu).
+core::Graph twoTables() {
+  testing::GraphBuilder b;
+  auto lookup = [&](int64_t w, int64_t idx, int64_t rows, int64_t dim, int64_t n) {
+    b.op(core::schemas::kEmbeddingBag,
+         {tensorValue(w, w, {rows, dim}), tensorValue(idx, idx, {n}, "long", 8),
+          tensorValue(idx + 1, idx + 1, {n / 4}, "long", 8), boolValue(false), intValue(0),
+          boolValue(true), testing::noneValue(), boolValue(false), intValue(-1)},
+         {tensorValue(idx + 50, idx + 50, {n / 4, dim})});
+    b.op(core::schemas::kEmbeddingBagBackward,
+         {tensorValue(idx + 60, idx + 60, {n / 4, dim}), tensorValue(idx, idx, {n}, "long", 8),
+          tensorValue(idx + 1, idx + 1, {n / 4}, "long", 8), tensorValue(idx + 2, idx + 2, {0}),
+          tensorValue(idx + 3, idx + 3, {n / 4}), tensorValue(idx + 4, idx + 4, {n / 4}),
+          intValue(rows), boolValue(false), intValue(0), boolValue(true), testing::noneValue(),
+          intValue(-1)},
+         {});
+  };
+  lookup(10, 20, 1000, 16, 400);
+  lookup(11, 30, 50, 8, 40);
+  b.op("aten::relu(Tensor self) -> Tensor", {tensorValue(90, 90, {4})},
+       {tensorValue(91, 91, {4})});
+  return b.build();
+}
+
+TEST(IndexDistributionSpec, ResolvesLookupsAndTheOpsReadingTheirIndices) {
+  const core::Graph g = twoTables();
+  const auto spec = parseIndexDistributions(
+      "tables:\n  - {rows: 1000, dim: 16, zipf: 1.2}\n  - {node: 5, zipf: 1.05}\n"
+      "  - {rows: 77}\n",
+      "d.yaml");
+  const auto r = resolveIndexDistributions(spec, g);
+  ASSERT_EQ(r.lookups.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.lookups.at(3), 1.2);
+  EXPECT_DOUBLE_EQ(r.lookups.at(5), 1.05);
+  ASSERT_EQ(r.readers.size(), 4u) << "each lookup and its backward";
+  EXPECT_EQ(r.readers.at(4).rows, 1000);
+  EXPECT_EQ(r.readers.at(4).lookups, 400);
+  EXPECT_DOUBLE_EQ(r.readers.at(6).exponent, 1.05);
+  ASSERT_EQ(r.unmatched.size(), 1u);
+  EXPECT_NE(r.unmatched[0].find("d.yaml:4:5: 77 rows"), std::string::npos);
+  // The predictor's histograms: the Zipf ones, as the sweep computes them.
+  const auto reuse = indexReuseOf(r);
+  ASSERT_EQ(reuse.size(), 4u);
+  EXPECT_EQ(reuse.at(3), zipfReuseHistogram(400, 1000, 1.2));
+  EXPECT_EQ(reuse.at(6), zipfReuseHistogram(40, 50, 1.05));
+  // A node rule wins over a shape rule; a shape without dim matches any width.
+  const auto both = resolveIndexDistributions(
+      parseIndexDistributions("tables:\n  - {rows: 50, zipf: 2}\n  - {node: 5, zipf: 1.1}\n",
+                              "d.yaml"),
+      g);
+  EXPECT_DOUBLE_EQ(both.lookups.at(5), 1.1);
+  // Uniform entries resolve but give the predictor nothing new.
+  const auto uniform = resolveIndexDistributions(
+      parseIndexDistributions("tables:\n  - {rows: 50}\n", "d.yaml"), g);
+  EXPECT_DOUBLE_EQ(uniform.lookups.at(5), 0.0);
+  EXPECT_TRUE(indexReuseOf(uniform).empty());
+}
+
+TEST(IndexDistributionSpec, ANodeRuleMustNameALookup) {
+  const core::Graph g = twoTables();
+  for (const char* text : {"tables:\n  - {node: 7, zipf: 1}\n", "tables:\n  - {node: 99}\n"}) {
+    try {
+      resolveIndexDistributions(parseIndexDistributions(text, "d.yaml"), g);
+      FAIL() << "expected InputError for " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("d.yaml:2:5: node"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not an embedding lookup"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors

@@ -1,0 +1,60 @@
+// The side file `sweep --measure` / `--emit-traces` writes beside each rank's
+// trace: every embedding_bag of the rank's tables, by node id, with its
+// table's Zipf exponent, read back by the replay's own reader.
+#include "sweep/index_side_file.h"
+
+#include <gtest/gtest.h>
+
+#include "predictors/specs/index_distribution_spec.h"
+#include "sweep/sweep_spec.h"
+
+namespace tracetwin::sweep {
+namespace {
+
+const char* kZipfFile = R"(world_size: 2
+batch_size: 4
+dense: {features: 3, bottom_mlp: [6], top_mlp: [1]}
+tables:
+  - {name: a, rows: 100, dim: 8, pooling: 3, zipf: 1.2}
+  - {name: b, rows: 50, dim: 16, pooling: 2}
+  - {name: "c\"q", rows: 70, dim: 8, pooling: 5, zipf: 1.05}
+plans:
+  - {name: p, assign: {a: 0, b: 1, 'c"q': 0}}
+)";
+
+TEST(IndexSideFile, NamesEachLookupOfTheRankWithItsTablesExponent) {
+  const SweepSpec spec = parseSweepSpec(kZipfFile, "z.yaml");
+  const std::vector<int> owner = {0, 1, 0};
+  for (int rank : {0, 1}) {
+    const RankStep step = buildRankStep(spec, owner, rank);
+    const core::Graph g = rankGraph(step, "z rank");
+    const auto parsed =
+        predictors::parseIndexDistributions(indexDistributionYaml(spec, step), "side.yaml");
+    const auto resolved = predictors::resolveIndexDistributions(parsed, g);
+    EXPECT_TRUE(resolved.unmatched.empty());
+    std::map<int, double> by_table;  // table index -> exponent resolved for its lookup
+    for (const OpTag& tag : step.tags) {
+      auto it = resolved.lookups.find(tag.id);
+      if (it != resolved.lookups.end()) by_table[tag.table] = it->second;
+    }
+    if (rank == 0) {
+      ASSERT_EQ(by_table.size(), 2u);
+      EXPECT_DOUBLE_EQ(by_table.at(0), 1.2);
+      EXPECT_DOUBLE_EQ(by_table.at(2), 1.05);
+      // Lookup and backward read the same indices: both get histograms.
+      EXPECT_EQ(predictors::indexReuseOf(resolved).size(), 4u);
+    } else {
+      ASSERT_EQ(by_table.size(), 1u);
+      EXPECT_DOUBLE_EQ(by_table.at(1), 0.0) << "uniform";
+    }
+  }
+  // A rank without tables gets an empty list, still a valid file.
+  const RankStep none = buildRankStep(spec, {0, 0, 0}, 1);
+  EXPECT_TRUE(predictors::parseIndexDistributions(indexDistributionYaml(spec, none), "s.yaml")
+                  .tables.empty());
+  EXPECT_EQ(indexSideFileName(1), "rank1.index.yaml");
+  EXPECT_EQ(indexSideFileName(-1), "rank{rank}.index.yaml");
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
