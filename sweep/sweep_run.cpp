@@ -93,7 +93,9 @@ predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanG
     for (const auto& [id, tag] : g.tags[r]) {
       if (tag.table < 0 || !spec.tables[size_t(tag.table)].zipf) continue;
       const std::string& name = graph.node(id).name;
-      if (name == "aten::embedding_bag" || name == "aten::_embedding_bag_backward") {
+      // The lookups, and SGD's sparse add_ (its coalesce: the distinct rows).
+      if (name == "aten::embedding_bag" || name == "aten::_embedding_bag_backward" ||
+          name == "aten::add_") {
         in.opts.index_reuse[id] = zipfReuse(spec, spec.tables[size_t(tag.table)]);
       }
     }

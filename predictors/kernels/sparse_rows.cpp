@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "predictors/kernels/feature_shapes.h"
+#include "predictors/kernels/features.h"
+#include "predictors/kernels/node_args.h"
+
 namespace tracetwin::predictors {
 namespace {
 
@@ -52,6 +56,34 @@ const core::Node& sparseRowsNode(const core::Node& node, const core::SparseTenso
   rewrite(scratch->inputs);
   rewrite(scratch->outputs);
   return *scratch;
+}
+
+std::optional<SparseAddShape> sparseAddShape(const core::Node& node,
+                                             const core::SparseTensors& sparse,
+                                             const std::vector<double>* index_reuse) {
+  if (sparse.empty()) return std::nullopt;
+  const std::string op = baseOpName(node.name);
+  if (op != "add_" && op != "add") return std::nullopt;
+  // Into a dense table: a sparse self (a gradient accumulating another) only
+  // concatenates, without the coalesce.
+  if (node.inputs.empty() || !node.inputs[0].isTensor() || !node.inputs[0].tensor->defined() ||
+      sparseOf(node.inputs[0], sparse) != nullptr) {
+    return std::nullopt;
+  }
+  for (const core::Value& v : node.inputs) {
+    const core::SparseTensor* s = sparseOf(v, sparse);
+    if (s == nullptr || v.tensor->shape.size() < 2) continue;
+    SparseAddShape shape;
+    shape.nnz = double(s->nnz);
+    shape.rows = double(v.tensor->shape[0]);
+    shape.dim = 1;
+    for (size_t d = 1; d < v.tensor->shape.size(); ++d) shape.dim *= double(v.tensor->shape[d]);
+    shape.unique = index_reuse != nullptr && index_reuse->size() == size_t(kReuseBins)
+                       ? uniqueFraction(*index_reuse) * shape.nnz
+                       : expectedUniqueRows(shape.nnz, shape.rows);
+    return shape;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tracetwin::predictors

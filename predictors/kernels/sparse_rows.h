@@ -7,8 +7,12 @@
 // bytes at all, so the features would see a dense add over every row.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "core/graph.h"
 #include "core/sparse_layout.h"
+#include "predictors/kernels/sparse_add_model.h"
 
 namespace tracetwin::predictors {
 
@@ -18,5 +22,13 @@ namespace tracetwin::predictors {
 // computeFeatures costs the op by them. Returns `node` itself otherwise.
 const core::Node& sparseRowsNode(const core::Node& node, const core::SparseTensors& sparse,
                                  core::Node* scratch);
+
+// When `node` is an add (add_, add) of a sparse tensor with a known nnz into
+// a dense table (its first input, defined and not sparse): the shape the sparse add model costs. Distinct rows from
+// `index_reuse` (the lookups' histogram, PredictOptions::index_reuse) when
+// given, else as many as nnz uniform draws from the table's rows hit.
+std::optional<SparseAddShape> sparseAddShape(const core::Node& node,
+                                             const core::SparseTensors& sparse,
+                                             const std::vector<double>* index_reuse);
 
 }  // namespace tracetwin::predictors

@@ -86,6 +86,7 @@ void ModelSet::save(const std::string& dir) const {
   manifest["overheads"] = overheads.toJson();
   if (!code_cold.empty()) manifest["code_cold"] = code_cold.toJson();
   if (!cold_tensors.empty()) manifest["cold_tensors"] = cold_tensors.toJson();
+  sparse_add.saveTo(dir);  // its own file: scripts/sparse-add-calibrate.py writes it
   if (!launch_counts.empty()) manifest["launch_counts"] = launch_counts.save(dir);
   if (!calibrated_ops.empty()) manifest["calibrated_ops"] = calibrated_ops;
   nlohmann::json models = nlohmann::json::object();
@@ -128,6 +129,7 @@ void readStepCosts(const nlohmann::json& manifest, const fs::path& path, ModelSe
     set->code_cold = CodeColdModel::fromJson(manifest["code_cold"], path.string());
   if (manifest.contains("cold_tensors"))
     set->cold_tensors = ColdTensorModel::fromJson(manifest["cold_tensors"], path.string());
+  set->sparse_add = SparseAddModel::loadFrom(path.parent_path().string());
 }
 
 // {"<family>": ["aten::op", ...], ...}

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "predictors/kernels/sparse_add_model.h"
 #include "predictors/host/code_cold.h"
 #include "predictors/host/cold_tensors.h"
 #include "predictors/specs/device_spec.h"
@@ -38,6 +39,10 @@ class ModelSet {
   // GPU: how many kernels each op launches, by shape (launch_counts.h), for
   // the host's per-launch cost. Empty in older and CPU model sets.
   LaunchCountModel launch_counts;
+  // CPU: SGD's sparse add_ of an embedding gradient, coalesce included
+  // (kernels/sparse_add_model.h), from DIR/sparse_add.json. Empty when absent:
+  // the add is then costed as a dense add of the touched rows.
+  SparseAddModel sparse_add;
   // Per family, the op names (no overload) the models were fitted on. A
   // learned residual has seen nothing of another op's kernel: the predictor
   // gives such ops the family's analytic base and says so. A family with no

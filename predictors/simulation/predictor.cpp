@@ -341,6 +341,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   StepTouchesBuilder step(touches ? sel.ops.size() : 0);
   const core::SparseTensors sparse = core::inferSparseTensors(graph);
   core::Node sparse_scratch;
+  std::vector<std::pair<size_t, SparseAddShape>> sparse_adds;  // by record
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
@@ -351,6 +352,11 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     const auto reuse = opts.index_reuse.find(id);
     // A sparse gradient's add costs the rows it touches (kernels/sparse_rows.h).
     const core::Node& costed = sparseRowsNode(modelled, sparse, &sparse_scratch);
+    if (&costed != &modelled && cpu_times && !models.sparse_add.empty()) {
+      const auto shape =
+          sparseAddShape(modelled, sparse, reuse == opts.index_reuse.end() ? nullptr : &reuse->second);
+      if (shape) sparse_adds.emplace_back(recs.size(), *shape);
+    }
     OpRecord r{&n,
                computeFeatures(costed, reuse == opts.index_reuse.end() ? nullptr : &reuse->second),
                p.per_op.emplace_back()};
@@ -372,6 +378,11 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   }
   markColdInputs(recs, models, std::move(step).finish());
   predictDeviceTimes(recs, graph, models, opts);
+  // SGD's sparse adds: coalesce and row updates (kernels/sparse_add_model.h).
+  for (const auto& [i, shape] : sparse_adds) {
+    recs[i].out.predicted_us = models.sparse_add.predictUs(shape);
+    recs[i].out.model = "sparse_add";
+  }
   addCastTimes(recs, autocast_casts, [&](std::vector<OpRecord>& casts) {
     for (OpRecord& c : casts) c.shape_hash = shapeHash(c.f);
     predictDeviceTimes(casts, graph, models, opts);

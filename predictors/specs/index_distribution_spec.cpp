@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/errors.h"
+#include "core/sparse_layout.h"
 #include "predictors/kernels/feature_shapes.h"
 #include "predictors/specs/yaml_strict.h"
 
@@ -149,11 +150,25 @@ ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec
     out.lookups[n.id] = rule->zipf;
     by_indices[key] = {rule->zipf, weight->shape[0], indices->numel};
   }
+  // The readers of the indices, then of the sparse gradients they make
+  // (recorded without storage: core/sparse_layout.h), e.g. SGD's add_ of
+  // the table's gradient, whose coalesce depends on the distinct rows.
+  std::map<int64_t, ResolvedIndexDistributions::Reader> sparse_made;  // by tensor id
   for (const core::Node& n : graph.nodes()) {
+    const ResolvedIndexDistributions::Reader* found = nullptr;
     for (const core::Value& v : n.inputs) {
       if (!v.isTensor()) continue;
       auto it = by_indices.find({v.tensor->tensor_id, v.tensor->storage_id});
-      if (it != by_indices.end()) out.readers[n.id] = it->second;
+      if (it != by_indices.end()) found = &it->second;
+      if (found == nullptr && core::sparseCandidate(*v.tensor)) {
+        auto s = sparse_made.find(v.tensor->tensor_id);
+        if (s != sparse_made.end()) found = &s->second;
+      }
+    }
+    if (found == nullptr) continue;
+    out.readers[n.id] = *found;
+    for (const core::Value& v : n.outputs) {
+      if (v.isTensor() && core::sparseCandidate(*v.tensor)) sparse_made[v.tensor->tensor_id] = *found;
     }
   }
   for (const IndexDistributionRule& r : spec.tables) {

@@ -1,0 +1,103 @@
+#include "predictors/kernels/sparse_add_model.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/errors.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+constexpr int64_t kItemBytes = 4;  // float32 tables, as calibrated
+
+double missFraction(double bytes, double cache) {
+  return bytes > 0 && cache > 0 ? std::max(0.0, 1.0 - cache / bytes) : 0.0;
+}
+
+}  // namespace
+
+const std::vector<std::string>& SparseAddModel::terms() {
+  static const std::vector<std::string> t = {
+      "1",      "nnz*log2(nnz)",      "nnz*dim",    "nnz*dim*miss(values)",
+      "unique", "unique*miss(table)", "unique*dim", "unique*dim*miss(table)"};
+  return t;
+}
+
+double SparseAddModel::predictUs(const SparseAddShape& s) const {
+  if (empty()) return 0;
+  const double n = s.nnz, d = s.dim, u = std::min(s.unique, s.nnz);
+  const double mv = missFraction(n * d * kItemBytes, values_cache_bytes);
+  const double mt = missFraction(s.rows * d * kItemBytes, table_cache_bytes);
+  const double x[] = {1.0, n * std::log2(std::max(n, 2.0)), n * d, n * d * mv, u, u * mt, u * d,
+                      u * d * mt};
+  double us = 0;
+  for (size_t k = 0; k < coefficients_us.size() && k < std::size(x); ++k) {
+    us += coefficients_us[k] * x[k];
+  }
+  return us;
+}
+
+SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::string& source) {
+  SparseAddModel m;
+  try {
+    if (j.value("kind", "") != "sparse_add_coalesce") {
+      throw InputError(fmt::format("{}: not a sparse add model (kind must be "
+                                   "'sparse_add_coalesce')",
+                                   source));
+    }
+    const auto names = j.at("terms").get<std::vector<std::string>>();
+    if (names != terms()) {
+      throw InputError(fmt::format("{}: terms [{}] are not this build's; re-run "
+                                   "scripts/sparse-add-calibrate.py",
+                                   source, j.at("terms").dump()));
+    }
+    m.coefficients_us = j.at("coefficients_us").get<std::vector<double>>();
+    if (m.coefficients_us.size() != terms().size()) {
+      throw InputError(fmt::format("{}: {} coefficients for {} terms", source,
+                                   m.coefficients_us.size(), terms().size()));
+    }
+    m.values_cache_bytes = j.at("values_cache_bytes").get<double>();
+    m.table_cache_bytes = j.at("table_cache_bytes").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: bad sparse add model: {}", source, e.what()));
+  }
+  for (const char* key : {"points", "rounds", "threads", "torch", "load", "median_abs_error_pct",
+                          "p90_abs_error_pct"}) {
+    if (j.contains(key)) m.provenance[key] = j[key];
+  }
+  return m;
+}
+
+SparseAddModel SparseAddModel::loadFrom(const std::string& dir) {
+  const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
+  std::ifstream in(path);
+  if (!in) return {};
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw InputError(fmt::format("{}: not JSON", path.string()));
+  return fromJson(j, path.string());
+}
+
+void SparseAddModel::saveTo(const std::string& dir) const {
+  if (empty()) return;
+  nlohmann::json j = provenance.is_object() ? provenance : nlohmann::json::object();
+  j["kind"] = "sparse_add_coalesce";
+  j["terms"] = terms();
+  j["coefficients_us"] = coefficients_us;
+  j["values_cache_bytes"] = values_cache_bytes;
+  j["table_cache_bytes"] = table_cache_bytes;
+  const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
+  std::ofstream out(path);
+  out << j.dump(1) << "\n";
+  if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
+}
+
+double expectedUniqueRows(double nnz, double rows) {
+  if (rows <= 0 || nnz <= 0) return 0;
+  return rows * -std::expm1(-nnz / rows);
+}
+
+}  // namespace tracetwin::predictors
