@@ -57,6 +57,13 @@ struct MicrobenchCase {
   // Embedding cases only: index-reuse histogram (predictors::kReuseBins
   // bins) of the indices replay generates for every embedding op of the case.
   std::vector<double> index_reuse;
+  // Embedding cases only: > 0 draws every lookup's indices Zipf with this
+  // exponent (replay::ReplayOptions::index_zipf, over the rows tensor_range
+  // allows). index_reuse is then left empty: each measured row gets the
+  // histogram of its op's table and lookups (predictors::zipfReuseHistogram,
+  // a million powers for a million-row table, computed for measured points
+  // only; replay_unit.cpp).
+  double zipf = 0;
   // Measured first in every sweep, whatever the budget (orderForSweep): a
   // point that bounds the family's features where its trees would otherwise
   // extrapolate (the conv grid's largest native-path weights).

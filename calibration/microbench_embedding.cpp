@@ -4,6 +4,10 @@
 // reuse. Reuse is controlled through the node's tensor_range attribute:
 // replay's value generator draws indices uniformly from [0, hot_rows), so
 // fewer hot rows mean more reuse (the same knob a Zipf-like hot set turns).
+// Zipf points (embedding_bag, exponents kZipfExponents over the whole table)
+// draw the indices as a skewed table's are (MicrobenchCase::zipf): a hot set
+// hits each hot row alike, a Zipf table a few rows very often and a long tail
+// once, and the model is checked on the latter (docs/calibration.md).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -26,6 +30,9 @@ const std::vector<int64_t> kDim = {8, 16, 32, 64, 128};
 const std::vector<int64_t> kPooling = {1, 4, 10, 20, 50};
 // Hot-row fraction of the table the indices hit: 1 = uniform over all rows.
 const std::vector<double> kHotFraction = {1.0, 0.1, 0.01, 0.0};  // 0: 64 hot rows
+// Zipf exponents of the skewed embedding_bag points: DLRM-style tables are
+// fitted at 1.05-1.2 (and the sweep's example uses 1.1).
+const std::vector<double> kZipfExponents = {1.05, 1.2};
 constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
 constexpr int64_t kMaxLookups = 100000;
 
@@ -41,6 +48,7 @@ constexpr const char* kEmbeddingBackward =
 struct EmbPoint {
   int64_t batch, rows, dim, pooling, hot;
   bool bag;
+  double zipf = 0;  // > 0: indices Zipf over the whole table (hot == rows)
   int64_t lookups() const { return batch * pooling; }
 };
 
@@ -80,8 +88,10 @@ void addEmbeddingPair(B& b, const EmbPoint& p, DType dt) {
 
 MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType dt) {
   const std::string label =
-      fmt::format("{} b={} rows={} d={} l={} hot={} {}", p.bag ? "embedding_bag" : "embedding",
-                  p.batch, p.rows, p.dim, p.pooling, p.hot, dtypeLabel(dt));
+      fmt::format("{} b={} rows={} d={} l={} {} {}", p.bag ? "embedding_bag" : "embedding",
+                  p.batch, p.rows, p.dim, p.pooling,
+                  p.zipf > 0 ? fmt::format("zipf={}", p.zipf) : fmt::format("hot={}", p.hot),
+                  dtypeLabel(dt));
   const double item = static_cast<double>(core::dtypeItemsize(dt));
   const double gathered = static_cast<double>(p.lookups() * p.dim) * item;
   const double table = static_cast<double>(p.rows * p.dim) * item;
@@ -92,7 +102,8 @@ MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType d
   MicrobenchCase c = repeatedCase(grid, "embedding_bag", label, pair_us, [=](B& b) {
     p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
   });
-  c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
+  if (p.zipf <= 0) c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
+  c.zipf = p.zipf;
   return c;
 }
 
@@ -117,6 +128,9 @@ std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
                 if (!bag && (pooling == 50 || hot_fraction == 0.01)) continue;
                 cases.push_back(embeddingCase(grid, {batch, rows, dim, pooling, hot, bag}, dt));
               }
+            }
+            for (double s : kZipfExponents) {
+              cases.push_back(embeddingCase(grid, {batch, rows, dim, pooling, rows, true, s}, dt));
             }
           }
         }

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "calibration/graph_builder.h"
 #include "core/errors.h"
+#include "predictors/kernels/feature_shapes.h"
 #include "core/op_family.h"
 #include "core/statistics.h"
 #include "predictors/host/code_cold.h"
@@ -156,6 +159,46 @@ bool hostPassOf(const CalibrationOptions& o, const core::Graph& graph,
   return plain->failed.empty() && plain->skipped.empty() && !plain->per_op.empty();
 }
 
+// A Zipf case's histogram for one of its ops (forward or backward): from the
+// table's rows (weight, or num_weights) and the indices' count, computed once
+// per (lookups, rows, exponent).
+std::vector<double> zipfReuseOfLookup(const core::Node& n, double exponent) {
+  static std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
+  int64_t rows = 0, lookups = 0;
+  for (size_t i = 0; i < n.inputs.size() && n.schema && i < n.schema->arguments.size(); ++i) {
+    const std::string& arg = n.schema->arguments[i].name;
+    const core::Value& v = n.inputs[i];
+    if (arg == "weight" && v.isTensor() && !v.tensor->shape.empty()) rows = v.tensor->shape[0];
+    if (arg == "num_weights" && v.kind == core::ValueKind::kInt) rows = v.int_value;
+    if (arg == "indices" && v.isTensor()) lookups = v.tensor->numel;
+  }
+  if (rows <= 0 || lookups <= 0) return {};
+  auto key = std::make_tuple(lookups, rows, exponent);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, predictors::zipfReuseHistogram(double(lookups), rows, exponent)).first;
+  }
+  return it->second;
+}
+
+// The Zipf cases' lookups (MicrobenchCase::zipf), each indices tensor once:
+// copies of a case that read the same indices draw them once, at the first.
+std::unordered_map<core::NodeId, double> zipfLookupsOf(const ReplayUnit& u,
+                                                       const core::Graph& graph,
+                                                       const std::vector<size_t>& case_of) {
+  std::unordered_map<core::NodeId, double> out;
+  std::unordered_set<int64_t> seen_indices;
+  for (const core::Node& n : graph.nodes()) {
+    if (n.name != "aten::embedding_bag" && n.name != "aten::embedding") continue;
+    const size_t k = size_t(n.id) < case_of.size() ? case_of[size_t(n.id)] : 0;
+    if (k >= u.cases.size() || u.cases[k].zipf <= 0 || n.inputs.size() < 2 ||
+        !n.inputs[1].isTensor())
+      continue;
+    if (seen_indices.insert(n.inputs[1].tensor->tensor_id).second) out[n.id] = u.cases[k].zipf;
+  }
+  return out;
+}
+
 }  // namespace
 
 CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
@@ -172,6 +215,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   // holds no optimizer state to settle: no untimed iterations in between.
   ro.settle_iters = 0;
   ro.seed = o.seed;
+  ro.index_zipf = zipfLookupsOf(u, graph, case_of);
   if (o.adjust_replay) o.adjust_replay(ro);
   replay::ReplayResult r;
   try {
@@ -305,7 +349,10 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     }
     row.sample.repeated = u.cases.size() == 1;
     row.sample.device = device_name;
-    if (core::opFamily(row.sample.node) == "embedding_bag") row.sample.index_reuse = c.index_reuse;
+    if (core::opFamily(row.sample.node) == "embedding_bag") {
+      row.sample.index_reuse =
+          c.zipf > 0 ? zipfReuseOfLookup(row.sample.node, c.zipf) : c.index_reuse;
+    }
     out.rows.push_back(std::move(row));
   }
   return out;

@@ -17,6 +17,7 @@
 #include "core/op_family.h"
 #include "core/statistics.h"
 #include "predictors/host/between_ops.h"
+#include "predictors/kernels/feature_shapes.h"
 #include "predictors/specs/device_spec.h"
 #include "predictors/models/model_set.h"
 #include "replay/replayer.h"
@@ -407,6 +408,46 @@ TEST(ReplayUnit, SamplesOnlyTheFamilyUnderTest) {
   for (const DatasetRow& r : out.rows) {
     EXPECT_EQ(core::opFamily(r.sample.node), "copy") << r.sample.node.name;
   }
+}
+
+// Zipf points: the replay is told to draw each lookup's indices Zipf
+// (ReplayOptions::index_zipf), and their rows carry the Zipf histogram.
+TEST(ReplayUnit, ZipfCasesAskTheReplayForZipfIndices) {
+  const std::vector<MicrobenchCase> cases = microbenchFamily("embedding_bag").cases(GridOptions{});
+  auto it = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
+    return c.label == "embedding_bag b=512 rows=300000 d=32 l=20 zipf=1.2 float32";
+  });
+  ASSERT_NE(it, cases.end());
+  EXPECT_DOUBLE_EQ(it->zipf, 1.2);
+  CalibrationOptions o;
+  o.seams = testing::toySeams(std::make_shared<testing::ToyHost>());
+  std::unordered_map<core::NodeId, double> asked;
+  const auto toy = o.seams.replay;
+  o.seams.replay = [&](const core::Graph& g, const replay::ReplayOptions& ro) {
+    asked.insert(ro.index_zipf.begin(), ro.index_zipf.end());
+    return toy(g, ro);
+  };
+  const CaseOutcome out = runCase(ReplayUnit{{*it}, it->est_us}, o, "host-cpu");
+  ASSERT_TRUE(out.failure.empty()) << out.failure;
+  ASSERT_FALSE(asked.empty());
+  for (const auto& [id, s] : asked) EXPECT_DOUBLE_EQ(s, 1.2) << id;
+  bool forward = false;
+  const auto zipf = predictors::zipfReuseHistogram(512 * 20, 300000, 1.2);
+  for (const DatasetRow& r : out.rows) {
+    if (core::opFamily(r.sample.node) != "embedding_bag") continue;
+    forward = forward || r.sample.node.name == "aten::embedding_bag";
+    EXPECT_EQ(r.sample.index_reuse, zipf) << r.sample.node.name;
+  }
+  EXPECT_TRUE(forward);
+  EXPECT_LT(predictors::uniqueFraction(zipf), 0.5);
+  // Uniform points ask for nothing.
+  auto uniform = std::find_if(cases.begin(), cases.end(), [](const MicrobenchCase& c) {
+    return c.label == "embedding_bag b=512 rows=300000 d=32 l=20 hot=300000 float32";
+  });
+  ASSERT_NE(uniform, cases.end());
+  asked.clear();
+  runCase(ReplayUnit{{*uniform}, uniform->est_us}, o, "host-cpu");
+  EXPECT_TRUE(asked.empty());
 }
 
 }  // namespace

@@ -377,6 +377,22 @@ TEST(Microbench, EmbeddingBagRestrictsIndicesToTheHotRows) {
   EXPECT_GT(c.index_reuse[4], 0.5);
 }
 
+// Zipf points over the whole table: no tensor_range narrower than the
+// table, the Zipf histogram (far fewer distinct rows than uniform).
+TEST(Microbench, EmbeddingBagHasZipfPoints) {
+  const auto cases = embeddingCases(GridOptions{});
+  const MicrobenchCase& z =
+      findCase(cases, "embedding_bag b=512 rows=300000 d=32 l=20 zipf=1.05 float32");
+  const MicrobenchCase& u =
+      findCase(cases, "embedding_bag b=512 rows=300000 d=32 l=20 hot=300000 float32");
+  EXPECT_DOUBLE_EQ(z.zipf, 1.05);
+  EXPECT_DOUBLE_EQ(u.zipf, 0.0);
+  const core::Graph g = z.build();
+  EXPECT_EQ(g.node(core::selectTopLevelOps(g).ops.at(0)).tensor_range, "{\"1\": [0, 299999]}");
+  EXPECT_TRUE(z.index_reuse.empty()) << "each measured row gets its own (replay_unit.cpp)";
+  EXPECT_GT(predictors::uniqueFraction(u.index_reuse), 0.95);
+}
+
 TEST(Microbench, UnknownFamilyListsTheKnownOnes) {
   try {
     microbenchFamily("gemmm");
