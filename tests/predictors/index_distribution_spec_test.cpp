@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/aten_schemas.h"
 #include "core/errors.h"
 #include "predictors/kernels/feature_shapes.h"
@@ -138,6 +140,36 @@ TEST(IndexDistributionSpec, ANodeRuleMustNameALookup) {
       EXPECT_NE(std::string(e.what()).find("d.yaml:2:5: node"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("not an embedding lookup"), std::string::npos);
     }
+  }
+}
+
+// The Zipf histogram's first bin (rows looked up once) against its exact
+// share, sum of c e^-c over sum of 1 - e^-c (Poisson counts c_i = lookups
+// p_i). Binned at each row's mean count, which exceeds 1 for every c > 0,
+// the long tail of rows looked up once went to the second bin (share 0).
+TEST(IndexDistributionSpec, ZipfHistogramCountsRowsLookedUpOnceInTheFirstBin) {
+  struct Case {
+    double lookups;
+    int64_t rows;
+    double s;
+  };
+  for (const Case& c : {Case{10240, 100000, 1.05}, Case{15360, 200000, 1.2},
+                        Case{1024, 5000, 1.1}, Case{153600, 200000, 1.05}}) {
+    double norm = 0, once = 0, touched = 0;
+    for (int64_t i = 1; i <= c.rows; ++i) norm += std::pow(double(i), -c.s);
+    for (int64_t i = 1; i <= c.rows; ++i) {
+      const double ci = c.lookups * std::pow(double(i), -c.s) / norm;
+      once += ci * std::exp(-ci);
+      touched += -std::expm1(-ci);
+    }
+    const auto hist = zipfReuseHistogram(c.lookups, c.rows, c.s);
+    EXPECT_NEAR(hist[0], once / touched, 1e-3)
+        << c.lookups << " lookups, " << c.rows << " rows, s " << c.s;
+    double total = 0;
+    for (double h : hist) total += h;
+    EXPECT_NEAR(total, 1.0, 1e-9);
+    // Far fewer distinct rows than uniform draws into the same table.
+    EXPECT_LT(uniqueFraction(hist), 0.8 * uniqueFraction(poissonReuseHistogram(c.lookups, c.rows)));
   }
 }
 
