@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/index_distribution_option.h"
 #include "cli/command_registry.h"
 #include "cli/keep_until_exit.h"
 #include "cli/predict_ranks.h"
@@ -151,6 +152,10 @@ void runPredict(const PredictArgs& args) {
   opts.comm_link = args.comm_link;
   opts.host_scale = args.host_scale;
   opts.keep_schedule = !args.timeline.empty();
+  const IndexDistributionUse distributions =
+      indexDistributionsFor(args.index_distribution, graph);
+  opts.index_reuse = distributions.index_reuse;
+  for (const std::string& note : distributions.notes) fmt::print("note: {}\n", note);
   if (args.world_size > 1) {
     // One rank's trace for a data-parallel job of N identical ranks.
     const predictors::MultiRankPrediction m =
@@ -198,6 +203,7 @@ std::function<void()> setupPredict(CLI::App& sub) {
          "--device-spec", args->device_spec,
          "Predict for this device (configs/devices/*.yaml): calibrated times are scaled to it")
       ->check(CLI::ExistingFile);
+  addIndexDistributionOption(sub, args->index_distribution);
   sub.add_option("--overheads", args->overheads,
                  "CPU overheads JSON written by `tracetwin link` ({rank}: one per rank)");
   sub.add_option("--kernel-times", args->kernel_times,

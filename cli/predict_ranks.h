@@ -17,6 +17,7 @@ namespace tracetwin::cli {
 
 struct PredictArgs {
   std::string trace;
+  std::string index_distribution;  // --index-distribution (one trace; cli/index_distribution_option.h)
   std::string models;
   std::string device_spec;
   std::string overheads;

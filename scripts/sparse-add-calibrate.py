@@ -7,12 +7,19 @@ and then adds each distinct row into the table. The kernel models cost it as a d
 [nnz, dim] (predictors/kernels/sparse_rows.h), 27.9 us on data/embbag_sparse against 314 us
 replayed. This script measures the op on this host in LibTorch (the library the replay links) over
 a grid of tables, dims, non-zero counts and index distributions (uniform, Zipf 1.05 and 1.2),
-rows warmed by a lookup first as in a training step, interleaved rounds, one median per point,
-and fits
+interleaved rounds, one median per point, each point twice: right after a lookup of the same
+rows, and after a 64 MiB stream (twice this host's last-level cache) has evicted the table. In a
+step with more tables and a dense part the update finds its table evicted: a 200,000 x 32 table's
+update of 15,360 uniform rows replayed at 2,275 us, against 2,381 us evicted and 1,241 us right
+after the lookup (load 4.4-5); data/embbag_sparse, one table and little else, replays it at
+~300 us for 7,680 rows. Then it fits
 
     t_us = sum of coefficient * term over TERMS below
 
-by non-negative least squares (relative error weighted), the two cache sizes searched on a grid. It writes MODELS/sparse_add.json, which the
+by non-negative least squares (relative error weighted), the two cache sizes searched on a grid,
+once for a warm table (the update right after a lookup of the same rows, as in a small step) and
+once for an evicted one; the predictor weighs them by the share of the table its step model finds
+evicted (predictors/kernels/sparse_add_model.h). It writes MODELS/sparse_add.json, which the
 predictor reads beside the model set's kernel models (predictors/kernels/sparse_add_model.h).
 
 Usage: /usr/bin/python3 scripts/sparse-add-calibrate.py --out data/models/host [--rounds 5] [--quick]
@@ -91,43 +98,8 @@ def nnls(a, b, iters=50):
         iters -= 1
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="model directory: writes OUT/sparse_add.json")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="a 32-point grid (tests, smoke runs)")
-    ap.add_argument("--threads", type=int, default=0, help="intra-op threads (0: LibTorch's default)")
-    args = ap.parse_args()
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    gen = torch.Generator().manual_seed(36)
-    points = grid(args.quick)
-    tables = {}
-    inputs = {}
-    for (r, d, n, s) in points:
-        if (r, d) not in tables:
-            tables[(r, d)] = torch.randn(r, d)
-        idx = zipf_rows(r, s, n, gen)
-        inputs[(r, d, n, s)] = (idx, torch.randn(n, d), int(idx.unique().numel()))
-    times = {p: [] for p in points}
-    load0 = os.getloadavg()[0]
-    for rnd in range(args.rounds):
-        order = points if rnd % 2 == 0 else list(reversed(points))
-        for p in order:
-            r, d, n, s = p
-            w = tables[(r, d)]
-            idx, vals, _ = inputs[p]
-            grad = torch.sparse_coo_tensor(idx.unsqueeze(0), vals, (r, d))  # uncoalesced
-            w.index_select(0, idx)  # the step's lookup touched these rows
-            t0 = time.perf_counter()
-            w.add_(grad, alpha=-0.01)
-            times[p].append((time.perf_counter() - t0) * 1e6)
-    load1 = os.getloadavg()[0]
-    rows_out = []
-    for p in points:
-        r, d, n, s = p
-        rows_out.append({"rows": r, "dim": d, "nnz": n, "zipf": s, "unique": inputs[p][2],
-                         "us": statistics.median(times[p])})
+def fit_terms(rows_out):
+    """The terms' coefficients (NNLS, relative errors), the two cache sizes searched."""
     b = torch.tensor([x["us"] for x in rows_out], dtype=torch.float64)
     weight = 1.0 / b  # relative errors: small and large points count alike
     best = None
@@ -142,33 +114,86 @@ def main():
             p90 = abs_errs[int(0.9 * (len(abs_errs) - 1))]
             if best is None or p90 < best[0]:
                 best = (p90, cv, ct, c, pred, errs, abs_errs)
-    _, cv, ct, c, pred, errs, abs_errs = best
+    p90, cv, ct, c, pred, errs, abs_errs = best
     for x, v, e in zip(rows_out, pred.tolist(), errs):
         x["predicted_us"] = v
         x["error_pct"] = e
+    return {"coefficients": c.tolist(), "values_cache": cv, "table_cache": ct,
+            "median": statistics.median(abs_errs), "p90": p90}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, help="model directory: writes OUT/sparse_add.json")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="a 32-point grid (tests, smoke runs)")
+    ap.add_argument("--threads", type=int, default=0, help="intra-op threads (0: LibTorch's default)")
+    ap.add_argument("--flush-mib", type=int, default=64,
+                    help="stream this many MiB before each measured op (default 64)")
+    args = ap.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    gen = torch.Generator().manual_seed(36)
+    points = grid(args.quick)
+    tables = {}
+    inputs = {}
+    for (r, d, n, s) in points:
+        if (r, d) not in tables:
+            tables[(r, d)] = torch.randn(r, d)
+        idx = zipf_rows(r, s, n, gen)
+        inputs[(r, d, n, s)] = (idx, torch.randn(n, d), int(idx.unique().numel()))
+    flush = torch.empty(args.flush_mib << 18)  # float32: MiB * 2^18 elements
+    modes = ("warm", "cold")
+    times = {(p, m): [] for p in points for m in modes}
+    load0 = os.getloadavg()[0]
+    for rnd in range(args.rounds):
+        order = [(p, m) for p in points for m in modes]
+        if rnd % 2:
+            order.reverse()
+        for p, mode in order:
+            r, d, n, s = p
+            w = tables[(r, d)]
+            idx, vals, _ = inputs[p]
+            grad = torch.sparse_coo_tensor(idx.unsqueeze(0), vals, (r, d))  # uncoalesced
+            if mode == "cold":
+                flush.fill_(1.0)  # evicts the table, as a large step's other work does
+            else:
+                w.index_select(0, idx)  # the lookup just touched these rows
+            t0 = time.perf_counter()
+            w.add_(grad, alpha=-0.01)
+            times[(p, mode)].append((time.perf_counter() - t0) * 1e6)
+    load1 = os.getloadavg()[0]
     model = {
         "kind": "sparse_add_coalesce",
-        "formula": "sum(coefficients[k] * term[k]); terms: " + ", ".join(TERMS),
+        "formula": "warm + cold_fraction * (cold - warm), each sum(coefficients[k] * term[k]); "
+                   "terms: " + ", ".join(TERMS),
         "terms": TERMS,
-        "coefficients_us": c.tolist(),
-        "values_cache_bytes": cv << 20,
-        "table_cache_bytes": ct << 20,
-        "points": len(rows_out), "rounds": args.rounds, "threads": torch.get_num_threads(),
-        "torch": torch.__version__, "load": [load0, load1],
-        "median_abs_error_pct": statistics.median(abs_errs),
-        "p90_abs_error_pct": abs_errs[int(0.9 * (len(abs_errs) - 1))],
-        "measured": rows_out,
+        "points": len(points), "rounds": args.rounds, "threads": torch.get_num_threads(),
+        "torch": torch.__version__, "load": [load0, load1], "flush_mib": args.flush_mib,
     }
+    for mode in modes:
+        rows_out = []
+        for p in points:
+            r, d, n, s = p
+            rows_out.append({"rows": r, "dim": d, "nnz": n, "zipf": s, "unique": inputs[p][2],
+                             "us": statistics.median(times[(p, mode)])})
+        fit = fit_terms(rows_out)
+        prefix = "" if mode == "warm" else "cold_"
+        model[prefix + "coefficients_us"] = fit["coefficients"]
+        model[prefix + "values_cache_bytes"] = fit["values_cache"] << 20
+        model[prefix + "table_cache_bytes"] = fit["table_cache"] << 20
+        model[prefix + "median_abs_error_pct"] = fit["median"]
+        model[prefix + "p90_abs_error_pct"] = fit["p90"]
+        model[prefix + "measured"] = rows_out
+        print("sparse add_, %s: %d points x %d rounds, load %.1f-%.1f, threads %d" %
+              (mode, len(rows_out), args.rounds, load0, load1, torch.get_num_threads()))
+        for name, v in zip(TERMS, fit["coefficients"]):
+            print("  %-36s %.4g us" % (name, v))
+        print("  caches: values %d MiB, table %d MiB" % (fit["values_cache"], fit["table_cache"]))
+        print("  fit: median |error| %.1f%%, p90 %.1f%%" % (fit["median"], fit["p90"]))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "sparse_add.json"), "w") as f:
         json.dump(model, f, indent=1)
-    print("sparse add_: %d points x %d rounds, load %.1f-%.1f, threads %d" %
-          (len(rows_out), args.rounds, load0, load1, torch.get_num_threads()))
-    for name, v in zip(TERMS, c.tolist()):
-        print("  %-36s %.4g us" % (name, v))
-    print("  caches: values %d MiB, table %d MiB" % (cv, ct))
-    print("  fit: median |error| %.1f%%, p90 %.1f%%" % (model["median_abs_error_pct"],
-                                                          model["p90_abs_error_pct"]))
     print("  wrote %s" % os.path.join(args.out, "sparse_add.json"))
 
 

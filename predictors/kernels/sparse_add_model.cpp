@@ -27,8 +27,7 @@ const std::vector<std::string>& SparseAddModel::terms() {
   return t;
 }
 
-double SparseAddModel::predictUs(const SparseAddShape& s) const {
-  if (empty()) return 0;
+double SparseAddTerms::predictUs(const SparseAddShape& s) const {
   const double n = s.nnz, d = s.dim, u = std::min(s.unique, s.nnz);
   const double mv = missFraction(n * d * kItemBytes, values_cache_bytes);
   const double mt = missFraction(s.rows * d * kItemBytes, table_cache_bytes);
@@ -41,6 +40,36 @@ double SparseAddModel::predictUs(const SparseAddShape& s) const {
   return us;
 }
 
+double SparseAddModel::predictUs(const SparseAddShape& s, double cold_fraction) const {
+  if (empty()) return 0;
+  const double w = warm.predictUs(s);
+  if (cold.coefficients_us.empty()) return w;
+  return w + std::clamp(cold_fraction, 0.0, 1.0) * (cold.predictUs(s) - w);
+}
+
+namespace {
+
+SparseAddTerms readTerms(const nlohmann::json& j, const std::string& prefix,
+                         const std::string& source) {
+  SparseAddTerms t;
+  t.coefficients_us = j.at(prefix + "coefficients_us").get<std::vector<double>>();
+  if (t.coefficients_us.size() != SparseAddModel::terms().size()) {
+    throw InputError(fmt::format("{}: {} {}coefficients for {} terms", source,
+                                 t.coefficients_us.size(), prefix, SparseAddModel::terms().size()));
+  }
+  t.values_cache_bytes = j.at(prefix + "values_cache_bytes").get<double>();
+  t.table_cache_bytes = j.at(prefix + "table_cache_bytes").get<double>();
+  return t;
+}
+
+void writeTerms(const SparseAddTerms& t, const std::string& prefix, nlohmann::json* j) {
+  (*j)[prefix + "coefficients_us"] = t.coefficients_us;
+  (*j)[prefix + "values_cache_bytes"] = t.values_cache_bytes;
+  (*j)[prefix + "table_cache_bytes"] = t.table_cache_bytes;
+}
+
+}  // namespace
+
 SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::string& source) {
   SparseAddModel m;
   try {
@@ -51,22 +80,18 @@ SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::stri
     }
     const auto names = j.at("terms").get<std::vector<std::string>>();
     if (names != terms()) {
-      throw InputError(fmt::format("{}: terms [{}] are not this build's; re-run "
+      throw InputError(fmt::format("{}: terms {} are not this build's; re-run "
                                    "scripts/sparse-add-calibrate.py",
                                    source, j.at("terms").dump()));
     }
-    m.coefficients_us = j.at("coefficients_us").get<std::vector<double>>();
-    if (m.coefficients_us.size() != terms().size()) {
-      throw InputError(fmt::format("{}: {} coefficients for {} terms", source,
-                                   m.coefficients_us.size(), terms().size()));
-    }
-    m.values_cache_bytes = j.at("values_cache_bytes").get<double>();
-    m.table_cache_bytes = j.at("table_cache_bytes").get<double>();
+    m.warm = readTerms(j, "", source);
+    if (j.contains("cold_coefficients_us")) m.cold = readTerms(j, "cold_", source);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: bad sparse add model: {}", source, e.what()));
   }
-  for (const char* key : {"points", "rounds", "threads", "torch", "load", "median_abs_error_pct",
-                          "p90_abs_error_pct"}) {
+  for (const char* key : {"points", "rounds", "threads", "torch", "load", "flush_mib",
+                          "median_abs_error_pct", "p90_abs_error_pct",
+                          "cold_median_abs_error_pct", "cold_p90_abs_error_pct"}) {
     if (j.contains(key)) m.provenance[key] = j[key];
   }
   return m;
@@ -86,9 +111,8 @@ void SparseAddModel::saveTo(const std::string& dir) const {
   nlohmann::json j = provenance.is_object() ? provenance : nlohmann::json::object();
   j["kind"] = "sparse_add_coalesce";
   j["terms"] = terms();
-  j["coefficients_us"] = coefficients_us;
-  j["values_cache_bytes"] = values_cache_bytes;
-  j["table_cache_bytes"] = table_cache_bytes;
+  writeTerms(warm, "", &j);
+  if (!cold.coefficients_us.empty()) writeTerms(cold, "cold_", &j);
   const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
   std::ofstream out(path);
   out << j.dump(1) << "\n";

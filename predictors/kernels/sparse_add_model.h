@@ -28,6 +28,15 @@ struct SparseAddShape {
   double unique = 0;  // distinct rows among the nnz
 };
 
+// One fit of the terms: a warm table (the update right after the lookup of
+// its rows) or an evicted one.
+struct SparseAddTerms {
+  std::vector<double> coefficients_us;  // per term
+  double values_cache_bytes = 0;
+  double table_cache_bytes = 0;
+  double predictUs(const SparseAddShape& s) const;
+};
+
 class SparseAddModel {
  public:
   static constexpr const char* kFileName = "sparse_add.json";
@@ -37,8 +46,11 @@ class SparseAddModel {
   // part where the table outgrows the cache (miss = max(0, 1 - cache/bytes)).
   static const std::vector<std::string>& terms();
 
-  bool empty() const { return coefficients_us.empty(); }
-  double predictUs(const SparseAddShape& s) const;
+  bool empty() const { return warm.coefficients_us.empty(); }
+  // warm + cold_fraction * (cold - warm): cold_fraction is the share of the
+  // table the step's cache model finds evicted at the update
+  // (OpFeatures::cold_bytes over the table's bytes).
+  double predictUs(const SparseAddShape& s, double cold_fraction) const;
 
   // DIR/sparse_add.json when present (an empty model otherwise); a bad file
   // is an InputError naming it.
@@ -48,9 +60,7 @@ class SparseAddModel {
   // calibration script's to keep).
   void saveTo(const std::string& dir) const;
 
-  std::vector<double> coefficients_us;  // per term
-  double values_cache_bytes = 0;
-  double table_cache_bytes = 0;
+  SparseAddTerms warm, cold;
   nlohmann::json provenance;  // points, fit errors, load, torch version
 };
 
