@@ -29,19 +29,13 @@ import json
 import math
 import os
 import statistics
+import sys
 import time
 
 import torch
 
-
-def zipf_rows(rows, exponent, count, gen):
-    if exponent <= 0:
-        return torch.randint(0, rows, (count,), generator=gen)
-    weights = torch.arange(1, rows + 1, dtype=torch.float64).pow(-exponent)
-    cdf = torch.cumsum(weights, 0)
-    cdf /= cdf[-1].clone()
-    u = torch.rand(count, generator=gen, dtype=torch.float64)
-    return torch.searchsorted(cdf, u).clamp_(max=rows - 1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads"))
+from dlrm_sweep import zipf_indices  # noqa: E402  (the sweep's own draw: exponent 0 is uniform)
 
 
 def grid(quick):
@@ -140,7 +134,7 @@ def main():
     for (r, d, n, s) in points:
         if (r, d) not in tables:
             tables[(r, d)] = torch.randn(r, d)
-        idx = zipf_rows(r, s, n, gen)
+        idx = zipf_indices(r, s, n, gen)
         inputs[(r, d, n, s)] = (idx, torch.randn(n, d), int(idx.unique().numel()))
     flush = torch.empty(args.flush_mib << 18)  # float32: MiB * 2^18 elements
     modes = ("warm", "cold")
