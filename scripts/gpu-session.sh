@@ -3,7 +3,7 @@
 #
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
-#           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline
+#           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline zipf
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -653,13 +653,36 @@ stage_sweep() {
   fi
 }
 
+# Zipf indices on a GPU (issue 36): data/embbag_sparse replayed on cuda with its lookup's indices
+# uniform and Zipf 1.2 (--index-distribution; the indices are drawn on the host and copied), the
+# embedding_bag's kernel time and the report's zipf_lookups (1) per run. About 20 s after the build.
+stage_zipf() {
+  ensure_build || return 1
+  printf 'tables:\n  - {node: 58, zipf: 1.2}\n' >"$res/zipf_embbag.yaml"
+  run_logged zipf_uniform tt replay data/embbag_sparse.et.json.gz --device cuda \
+    --json-out "$res/zipf_uniform.json" || return 1
+  run_logged zipf_zipf tt replay data/embbag_sparse.et.json.gz --device cuda \
+    --index-distribution "$res/zipf_embbag.yaml" --json-out "$res/zipf_zipf.json" || return 1
+  summary "zipf: $(python3 - "$res" <<'PY'
+import json, sys
+out = []
+for run in ("uniform", "zipf"):
+    d = json.load(open("%s/zipf_%s.json" % (sys.argv[1], run)))
+    ops = [o for o in d["per_op"] if o["name"] == "aten::embedding_bag"]
+    us = ops[0].get("device_us", ops[0].get("cpu_us", 0)) if ops else 0
+    out.append("%s embedding_bag %.1f us (zipf_lookups %s)" % (run, us, d.get("zipf_lookups", 0)))
+print("; ".join(out))
+PY
+)"
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
