@@ -174,4 +174,39 @@ TEST(ReplayCommand, AMissingTraceIsAnInputError) {
   EXPECT_EQ(run.exit_code, 2) << run.output();
 }
 
+// --index-distribution end to end on data/embbag_sparse (its lookup is op
+// 58, whose child _embedding_bag 60 shares its indices): the lookup drawn
+// Zipf and counted; a bad file, and a Zipf lookup the replay does not draw,
+// are input errors (exit 2) naming the place.
+TEST(ReplayCommand, IndexDistributionSideFile) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string trace = tracetwin::testing::dataPath("embbag_sparse.et.json.gz");
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + name) << text;
+    return dir + name;
+  };
+  const std::string good = write("zipf_good.yaml", "tables:\n  - {node: 58, zipf: 1.2}\n");
+  const std::string json_path = dir + "zipf_replay.json";
+  CommandRun run = runTracetwin("replay " + trace + " --warmup 1 --iters 1 --index-distribution " +
+                                good + " --json-out " + json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("1 embedding lookup(s) drawn Zipf"), std::string::npos)
+      << run.output();
+  std::ifstream in(json_path);
+  EXPECT_EQ(nlohmann::json::parse(in).value("zipf_lookups", 0), 1);
+
+  const std::string bad = write("zipf_bad.yaml", "tables:\n  - {node: 58, skew: 1.2}\n");
+  run = runTracetwin("replay " + trace + " --iters 1 --index-distribution " + bad);
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  EXPECT_NE(run.output().find(bad + ":2:"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("unknown key 'skew'"), std::string::npos) << run.output();
+
+  const std::string child = write("zipf_child.yaml", "tables:\n  - {node: 60, zipf: 1.2}\n");
+  run = runTracetwin("replay " + trace + " --iters 1 --index-distribution " + child);
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  EXPECT_NE(run.output().find("op(s) 60 cannot be drawn Zipf"), std::string::npos)
+      << run.output();
+}
+
 }  // namespace
