@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/boxed.h"
+#include "core/node_index.h"
 #include "core/op_schema.h"
 #include "core/value.h"
 
@@ -137,7 +138,7 @@ class Graph {
   void buildTensorTable();
 
   std::vector<Node> nodes_;
-  std::unordered_map<NodeId, size_t> index_;
+  detail::NodeIndex index_;
   std::vector<TensorRecord> tensors_;
   NodeId root_ = kNoNode;
 };
