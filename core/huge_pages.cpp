@@ -55,7 +55,7 @@ void allowHugePageHeap() {
 
 void adviseHugePages(void* p, size_t bytes) {
 #ifdef TRACETWIN_HUGE_PAGE_HEAP
-  if (p == nullptr || bytes < 2 * kHugePageBytes || !hugePagesAdvisable()) return;
+  if (!g_allowed || p == nullptr || bytes < 2 * kHugePageBytes || !hugePagesAdvisable()) return;
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHugePageBytes - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);

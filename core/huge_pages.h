@@ -18,16 +18,21 @@
 
 namespace tracetwin::core {
 
-// The heap part changes a process-wide malloc setting: any mallopt() of the
-// heap's growth step freezes glibc's mmap threshold where it is (it otherwise
-// rises as big blocks are freed), which would change how LibTorch's tensors
-// are allocated in a replay. So it is opt-in, for the torch-free one-shot
-// commands (inspect, predict) to call before they read; elsewhere
-// HugePageHeap does nothing.
+// Both are opt-in, for the torch-free one-shot commands (inspect, predict)
+// to call before they read; elsewhere they do nothing:
+//  - the heap part changes a process-wide malloc setting: any mallopt() of
+//    the heap's growth step freezes glibc's mmap threshold where it is (it
+//    otherwise rises as big blocks are freed), which would change how
+//    LibTorch's tensors are allocated in a replay;
+//  - a huge page is resident whole: the last, partly used one of each
+//    region costs up to 2 MiB of peak RSS (+4-6 MiB for `inspect` of the
+//    27 MB trace: 61.3 -> 65.8 MiB), a trade the library's other users
+//    (sweeps reading many traces, 8-rank predictions) need not make.
 void allowHugePageHeap();
 
-// Marks the 2 MiB-aligned part of [p, p + bytes) for huge pages. For blocks
-// of at least a few MiB that are not touched yet (fresh capacity).
+// Marks the 2 MiB-aligned part of [p, p + bytes) for huge pages, once
+// allowHugePageHeap() was called. For blocks of at least a few MiB that are
+// not touched yet (fresh capacity).
 void adviseHugePages(void* p, size_t bytes);
 
 // While it lives, the main heap grows by at least `expected_bytes` at a time
