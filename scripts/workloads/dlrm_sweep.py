@@ -1,21 +1,26 @@
 """dlrm_sweep: the training step one plan of a sweep file stands for (docs/sweeps.md, "The step").
 
 The table-wise DLRM step of scripts/workloads/dlrm_tw.py, generalised to a sweep file's tables
-(each its own rows, dim, pooling and index distribution) and a plan's table -> rank assignment:
+(each its own rows, dim, pooling and index distribution) and a plan's placements:
 
     /usr/bin/python3 scripts/capture.py --workload dlrm_sweep --nproc 2 \
         --param sweep=configs/sweeps/example.yaml --param plan=manual --out /tmp/x
-    ... --param assign=0,1,1,0    (a table -> rank list, in the file's table order: any plan,
-                                   e.g. from `tracetwin sweep ... --json-out` "assignment")
+    ... --param assign=0,1,1,0    (one placement per table, in the file's table order: any plan,
+                                   e.g. from `tracetwin sweep ... --json-out` "owner")
+    ... --param assign=rw:0+1,1,cw:0+1,dp   (row-wise over ranks 0 and 1, table-wise on 1,
+                                              column-wise, data-parallel)
 
-Each rank holds batch_size samples. The rank that holds a table runs EmbeddingBag(rows, dim,
-mode=sum, sparse=sparse_grad) over the whole global batch (world_size x batch_size bags of `pooling`
-indices, uniform or Zipf), its tables' pooled vectors are concatenated ([bags, its dims]), and one
-all_to_all_single hands every rank the vectors of all tables for its own samples. Interaction:
-the bottom MLP's output concatenated with each source rank's block of vectors (tables grouped by
-owner: a fixed permutation of the top MLP's input, the same cost as global table order), top MLP,
-BCE-with-logits. Dense gradients are all-reduced in one flat bucket; SGD updates the dense
-parameters and the tables (with sparse gradients only the looked-up rows)."""
+Each rank holds batch_size samples. A table-wise table's rank runs EmbeddingBag(rows, dim,
+mode=sum, sparse=sparse_grad) over the whole global batch (world_size x batch_size bags of
+`pooling` indices, uniform or Zipf); a row-wise shard the same over its rows and the indices that
+fall in them, a column-wise shard over its columns and every index. A rank's shards' pooled
+vectors are concatenated ([bags, its dims]) and one all_to_all_single hands every rank the
+vectors of all shards for its own samples; row-wise partial sums are then summed (all_to_all +
+sum: Gloo in PyTorch 1.13 has no reduce_scatter). Data-parallel tables are whole on every rank,
+looked up on its own samples, and their dense gradients all-reduced with the dense part's.
+Interaction: the bottom MLP's output concatenated with the received vectors (a fixed
+permutation of the top MLP's input), top MLP, BCE-with-logits. SGD updates the dense parameters
+and the tables (with sparse gradients only the looked-up rows)."""
 import math
 
 import torch
