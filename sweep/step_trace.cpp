@@ -189,7 +189,8 @@ class StepBuilder {
     for (size_t k = 0; k < local_.size(); ++k) {
       const Shard& sh = local(k);
       weights_.push_back(w_.tensor({sh.rows, sh.dim}));
-      grads_.push_back(sparseGrad(sh) ? w_.sparse({sh.rows, sh.dim}) : w_.tensor({sh.rows, sh.dim}));
+      grads_.push_back(sparseGrad(sh) ? w_.sparse({sh.rows, sh.dim})
+                                      : w_.tensor({sh.rows, sh.dim}));
       indices_.push_back(w_.tensor({sh.lookups}, true));
       offsets_.push_back(w_.tensor({sh.bags}, true));
     }

@@ -178,20 +178,16 @@ namespace {
 // One plan of each kind (docs/sweeps.md, "Sharding"): a row-wise over ranks
 // 0 and 1 (rows 0..50 and 50..100), b column-wise (dims 0..8 and 8..16), c
 // data-parallel. B = 4 samples a rank, 8 bags in the global batch.
-const char* kShardFile = R"(world_size: 2
-batch_size: 4
-sparse_grad: true
-dense: {features: 3, bottom_mlp: [6, 5], top_mlp: [7, 1]}
-tables:
-  - {name: a, rows: 100, dim: 8, pooling: 3}
-  - {name: b, rows: 50, dim: 16, pooling: 2}
-  - {name: c, rows: 70, dim: 4, pooling: 5}
-plans:
-  - {name: p, assign: {a: row_wise, b: {column_wise: [0, 1]}, c: data_parallel}}
-)";
+std::string shardFile() {
+  std::string text = kStepFile;
+  const std::string plan = "{name: p, assign: {a: 0, b: 1, c: 0}}";
+  return text.replace(text.find(plan), plan.size(),
+                      "{name: p, assign: {a: row_wise, b: {column_wise: [0, 1]}, "
+                      "c: data_parallel}}");
+}
 
 TEST(StepTrace, RowColumnWiseAndDataParallelShardsPerRank) {
-  const SweepSpec s = parseSweepSpec(kShardFile, "s.yaml");
+  const SweepSpec s = parseSweepSpec(shardFile(), "s.yaml");
   const std::vector<Placement>& place = s.plans[0].place;
   const std::vector<Shard> shards = planShards(s, place);
   ASSERT_EQ(shards.size(), 6u);  // a: 2, b: 2, c: one per rank
@@ -256,7 +252,7 @@ TEST(StepTrace, RowColumnWiseAndDataParallelShardsPerRank) {
 }
 
 TEST(StepTrace, RowWiseShardsOfAZipfTableSplitItsLookupsByTheLaw) {
-  SweepSpec s = parseSweepSpec(kShardFile, "s.yaml");
+  SweepSpec s = parseSweepSpec(shardFile(), "s.yaml");
   s.tables[0].zipf = 1.1;
   const std::vector<Shard> shards = planShards(s, s.plans[0].place);
   // Rows 0..50 hold most of the mass: sum_{i<=50} i^-1.1 / sum_{i<=100} i^-1.1.
