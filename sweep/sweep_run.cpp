@@ -17,20 +17,10 @@
 
 namespace tracetwin::sweep {
 
-int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<Placement>& place, int rank) {
-  int64_t bytes = 0;
-  for (const Shard& sh : planShards(spec, place)) {
-    if (sh.rank != rank) continue;
-    const int64_t weights = sh.rows * sh.dim * 4;
-    bytes += weights;
-    if (sh.kind == Sharding::kDataParallel) {
-      bytes += 2 * weights;  // the dense gradient and its copy in the all-reduced bucket
-    } else if (spec.sparse_grad) {
-      bytes += std::min(sh.lookups, sh.rows) * sh.dim * 4 + sh.lookups * 8;
-    } else {
-      bytes += weights;
-    }
-  }
+namespace {
+
+// Every rank's memory (rankMemoryBytes), the plan's shards built once.
+std::vector<int64_t> memoryByRank(const SweepSpec& spec, const std::vector<Placement>& place) {
   int64_t width = spec.dense.features, params = 0;
   for (int64_t h : spec.dense.bottom_mlp) {
     params += (width + 1) * h;
@@ -41,7 +31,27 @@ int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<Placement>& pla
     params += (width + 1) * h;
     width = h;
   }
-  return bytes + 2 * 4 * params;  // dense weights and gradients
+  // Dense weights and gradients on every rank.
+  std::vector<int64_t> bytes(size_t(spec.world_size), 2 * 4 * params);
+  for (const Shard& sh : planShards(spec, place)) {
+    const int64_t weights = sh.rows * sh.dim * 4;
+    int64_t& b = bytes[size_t(sh.rank)];
+    b += weights;
+    if (sh.kind == Sharding::kDataParallel) {
+      b += 2 * weights;  // the dense gradient and its copy in the all-reduced bucket
+    } else if (spec.sparse_grad) {
+      b += std::min(sh.lookups, sh.rows) * sh.dim * 4 + sh.lookups * 8;
+    } else {
+      b += weights;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<Placement>& place, int rank) {
+  return memoryByRank(spec, place).at(size_t(rank));
 }
 
 int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank) {
@@ -119,10 +129,11 @@ void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult*
   PlanResult& res = *res_out;
   const Plan& plan = res.plan;
   res.ranks.clear();
+  const std::vector<int64_t> memory = memoryByRank(spec, placementsOf(plan));
   for (int r = 0; r < spec.world_size; ++r) {
     RankResult rr;
     rr.rank = r;
-    rr.memory_bytes = rankMemoryBytes(spec, placementsOf(plan), r);
+    rr.memory_bytes = memory[size_t(r)];
     if (options.memory_limit_bytes > 0 && rr.memory_bytes > options.memory_limit_bytes &&
         res.feasible) {
       res.feasible = false;
