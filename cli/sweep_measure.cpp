@@ -77,11 +77,11 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const MeasureArgs& args) {
   // The plans to measure, one per distinct assignment.
   std::vector<const sweep::PlanResult*> chosen;
-  std::map<std::vector<int>, size_t> seen;
+  std::map<std::string, size_t> seen;
   for (const sweep::PlanResult& p : ranked) {
     if (!p.feasible) continue;
     if (!args.all && int64_t(chosen.size()) >= args.top) break;
-    if (seen.emplace(p.plan.owner, chosen.size()).second) chosen.push_back(&p);
+    if (seen.emplace(sweep::planKey(p.plan), chosen.size()).second) chosen.push_back(&p);
   }
   if (chosen.size() < 2) {
     throw UsageError("sweep --measure needs at least two feasible plans of different "
@@ -99,7 +99,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     fs::create_directories(pdir);
     for (int r = 0; r < spec.world_size; ++r) {
       std::ofstream out(pdir / fmt::format("rank{}.et.json", r));
-      out << sweep::buildRankStep(spec, p->plan.owner, r).trace.dump();
+      out << sweep::buildRankStep(spec, sweep::placementsOf(p->plan), r).trace.dump();
       if (!out) throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
     }
     patterns.push_back((pdir / "rank{rank}.et.json").string());
