@@ -75,10 +75,10 @@ void emitTraces(const sweep::SweepSpec& spec, const std::vector<sweep::Plan>& pl
     const std::filesystem::path pdir = std::filesystem::path(dir) / stem;
     std::filesystem::create_directories(pdir);
     for (int r = 0; r < spec.world_size; ++r) {
-      const sweep::RankStep step = sweep::buildRankStep(spec, plan.owner, r);
+      const sweep::RankStep step = sweep::buildRankStep(spec, sweep::placementsOf(plan), r);
       writeText(step.trace.dump(), (pdir / fmt::format("rank{}.et.json", r)).string());
       // The lookups' index distributions (Zipf tables), for replay --index-distribution.
-      writeText(sweep::indexDistributionYaml(spec, step),
+      writeText(sweep::indexDistributionYaml(spec, sweep::placementsOf(plan), step),
                 (pdir / sweep::indexSideFileName(r)).string());
     }
   }
@@ -162,8 +162,9 @@ void runSweep(const SweepArgs& args) {
   if (shown < ranked.size()) fmt::print("     ... {} more (--top)\n", ranked.size() - shown);
   if (!ranked.empty() && ranked[0].feasible) {
     std::vector<std::string> where;
+    const std::vector<sweep::Placement> place = sweep::placementsOf(ranked[0].plan);
     for (size_t t = 0; t < spec.tables.size(); ++t) {
-      where.push_back(fmt::format("{}->{}", spec.tables[t].name, ranked[0].plan.owner[t]));
+      where.push_back(fmt::format("{}->{}", spec.tables[t].name, sweep::placementCode(place[t])));
     }
     fmt::print("\nbest:       {} ({:.3f} ms): {}\n", ranked[0].plan.name, ranked[0].predicted_ms,
                fmt::join(where, " "));

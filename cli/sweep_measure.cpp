@@ -78,11 +78,11 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const MeasureArgs& args) {
   // The plans to measure, one per distinct assignment.
   std::vector<const sweep::PlanResult*> chosen;
-  std::map<std::vector<int>, size_t> seen;
+  std::map<std::string, size_t> seen;
   for (const sweep::PlanResult& p : ranked) {
     if (!p.feasible) continue;
     if (!args.all && int64_t(chosen.size()) >= args.top) break;
-    if (seen.emplace(p.plan.owner, chosen.size()).second) chosen.push_back(&p);
+    if (seen.emplace(sweep::planKey(p.plan), chosen.size()).second) chosen.push_back(&p);
   }
   if (chosen.size() < 2) {
     throw UsageError("sweep --measure needs at least two feasible plans of different "
@@ -100,12 +100,12 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     const fs::path pdir = fs::path(dir) / stem(p->plan.name);
     fs::create_directories(pdir);
     for (int r = 0; r < spec.world_size; ++r) {
-      const sweep::RankStep step = sweep::buildRankStep(spec, p->plan.owner, r);
+      const sweep::RankStep step = sweep::buildRankStep(spec, sweep::placementsOf(p->plan), r);
       std::ofstream out(pdir / fmt::format("rank{}.et.json", r));
       out << step.trace.dump();
       // The Zipf tables' indices drawn Zipf in the replay too (index_side_file.h).
       std::ofstream side(pdir / sweep::indexSideFileName(r));
-      side << sweep::indexDistributionYaml(spec, step);
+      side << sweep::indexDistributionYaml(spec, sweep::placementsOf(p->plan), step);
       if (!out || !side) {
         throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
       }

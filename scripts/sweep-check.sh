@@ -7,6 +7,8 @@
 # --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
 # PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
+# (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
+#  default 1-8)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -6,7 +6,9 @@
 
 namespace tracetwin::sweep {
 
-std::string indexDistributionYaml(const SweepSpec& spec, const RankStep& step) {
+std::string indexDistributionYaml(const SweepSpec& spec, const std::vector<Placement>& place,
+                                  const RankStep& step) {
+  const std::vector<Shard> shards = planShards(spec, place);
   std::unordered_map<int64_t, std::string> names;
   for (const auto& n : step.trace.at("nodes")) {
     names.emplace(n.at("id").get<int64_t>(), n.at("name").get<std::string>());
@@ -19,9 +21,17 @@ std::string indexDistributionYaml(const SweepSpec& spec, const RankStep& step) {
   for (const OpTag& tag : step.tags) {
     if (tag.table < 0 || names[tag.id] != "aten::embedding_bag") continue;
     const TableSpec& t = spec.tables[size_t(tag.table)];
+    const Shard* shard =
+        tag.shard >= 0 && size_t(tag.shard) < shards.size() ? &shards[size_t(tag.shard)] : nullptr;
+    const bool tail = shard != nullptr && shard->row_begin > 0;
     out += fmt::format("  - {{node: {}, name: {}", tag.id, nlohmann::json(t.name).dump());
-    if (t.zipf) out += fmt::format(", zipf: {}", *t.zipf);
-    out += "}\n";
+    if (t.zipf && !tail) out += fmt::format(", zipf: {}", *t.zipf);
+    out += "}";
+    if (t.zipf && tail) {
+      out += fmt::format("  # rows {}..{} of a Zipf {} table: its tail, drawn uniform", shard->row_begin,
+                         shard->row_begin + shard->rows - 1, *t.zipf);
+    }
+    out += "\n";
     ++entries;
   }
   if (entries == 0) out += "  []\n";

@@ -27,6 +27,42 @@ std::vector<int> greedyAssign(const std::vector<double>& cost, int64_t world_siz
   return owner;
 }
 
+std::vector<Placement> greedySplitAssign(const std::vector<double>& cost, int64_t world_size) {
+  const double total = std::accumulate(cost.begin(), cost.end(), 0.0);
+  const double fair = total / double(world_size);
+  std::vector<int> all(static_cast<size_t>(world_size));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<Placement> out(cost.size());
+  std::vector<double> load(size_t(world_size), 0.0);
+  std::vector<size_t> order;
+  for (size_t t = 0; t < cost.size(); ++t) {
+    if (world_size > 1 && cost[t] > fair) {
+      out[t] = {Sharding::kRowWise, all};
+      for (double& l : load) l += cost[t] / double(world_size);
+    } else {
+      order.push_back(t);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  for (size_t t : order) {
+    const size_t r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    out[t] = {Sharding::kTableWise, {int(r)}};
+    load[r] += cost[t];
+  }
+  return out;
+}
+
+std::vector<Placement> placementsOf(const Plan& plan) {
+  return plan.place.empty() ? tableWise(plan.owner) : plan.place;
+}
+
+std::string planKey(const Plan& plan) {
+  std::string key;
+  for (const Placement& p : placementsOf(plan)) key += placementCode(p) + " ";
+  return key;
+}
+
 std::vector<int> roundRobinAssign(size_t tables, int64_t world_size) {
   std::vector<int> owner(tables);
   for (size_t t = 0; t < tables; ++t) owner[t] = int(int64_t(t) % world_size);
@@ -57,28 +93,40 @@ const std::map<std::string, Maker>& makers() {
   static const std::map<std::string, Maker> registry = {
       {"explicit",
        [](const SweepSpec&, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
-         out->push_back({p.name, p.strategy, p.assign});
+         out->push_back({p.name, p.strategy, p.assign, p.place});
        }},
       {"round_robin",
        [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
-         out->push_back({p.name, p.strategy, roundRobinAssign(s.tables.size(), s.world_size)});
+         out->push_back({p.name, p.strategy, roundRobinAssign(s.tables.size(), s.world_size), {}});
        }},
       {"greedy",
        [](const SweepSpec& s, const PlanSpec& p, const TableCosts& costs,
           std::vector<Plan>* out) {
-         out->push_back({p.name, p.strategy, greedyAssign(costs(), s.world_size)});
+         out->push_back({p.name, p.strategy, greedyAssign(costs(), s.world_size), {}});
        }},
       {"greedy_size",
        [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
          std::vector<double> bytes;
          for (const TableSpec& t : s.tables) bytes.push_back(double(t.bytes()));
-         out->push_back({p.name, p.strategy, greedyAssign(bytes, s.world_size)});
+         out->push_back({p.name, p.strategy, greedyAssign(bytes, s.world_size), {}});
+       }},
+      {"greedy_split",
+       [](const SweepSpec& s, const PlanSpec& p, const TableCosts& costs,
+          std::vector<Plan>* out) {
+         Plan plan{p.name, p.strategy, {}, greedySplitAssign(costs(), s.world_size)};
+         bool split = false;
+         for (const Placement& pl : plan.place) {
+           plan.owner.push_back(pl.kind == Sharding::kTableWise ? pl.ranks[0] : -1);
+           split = split || pl.kind != Sharding::kTableWise;
+         }
+         if (!split) plan.place.clear();
+         out->push_back(std::move(plan));
        }},
       {"random",
        [](const SweepSpec& s, const PlanSpec& p, const TableCosts&, std::vector<Plan>* out) {
          const auto owners = randomAssigns(s.tables.size(), s.world_size, p.count, p.seed);
          for (size_t k = 0; k < owners.size(); ++k) {
-           out->push_back({fmt::format("{}#{}", p.name, k + 1), p.strategy, owners[k]});
+           out->push_back({fmt::format("{}#{}", p.name, k + 1), p.strategy, owners[k], {}});
          }
        }},
   };

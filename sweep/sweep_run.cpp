@@ -17,31 +17,45 @@
 
 namespace tracetwin::sweep {
 
-int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank) {
-  int64_t bytes = 0;
-  const int64_t lookups_per_bag = spec.world_size * spec.batch_size;
-  for (size_t t = 0; t < owner.size(); ++t) {
-    if (owner[t] != rank) continue;
-    const TableSpec& tab = spec.tables[t];
-    bytes += tab.bytes();
-    if (spec.sparse_grad) {
-      const int64_t lookups = lookups_per_bag * tab.pooling;
-      bytes += std::min(lookups, tab.rows) * tab.dim * 4 + lookups * 8;
-    } else {
-      bytes += tab.bytes();
-    }
-  }
+namespace {
+
+// Every rank's memory (rankMemoryBytes), the plan's shards built once.
+std::vector<int64_t> memoryByRank(const SweepSpec& spec, const std::vector<Placement>& place) {
   int64_t width = spec.dense.features, params = 0;
   for (int64_t h : spec.dense.bottom_mlp) {
     params += (width + 1) * h;
     width = h;
   }
-  for (int t = 0; t < int(owner.size()); ++t) width += spec.tables[size_t(t)].dim;
+  for (const TableSpec& t : spec.tables) width += t.dim;
   for (int64_t h : spec.dense.top_mlp) {
     params += (width + 1) * h;
     width = h;
   }
-  return bytes + 2 * 4 * params;  // dense weights and gradients
+  // Dense weights and gradients on every rank.
+  std::vector<int64_t> bytes(size_t(spec.world_size), 2 * 4 * params);
+  for (const Shard& sh : planShards(spec, place)) {
+    const int64_t weights = sh.rows * sh.dim * 4;
+    int64_t& b = bytes[size_t(sh.rank)];
+    b += weights;
+    if (sh.kind == Sharding::kDataParallel) {
+      b += 2 * weights;  // the dense gradient and its copy in the all-reduced bucket
+    } else if (spec.sparse_grad) {
+      b += std::min(sh.lookups, sh.rows) * sh.dim * 4 + sh.lookups * 8;
+    } else {
+      b += weights;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<Placement>& place, int rank) {
+  return memoryByRank(spec, place).at(size_t(rank));
+}
+
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank) {
+  return rankMemoryBytes(spec, tableWise(owner), rank);
 }
 
 namespace {
@@ -50,9 +64,14 @@ namespace {
 }  // namespace
 
 PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks) {
+  return buildGraphs(spec, tableWise(owner), ranks);
+}
+
+PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<Placement>& place, int64_t ranks) {
   PlanGraphs g;
+  g.shards = planShards(spec, place);
   for (int r = 0; r < ranks; ++r) {
-    RankStep step = buildRankStep(spec, owner, r);
+    RankStep step = buildRankStep(spec, place, r);
     g.graphs.push_back(rankGraph(step, fmt::format("{} rank {}", spec.source, r)));
     std::unordered_map<int64_t, OpTag> tags;
     for (const OpTag& t : step.tags) tags.emplace(t.id, t);
@@ -63,15 +82,16 @@ PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int
 
 namespace {
 
-// A Zipf table's index-reuse histogram, computed once per table shape (a
-// million-row table takes a million powers).
-const std::vector<double>& zipfReuse(const SweepSpec& spec, const TableSpec& t) {
+// A Zipf shard's index-reuse histogram, computed once per shape (a
+// million-row table takes a million powers). A row-wise shard is taken as
+// Zipf over its own rows with its own lookups: exact for the first shard,
+// more reuse than the later shards' flatter tails have.
+const std::vector<double>& zipfReuse(const TableSpec& t, const Shard& sh) {
   static std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
-  const int64_t lookups = spec.world_size * spec.batch_size * t.pooling;
-  auto key = std::make_tuple(lookups, t.rows, *t.zipf);
+  auto key = std::make_tuple(sh.lookups, sh.rows, *t.zipf);
   auto it = cache.find(key);
   if (it == cache.end()) {
-    it = cache.emplace(key, predictors::zipfReuseHistogram(double(lookups), t.rows, *t.zipf))
+    it = cache.emplace(key, predictors::zipfReuseHistogram(double(sh.lookups), sh.rows, *t.zipf))
              .first;
   }
   return it->second;
@@ -91,12 +111,13 @@ predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanG
     in.opts = opts;
     in.opts.default_world_size = world_size;
     for (const auto& [id, tag] : g.tags[r]) {
-      if (tag.table < 0 || !spec.tables[size_t(tag.table)].zipf) continue;
+      if (tag.shard < 0 || !spec.tables[size_t(tag.table)].zipf) continue;
       const std::string& name = graph.node(id).name;
       // The lookups, and SGD's sparse add_ (its coalesce: the distinct rows).
       if (name == "aten::embedding_bag" || name == "aten::_embedding_bag_backward" ||
           name == "aten::add_") {
-        in.opts.index_reuse[id] = zipfReuse(spec, spec.tables[size_t(tag.table)]);
+        in.opts.index_reuse[id] =
+            zipfReuse(spec.tables[size_t(tag.table)], g.shards[size_t(tag.shard)]);
       }
     }
     inputs.push_back(std::move(in));
@@ -110,10 +131,11 @@ void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult*
   PlanResult& res = *res_out;
   const Plan& plan = res.plan;
   res.ranks.clear();
+  const std::vector<int64_t> memory = memoryByRank(spec, placementsOf(plan));
   for (int r = 0; r < spec.world_size; ++r) {
     RankResult rr;
     rr.rank = r;
-    rr.memory_bytes = rankMemoryBytes(spec, plan.owner, r);
+    rr.memory_bytes = memory[size_t(r)];
     if (options.memory_limit_bytes > 0 && rr.memory_bytes > options.memory_limit_bytes &&
         res.feasible) {
       res.feasible = false;
@@ -131,7 +153,7 @@ PlanResult predictPlan(const SweepSpec& spec, const Plan& plan, const predictors
   res.plan = plan;
   checkMemory(spec, options, &res);
   if (!res.feasible) return res;
-  const PlanGraphs g = buildGraphs(spec, plan.owner, spec.world_size);
+  const PlanGraphs g = buildGraphs(spec, placementsOf(plan), spec.world_size);
   const predictors::MultiRankPrediction m =
       predictGraphs(spec, g, models, options.predict, spec.world_size);
   res.predicted_ms = m.iteration_ms;
@@ -183,7 +205,9 @@ std::vector<PlanResult> screened(const SweepSpec& spec, const std::vector<Plan>&
     PlanResult res;
     res.plan = plan;
     checkMemory(spec, options, &res);
-    if (res.feasible) {
+    if (res.feasible && !plan.tableWiseOnly()) {
+      res = predictPlan(spec, plan, models, options);  // the composed model is table-wise only
+    } else if (res.feasible) {
       std::vector<RankResult> memory = std::move(res.ranks);
       res = composed.estimate(plan);
       for (size_t r = 0; r < res.ranks.size(); ++r) {
@@ -196,7 +220,7 @@ std::vector<PlanResult> screened(const SweepSpec& spec, const std::vector<Plan>&
   rank(&out);
   const size_t verify = std::min(options.verify, out.size());
   for (size_t k = 0; k < verify && out[k].feasible; ++k) {
-    out[k] = predictPlan(spec, out[k].plan, models, options);
+    if (out[k].predicted_by != "joint") out[k] = predictPlan(spec, out[k].plan, models, options);
     if (options.progress) options.progress(k + 1, verify);
   }
   rank(&out);
@@ -210,9 +234,9 @@ std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>&
   if (plans.size() > options.full_max) return screened(spec, plans, models, options);
   std::vector<PlanResult> out;
   out.reserve(plans.size());
-  std::map<std::vector<int>, size_t> seen;  // plans of one assignment are predicted once
+  std::map<std::string, size_t> seen;  // plans of one assignment are predicted once
   for (size_t k = 0; k < plans.size(); ++k) {
-    auto [it, fresh] = seen.emplace(plans[k].owner, out.size());
+    auto [it, fresh] = seen.emplace(planKey(plans[k]), out.size());
     if (fresh) {
       out.push_back(predictPlan(spec, plans[k], models, options));
     } else {
@@ -230,11 +254,24 @@ nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& r
   using J = nlohmann::json;
   J plans = J::array();
   for (const PlanResult& p : ranked) {
+    const std::vector<Placement> place = placementsOf(p.plan);
     J ranks = J::array();
     for (const RankResult& r : p.ranks) {
       J tables = J::array();
-      for (size_t t = 0; t < p.plan.owner.size(); ++t) {
-        if (p.plan.owner[t] == r.rank) tables.push_back(spec.tables[t].name);
+      for (const Shard& sh : planShards(spec, place)) {
+        if (sh.rank != r.rank) continue;
+        const std::string& name = spec.tables[size_t(sh.table)].name;
+        if (sh.kind == Sharding::kTableWise) {
+          tables.push_back(name);
+        } else if (sh.kind == Sharding::kRowWise) {
+          tables.push_back(fmt::format("{}[rows {}..{})", name, sh.row_begin,
+                                       sh.row_begin + sh.rows));
+        } else if (sh.kind == Sharding::kColumnWise) {
+          tables.push_back(fmt::format("{}[cols {}..{})", name, sh.col_begin,
+                                       sh.col_begin + sh.dim));
+        } else {
+          tables.push_back(name + "[data-parallel]");
+        }
       }
       ranks.push_back(J{{"rank", r.rank},
                         {"iteration_ms", r.iteration_ms},
@@ -245,9 +282,13 @@ nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& r
                         {"memory_bytes", r.memory_bytes},
                         {"tables", std::move(tables)}});
     }
-    J assignment = J::object();
-    for (size_t t = 0; t < p.plan.owner.size(); ++t) {
-      assignment[spec.tables[t].name] = p.plan.owner[t];
+    // Table-wise: the rank; else the placement's code ("rw:0+1", "cw:0+1", "dp").
+    J assignment = J::object(), owner = J::array();
+    for (size_t t = 0; t < place.size(); ++t) {
+      const J code = place[t].kind == Sharding::kTableWise ? J(place[t].ranks[0])
+                                                            : J(placementCode(place[t]));
+      assignment[spec.tables[t].name] = code;
+      owner.push_back(code);
     }
     J entry = {{"name", p.plan.name},
                {"strategy", p.plan.strategy},
@@ -255,7 +296,7 @@ nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& r
                {"feasible", p.feasible},
                {"ranks", std::move(ranks)},
                {"assignment", std::move(assignment)},
-               {"owner", p.plan.owner}};
+               {"owner", std::move(owner)}};
     if (p.feasible) {
       entry["predicted_ms"] = p.predicted_ms;
       entry["imbalance"] = p.imbalance;
@@ -298,7 +339,9 @@ std::string sweepCsv(const SweepSpec& spec, const std::vector<PlanResult>& ranke
       out += fmt::format(",{:.4f},{:.4f},{:.4f},{:.4f}", r.embedding_ms, r.dense_ms, r.comm_ms,
                          r.wait_ms);
     }
-    out += fmt::format(",{}\n", fmt::join(p.plan.owner, " "));
+    std::vector<std::string> codes;
+    for (const Placement& pl : placementsOf(p.plan)) codes.push_back(placementCode(pl));
+    out += fmt::format(",{}\n", fmt::join(codes, " "));
   }
   return out;
 }

@@ -50,15 +50,20 @@ struct PlanResult {
 // Per-rank memory a plan needs (bytes): float32 weights and their gradients
 // (sparse: the looked-up rows' values and indices), no optimizer state for
 // plain SGD.
+// Row- and column-wise shards hold their rows / columns; a data-parallel table
+// is whole on every rank with a dense gradient and its copy in the bucket.
+int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<Placement>& place, int rank);
 int64_t rankMemoryBytes(const SweepSpec& spec, const std::vector<int>& owner, int rank);
 
 // A plan's per-rank graphs and their ops' tags; predictor inputs point
 // into it.
 struct PlanGraphs {
+  std::vector<Shard> shards;  // planShards(): what OpTag::shard indexes
   std::deque<core::Graph> graphs;
   std::vector<std::unordered_map<int64_t, OpTag>> tags;  // per rank, by node id
 };
 PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<int>& owner, int64_t ranks);
+PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<Placement>& place, int64_t ranks);
 // Every rank predicted together (the multi-rank predictor, every rank's ops
 // kept); the lookups of a Zipf table carry its index-reuse histogram.
 predictors::MultiRankPrediction predictGraphs(const SweepSpec& spec, const PlanGraphs& g,

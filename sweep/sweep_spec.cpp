@@ -19,7 +19,7 @@ namespace {
 namespace y = predictors::yaml;
 
 const std::vector<std::string> kStrategies = {"explicit", "round_robin", "greedy", "greedy_size",
-                                              "random"};
+                                              "random",   "greedy_split"};
 
 int64_t positiveIntList(const y::MapReader& m, const YAML::Node& list, const char* key,
                         std::vector<int64_t>* out) {
@@ -71,6 +71,98 @@ TableSpec readTable(const YAML::Node& node, const std::string& source, size_t i)
   return t;
 }
 
+constexpr int kUnassigned = -2;  // PlanSpec::assign while reading
+constexpr int kSplitTable = -1;  // PlanSpec::assign of a table that is not table-wise
+
+int64_t sweepRankAt(const std::string& source, const YAML::Node& n, const std::string& plan,
+                    const std::string& table, int64_t world_size) {
+  int64_t rank = -1;
+  try {
+    rank = n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    y::failAt(source, n,
+              fmt::format("plan '{}': the rank of table '{}' must be an integer, or row_wise, "
+                          "column_wise, data_parallel, {{row_wise: [ranks]}}, "
+                          "{{column_wise: [ranks]}}",
+                          plan, table));
+  }
+  if (rank < 0 || rank >= world_size) {
+    y::failAt(source, n,
+              fmt::format("plan '{}': table '{}' on rank {}, out of range 0..{} (world_size {})",
+                          plan, table, rank, world_size - 1, world_size));
+  }
+  return rank;
+}
+
+// One table's placement in an `assign` map: a rank; row_wise, column_wise or
+// data_parallel (over every rank); {row_wise: [ranks]} or {column_wise: [ranks]}.
+Placement readPlacement(const std::string& source, const YAML::Node& v, const std::string& plan,
+                        const TableSpec& table, int64_t world_size) {
+  static const std::map<std::string, Sharding> kinds = {{"row_wise", Sharding::kRowWise},
+                                                        {"column_wise", Sharding::kColumnWise},
+                                                        {"data_parallel", Sharding::kDataParallel}};
+  Placement p;
+  std::vector<int> all(static_cast<size_t>(world_size));
+  for (int r = 0; r < int(world_size); ++r) all[size_t(r)] = r;
+  const YAML::Node* ranks_node = nullptr;
+  YAML::Node ranks_list;
+  if (v.IsScalar()) {
+    auto it = kinds.find(v.Scalar());
+    if (it == kinds.end()) {
+      p.ranks = {int(sweepRankAt(source, v, plan, table.name, world_size))};
+      return p;
+    }
+    p.kind = it->second;
+    p.ranks = all;
+  } else if (v.IsMap() && v.size() == 1) {
+    const std::string key = v.begin()->first.as<std::string>();
+    auto it = kinds.find(key);
+    if (it == kinds.end() || it->second == Sharding::kDataParallel) {
+      y::failAt(source, v.begin()->first,
+                fmt::format("plan '{}', table '{}': unknown split '{}'; known: row_wise: "
+                            "[ranks], column_wise: [ranks]",
+                            plan, table.name, key));
+    }
+    p.kind = it->second;
+    ranks_list = v.begin()->second;
+    ranks_node = &ranks_list;
+    if (!ranks_list.IsSequence() || ranks_list.size() == 0) {
+      y::failAt(source, ranks_list,
+                fmt::format("plan '{}', table '{}': {} needs a non-empty list of ranks", plan,
+                            table.name, key));
+    }
+    std::set<int> seen;
+    for (const YAML::Node& e : ranks_list) {
+      const int r = int(sweepRankAt(source, e, plan, table.name, world_size));
+      if (!seen.insert(r).second) {
+        y::failAt(source, e,
+                  fmt::format("plan '{}', table '{}': rank {} listed twice", plan, table.name, r));
+      }
+      p.ranks.push_back(r);
+    }
+  } else {
+    y::failAt(source, v,
+              fmt::format("plan '{}', table '{}': expected a rank, row_wise, column_wise, "
+                          "data_parallel, {{row_wise: [ranks]}} or {{column_wise: [ranks]}}",
+                          plan, table.name));
+  }
+  const YAML::Node& at = ranks_node != nullptr ? *ranks_node : v;
+  const int64_t shards = int64_t(p.ranks.size());
+  if (p.kind == Sharding::kRowWise && table.rows < shards) {
+    y::failAt(source, at,
+              fmt::format("plan '{}': table '{}' has {} rows, too few to split row-wise over {} "
+                          "ranks",
+                          plan, table.name, table.rows, shards));
+  }
+  if (p.kind == Sharding::kColumnWise && table.dim < shards) {
+    y::failAt(source, at,
+              fmt::format("plan '{}': table '{}' has dim {}, too small to split column-wise over "
+                          "{} ranks",
+                          plan, table.name, table.dim, shards));
+  }
+  return p;
+}
+
 PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
                   const std::vector<TableSpec>& tables, int64_t world_size) {
   y::MapReader m(node, source, fmt::format("plans[{}]", i));
@@ -89,7 +181,9 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
     if (!a.IsMap()) m.fail(a, "'assign' must map table names to ranks ({t0: 0, t1: 1})");
     std::map<std::string, size_t> index;
     for (size_t t = 0; t < tables.size(); ++t) index[tables[t].name] = t;
-    p.assign.assign(tables.size(), -1);
+    p.assign.assign(tables.size(), kUnassigned);
+    std::vector<Placement> placed(tables.size());
+    bool split = false;
     for (const auto& kv : a) {
       const std::string name = kv.first.as<std::string>();
       auto it = index.find(name);
@@ -97,32 +191,23 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
         y::failAt(source, kv.first,
                   fmt::format("plan '{}' assigns unknown table '{}'", p.name, name));
       }
-      if (p.assign[it->second] >= 0) {
+      if (p.assign[it->second] != kUnassigned) {
         y::failAt(source, kv.first,
                   fmt::format("plan '{}' assigns table '{}' twice", p.name, name));
       }
-      int64_t rank = -1;
-      try {
-        rank = kv.second.as<int64_t>();
-      } catch (const YAML::Exception&) {
-        y::failAt(source, kv.second, fmt::format("plan '{}': the rank of table '{}' must be an "
-                                                 "integer",
-                                                 p.name, name));
-      }
-      if (rank < 0 || rank >= world_size) {
-        y::failAt(source, kv.second,
-                  fmt::format("plan '{}': table '{}' on rank {}, out of range 0..{} "
-                              "(world_size {})",
-                              p.name, name, rank, world_size - 1, world_size));
-      }
-      p.assign[it->second] = int(rank);
+      const Placement place =
+          readPlacement(source, kv.second, p.name, tables[it->second], world_size);
+      placed[it->second] = place;
+      p.assign[it->second] = place.kind == Sharding::kTableWise ? place.ranks[0] : kSplitTable;
+      split = split || place.kind != Sharding::kTableWise;
     }
     for (size_t t = 0; t < tables.size(); ++t) {
-      if (p.assign[t] < 0) {
+      if (p.assign[t] == kUnassigned) {
         m.fail(a, fmt::format("plan '{}' assigns no rank to table '{}' (every table needs one)",
                               p.name, tables[t].name));
       }
     }
+    if (split) p.place = std::move(placed);
     if (m.has("count") || m.has("seed")) {
       m.fail(node, fmt::format("plan '{}': 'count' and 'seed' are for strategy random", p.name));
     }
@@ -131,7 +216,7 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
   p.strategy = m.str("strategy");
   if (std::find(kStrategies.begin() + 1, kStrategies.end(), p.strategy) == kStrategies.end()) {
     m.fail(m.get("strategy"), fmt::format("unknown strategy '{}'; known: round_robin, greedy, "
-                                          "greedy_size, random (or 'assign')",
+                                          "greedy_size, greedy_split, random (or 'assign')",
                                           p.strategy));
   }
   if (p.strategy == "random") {
@@ -150,6 +235,27 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
 }
 
 }  // namespace
+
+std::string placementCode(const Placement& p) {
+  switch (p.kind) {
+    case Sharding::kTableWise:
+      return std::to_string(p.ranks.at(0));
+    case Sharding::kRowWise:
+      return fmt::format("rw:{}", fmt::join(p.ranks, "+"));
+    case Sharding::kColumnWise:
+      return fmt::format("cw:{}", fmt::join(p.ranks, "+"));
+    case Sharding::kDataParallel:
+      return "dp";
+  }
+  return "?";
+}
+
+std::vector<Placement> tableWise(const std::vector<int>& owner) {
+  std::vector<Placement> out;
+  out.reserve(owner.size());
+  for (int r : owner) out.push_back({Sharding::kTableWise, {r}});
+  return out;
+}
 
 const std::vector<std::string>& strategyNames() { return kStrategies; }
 

@@ -29,10 +29,34 @@ struct DenseSpec {
   std::vector<int64_t> top_mlp{64, 1};      // Linear + ReLU each, the last without ReLU
 };
 
+// How a plan places one table (docs/sweeps.md, "Sharding"), after TorchRec:
+// table-wise on one rank; row-wise (each of `ranks` holds a row range and
+// looks up the global batch's indices in it; the partial pooled sums are
+// summed on the samples' ranks); column-wise (each holds a slice of dim for
+// every row); data-parallel (every rank holds all of it and looks up only
+// its own samples; its dense gradient is all-reduced with the dense part).
+enum class Sharding : uint8_t { kTableWise, kRowWise, kColumnWise, kDataParallel };
+struct Placement {
+  Sharding kind = Sharding::kTableWise;
+  std::vector<int> ranks;  // table-wise: {rank}; else the shards' ranks in order (all for DP)
+  bool operator==(const Placement& o) const { return kind == o.kind && ranks == o.ranks; }
+  bool operator<(const Placement& o) const {
+    return kind != o.kind ? kind < o.kind : ranks < o.ranks;
+  }
+};
+// "0" (table-wise on rank 0), "rw:0+1", "cw:0+1", "dp": the codes `sweep
+// --json-out` writes per table and scripts/workloads/dlrm_sweep.py's
+// --param assign takes.
+std::string placementCode(const Placement& p);
+// Every table table-wise: owner[t] is its rank.
+std::vector<Placement> tableWise(const std::vector<int>& owner);
+
 struct PlanSpec {
   std::string name;
   std::string strategy;  // "explicit" (assign), "round_robin", "greedy", "greedy_size", "random"
-  std::vector<int> assign;  // explicit: rank per table, in the file's table order
+  std::vector<int> assign;  // explicit: rank per table, in the file's table order (-1: split)
+  // explicit: every table's placement when a table is not table-wise; else empty.
+  std::vector<Placement> place;
   int64_t count = 1;        // random: how many plans
   uint64_t seed = 0;        // random
   int line = 0;             // where the plan is in the file (messages)

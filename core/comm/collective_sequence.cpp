@@ -30,9 +30,27 @@ std::string describe(const CollectiveStep& s) {
   return what + fmt::format(" (op {})", s.node);
 }
 
+// An all_to_all_single whose splits were not recorded (PyTorch 1.13's Gloo):
+// the ranks' send sizes may differ; deriveAllToAllSplits decides.
+bool unrecordedSplits(const CollectiveStep& s) {
+  return s.name == collectiveInfo(Collective::kAllToAllSingle).name && s.bytes >= 0;
+}
+
 bool same(const CollectiveStep& a, const CollectiveStep& b) {
   return a.name == b.name && a.group == b.group &&
-         (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes);
+         (a.bytes < 0 || b.bytes < 0 || a.bytes == b.bytes ||
+          (unrecordedSplits(a) && unrecordedSplits(b)));
+}
+
+bool underBackward(const core::Graph& graph, const core::Node& node) {
+  core::NodeId p = node.parent;
+  for (int depth = 0; p != core::kNoNode && depth < 64; ++depth) {
+    const core::Node* n = graph.findNode(p);
+    if (n == nullptr || n->parent == p) break;
+    if (n->name.find("Backward") != std::string::npos) return true;
+    p = n->parent;
+  }
+  return false;
 }
 
 }  // namespace
@@ -57,6 +75,7 @@ std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
     const bool uneven = spec.kind == Collective::kAllToAllSingle &&
                         (!spec.in_split.empty() || !spec.out_split.empty());
     step.bytes = uneven ? -1 : tensorBytes(node);
+    step.backward = underBackward(graph, node);
     steps.push_back(std::move(step));
   }
   return steps;
@@ -65,7 +84,8 @@ std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
 std::string sequenceToText(const std::vector<CollectiveStep>& steps) {
   std::string out;
   for (const CollectiveStep& s : steps) {
-    out += fmt::format("{}\t{}\t{}\t{}\n", s.node, s.name, s.bytes, s.group);
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", s.node, s.name, s.bytes, s.backward ? 'B' : 'F',
+                       s.group);
   }
   return out;
 }
@@ -79,11 +99,13 @@ std::vector<CollectiveStep> sequenceFromText(const std::string& text, const std:
     ++number;
     std::istringstream fields(line);
     CollectiveStep s;
-    if (!(fields >> s.node >> s.name >> s.bytes)) {
+    char phase = 0;
+    if (!(fields >> s.node >> s.name >> s.bytes >> phase) || (phase != 'B' && phase != 'F')) {
       throw InputError(fmt::format(
-          "{}: collective sequence line {}: expected 'node name bytes [group]', got '{}'", from,
-          number, line));
+          "{}: collective sequence line {}: expected 'node name bytes F|B [group]', got '{}'",
+          from, number, line));
     }
+    s.backward = phase == 'B';
     fields.get();  // the tab before the group
     std::getline(fields, s.group);
     steps.push_back(std::move(s));
@@ -183,6 +205,66 @@ std::vector<MatchedCollective> matchAcrossRanks(
       m.steps[at] = s;
       m.index_in_rank[at] = i;
     }
+  }
+  return out;
+}
+
+std::map<core::NodeId, DerivedSplits> deriveAllToAllSplits(
+    const std::vector<std::vector<CollectiveStep>>& by_rank, int rank,
+    const std::function<int64_t(core::NodeId node, int64_t bytes)>& elements_of) {
+  std::map<core::NodeId, DerivedSplits> out;
+  std::map<std::string, std::vector<DerivedSplits>> forwards;  // group -> unpaired forwards
+  for (const MatchedCollective& m : matchAcrossRanks(by_rank)) {
+    const auto me = std::find(m.members.begin(), m.members.end(), rank);
+    if (me == m.members.end()) continue;
+    const size_t mine = size_t(me - m.members.begin());
+    const CollectiveStep& step = m.steps[mine];
+    bool unrecorded = true;
+    for (const CollectiveStep& s : m.steps) unrecorded = unrecorded && unrecordedSplits(s);
+    if (!unrecorded) continue;
+    const int64_t G = int64_t(m.members.size());
+    const std::string what = fmt::format(
+        "all_to_all_single #{} on {} (op {} on rank {}), recorded without split sizes", m.position,
+        m.group.empty() ? "the default group" : "group '" + m.group + "'", step.node, rank);
+    DerivedSplits d;
+    if (!step.backward) {
+      for (size_t k = 0; k < m.steps.size(); ++k) {
+        const int64_t n = elements_of(step.node, m.steps[k].bytes);
+        if (n % G != 0) {
+          throw InputError(fmt::format(
+              "{}: rank {} sends {} elements, not a multiple of the group's {} ranks, so its "
+              "split sizes cannot be derived (an all_to_allv whose chunks differ per peer)",
+              what, m.members[k], n, G));
+        }
+        d.out_split.push_back(n / G);
+      }
+      d.in_split.assign(size_t(G), d.out_split[mine]);
+      forwards[m.group].push_back(d);
+    } else {
+      auto& stack = forwards[m.group];
+      if (stack.empty()) {
+        throw InputError(fmt::format(
+            "{}: it runs in autograd's backward, but no forward all_to_all_single on the group "
+            "precedes it to take the transpose of",
+            what));
+      }
+      const DerivedSplits fwd = stack.back();
+      stack.pop_back();
+      d.in_split = fwd.out_split;
+      d.out_split = fwd.in_split;
+      int64_t sum = 0;
+      for (int64_t v : d.in_split) sum += v;
+      if (sum != elements_of(step.node, step.bytes)) {
+        throw InputError(fmt::format(
+            "{}: the transpose of its forward sends {} elements, the trace records {}", what,
+            sum, elements_of(step.node, step.bytes)));
+      }
+    }
+    // Even splits are what a replay without splits does already.
+    const auto uneven = [](const std::vector<int64_t>& v) {
+      return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) != v.end();
+    };
+    if (uneven(d.in_split) || uneven(d.out_split)) out.emplace(step.node, std::move(d));
   }
   return out;
 }

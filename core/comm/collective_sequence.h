@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ struct CollectiveStep {
   // Bytes of the node's tensors; -1 where ranks legitimately differ (an
   // all_to_all with split sizes sends what each rank has).
   int64_t bytes = 0;
+  // Run by autograd's backward (an ancestor named "...Backward"): how an
+  // all_to_all_single without split sizes is paired with its forward
+  // (deriveAllToAllSplits).
+  bool backward = false;
 };
 
 // The collectives among `ops` (selected op ids, in execution order). "wait"
@@ -55,5 +61,32 @@ struct MatchedCollective {
 // when the ranks disagree on a group.
 std::vector<MatchedCollective> matchAcrossRanks(
     const std::vector<std::vector<CollectiveStep>>& by_rank);
+
+// Split sizes (elements) of one all_to_all_single, derived across ranks.
+struct DerivedSplits {
+  std::vector<int64_t> in_split, out_split;
+};
+
+// PyTorch 1.13's Gloo records an all_to_all_single with explicit split sizes
+// as a bare "gloo:all_to_all" holding the send tensor only: each rank's
+// trace has its own send size and no splits, and a rank that sends nothing
+// (a DLRM rank without tables) records 0 bytes. The splits follow from the
+// peers' send sizes (the exchanged sequences) for the common pattern, the
+// all_to_all of pooled embeddings and its backward:
+// - forward (no "...Backward" ancestor): every rank sends equal chunks to
+//   every peer (its samples' share of its vectors): in = [N_me / G] x G,
+//   out[q] = N_q / G;
+// - backward: the transpose of the latest forward on the group not yet
+//   paired (autograd runs them in reverse): in = forward's out, out =
+//   forward's in; its send size must equal the sum.
+// Returns, for `rank`'s steps of that kind, the splits by node id where
+// they are uneven; `elements_of(node, bytes)` converts a member's bytes to
+// elements (the rank's own dtype). Throws InputError naming the collective
+// when a size does not fit (not a multiple of the group, a backward without
+// its forward, a sum that differs). Even splits (what a replay without
+// splits does already) are left out.
+std::map<core::NodeId, DerivedSplits> deriveAllToAllSplits(
+    const std::vector<std::vector<CollectiveStep>>& by_rank, int rank,
+    const std::function<int64_t(core::NodeId node, int64_t bytes)>& elements_of);
 
 }  // namespace tracetwin::core::comm

@@ -73,6 +73,9 @@ struct CommReplayer::Impl {
     size_t payload_end = SIZE_MAX;
   };
   std::unordered_map<core::NodeId, Resolved> resolved;
+  // all_to_all_single split sizes derived across ranks (setSplitSizes).
+  std::unordered_map<core::NodeId, std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+      derived_splits;
 
   const BackendHandle& world() const { return groups->world; }
 
@@ -138,6 +141,10 @@ struct CommReplayer::Impl {
     } catch (const InputError& e) {
       return e.what();
     }
+    if (auto d = derived_splits.find(node.id); d != derived_splits.end()) {
+      spec.in_split = d->second.first;
+      spec.out_split = d->second.second;
+    }
     BackendHandle* group = &groups->world;
     if (distributed) {
       const CollectiveInfo& info = collectiveInfo(spec.kind);
@@ -185,6 +192,12 @@ struct CommReplayer::Impl {
 };
 
 CommReplayer::CommReplayer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void CommReplayer::setSplitSizes(core::NodeId node, std::vector<int64_t> in_split,
+                                 std::vector<int64_t> out_split) {
+  impl_->derived_splits[node] = {std::move(in_split), std::move(out_split)};
+  impl_->resolved.erase(node);
+}
 CommReplayer::~CommReplayer() = default;
 
 std::unique_ptr<CommReplayer> CommReplayer::create(const std::string& device) {

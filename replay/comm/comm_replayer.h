@@ -68,6 +68,10 @@ class CommReplayer {
   std::vector<std::string> backendNotes() const;
   // Not owned; nullptr: none.
   void setObserver(CollectiveObserver* observer);
+  // Split sizes (elements) for an all_to_all_single whose trace records none
+  // (core::comm::deriveAllToAllSplits); before the node is first replayed.
+  void setSplitSizes(core::NodeId node, std::vector<int64_t> in_split,
+                     std::vector<int64_t> out_split);
 
   // Gloo collectives of a distributed replay run asynchronously, as
   // DistributedDataParallel issues its gradient all-reduces while backward

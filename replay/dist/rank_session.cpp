@@ -302,6 +302,22 @@ void RankSession::prepare(const core::Graph& graph, const std::vector<core::Node
   s.phase = "the probe of the backend's collectives";
   s.comm = comm::CommReplayer::createDistributed(s.groups, kinds);
   s.comm->setObserver(&s);
+  if (!s.options.same_trace) {
+    // PyTorch 1.13's Gloo all_to_all_single records no split sizes: derive
+    // them from the peers' send sizes (core/comm/collective_sequence.h).
+    const auto elements = [&](core::NodeId id, int64_t bytes) {
+      int64_t itemsize = 0;
+      for (const core::Value& v : graph.node(id).inputs) {
+        core::forEachTensor(v, [&](const core::TensorValue& t) {
+          if (itemsize == 0 && t.itemsize > 0) itemsize = t.itemsize;
+        });
+      }
+      return bytes / std::max<int64_t>(itemsize, 1);
+    };
+    for (auto& [node, d] : core::comm::deriveAllToAllSplits(by_rank, s.rank(), elements)) {
+      s.comm->setSplitSizes(node, std::move(d.in_split), std::move(d.out_split));
+    }
+  }
   const int cuda = device::cudaIndexFromDevice(s.options.device);
   s.device_marks = cuda >= 0;
   if (s.device_marks) s.clock = device::makeCudaEventMarkClock(cuda);

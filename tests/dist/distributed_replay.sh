@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Distributed replay end to end (docs/distributed.md): real rank processes over Gloo on this host.
-#  - the bundled 2-rank captures (capture.py --nproc 2: DDP MLP, DDP ResNet-18, table-wise DLRM)
+#  - the bundled 2-rank captures (capture.py --nproc 2: DDP MLP, DDP ResNet-18, table-wise DLRM,
+#    a sweep step with a rank holding no table)
 #    replay every op on every rank, collectives included, under `replay --nproc 2`;
 #  - the 8 ranks of the shared DLRM trace (8 processes on 2 cores: one iteration) replay all 13
 #    collectives of each rank; only the fbgemm ops this LibTorch lacks are skipped;
@@ -60,8 +61,10 @@ if ! "$bin" replay "$data/ddp_mlp.rank0.et.json.gz" --nproc 1 "${quick[@]}" >"$w
   fi
 fi
 
-# 1. The bundled 2-rank captures.
-for w in ddp_mlp ddp_resnet18 dlrm_tw; do
+# 1. The bundled 2-rank captures. dlrm_sweep_empty leaves rank 1 without tables: PyTorch 1.13's
+#    gloo:all_to_all records no split sizes (rank 0 sends 64 x 24 floats, rank 1 none); the replay
+#    derives them from the peers' send sizes (core::comm::deriveAllToAllSplits).
+for w in ddp_mlp ddp_resnet18 dlrm_tw dlrm_sweep_empty; do
   replay_ok "$w" "$data/$w.rank{rank}.et.json.gz" --nproc 2 "${quick[@]}" || continue
   check_report "$work/$w.json" 'r["world_size"] == 2' 'r["backend"] == "gloo"' \
     'r["launcher"] == "tracetwin"' 'len(r["ranks"]) == 2' \

@@ -29,7 +29,7 @@ TEST(IndexSideFile, NamesEachLookupOfTheRankWithItsTablesExponent) {
     const RankStep step = buildRankStep(spec, owner, rank);
     const core::Graph g = rankGraph(step, "z rank");
     const auto parsed =
-        predictors::parseIndexDistributions(indexDistributionYaml(spec, step), "side.yaml");
+        predictors::parseIndexDistributions(indexDistributionYaml(spec, tableWise(owner), step), "side.yaml");
     const auto resolved = predictors::resolveIndexDistributions(parsed, g);
     EXPECT_TRUE(resolved.unmatched.empty());
     std::map<int, double> by_table;  // table index -> exponent resolved for its lookup
@@ -55,7 +55,7 @@ TEST(IndexSideFile, NamesEachLookupOfTheRankWithItsTablesExponent) {
   }
   // A rank without tables gets an empty list, still a valid file.
   const RankStep none = buildRankStep(spec, {0, 0, 0}, 1);
-  EXPECT_TRUE(predictors::parseIndexDistributions(indexDistributionYaml(spec, none), "s.yaml")
+  EXPECT_TRUE(predictors::parseIndexDistributions(indexDistributionYaml(spec, tableWise({0, 0, 0}), none), "s.yaml")
                   .tables.empty());
   EXPECT_EQ(indexSideFileName(1), "rank1.index.yaml");
   EXPECT_EQ(indexSideFileName(-1), "rank{rank}.index.yaml");

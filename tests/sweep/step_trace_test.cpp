@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "core/comm/collective_spec.h"
@@ -166,6 +167,103 @@ TEST(StepTrace, SparseGradientsAreRecognisedAndCostedByTheRowsLookedUp) {
   const predictors::OpFeatures touched = predictors::computeFeatures(rows);
   EXPECT_DOUBLE_EQ(dense.bytes, 2.0 * 100 * 8 * 4);   // the weight read and written
   EXPECT_DOUBLE_EQ(touched.bytes, 3.0 * 24 * 8 * 4);  // rows read, written + the values
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
+
+namespace tracetwin::sweep {
+namespace {
+
+// One plan of each kind (docs/sweeps.md, "Sharding"): a row-wise over ranks
+// 0 and 1 (rows 0..50 and 50..100), b column-wise (dims 0..8 and 8..16), c
+// data-parallel. B = 4 samples a rank, 8 bags in the global batch.
+std::string shardFile() {
+  std::string text = kStepFile;
+  const std::string plan = "{name: p, assign: {a: 0, b: 1, c: 0}}";
+  return text.replace(text.find(plan), plan.size(),
+                      "{name: p, assign: {a: row_wise, b: {column_wise: [0, 1]}, "
+                      "c: data_parallel}}");
+}
+
+TEST(StepTrace, RowColumnWiseAndDataParallelShardsPerRank) {
+  const SweepSpec s = parseSweepSpec(shardFile(), "s.yaml");
+  const std::vector<Placement>& place = s.plans[0].place;
+  const std::vector<Shard> shards = planShards(s, place);
+  ASSERT_EQ(shards.size(), 6u);  // a: 2, b: 2, c: one per rank
+  EXPECT_EQ(shards[1].row_begin, 50);
+  EXPECT_EQ(shards[1].rows, 50);
+  EXPECT_EQ(shards[0].lookups + shards[1].lookups, 8 * 3);  // uniform: 12 each
+  EXPECT_EQ(shards[0].lookups, 12);
+  EXPECT_EQ(shards[3].col_begin, 8);
+  EXPECT_EQ(shards[3].dim, 8);
+  EXPECT_EQ(shards[5].bags, 4);  // data-parallel: its own samples
+  const int64_t B = 4, bags = 8;
+  // Dense parameters 305 (as above) and c's whole gradient in the bucket.
+  const int64_t bucket = 305 + 70 * 4;
+  for (int r = 0; r < 2; ++r) {
+    const core::Graph g = rankGraph(buildRankStep(s, place, r), "r");
+    Ops ops = topLevel(g);
+    // Lookups: a's rows, b's columns (the global batch), then c (its own batch).
+    const auto& lookups = ops.by_name["aten::embedding_bag"];
+    ASSERT_EQ(lookups.size(), 3u) << "rank " << r;
+    EXPECT_EQ(shapeOf(lookups[0]->inputs[0]), (std::vector<int64_t>{50, 8}));
+    EXPECT_EQ(shapeOf(lookups[0]->inputs[1])[0], 12);  // the indices in its rows
+    EXPECT_EQ(shapeOf(lookups[0]->inputs[2])[0], bags);
+    EXPECT_EQ(shapeOf(lookups[0]->outputs[0]), (std::vector<int64_t>{bags, 8}));  // partial sums
+    EXPECT_EQ(shapeOf(lookups[1]->inputs[0]), (std::vector<int64_t>{50, 8}));
+    EXPECT_EQ(shapeOf(lookups[1]->inputs[1])[0], bags * 2);  // every index
+    EXPECT_TRUE(lookups[1]->inputs[5].bool_value);
+    EXPECT_EQ(shapeOf(lookups[2]->inputs[0]), (std::vector<int64_t>{70, 4}));
+    EXPECT_EQ(shapeOf(lookups[2]->inputs[1])[0], B * 5);
+    EXPECT_EQ(shapeOf(lookups[2]->inputs[2])[0], B);
+    EXPECT_FALSE(lookups[2]->inputs[5].bool_value);  // a dense gradient
+    // One all_to_all carries a's partial sums and b's slices: 16 columns a rank.
+    ASSERT_EQ(ops.collectives.size(), 3u);
+    const auto fwd = core::comm::readCollective(*ops.collectives[0]);
+    EXPECT_EQ(fwd.in_split, (std::vector<int64_t>{B * 16, B * 16}));
+    EXPECT_EQ(fwd.out_split, (std::vector<int64_t>{B * 16, B * 16}));
+    const auto bwd = core::comm::readCollective(*ops.collectives[1]);
+    EXPECT_EQ(bwd.in_split, fwd.out_split);
+    // Each received block split into its shards' columns; a's partials summed.
+    ASSERT_EQ(ops.by_name["aten::split_with_sizes"].size(), 3u);  // received, 2 blocks
+    const core::Value& widths = ops.by_name["aten::split_with_sizes"][1]->inputs[1];
+    ASSERT_EQ(widths.elements.size(), 2u);
+    EXPECT_EQ(widths.elements[1].int_value, 8);
+    EXPECT_EQ(ops.by_name["aten::split_with_sizes"][1]->inputs[2].int_value, 1);  // dim 1
+    ASSERT_EQ(ops.by_name["aten::add"].size(), 1u);
+    EXPECT_EQ(shapeOf(ops.by_name["aten::add"][0]->inputs[0]), (std::vector<int64_t>{B, 8}));
+    // The interaction: bottom 5 + b's two slices + a's sum + c = 5 + 28.
+    EXPECT_EQ(shapeOf(ops.by_name.at("aten::linear")[2]->inputs[0]),
+              (std::vector<int64_t>{B, 5 + 8 + 16 + 4}));
+    // Backward: c first (dense, 70 rows), then b's and a's shards, last first.
+    const auto& backs = ops.by_name["aten::_embedding_bag_backward"];
+    ASSERT_EQ(backs.size(), 3u);
+    EXPECT_EQ(backs[0]->inputs[6].int_value, 70);
+    EXPECT_FALSE(backs[0]->inputs[9].bool_value);
+    EXPECT_EQ(backs[1]->inputs[6].int_value, 50);  // b's slice
+    EXPECT_EQ(shapeOf(backs[1]->inputs[0]), (std::vector<int64_t>{bags, 8}));
+    EXPECT_TRUE(backs[2]->inputs[9].bool_value);   // a's rows, sparse
+    // c's gradient is all-reduced with the dense part.
+    const auto ar = core::comm::readCollective(*ops.collectives[2]);
+    EXPECT_EQ(ar.kind, core::comm::Collective::kAllReduce);
+    EXPECT_EQ(shapeOf(ops.collectives[2]->inputs[0].elements[0])[0], bucket);
+  }
+}
+
+TEST(StepTrace, RowWiseShardsOfAZipfTableSplitItsLookupsByTheLaw) {
+  SweepSpec s = parseSweepSpec(shardFile(), "s.yaml");
+  s.tables[0].zipf = 1.1;
+  const std::vector<Shard> shards = planShards(s, s.plans[0].place);
+  // Rows 0..50 hold most of the mass: sum_{i<=50} i^-1.1 / sum_{i<=100} i^-1.1.
+  double head = 0, all = 0;
+  for (int i = 1; i <= 100; ++i) {
+    all += std::pow(i, -1.1);
+    if (i <= 50) head += std::pow(i, -1.1);
+  }
+  EXPECT_EQ(shards[0].lookups, std::llround(24 * head / all));
+  EXPECT_EQ(shards[0].lookups + shards[1].lookups, 24);
+  EXPECT_GT(shards[0].lookups, 3 * shards[1].lookups);
 }
 
 }  // namespace

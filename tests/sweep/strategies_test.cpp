@@ -66,5 +66,41 @@ plans:
   EXPECT_EQ(plans[6].strategy, "random");
 }
 
+TEST(Strategies, GreedySplitRowWiseSplitsATableOverTheFairShare) {
+  // Total 16, fair share 8 a rank: the 10 is split row-wise over both (5
+  // each); then 3 -> r0 (tie: the lower rank), 2 -> r1, 1 -> r1: loads 8, 8.
+  const std::vector<Placement> p = greedySplitAssign({10, 3, 2, 1}, 2);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].kind, Sharding::kRowWise);
+  EXPECT_EQ(p[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(placementCode(p[1]), "0");
+  EXPECT_EQ(placementCode(p[2]), "1");
+  EXPECT_EQ(placementCode(p[3]), "1");
+  // Nothing over the fair share: table-wise, as greedy.
+  const std::vector<Placement> q = greedySplitAssign({3, 3, 2}, 2);
+  for (size_t t = 0; t < q.size(); ++t) {
+    EXPECT_EQ(q[t].kind, Sharding::kTableWise);
+    EXPECT_EQ(q[t].ranks[0], greedyAssign({3, 3, 2}, 2)[t]);
+  }
+  // As a plan: owner -1 for the split table, its placements kept; a plan
+  // with nothing split keeps only the owner list.
+  const SweepSpec s = parseSweepSpec(R"(world_size: 2
+batch_size: 4
+tables:
+  - {name: a, rows: 100, dim: 8, pooling: 1}
+  - {name: b, rows: 10, dim: 8, pooling: 1}
+plans:
+  - {name: g, strategy: greedy_split}
+)",
+                                     "s.yaml");
+  const auto split = expandPlans(s, [] { return std::vector<double>{9, 1}; });
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(split[0].owner, (std::vector<int>{-1, 0}));  // a split (4.5 each); b: tie, r0
+  EXPECT_EQ(planKey(split[0]), "rw:0+1 0 ");
+  const auto whole = expandPlans(s, [] { return std::vector<double>{1, 1}; });
+  EXPECT_TRUE(whole[0].tableWiseOnly());
+  EXPECT_EQ(whole[0].owner, (std::vector<int>{0, 1}));
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep

@@ -84,6 +84,42 @@ TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
   EXPECT_EQ(j["best_predicted"], "split");
 }
 
+// Row-wise halves a table's weights a rank, data-parallel holds it whole on
+// both with a dense gradient and its bucket copy; split plans are predicted
+// jointly and written with their placement codes.
+TEST(SweepRun, SplitPlansMemoryPredictionAndJson) {
+  const SweepSpec s = parseSweepSpec(kRunFile, "s.yaml");
+  const std::vector<Placement> rw = {{Sharding::kRowWise, {0, 1}},
+                                     {Sharding::kTableWise, {1}},
+                                     {Sharding::kTableWise, {1}}};
+  const int64_t dense = rankMemoryBytes(s, std::vector<Placement>{{Sharding::kTableWise, {1}},
+                                                                  {Sharding::kTableWise, {1}},
+                                                                  {Sharding::kTableWise, {1}}},
+                                        0);  // rank 0 holds no table
+  const int64_t big = 50000 * 16 * 4;
+  const int64_t big_grad = (16 * 2 * 20 / 2) * (16 * 4 + 8);  // its half of the lookups, sparse
+  EXPECT_EQ(rankMemoryBytes(s, rw, 0), dense + big / 2 + big_grad);
+  const std::vector<Placement> dp = {{Sharding::kDataParallel, {0, 1}},
+                                     {Sharding::kTableWise, {1}},
+                                     {Sharding::kTableWise, {1}}};
+  EXPECT_EQ(rankMemoryBytes(s, dp, 0), dense + 3 * big);
+  const predictors::ModelSet models = hostModels();
+  SweepOptions o;
+  Plan plan{"rw", "explicit", {-1, 1, 1}, rw};
+  const auto ranked = runSweep(s, {plan, {"tw", "explicit", {0, 1, 1}, {}}}, models, o);
+  ASSERT_EQ(ranked.size(), 2u);
+  for (const PlanResult& p : ranked) {
+    EXPECT_TRUE(p.feasible);
+    EXPECT_GT(p.predicted_ms, 0);
+    EXPECT_EQ(p.predicted_by, "joint");
+  }
+  const auto j = sweepJson(s, ranked, "host");
+  const auto& entry = j["plans"][ranked[0].plan.name == "rw" ? 0 : 1];
+  EXPECT_EQ(entry["assignment"]["big"], "rw:0+1");
+  EXPECT_EQ(entry["owner"][1], 1);
+  EXPECT_EQ(entry["ranks"][0]["tables"][0], "big[rows 0..25000)");
+}
+
 // The composed model against the joint prediction it screens for: same
 // order, within 5% (model arithmetic on the bundled model files, no timing).
 TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {

@@ -115,5 +115,58 @@ TEST(SweepSpec, UnknownTableStrategyAndMisplacedKeys) {
             std::string::npos);
 }
 
+TEST(SweepSpec, RowColumnWiseAndDataParallelPlacements) {
+  const SweepSpec s = parseSweepSpec(
+      replace(kGood, "{name: manual, assign: {t0: 0, t1: 1}}",
+              "{name: manual, assign: {t0: 0, t1: 1}}\n"
+              "  - {name: split, assign: {t0: {row_wise: [1, 0]}, t1: column_wise}}\n"
+              "  - {name: dp, assign: {t0: row_wise, t1: data_parallel}}"),
+      "s.yaml");
+  ASSERT_EQ(s.plans.size(), 5u);
+  EXPECT_TRUE(s.plans[0].place.empty());  // table-wise only: the owner list says it all
+  const PlanSpec& split = s.plans[1];
+  EXPECT_EQ(split.assign, (std::vector<int>{-1, -1}));
+  ASSERT_EQ(split.place.size(), 2u);
+  EXPECT_EQ(split.place[0].kind, Sharding::kRowWise);
+  EXPECT_EQ(split.place[0].ranks, (std::vector<int>{1, 0}));  // shard order as written
+  EXPECT_EQ(split.place[1].kind, Sharding::kColumnWise);
+  EXPECT_EQ(split.place[1].ranks, (std::vector<int>{0, 1}));  // no list: every rank
+  EXPECT_EQ(placementCode(split.place[0]), "rw:1+0");
+  EXPECT_EQ(placementCode(split.place[1]), "cw:0+1");
+  const PlanSpec& dp = s.plans[2];
+  EXPECT_EQ(dp.place[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(dp.place[1].kind, Sharding::kDataParallel);
+  EXPECT_EQ(placementCode(dp.place[1]), "dp");
+}
+
+TEST(SweepSpec, PlacementErrorsNameFileLineAndColumn) {
+  const auto plan = [](const std::string& assign) {
+    return errorOf(replace(kGood, "{t0: 0, t1: 1}", assign));
+  };
+  const std::string kind = plan("{t0: 0, t1: {diagonal: [0, 1]}}");
+  EXPECT_NE(kind.find("s.yaml:9:"), std::string::npos) << kind;
+  EXPECT_NE(kind.find("unknown split 'diagonal'"), std::string::npos) << kind;
+  const std::string word = plan("{t0: 0, t1: rowwise}");
+  EXPECT_NE(word.find("s.yaml:9:"), std::string::npos) << word;
+  EXPECT_NE(word.find("row_wise"), std::string::npos) << word;  // lists what is allowed
+  const std::string range = plan("{t0: {row_wise: [0, 2]}, t1: 1}");
+  EXPECT_NE(range.find("s.yaml:9:"), std::string::npos) << range;
+  EXPECT_NE(range.find("out of range 0..1"), std::string::npos) << range;
+  EXPECT_NE(plan("{t0: {row_wise: [1, 1]}, t1: 1}").find("rank 1 listed twice"), std::string::npos);
+  EXPECT_NE(plan("{t0: {column_wise: []}, t1: 1}").find("non-empty list of ranks"),
+            std::string::npos);
+  EXPECT_NE(plan("{t0: {data_parallel: [0, 1]}, t1: 1}").find("unknown split"), std::string::npos);
+  EXPECT_NE(plan("{t0: 0, t1: {row_wise: [0, 1], column_wise: [0]}}").find("expected a rank"),
+            std::string::npos);
+  const std::string thin = errorOf(replace(replace(kGood, "dim: 16", "dim: 1"), "{t0: 0, t1: 1}",
+                                           "{t0: 0, t1: column_wise}"));
+  EXPECT_NE(thin.find("s.yaml:9:"), std::string::npos) << thin;
+  EXPECT_NE(thin.find("too small to split column-wise over 2"), std::string::npos) << thin;
+  EXPECT_NE(plan("{t0: row_wise, t1: row_wise, t0: 1}").find("twice"), std::string::npos);
+  EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: greedy_splits}"))
+                .find("greedy_split"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep

@@ -91,6 +91,53 @@ TEST(CollectiveSequence, TextRoundTripAndErrors) {
   }
 }
 
+// PyTorch 1.13's Gloo all_to_all_single without split sizes: the DLRM step
+// of a 2-rank job where rank 0 holds dims 24 and rank 1 none (B = 4): the
+// forward sends 2 x 4 x 24 floats from rank 0 and nothing from rank 1; the
+// backward sends each rank's received gradients back (4 x 24 each).
+TEST(CollectiveSequence, AllToAllSplitsDerivedFromThePeersSendSizes) {
+  auto a2a = [](core::NodeId node, int64_t floats, bool backward) {
+    CollectiveStep s{node, "all_to_all_single", "", floats * 4};
+    s.backward = backward;
+    return s;
+  };
+  const CollectiveStep ar{9, "all_reduce", "", 400};
+  const std::vector<std::vector<CollectiveStep>> ranks = {
+      {a2a(1, 192, false), a2a(2, 96, true), ar}, {a2a(11, 0, false), a2a(12, 96, true), ar}};
+  EXPECT_EQ(firstSequenceMismatch(ranks), "");  // sizes differ, splits unknown: allowed
+  const auto elements = [](core::NodeId, int64_t bytes) { return bytes / 4; };
+  const auto r0 = deriveAllToAllSplits(ranks, 0, elements);
+  ASSERT_EQ(r0.size(), 2u);
+  EXPECT_EQ(r0.at(1).in_split, (std::vector<int64_t>{96, 96}));
+  EXPECT_EQ(r0.at(1).out_split, (std::vector<int64_t>{96, 0}));
+  EXPECT_EQ(r0.at(2).in_split, (std::vector<int64_t>{96, 0}));  // the transpose
+  EXPECT_EQ(r0.at(2).out_split, (std::vector<int64_t>{96, 96}));
+  const auto r1 = deriveAllToAllSplits(ranks, 1, elements);
+  EXPECT_EQ(r1.at(11).in_split, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(r1.at(11).out_split, (std::vector<int64_t>{96, 0}));
+  EXPECT_EQ(r1.at(12).in_split, (std::vector<int64_t>{96, 0}));
+  EXPECT_EQ(r1.at(12).out_split, (std::vector<int64_t>{0, 0}));
+  // Equal sizes everywhere: PyTorch's even split, nothing to derive.
+  EXPECT_TRUE(deriveAllToAllSplits({{a2a(1, 8, false)}, {a2a(2, 8, false)}}, 0, elements).empty());
+  // Not a multiple of the group: an all_to_allv no rule recovers.
+  try {
+    deriveAllToAllSplits({{a2a(1, 7, false)}, {a2a(2, 8, false)}}, 0, elements);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 sends 7 elements"), std::string::npos)
+        << e.what();
+  }
+  // A backward whose size is not its forward's transpose.
+  EXPECT_THROW(deriveAllToAllSplits({{a2a(1, 8, false), a2a(2, 5, true)},
+                                     {a2a(3, 4, false), a2a(4, 7, true)}},
+                                    0, elements),
+               InputError);
+  // The phase survives the exchange.
+  const auto back = sequenceFromText(sequenceToText(ranks[0]), "rank 0");
+  EXPECT_FALSE(back[0].backward);
+  EXPECT_TRUE(back[1].backward);
+}
+
 TEST(CollectiveSequence, MatchingPairsEachGroupsCollectivesByPosition) {
   // Ranks 0, 1 on group "a", ranks 2, 3 on "b", all four on the world.
   auto step = [](core::NodeId node, const char* name, const char* group) {
