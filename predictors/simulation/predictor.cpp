@@ -341,6 +341,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   StepTouchesBuilder step(touches ? sel.ops.size() : 0);
   const core::SparseTensors sparse = core::inferSparseTensors(graph);
   core::Node sparse_scratch;
+  CommDependencies comm_deps;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
@@ -365,6 +366,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       if (r.f.world_size < 1) ++unsized_comms;
       r.f.world_size = opts.default_world_size;
     }
+    r.deps = comm_deps.observe(n, r.f.family);
     r.out.id = id;
     r.out.name = recorded.name;
     r.out.family = r.f.family;
@@ -387,7 +389,6 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   int defaults_used = 0;
   std::vector<SimOp>& sim = prepared.sim;
   sim.reserve(recs.size());
-  std::unordered_set<int64_t> comm_storages;  // storages a collective touched
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
@@ -407,7 +408,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       s.cpu_only = false;
       s.launches = 1;
     }
-    applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    applyDependencies(r.deps, &s);
     if (r.f.family == "comm") prepared.comm_bytes.push_back({i, r.f.message_bytes});
     if (s.is_comm) {
       s.stream = kCommStream;
