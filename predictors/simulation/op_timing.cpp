@@ -55,23 +55,34 @@ bool isSynchronising(const core::Node& node) {
   return kind == 1 || (kind == 2 && copiesToHost(node));
 }
 
+void CommDependencies::record(int64_t storage) {
+  const auto bit = static_cast<uint64_t>(storage) % kFilterBits;
+  filter_[bit / 64] |= uint64_t{1} << (bit % 64);
+  storages_.insert(storage);
+}
+
+bool CommDependencies::touched(int64_t storage) const {
+  const auto bit = static_cast<uint64_t>(storage) % kFilterBits;
+  if ((filter_[bit / 64] >> (bit % 64) & 1) == 0) return false;
+  return storages_.count(storage) > 0;
+}
+
 OpDependencies CommDependencies::observe(const core::Node& node, const std::string& family) {
   OpDependencies d;
   const int kind = perSchema(sync_kind_, node, [&node] { return syncKindOf(node); });
   d.synchronising = kind == 1 || (kind == 2 && copiesToHost(node));
   if (family == "comm") {
     d.comm = true;
-    auto record = [&](const core::TensorValue& t) { storages_.insert(t.storage_id); };
-    eachTensor(node.inputs, record);
-    eachTensor(node.outputs, record);
+    auto recordIt = [&](const core::TensorValue& t) { record(t.storage_id); };
+    eachTensor(node.inputs, recordIt);
+    eachTensor(node.outputs, recordIt);
     return d;
   }
   if (storages_.empty()) return d;
   eachTensor(node.inputs,
-             [&](const core::TensorValue& t) { d.inputs_wait |= storages_.count(t.storage_id) > 0; });
-  eachTensor(node.outputs, [&](const core::TensorValue& t) {
-    d.outputs_wait |= storages_.count(t.storage_id) > 0;
-  });
+             [&](const core::TensorValue& t) { d.inputs_wait |= touched(t.storage_id); });
+  eachTensor(node.outputs,
+             [&](const core::TensorValue& t) { d.outputs_wait |= touched(t.storage_id); });
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/graph.h"
 #include "predictors/simulation/critical_path.h"
@@ -43,7 +44,15 @@ class CommDependencies {
   OpDependencies observe(const core::Node& node, const std::string& family);
 
  private:
+  void record(int64_t storage);
+  bool touched(int64_t storage) const;
+
   std::unordered_set<int64_t> storages_;
+  // A bit per storage id modulo kFilterBits, set for the recorded ones: most
+  // tensors of a step never met a collective, and a bit test spares them a
+  // hash lookup (a division; 3-4% of predicting a 100k-op graph).
+  static constexpr int64_t kFilterBits = int64_t{1} << 16;
+  std::vector<uint64_t> filter_ = std::vector<uint64_t>(kFilterBits / 64, 0);
   // Per recorded schema: 0 never synchronises, 1 always, 2 a copy that
   // does when it goes from a CUDA tensor to the CPU (isSynchronising).
   std::unordered_map<const core::OpSchema*, int> sync_kind_;
