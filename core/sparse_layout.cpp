@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tracetwin::core {
@@ -144,19 +145,27 @@ bool sparseCandidate(const TensorValue& t) {
 namespace {
 
 // Whether any node could make or use a sparse tensor: its name (without the
-// overload) among the producers or the sparse-only consumers. Most traces have
-// none; the passes below cost a 100k-op prediction 15-20% (a substring and
-// three hash lookups per node, three times), this check one lookup per node.
+// overload) among the producers or the sparse-only consumers, and the tensor
+// the passes below would mark (a producer's output 0, a consumer's input 0)
+// storage-less (sparseCandidate). Every mark starts at such a node, so
+// without one there is none. Most traces have none; the passes below cost a
+// 100k-op prediction 15-20% (a substring and three hash lookups per node,
+// three times), this check one lookup per node. A step with dense embedding
+// gradients (_embedding_bag_backward with sparse=False) names a producer:
+// the name alone let the passes run there (3-4% of the prediction).
 bool mayHoldSparse(const Graph& graph) {
-  static const std::unordered_set<std::string_view> kNames = [] {
-    std::unordered_set<std::string_view> names;
-    for (const auto& [name, flag] : producers()) names.insert(name);
-    for (const std::string& name : sparseOnlyConsumers()) names.insert(name);
+  static const std::unordered_map<std::string_view, bool> kNames = [] {
+    std::unordered_map<std::string_view, bool> names;  // name -> a producer
+    for (const auto& [name, flag] : producers()) names.emplace(name, true);
+    for (const std::string& name : sparseOnlyConsumers()) names.emplace(name, false);
     return names;
   }();
   for (const Node& n : graph.nodes()) {
     const std::string_view name(n.name);
-    if (kNames.count(name.substr(0, name.find('.'))) > 0) return true;
+    const auto it = kNames.find(name.substr(0, name.find('.')));
+    if (it == kNames.end()) continue;
+    const TensorValue* t = it->second ? tensorAt(n.outputs, 0) : tensorAt(n.inputs, 0);
+    if (t != nullptr && sparseCandidate(*t)) return true;
   }
   return false;
 }
