@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -184,10 +185,12 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
       r->ended_by_launcher = r->signal != 0 && ending && !result.interrupted;
       if (failed(*r) && result.first_failed < 0 && !result.interrupted) {
         result.first_failed = r->rank;
+        const bool on_input = r->exit_code == kExitInput || r->exit_code == kExitUnavailable;
+        const double grace = on_input ? std::min(spec.grace_s, spec.input_grace_s) : spec.grace_s;
         fmt::print(stderr, "tracetwin: rank {} {}; the other ranks have {:.0f} s to finish\n",
-                   r->rank, describeExit(*r), spec.grace_s);
+                   r->rank, describeExit(*r), grace);
         terminate_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(spec.grace_s));
+                                          std::chrono::duration<double>(grace));
       }
       continue;
     }

@@ -21,6 +21,12 @@ struct LaunchSpec {
   // After the first rank fails: how long the others get to exit by
   // themselves (they fail their collectives and say why) before SIGTERM.
   double grace_s = 310;
+  // The same, when that rank failed on its input or a missing feature (exit
+  // 2 or 3): it usually fails before the rendezvous, and its peers then
+  // wait on the store or a collective that can never happen (a missing
+  // trace on rank 0 held rank 1 for the whole 310 s). Their own messages
+  // would only say that they waited.
+  double input_grace_s = 5;
   // After Ctrl-C is forwarded: how long before SIGTERM.
   double interrupt_grace_s = 5;
 };

@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -91,9 +93,27 @@ void writeRankReports(const std::string& dir, const std::vector<std::string>& re
   }
 }
 
+// Every rank's trace (and Kineto trace) can be opened before any rank starts:
+// a rank failing on a missing file would leave its peers waiting at the
+// rendezvous, and one message here says which file is missing.
+void requireRankFiles(const ReplayArgs& args) {
+  for (int rank = 0; rank < args.nproc; ++rank) {
+    for (const std::string* pattern : {&args.trace, &args.kineto}) {
+      if (pattern->empty()) continue;
+      const std::string path = replay::dist::expandRankPath(*pattern, rank);
+      if (!std::ifstream(path)) {
+        throw InputError(fmt::format("rank {}: {}: cannot open its {}: {}", rank, path,
+                                     pattern == &args.trace ? "trace" : "Kineto trace",
+                                     std::strerror(errno)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void launchReplayRanks(const ReplayArgs& args) {
+  requireRankFiles(args);
   LaunchSpec spec;
   spec.nproc = args.nproc;
   spec.program = ownExecutable();

@@ -125,11 +125,22 @@ expect_failure() {
 }
 
 timeout_s=5
-cp "$data"/ddp_mlp.rank0.* "$work/" # 4. rank 1's trace is missing
-expect_failure bad_path 2 "rank 1: .*ddp_mlp.rank1.et.json.gz" $((timeout_s + 10)) \
+cp "$data"/ddp_mlp.rank0.* "$work/" # 4. rank 1's trace is missing: named before any rank starts
+expect_failure bad_path 2 "rank 1: .*ddp_mlp.rank1.et.json.gz: cannot open its trace" 3 \
   "$bin" replay "$work/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --comm-timeout-s $timeout_s
-grep -q "rank 0: rank 1 failed before the collective-sequence check" "$work/bad_path.log" ||
-  fail "bad_path: rank 0 does not name rank 1"
+# 4b. rank 1's trace is truncated: rank 1 names the byte, and rank 0 names rank 1
+gzip -dc "$data/ddp_mlp.rank1.et.json.gz" | head -c 5000 | gzip >"$work/ddp_mlp.rank1.et.json.gz"
+expect_failure truncated 2 "rank 1: .*ddp_mlp.rank1.et.json.gz: byte 5000" $((timeout_s + 10)) \
+  "$bin" replay "$work/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --comm-timeout-s $timeout_s
+grep -q "rank 0: rank 1 failed before the collective-sequence check" "$work/truncated.log" ||
+  fail "truncated: rank 0 does not name rank 1"
+# 4c. rank 0 (the store's host) fails on its input: rank 1, waiting at the rendezvous, is
+#     ended after the short input grace (5 s), not the comm timeout's 300 s
+mkdir -p "$work/bad0"
+echo '{"nodes": [' >"$work/bad0/r0.et.json"
+ln -s "$data/ddp_mlp.rank1.et.json.gz" "$work/bad0/r1.et.json"
+expect_failure bad_rank0 2 "rank 0: .*r0.et.json" 12 \
+  "$bin" replay "$work/bad0/r{rank}.et.json" --nproc 2
 
 mkdir -p "$work/mixed" # 5. traces of two different jobs
 ln -s "$data/ddp_mlp.rank0.et.json.gz" "$work/mixed/r0.et.json.gz"

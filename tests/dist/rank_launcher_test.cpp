@@ -60,6 +60,21 @@ TEST(RankLauncher, BadInputOnOneRankIsTheLaunchsExitCode) {
   EXPECT_EQ(describeExit(r.ranks[1]), "exited with code 2");
 }
 
+TEST(RankLauncher, ARankFailingOnItsInputEndsTheOthersSoon) {
+  // Rank 0 cannot read its trace (2) before the rendezvous; rank 1 would
+  // wait on the store for the whole grace. The short input grace ends it.
+  const auto start = std::chrono::steady_clock::now();
+  LaunchSpec spec = shell(2, "if [ $RANK = 0 ]; then exit 2; fi; exec sleep 30", 60);
+  spec.input_grace_s = 0.3;
+  const LaunchResult r = launchRanks(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20);  // far from the 60 s grace and the 30 s sleep
+  EXPECT_EQ(r.first_failed, 0);
+  EXPECT_TRUE(r.ranks[1].ended_by_launcher);
+  EXPECT_EQ(launchExitCode(r), 2);
+}
+
 TEST(RankLauncher, AKilledRankIsNamedAndTheOthersEndAfterTheGrace) {
   const auto start = std::chrono::steady_clock::now();
   const LaunchResult r =
