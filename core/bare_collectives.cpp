@@ -44,26 +44,26 @@ void Graph::promoteBareCollectives() {
   const size_t n = nodes_.size();
   std::vector<uint8_t> holds_record(n, 0);
   std::vector<uint8_t> holds_label(n, 0);  // a backend label below (not counting itself)
-  std::vector<std::pair<size_t, bool>> stack{{index_.at(root_), false}};
+  std::vector<std::pair<size_t, bool>> stack{{index_.find(root_), false}};
   while (!stack.empty()) {
     auto [i, done] = stack.back();
     stack.pop_back();
     if (done) {
       if (nodes_[i].category == NodeCategory::kCommunication) holds_record[i] = 1;
       for (NodeId c : nodes_[i].children) {
-        const size_t k = index_.at(c);
+        const size_t k = index_.find(c);
         holds_record[i] |= holds_record[k];
         holds_label[i] |= holds_label[k] | uint8_t(isBackendLabel(nodes_[k].name));
       }
       continue;
     }
     stack.emplace_back(i, true);
-    for (NodeId c : nodes_[i].children) stack.emplace_back(index_.at(c), false);
+    for (NodeId c : nodes_[i].children) stack.emplace_back(index_.find(c), false);
   }
   // Parents first: the outermost c10d:: op or backend label with no
   // record_param_comms below becomes the collective; below a collective
   // nothing is promoted.
-  std::vector<size_t> todo{index_.at(root_)};
+  std::vector<size_t> todo{index_.find(root_)};
   while (!todo.empty()) {
     const size_t i = todo.back();
     todo.pop_back();
@@ -73,7 +73,7 @@ void Graph::promoteBareCollectives() {
       node.category = NodeCategory::kCommunication;
       continue;
     }
-    for (NodeId c : node.children) todo.push_back(index_.at(c));
+    for (NodeId c : node.children) todo.push_back(index_.find(c));
   }
   // In execution (id) order: a promoted label right after a c10d op whose
   // own label is missing is that op's work.

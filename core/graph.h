@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/boxed.h"
+#include "core/node_index.h"
 #include "core/op_schema.h"
 #include "core/value.h"
 
@@ -117,7 +118,8 @@ class Graph {
   // For the reader: a new default Node at the end, filled in place (saves
   // moving ~700-byte Nodes), and a capacity hint from the file size.
   Node& emplaceNode() { return nodes_.emplace_back(); }
-  void reserveNodes(size_t n) { nodes_.reserve(n); }
+  // Big capacities are marked for huge pages (core/huge_pages.h).
+  void reserveNodes(size_t n);
   size_t nodeCount() const { return nodes_.size(); }
   // For the streaming reader: drops the nodes added since the count was n
   // (a batch it will read again another way).
@@ -136,7 +138,7 @@ class Graph {
   void buildTensorTable();
 
   std::vector<Node> nodes_;
-  std::unordered_map<NodeId, size_t> index_;
+  detail::NodeIndex index_;
   std::vector<TensorRecord> tensors_;
   NodeId root_ = kNoNode;
 };

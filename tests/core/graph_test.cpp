@@ -73,6 +73,25 @@ TEST(Graph, SparseIdsAreSortedAndRepeatedIdsRefused) {
   }
 }
 
+TEST(Graph, FindNodeByIdWhetherIdsAreDenseOrSparse) {
+  // Near-dense ids are found through a table indexed by id, sparse ones
+  // through a hash map (core/node_index.h): same answers, absent ids on
+  // either side of the range included.
+  for (NodeId last : {NodeId{7}, NodeId{1000000}}) {
+    Graph g = baseGraph();
+    g.addNode(makeNode(last, 2, "last"));
+    g.addNode(makeNode(4, 2, "four"));
+    g.finalize();
+    ASSERT_NE(g.findNode(4), nullptr) << last;
+    EXPECT_EQ(g.findNode(4)->name, "four");
+    EXPECT_EQ(g.node(last).name, "last");
+    for (NodeId absent : {NodeId{-5}, NodeId{0}, NodeId{3}, NodeId{5}, last + 1, NodeId{1} << 40}) {
+      EXPECT_EQ(g.findNode(absent), nullptr) << absent << " with last " << last;
+    }
+    EXPECT_THROW(g.node(3), InputError);
+  }
+}
+
 // A float tensor of 4 elements on the CPU.
 Value tensorValue(int64_t id, int64_t storage) { return testing::tensorValue(id, storage, {4}); }
 
