@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tracetwin::core {
@@ -144,19 +145,42 @@ bool sparseCandidate(const TensorValue& t) {
 namespace {
 
 // Whether any node could make or use a sparse tensor: its name (without the
-// overload) among the producers or the sparse-only consumers. Most traces have
-// none; the passes below cost a 100k-op prediction 15-20% (a substring and
-// three hash lookups per node, three times), this check one lookup per node.
+// overload) among the producers or the sparse-only consumers, and the tensor
+// the passes below would mark (a producer's output 0, a consumer's input 0)
+// storage-less (sparseCandidate). Every mark starts at such a node, so
+// without one there is none. Most traces have none; the passes below cost a
+// 100k-op prediction 15-20% (a substring and three hash lookups per node,
+// three times), this check one lookup per node. A step with dense embedding
+// gradients (_embedding_bag_backward with sparse=False) names a producer:
+// the name alone let the passes run there (3-4% of the prediction).
 bool mayHoldSparse(const Graph& graph) {
-  static const std::unordered_set<std::string_view> kNames = [] {
-    std::unordered_set<std::string_view> names;
-    for (const auto& [name, flag] : producers()) names.insert(name);
-    for (const std::string& name : sparseOnlyConsumers()) names.insert(name);
+  static const std::unordered_map<std::string_view, bool> kNames = [] {
+    std::unordered_map<std::string_view, bool> names;  // name -> a producer
+    for (const auto& [name, flag] : producers()) names.emplace(name, true);
+    for (const std::string& name : sparseOnlyConsumers()) names.emplace(name, false);
     return names;
   }();
+  // -1: neither; 0: a sparse-only consumer; 1: a producer.
+  auto kindOf = [](const std::string& name) {
+    const std::string_view base = std::string_view(name).substr(0, name.find('.'));
+    const auto it = kNames.find(base);
+    return it == kNames.end() ? -1 : int(it->second);
+  };
+  // Once per recorded schema (every node of a schema has its name): reading
+  // every node's name was 3% of a 100k-op prediction (cache misses).
+  std::unordered_map<const OpSchema*, int> schema_kind;
   for (const Node& n : graph.nodes()) {
-    const std::string_view name(n.name);
-    if (kNames.count(name.substr(0, name.find('.'))) > 0) return true;
+    int kind = -1;
+    if (n.schema) {
+      auto [it, added] = schema_kind.try_emplace(n.schema.get(), -1);
+      if (added) it->second = kindOf(n.name);
+      kind = it->second;
+    } else {
+      kind = kindOf(n.name);
+    }
+    if (kind < 0) continue;
+    const TensorValue* t = kind == 1 ? tensorAt(n.outputs, 0) : tensorAt(n.inputs, 0);
+    if (t != nullptr && sparseCandidate(*t)) return true;
   }
   return false;
 }

@@ -60,20 +60,39 @@ bool sameFeatures(const OpFeatures& a, const OpFeatures& b) {
 
 }  // namespace
 
+std::vector<uint32_t> featureIds(const std::vector<OpRecord>& recs) {
+  std::vector<uint32_t> ids(recs.size());
+  std::unordered_map<uint64_t, uint32_t> first;  // featureHash -> its first feature set's number
+  struct Set {
+    size_t rec;     // its first record
+    uint32_t next;  // the next set with the same hash (a collision), 0: none
+  };
+  std::vector<Set> sets;  // number - 1 -> set
+  for (size_t i = 0; i < recs.size(); ++i) {
+    uint32_t& head = first[featureHash(recs[i])];
+    uint32_t last = 0;
+    for (uint32_t n = head; n != 0 && ids[i] == 0; n = sets[n - 1].next) {
+      if (sameFeatures(recs[sets[n - 1].rec].f, recs[i].f)) ids[i] = n;
+      last = n;
+    }
+    if (ids[i] != 0) continue;
+    sets.push_back({i, 0});
+    ids[i] = static_cast<uint32_t>(sets.size());
+    (last == 0 ? head : sets[last - 1].next) = ids[i];
+  }
+  return ids;
+}
+
 // The distinct feature sets among `idx` (ops of one family).
-DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx) {
+DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
+                        const std::vector<uint32_t>& ids) {
   DistinctOps d;
-  std::unordered_map<uint64_t, size_t> first_of_hash;  // hash -> index into `features`
+  std::unordered_map<uint32_t, size_t> slot_of;  // feature set number -> index into `features`
   d.slot.resize(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
-    const OpFeatures& f = recs[idx[k]].f;
-    auto [it, inserted] = first_of_hash.try_emplace(featureHash(recs[idx[k]]), d.features.size());
-    if (!inserted && sameFeatures(*d.features[it->second], f)) {
-      d.slot[k] = it->second;
-      continue;
-    }
-    d.slot[k] = d.features.size();  // new (or a hash collision: predicted on its own)
-    d.features.push_back(&f);
+    auto [it, inserted] = slot_of.try_emplace(ids[idx[k]], d.features.size());
+    if (inserted) d.features.push_back(&recs[idx[k]].f);
+    d.slot[k] = it->second;
   }
   return d;
 }

@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "predictors/kernels/features.h"
+#include "predictors/simulation/op_timing.h"
 #include "predictors/simulation/predictor.h"
 
 namespace tracetwin::predictors {
@@ -29,6 +30,7 @@ struct OpRecord {
   double fresh_output_bytes = 0;   // FreshBytes::outputs, where page faults are charged
   int64_t recorded_launches = -1;  // kernels of the op in a linked trace; -1 unknown
   int predicted_launches = -1;     // ModelSet::launch_counts' count; -1 none
+  OpDependencies deps = {};        // CommDependencies::observe, in the first pass
 };
 
 // The distinct feature sets among some ops of one family, and each op's

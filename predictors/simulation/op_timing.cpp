@@ -3,6 +3,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "predictors/simulation/op_record.h"
+
 namespace tracetwin::predictors {
 namespace {
 
@@ -24,45 +26,75 @@ void eachTensor(const std::vector<core::Value>& values, Fn&& fn) {
   }
 }
 
-}  // namespace
-
-int launchesOf(const std::string& family) { return family == "view" ? 0 : 1; }
-
-bool isSynchronising(const core::Node& node) {
+// 0: never synchronises; 1: always; 2: a copy, which does when it goes from
+// a CUDA tensor to the CPU. Depends on the op's name only.
+int syncKindOf(const core::Node& node) {
   static const std::unordered_set<std::string_view> kAlways = {
       "item", "_local_scalar_dense", "nonzero", "is_nonzero", "masked_select", "unique"};
   static const std::unordered_set<std::string_view> kCopies = {"to", "_to_copy", "copy_", "copy"};
   std::string_view base = baseName(node.name);
-  if (kAlways.count(base)) return true;
-  if (!kCopies.count(base)) return false;
-  // A device -> host copy: some CUDA input and a CPU output (for copy_, the
-  // CPU destination `self` is both an input and the output).
+  if (kAlways.count(base)) return 1;
+  return kCopies.count(base) ? 2 : 0;
+}
+
+// A device -> host copy: some CUDA input and a CPU output (for copy_, the
+// CPU destination `self` is both an input and the output).
+bool copiesToHost(const core::Node& node) {
   bool cuda_in = false, cpu_out = false;
   eachTensor(node.inputs, [&](const core::TensorValue& t) { cuda_in |= onCuda(t.device); });
   eachTensor(node.outputs, [&](const core::TensorValue& t) { cpu_out |= t.device == "cpu"; });
   return cuda_in && cpu_out;
 }
 
-void applyDependencies(const core::Node& node, const std::string& family,
-                       std::unordered_set<int64_t>* comm_storages, SimOp* s) {
-  s->sync = !s->cpu_only && isSynchronising(node);
+}  // namespace
+
+int launchesOf(const std::string& family) { return family == "view" ? 0 : 1; }
+
+bool isSynchronising(const core::Node& node) {
+  const int kind = syncKindOf(node);
+  return kind == 1 || (kind == 2 && copiesToHost(node));
+}
+
+void CommDependencies::record(int64_t storage) {
+  const auto bit = static_cast<uint64_t>(storage) % kFilterBits;
+  filter_[bit / 64] |= uint64_t{1} << (bit % 64);
+  storages_.insert(storage);
+}
+
+bool CommDependencies::touched(int64_t storage) const {
+  const auto bit = static_cast<uint64_t>(storage) % kFilterBits;
+  if ((filter_[bit / 64] >> (bit % 64) & 1) == 0) return false;
+  return storages_.count(storage) > 0;
+}
+
+OpDependencies CommDependencies::observe(const core::Node& node, const std::string& family) {
+  OpDependencies d;
+  const int kind = perSchema(sync_kind_, node, [&node] { return syncKindOf(node); });
+  d.synchronising = kind == 1 || (kind == 2 && copiesToHost(node));
   if (family == "comm") {
+    d.comm = true;
+    auto recordIt = [&](const core::TensorValue& t) { record(t.storage_id); };
+    eachTensor(node.inputs, recordIt);
+    eachTensor(node.outputs, recordIt);
+    return d;
+  }
+  if (storages_.empty()) return d;
+  eachTensor(node.inputs,
+             [&](const core::TensorValue& t) { d.inputs_wait |= touched(t.storage_id); });
+  eachTensor(node.outputs,
+             [&](const core::TensorValue& t) { d.outputs_wait |= touched(t.storage_id); });
+  return d;
+}
+
+void applyDependencies(const OpDependencies& d, SimOp* s) {
+  s->sync = !s->cpu_only && d.synchronising;
+  if (d.comm) {
     s->is_comm = true;
-    auto record = [&](const core::TensorValue& t) { comm_storages->insert(t.storage_id); };
-    eachTensor(node.inputs, record);
-    eachTensor(node.outputs, record);
     return;
   }
-  if (comm_storages->empty()) return;
-  bool touches_comm = false;
-  auto check = [&](const core::TensorValue& t) {
-    touches_comm |= comm_storages->count(t.storage_id) > 0;
-  };
-  eachTensor(node.inputs, check);
   // On a CPU the op runs on the thread that issued the (Gloo) collective,
   // and writing its buffers waits too, as the distributed replay does.
-  if (s->cpu_only) eachTensor(node.outputs, check);
-  if (touches_comm) s->wait_stream = kCommStream;
+  if (d.inputs_wait || (s->cpu_only && d.outputs_wait)) s->wait_stream = kCommStream;
 }
 
 }  // namespace tracetwin::predictors

@@ -191,8 +191,8 @@ void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& mod
 // curve of the family they do the work of (fused_kernels.h). Returns those
 // left for the device-spec fallback (no such family in the set).
 std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
-                                    const ModelSet& models, const PredictOptions& opts,
-                                    const DeviceSpec& scale_from) {
+                                    const std::vector<uint32_t>& ids, const ModelSet& models,
+                                    const PredictOptions& opts, const DeviceSpec& scale_from) {
   std::map<std::string, std::pair<const KernelModel*, std::vector<size_t>>> groups;  // by label
   std::vector<size_t> rest;
   for (size_t i : idx) {
@@ -207,7 +207,7 @@ std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vect
   }
   for (const auto& [label, group] : groups) {
     const std::vector<double> us =
-        predictDistinct(*group.first, models.device, distinctOps(recs, group.second));
+        predictDistinct(*group.first, models.device, distinctOps(recs, group.second, ids));
     for (size_t k = 0; k < group.second.size(); ++k) {
       OpRecord& r = recs[group.second[k]];
       double t = std::max(us[k], 0.0);
@@ -227,6 +227,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
   const DeviceSpec& origin = models.device;
   const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
+  const std::vector<uint32_t> ids = featureIds(recs);
   // A dozen families at most: a linear search beats hashing every op's name,
   // and neighbours are often of one family (checked first).
   std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
@@ -244,7 +245,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
   for (auto& [family, idx] : by_family) {
     const KernelModel* model = models.model(family);
     if (family == "triton" && model == nullptr) {
-      idx = predictBorrowed(recs, idx, models, opts, scale_from);
+      idx = predictBorrowed(recs, idx, ids, models, opts, scale_from);
       if (idx.empty()) continue;
     }
     std::shared_ptr<const KernelModel> fallback;
@@ -262,7 +263,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                                   : familyEntry(family).fallback(spec);
       model = fallback.get();
     }
-    const DistinctOps shapes = distinctOps(recs, idx);
+    const DistinctOps shapes = distinctOps(recs, idx, ids);
     std::vector<double> us = predictDistinct(*model, spec, shapes);
     predictLaunchCounts(recs, idx, shapes, models);
     // Ops the models never saw (ModelSet::calibrated_ops) are listed, and
@@ -285,7 +286,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     }
     if (!unseen.empty() && base != model) {
       const std::vector<double> base_us =
-          predictDistinct(*base, spec, distinctOps(recs, unseen_idx));
+          predictDistinct(*base, spec, distinctOps(recs, unseen_idx, ids));
       for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
     }
     // Labels once per family, not built per op.
@@ -342,6 +343,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   const core::SparseTensors sparse = core::inferSparseTensors(graph);
   core::Node sparse_scratch;
   std::vector<std::pair<size_t, SparseAddShape>> sparse_adds;  // by record
+  CommDependencies comm_deps;
   for (core::NodeId id : sel.ops) {
     if (opts.excluded.count(id)) continue;
     const core::Node& recorded = graph.node(id);
@@ -371,6 +373,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       if (r.f.world_size < 1) ++unsized_comms;
       r.f.world_size = opts.default_world_size;
     }
+    r.deps = comm_deps.observe(n, r.f.family);
     r.out.id = id;
     r.out.name = recorded.name;
     r.out.family = r.f.family;
@@ -403,7 +406,6 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   int defaults_used = 0;
   std::vector<SimOp>& sim = prepared.sim;
   sim.reserve(recs.size());
-  std::unordered_set<int64_t> comm_storages;  // storages a collective touched
   std::vector<const core::Node*> nodes;
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
@@ -423,7 +425,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       s.cpu_only = false;
       s.launches = 1;
     }
-    applyDependencies(*r.node, r.f.family, &comm_storages, &s);
+    applyDependencies(r.deps, &s);
     if (r.f.family == "comm") prepared.comm_bytes.push_back({i, r.f.message_bytes});
     if (s.is_comm) {
       s.stream = kCommStream;

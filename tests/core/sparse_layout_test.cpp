@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "core/op_schema.h"
 #include "tests/support/graphs.h"
 
 namespace tracetwin::core {
@@ -85,6 +88,26 @@ TEST(SparseLayout, DenseBackwardAndUndefinedTensorsAreNotSparse) {
       opNode("aten::_values", {undefinedTensor(59)}, {tensorValue(5, 5, {0, 32})}),
   });
   EXPECT_TRUE(inferSparseTensors(g).empty());
+}
+
+// The pre-check that skips the passes classifies a name once per recorded
+// schema, but still looks at every node's tensor: a dense backward first
+// must not hide a sparse one of the same schema after it.
+TEST(SparseLayout, ASparseBackwardAfterADenseOneOfTheSameSchemaIsFound) {
+  Node dense = embeddingBagBackward(false, tensorValue(300, 301, {200000, 32}));
+  dense.schema = std::make_shared<const OpSchema>(
+      parseOpSchema("aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, "
+                    "Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt "
+                    "num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? "
+                    "per_sample_weights, int padding_idx=-1) -> Tensor",
+                    "test"));
+  Node sparse_op = embeddingBagBackward(true, storagelessTensor(264, {200000, 32}));
+  sparse_op.schema = dense.schema;
+  const Graph g = testing::graphOfOps({dense, sparse_op});
+  ASSERT_EQ(g.node(3).schema.get(), g.node(4).schema.get());
+  const SparseTensors sparse = inferSparseTensors(g);
+  EXPECT_TRUE(sparse.count(264));
+  EXPECT_FALSE(sparse.count(300));
 }
 
 TEST(SparseLayout, CloneAndCoalesceOfASparseTensorAreSparse) {
