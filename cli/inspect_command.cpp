@@ -17,7 +17,6 @@
 
 #include "cli/command_registry.h"
 #include "cli/keep_until_exit.h"
-#include "core/huge_pages.h"
 #include "core/chakra/chakra_trace.h"
 #include "core/compiled_regions.h"
 #include "core/graph.h"
@@ -202,8 +201,6 @@ std::function<void()> setupInspect(CLI::App& sub) {
   return [opts] {
     const auto start = std::chrono::steady_clock::now();
     // Left to the OS at exit (cli/keep_until_exit.h): its teardown was 10-15% of the CPU.
-    // A one-shot, torch-free process: huge pages for the Graph (core/huge_pages.h).
-    core::allowHugePageHeap();
     const Graph& graph = keepUntilExit(core::readTrace(opts->trace));
     const double parse_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

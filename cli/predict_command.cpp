@@ -18,7 +18,6 @@
 #include "cli/index_distribution_option.h"
 #include "cli/command_registry.h"
 #include "cli/keep_until_exit.h"
-#include "core/huge_pages.h"
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
@@ -140,8 +139,6 @@ void runPredict(const PredictArgs& args) {
     throw UsageError(fmt::format("trace: file does not exist: {}", args.trace));
   }
   // Left to the OS at exit (cli/keep_until_exit.h).
-  // A one-shot, torch-free process: huge pages for the Graph (core/huge_pages.h).
-  core::allowHugePageHeap();
   core::Graph& graph = keepUntilExit(core::readTrace(args.trace));
   predictors::ModelSet models = predictors::ModelSet::load(args.models);
   predictors::PredictOptions opts;

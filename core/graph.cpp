@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "core/errors.h"
-#include "core/huge_pages.h"
 #include "core/tensor_id_index.h"
 
 namespace tracetwin::core {
@@ -113,9 +112,6 @@ void Graph::finalize() {
 void Graph::reserveNodes(size_t n) {
   if (n <= nodes_.capacity()) return;
   nodes_.reserve(n);
-  // Fresh capacity, untouched: its 2 MiB spans fault in whole (~20% of the
-  // page faults of reading a 27 MB trace were the Node array's).
-  adviseHugePages(nodes_.data() + nodes_.size(), (nodes_.capacity() - nodes_.size()) * sizeof(Node));
 }
 
 // Nodes are written on exit, children before parents. The permutation is

@@ -118,7 +118,6 @@ class Graph {
   // For the reader: a new default Node at the end, filled in place (saves
   // moving ~700-byte Nodes), and a capacity hint from the file size.
   Node& emplaceNode() { return nodes_.emplace_back(); }
-  // Big capacities are marked for huge pages (core/huge_pages.h).
   void reserveNodes(size_t n);
   size_t nodeCount() const { return nodes_.size(); }
   // For the streaming reader: drops the nodes added since the count was n

@@ -28,7 +28,6 @@
 
 #include "core/byte_source.h"
 #include "core/errors.h"
-#include "core/huge_pages.h"
 #include "core/trace_parser.h"
 #include "core/trace_reader.h"
 
@@ -52,14 +51,11 @@ class StreamingReader {
         detail::checkStartsLikeJsonObject(std::string_view(buf_.data(), got), path_);
         // Nodes are >= ~250 bytes of JSON each; untouched capacity costs no RSS.
         graph_.reserveNodes(static_cast<size_t>(source->sizeHint() / 256));
-        // The Graph's small blocks take about the text's size in heap.
-        heap_.emplace(source->sizeHint());
         first = false;
       }
       filled_ += got;
       eof_ = got == 0;
       process();
-      heap_->advise();
       if (eof_) break;
       makeRoom();
     }
@@ -433,7 +429,6 @@ class StreamingReader {
 
   const std::string& path_;
   size_t chunk_;
-  std::optional<HugePageHeap> heap_;  // set once the size is known
   Graph graph_;
   detail::SchemaCache schemas_;  // one parse per distinct schema across batches
   std::string buf_;
