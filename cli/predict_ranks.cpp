@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/index_distribution_option.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
@@ -85,6 +86,12 @@ void predictRanksCommand(const PredictArgs& args) {
     in.opts.default_world_size = int64_t(traces.size());
     if (!args.overheads.empty())
       in.opts.overheads = predictors::loadOverheads(perRank("--overheads", args.overheads, rank));
+    if (!args.index_distribution.empty()) {
+      const IndexDistributionUse use = indexDistributionsFor(
+          perRank("--index-distribution", args.index_distribution, rank), graphs.back());
+      in.opts.index_reuse = use.index_reuse;
+      for (const std::string& note : use.notes) fmt::print("note: rank {}: {}\n", rank, note);
+    }
     if (!args.kernel_times.empty()) {
       const auto linked = recordedKernels(
           graphs.back(), perRank("--kernel-times", args.kernel_times, rank), models, &in.opts);

@@ -17,7 +17,7 @@ namespace tracetwin::cli {
 
 struct PredictArgs {
   std::string trace;
-  std::string index_distribution;  // --index-distribution (one trace; cli/index_distribution_option.h)
+  std::string index_distribution;  // --index-distribution ({rank}: one per rank; cli/index_distribution_option.h)
   std::string models;
   std::string device_spec;
   std::string overheads;

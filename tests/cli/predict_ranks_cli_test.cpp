@@ -99,5 +99,41 @@ TEST(PredictRanksCli, FitLearnsTheCommModelFromAJobsRanks) {
   EXPECT_TRUE(manifest["models"].contains("comm")) << manifest.dump();
 }
 
+// `{rank}` in --index-distribution: each rank's side file reaches its own
+// prediction (it used to be read by the one-trace path only). The Zipf
+// table's rank predicts its lookups cheaper; the uniform rank is unchanged.
+TEST(PredictRanksCli, EachRankTakesItsIndexDistribution) {
+  testing::TempDir dir;
+  const std::string sweep = dir.path() + "/zipf.yaml";
+  std::ofstream(sweep) << "world_size: 2\nbatch_size: 256\n"
+                          "tables:\n"
+                          "  - {name: u, rows: 200000, dim: 32, pooling: 30}\n"
+                          "  - {name: z, rows: 200000, dim: 32, pooling: 30, zipf: 1.2}\n"
+                          "plans:\n  - {name: p, assign: {u: 0, z: 1}}\n";
+  const CommandRun emit = tracetwin("sweep " + sweep + " --models " + kModels +
+                                    " --emit-traces " + dir.path() + "/plans");
+  ASSERT_EQ(emit.exit_code, 0) << emit.output();
+  const std::string traces = "'" + dir.path() + "/plans/p/rank{rank}.et.json'";
+  const auto computeMs = [&](const std::string& extra) {
+    const std::string json = dir.path() + "/pred.json";
+    const CommandRun r =
+        tracetwin("predict " + traces + " --models " + kModels + extra + " --json-out " + json);
+    EXPECT_EQ(r.exit_code, 0) << r.output();
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+    return std::make_pair(j["ranks"][0]["compute_ms"].get<double>(),
+                          j["ranks"][1]["compute_ms"].get<double>());
+  };
+  const auto uniform = computeMs("");
+  const auto zipf =
+      computeMs(" --index-distribution '" + dir.path() + "/plans/p/rank{rank}.index.yaml'");
+  EXPECT_DOUBLE_EQ(zipf.first, uniform.first);
+  EXPECT_LT(zipf.second, uniform.second);
+  const CommandRun missing = tracetwin("predict " + traces + " --models " + kModels +
+                                       " --index-distribution " + dir.path() + "/none{rank}.yaml");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output();
+  EXPECT_NE(missing.output().find("--index-distribution for rank 0"), std::string::npos)
+      << missing.output();
+}
+
 }  // namespace
 }  // namespace tracetwin
