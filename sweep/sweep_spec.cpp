@@ -3,8 +3,6 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
-#include <sstream>
 
 #include <algorithm>
 #include <map>
@@ -300,11 +298,7 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
 }
 
 SweepSpec loadSweepSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open sweep file", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parseSweepSpec(buf.str(), path);
+  return parseSweepSpec(y::readTextFile(path, "sweep file"), path);
 }
 
 }  // namespace tracetwin::sweep

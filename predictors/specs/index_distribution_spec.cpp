@@ -2,10 +2,8 @@
 
 #include <fmt/core.h>
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "core/errors.h"
@@ -102,11 +100,7 @@ IndexDistributionSpec parseIndexDistributions(const std::string& text, const std
 }
 
 IndexDistributionSpec loadIndexDistributions(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open the index distribution file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseIndexDistributions(text.str(), path);
+  return parseIndexDistributions(y::readTextFile(path, "the index distribution file"), path);
 }
 
 ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec& spec,

@@ -28,13 +28,15 @@ YAML::Node parse(const std::string& text, const std::string& source) {
   }
 }
 
-YAML::Node parseFile(const std::string& path) {
+std::string readTextFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  if (!in) throw InputError(fmt::format("{}: cannot open {}", path, what));
   std::stringstream buf;
   buf << in.rdbuf();
-  return parse(buf.str(), path);
+  return buf.str();
 }
+
+YAML::Node parseFile(const std::string& path) { return parse(readTextFile(path, "file"), path); }
 
 MapReader::MapReader(const YAML::Node& node, std::string source, std::string what)
     : node_(node), source_(std::move(source)), what_(std::move(what)) {

@@ -15,6 +15,9 @@ namespace tracetwin::predictors::yaml {
 // Parses text; a syntax error becomes InputError with its position.
 YAML::Node parse(const std::string& text, const std::string& source);
 YAML::Node parseFile(const std::string& path);
+// The whole of a text file; InputError "PATH: cannot open WHAT" when it
+// cannot be read (WHAT: "sweep file", "file", ...).
+std::string readTextFile(const std::string& path, const std::string& what);
 
 class MapReader {
  public:
