@@ -215,7 +215,13 @@ stage_amp() {
         "${args[@]}" --amp "$mode" --device cuda --out "$res/amp" --warmup 5 --steps 20 || continue
       run_logged "amp_replay_$n" tt replay "$res/amp/$n.et.json.gz" --device cuda:0 \
         --warmup 5 --iters 20 --no-cupti --json-out "$res/amp/$n.replay.json"
-      summary "$(python3 - "$res/amp/$n.replay.json" "$res/amp/$n.meta.json" "$n" <<'PY'
+      # The transformer steps are host-bound: the original's host time (issue 40) beside the plain replay.
+      [ -f "$res/amp/$n.kineto.json.gz" ] && run_logged "amp_recorded_$n" tt replay \
+        "$res/amp/$n.et.json.gz" --device cuda:0 --warmup 5 --iters 20 --no-cupti \
+        --kineto "$res/amp/$n.kineto.json.gz" --host-time recorded \
+        --json-out "$res/amp/$n.recorded.json"
+      summary "$(python3 - "$res/amp/$n.replay.json" "$res/amp/$n.meta.json" "$n" \
+        "$res/amp/$n.recorded.json" <<'PY'
 import json, sys
 try:
     r, m = (json.load(open(p)) for p in sys.argv[1:3])
@@ -223,10 +229,16 @@ except (OSError, ValueError) as e:
     print("amp %-18s no result: %s" % (sys.argv[3], e))
     sys.exit(0)
 mem = r["peak_memory_bytes"] / r["trace_peak_bytes"] if r.get("trace_peak_bytes") else 0
-print("amp %-18s replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  failed %d  "
-      "not as recorded %d  memory %.2f" % (
-          sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"], r["iteration_ms_median"],
-          m["iteration_ms"], r["coverage"], len(r["failed"]), len(r.get("mismatched", [])), mem))
+line = ("amp %-18s replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  failed %d  "
+        "not as recorded %d  memory %.2f" % (
+            sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"], r["iteration_ms_median"],
+            m["iteration_ms"], r["coverage"], len(r["failed"]), len(r.get("mismatched", [])), mem))
+try:
+    rec = json.load(open(sys.argv[4]))
+    line += "  recorded host time %.3f" % (rec["iteration_ms_median"] / m["iteration_ms"])
+except (OSError, ValueError, KeyError):
+    line += "  recorded host time: none"
+print(line)
 PY
 )"
     done
