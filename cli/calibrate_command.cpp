@@ -18,6 +18,7 @@
 #include "calibration/calibrator.h"
 #include "calibration/microbench.h"
 #include "cli/calibrate_comm.h"
+#include "cli/calibrate_sparse_add.h"
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
 #include "cli/host_malloc.h"
@@ -32,6 +33,7 @@ struct CalibrateArgs {
   bool refit = false;
   HostMalloc malloc_mode = HostMalloc::kPinned;
   CommCalibrationArgs comm;  // --families comm
+  SparseAddCalibrationArgs sparse_add;  // --families sparse_add
 };
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
@@ -176,7 +178,9 @@ void runCalibrate(CalibrateArgs& args) {
     fmt::print("models:  {} (refitted from the dataset)\n", o.out_dir);
     return;
   }
-  // comm is the distributed replay's sweep, not a microbenchmark family.
+  // comm is the distributed replay's sweep and sparse_add a LibTorch
+  // microbenchmark of one op, not graph families: each runs after the graph
+  // families asked for (if any), into the same directory.
   const auto comm_at = std::find(o.families.begin(), o.families.end(), "comm");
   const bool with_comm = comm_at != o.families.end();
   if (with_comm) {
@@ -184,10 +188,22 @@ void runCalibrate(CalibrateArgs& args) {
     args.comm.out_dir = o.out_dir;
     args.comm.device = o.device;
     calibration::checkCommGrid(args.comm.grid);  // UsageError early
-    if (o.families.empty()) {
-      calibrateComm(args.comm);
-      return;
+  }
+  const auto sparse_at = std::find(o.families.begin(), o.families.end(), "sparse_add");
+  const bool with_sparse_add = sparse_at != o.families.end();
+  if (with_sparse_add) {
+    o.families.erase(sparse_at);
+    if (o.device != "cpu") {
+      throw UsageError("calibrate --families sparse_add measures the CPU's sparse add_ only");
     }
+    args.sparse_add.out_dir = o.out_dir;
+    args.sparse_add.bench.threads = o.threads;
+    calibration::checkSparseAddGrid(args.sparse_add.grid);  // UsageError early
+  }
+  if ((with_comm || with_sparse_add) && o.families.empty()) {
+    if (with_sparse_add) calibrateSparseAddFamily(args.sparse_add);
+    if (with_comm) calibrateComm(args.comm);
+    return;
   }
   for (const std::string& f : o.families) calibration::microbenchFamily(f);  // UsageError early
   fmt::print("calibrating {} for {:.0f} s into {} (families: {}; each point {} times)\n", o.device,
@@ -202,6 +218,7 @@ void runCalibrate(CalibrateArgs& args) {
   }
   printReport(r);
   fmt::print("models:  {}\n", o.out_dir);
+  if (with_sparse_add) calibrateSparseAddFamily(args.sparse_add);
   if (with_comm) calibrateComm(args.comm);
 }
 
@@ -221,7 +238,8 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--families", o.families,
                  fmt::format("comma-separated microbenchmark families (default all: {}), and "
                              "comm: collectives x sizes x group sizes through the distributed "
-                             "replay (not in the default)",
+                             "replay; sparse_add: SGD's add_ of a sparse embedding gradient, "
+                             "written as DIR/sparse_add.json (neither in the default)",
                              fmt::join(calibration::microbenchFamilyNames(), ",")))
       ->delimiter(',');
   sub.add_option("--comm-sizes", args->comm.grid.sizes_bytes,
@@ -239,6 +257,22 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--comm-iters", args->comm.iters,
                  "comm: measured iterations of each distributed replay (each runs every point "
                  "3 times)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  SparseAddCalibrationArgs& sa = args->sparse_add;
+  sub.add_option("--sparse-add-rows", sa.grid.rows,
+                 "sparse_add: table rows (default 5000,50000,200000,1000000)")
+      ->delimiter(',');
+  sub.add_option("--sparse-add-dims", sa.grid.dims, "sparse_add: row widths (default 16,32,64,128)")
+      ->delimiter(',');
+  sub.add_option("--sparse-add-nnz", sa.grid.nnz,
+                 "sparse_add: lookups per update (default 1024,4096,15360,61440)")
+      ->delimiter(',');
+  sub.add_option("--sparse-add-zipf", sa.grid.zipf,
+                 "sparse_add: index distributions, 0 uniform or a Zipf exponent (default 0,1.05,1.2)")
+      ->delimiter(',');
+  sub.add_option("--sparse-add-rounds", sa.bench.rounds,
+                 "sparse_add: interleaved rounds over the grid; each point's median is fitted")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   sub.add_option("--threads", o.threads,

@@ -27,14 +27,18 @@ const std::vector<std::string>& SparseAddModel::terms() {
   return t;
 }
 
-double SparseAddTerms::predictUs(const SparseAddShape& s) const {
+std::vector<double> sparseAddTermValues(const SparseAddShape& s, double values_cache_bytes,
+                                        double table_cache_bytes) {
   const double n = s.nnz, d = s.dim, u = std::min(s.unique, s.nnz);
   const double mv = missFraction(n * d * kItemBytes, values_cache_bytes);
   const double mt = missFraction(s.rows * d * kItemBytes, table_cache_bytes);
-  const double x[] = {1.0, n * std::log2(std::max(n, 2.0)), n * d, n * d * mv, u, u * mt, u * d,
-                      u * d * mt};
+  return {1.0, n * std::log2(std::max(n, 2.0)), n * d, n * d * mv, u, u * mt, u * d, u * d * mt};
+}
+
+double SparseAddTerms::predictUs(const SparseAddShape& s) const {
+  const std::vector<double> x = sparseAddTermValues(s, values_cache_bytes, table_cache_bytes);
   double us = 0;
-  for (size_t k = 0; k < coefficients_us.size() && k < std::size(x); ++k) {
+  for (size_t k = 0; k < coefficients_us.size() && k < x.size(); ++k) {
     us += coefficients_us[k] * x[k];
   }
   return us;
@@ -81,7 +85,7 @@ SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::stri
     const auto names = j.at("terms").get<std::vector<std::string>>();
     if (names != terms()) {
       throw InputError(fmt::format("{}: terms {} are not this build's; re-run "
-                                   "scripts/sparse-add-calibrate.py",
+                                   "tracetwin calibrate --families sparse_add",
                                    source, j.at("terms").dump()));
     }
     m.warm = readTerms(j, "", source);

@@ -7,11 +7,12 @@
 // it depends on how many rows are distinct, i.e. on the index distribution
 // (a Zipf table's gradient has far fewer).
 //
-// An analytic term calibrated from measured points: scripts/sparse-add-
-// calibrate.py measures the op in LibTorch over tables, dims, non-zero counts
-// and index distributions and fits the coefficients of the terms below by
-// non-negative least squares into MODELS/sparse_add.json
-// (docs/calibration.md, "The sparse optimizer step").
+// An analytic term calibrated from measured points: `tracetwin calibrate
+// --families sparse_add` measures the op in LibTorch over tables, dims,
+// non-zero counts and index distributions (calibration/sparse_add_sweep.h)
+// and fits the coefficients of the terms below by non-negative least squares
+// (sparse_add_fit.h) into MODELS/sparse_add.json (docs/calibration.md, "The
+// sparse optimizer step").
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,12 @@ class SparseAddModel {
   SparseAddTerms warm, cold;
   nlohmann::json provenance;  // points, fit errors, load, torch version
 };
+
+// The terms' values at a shape (SparseAddModel::terms() order), with the
+// values' and the table's cache sizes the fit chose: what the predictor sums
+// and what the calibration's fit regresses on (sparse_add_fit.h).
+std::vector<double> sparseAddTermValues(const SparseAddShape& s, double values_cache_bytes,
+                                        double table_cache_bytes);
 
 // Distinct rows expected among `nnz` lookups drawn uniformly from `rows`:
 // rows * (1 - exp(-nnz / rows)).
