@@ -393,13 +393,17 @@ std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double expo
   }
   if (touched_total <= 0) {
     hist[0] = 1.0;
+    hist.push_back(1.0);
     return hist;
   }
   for (double& h : hist) h /= touched_total;
+  // The exact unique fraction (features.h, kReuseValuesWithUnique).
+  hist.push_back(std::min(1.0, touched_total / std::max(lookups, 1.0)));
   return hist;
 }
 
 double uniqueFraction(const std::vector<double>& histogram) {
+  if (histogram.size() == size_t(kReuseValuesWithUnique)) return histogram[kReuseBins];
   static const double kMid[kReuseBins] = {1, 2, 3, 6, 12, 24, 48, 96};
   double mean = 0, total = 0;
   for (size_t b = 0; b < histogram.size() && b < kReuseBins; ++b) {

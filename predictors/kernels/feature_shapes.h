@@ -74,9 +74,11 @@ std::vector<double> poissonReuseHistogram(double lookups, double rows);
 // with probability 1 - exp(-c_i), then counted c_i / (1 - exp(-c_i)) times on
 // average, in that count's bin. Hot rows are many lookups each, so the unique
 // fraction falls: a 5,000-row table with 1,024 lookups at exponent 1.1 has
-// 0.30 of its lookups unique against 0.90 uniform.
+// 0.30 of its lookups unique against 0.90 uniform. One value more than the
+// bins: the expected unique fraction itself (features.h, kReuseValuesWithUnique).
 std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent);
-// Unique rows / lookups implied by a histogram (bin mid-points 1,2,3,6,12,...).
+// Unique rows / lookups: a histogram's own value when it carries one, else
+// implied by its bins (mid-points 1,2,3,6,12,...).
 double uniqueFraction(const std::vector<double>& histogram);
 
 }  // namespace tracetwin::predictors

@@ -116,10 +116,12 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
   EmbeddingShape s = embeddingShape(node);
   f->dtype = s.dtype;
   double item = std::max<double>(s.itemsize, 1.0);
-  std::vector<double> hist = (reuse && reuse->size() == kReuseBins)
-                                 ? *reuse
-                                 : poissonReuseHistogram(s.batch * s.pooling, s.rows);
+  std::vector<double> hist =
+      (reuse && (reuse->size() == kReuseBins || reuse->size() == kReuseValuesWithUnique))
+          ? *reuse
+          : poissonReuseHistogram(s.batch * s.pooling, s.rows);
   f->unique_fraction = uniqueFraction(hist);
+  hist.resize(kReuseBins);  // the bins are columns; the unique fraction has its own
   f->table_bytes = s.rows * s.dim * item;
   f->gathered_bytes = s.batch * s.pooling * s.dim * item;
   f->flops = s.batch * s.pooling * s.dim;  // one add per gathered element (pooling)

@@ -78,7 +78,8 @@ std::optional<SparseAddShape> sparseAddShape(const core::Node& node,
     shape.rows = double(v.tensor->shape[0]);
     shape.dim = 1;
     for (size_t d = 1; d < v.tensor->shape.size(); ++d) shape.dim *= double(v.tensor->shape[d]);
-    shape.unique = index_reuse != nullptr && index_reuse->size() == size_t(kReuseBins)
+    shape.unique = index_reuse != nullptr && (index_reuse->size() == size_t(kReuseBins) ||
+                                              index_reuse->size() == size_t(kReuseValuesWithUnique))
                        ? uniqueFraction(*index_reuse) * shape.nnz
                        : expectedUniqueRows(shape.nnz, shape.rows);
     return shape;

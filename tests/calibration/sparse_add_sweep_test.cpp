@@ -82,13 +82,13 @@ TEST(SparseAddSweep, FitsWarmAndEvictedTermsFromTheMedians) {
   replay::SparseAddBenchOptions o;
   o.rounds = 3;
   const SparseAddCalibration r = calibrateSparseAdd(SparseAddGrid{}, o, fakeMeasure, "1.13.1");
-  EXPECT_EQ(r.points, 60u);
+  EXPECT_EQ(r.points, 180u);
   EXPECT_LT(r.warm.p90_abs_error_pct, 1e-4);
   EXPECT_LT(r.cold.p90_abs_error_pct, 1e-4);
   const predictors::SparseAddShape s{15360, 32, 200000, 3840};
   EXPECT_NEAR(r.model.predictUs(s, 0), fakeTerms(false).predictUs(s), 1e-4 * fakeTerms(false).predictUs(s));
   EXPECT_NEAR(r.model.predictUs(s, 1), fakeTerms(true).predictUs(s), 1e-4 * fakeTerms(true).predictUs(s));
-  EXPECT_EQ(r.model.provenance.at("measured").size(), 60u);
+  EXPECT_EQ(r.model.provenance.at("measured").size(), 180u);
   EXPECT_EQ(r.model.provenance.at("torch"), "1.13.1");
 
   // The file it writes is the one the predictor loads.

@@ -10,6 +10,7 @@
 #include "core/aten_schemas.h"
 #include "core/errors.h"
 #include "predictors/kernels/feature_shapes.h"
+#include "predictors/kernels/features.h"
 #include "tests/support/graphs.h"
 
 namespace tracetwin::predictors {
@@ -165,12 +166,44 @@ TEST(IndexDistributionSpec, ZipfHistogramCountsRowsLookedUpOnceInTheFirstBin) {
     const auto hist = zipfReuseHistogram(c.lookups, c.rows, c.s);
     EXPECT_NEAR(hist[0], once / touched, 1e-3)
         << c.lookups << " lookups, " << c.rows << " rows, s " << c.s;
+    ASSERT_EQ(hist.size(), size_t(kReuseValuesWithUnique));
     double total = 0;
-    for (double h : hist) total += h;
+    for (int b = 0; b < kReuseBins; ++b) total += hist[size_t(b)];
     EXPECT_NEAR(total, 1.0, 1e-9);
+    // The unique fraction it carries is the expected distinct rows over the
+    // lookups, not the bins' mid-point estimate (which reads the hottest
+    // rows, thousands of lookups each, as 96).
+    EXPECT_NEAR(uniqueFraction(hist), touched / c.lookups, 1e-9);
     // Far fewer distinct rows than uniform draws into the same table.
     EXPECT_LT(uniqueFraction(hist), 0.8 * uniqueFraction(poissonReuseHistogram(c.lookups, c.rows)));
   }
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
+
+namespace tracetwin::predictors {
+namespace {
+
+// The embedding model reads a Zipf histogram's carried unique fraction, not
+// the bins' mid-point estimate, and keeps its columns (8 of them bins).
+TEST(IndexDistributionSpec, EmbeddingFeaturesTakeTheHistogramsUniqueFraction) {
+  const core::Graph g = twoTables();
+  const core::Node& lookup = g.node(3);  // 400 lookups into a 1000 x 16 table
+  const auto zipf = zipfReuseHistogram(400, 1000, 1.2);
+  const OpFeatures with = computeFeatures(lookup, &zipf);
+  EXPECT_DOUBLE_EQ(with.unique_fraction, zipf[kReuseBins]);
+  std::vector<double> bins(zipf.begin(), zipf.begin() + kReuseBins);
+  const OpFeatures without = computeFeatures(lookup, &bins);
+  EXPECT_EQ(with.x.size(), without.x.size());
+  EXPECT_EQ(with.x.size(), size_t(7 + kReuseBins + 1));
+  EXPECT_NE(with.unique_fraction, without.unique_fraction);
+  // zipf-check's tables: 15,360 lookups into 200,000 rows at 1.2. The bins
+  // read the hottest rows (thousands of lookups each) as 96.
+  const auto big = zipfReuseHistogram(15360, 200000, 1.2);
+  const std::vector<double> big_bins(big.begin(), big.begin() + kReuseBins);
+  EXPECT_NEAR(uniqueFraction(big), 0.200, 0.005);
+  EXPECT_NEAR(uniqueFraction(big_bins), 0.344, 0.005);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "predictors/kernels/feature_shapes.h"
+#include "predictors/kernels/features.h"
 #include "predictors/models/model_set.h"
 #include "sweep/composed_model.h"
 #include "sweep/strategies.h"
@@ -163,7 +164,7 @@ TEST(SweepRun, ZipfTablesHaveFewerUniqueRowsAndPredictCheaper) {
   const auto uniform = predictors::poissonReuseHistogram(1024, 5000);
   const auto skewed = predictors::zipfReuseHistogram(1024, 5000, 1.1);
   double total = 0;
-  for (double h : skewed) total += h;
+  for (int b = 0; b < predictors::kReuseBins; ++b) total += skewed[size_t(b)];
   EXPECT_NEAR(total, 1.0, 1e-9);
   EXPECT_LT(predictors::uniqueFraction(skewed), 0.5 * predictors::uniqueFraction(uniform));
   const std::string base = R"(world_size: 2
