@@ -9,7 +9,10 @@ The three tables' ops run in every iteration of the one step, so they are interl
 script repeats the compare R times and reports per table and op the median over rounds of the
 replayed and predicted times (docs/calibration.md, "Index distributions").
 
-Usage: scripts/zipf-check.py [--models data/models/host] [--rounds 5] [--tracetwin build/tracetwin]
+With several model sets (`--models A,B`), each round runs one compare per set, in turn (A, B, A,
+B ...), so the sets' replays are interleaved and their medians comparable.
+
+Usage: scripts/zipf-check.py [--models data/models/host[,OTHER]] [--rounds 5] [--tracetwin build/tracetwin]
 """
 import argparse
 import json
@@ -28,7 +31,8 @@ def main():
     ap.add_argument("--sweep", default="configs/sweeps/zipf-check.yaml")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tracetwin-zipf-check-")
-    subprocess.run([args.tracetwin, "sweep", args.sweep, "--models", args.models,
+    model_sets = args.models.split(",")
+    subprocess.run([args.tracetwin, "sweep", args.sweep, "--models", model_sets[0],
                     "--emit-traces", work], check=True, stdout=subprocess.DEVNULL)
     trace = os.path.join(work, "one", "rank0.et.json")
     side = os.path.join(work, "one", "rank0.index.yaml")
@@ -37,12 +41,12 @@ def main():
         if line.strip().startswith("- {node:"):
             node = int(line.split("node:")[1].split(",")[0])
             names[node] = line.split("name:")[1].split(",")[0].strip().strip('"}').strip('"')
-    rows = {}  # (table, op) -> ([measured], [predicted])
+    rows = {}  # (models, table, op) -> ([measured], [predicted])
     loads = []
-    for r in range(args.rounds):
+    for r, models in [(r, m) for r in range(args.rounds) for m in model_sets]:
         out = os.path.join(work, "compare%d.json" % r)
         loads.append(os.getloadavg()[0])
-        subprocess.run([args.tracetwin, "compare", trace, "--models", args.models,
+        subprocess.run([args.tracetwin, "compare", trace, "--models", models,
                         "--index-distribution", side, "--json-out", out], check=True,
                        stdout=subprocess.DEVNULL)
         doc = json.load(open(out))
@@ -59,18 +63,20 @@ def main():
         picks["add_ (SGD, sparse)"] = adds[-len(order):] if len(adds) >= len(order) else []
         for op, lst in picks.items():
             for node, o in zip(order, lst):
-                m, p = rows.setdefault((names[node], op), ([], []))
+                m, p = rows.setdefault((models, names[node], op), ([], []))
                 m.append(o["measured_us"])
                 p.append(o["predicted_us"])
     print("zipf-check: %s, %d compare rounds, models %s, load %.1f-%.1f" %
           (args.sweep, args.rounds, args.models, min(loads), max(loads)))
-    print("%-10s %-26s %12s %12s %8s" % ("table", "op", "replayed us", "predicted us", "error"))
+    print("%-24s %-10s %-26s %12s %12s %8s" % ("models", "table", "op", "replayed us",
+                                               "predicted us", "error"))
     result = []
-    for (table, op), (m, p) in rows.items():
+    for (models, table, op), (m, p) in rows.items():
         mm, pm = statistics.median(m), statistics.median(p)
-        print("%-10s %-26s %12.1f %12.1f %+7.1f%%" % (table, op, mm, pm, 100 * (pm - mm) / mm))
-        result.append({"table": table, "op": op, "replayed_us": mm, "predicted_us": pm,
-                       "rounds_us": m})
+        print("%-24s %-10s %-26s %12.1f %12.1f %+7.1f%%" % (models[-24:], table, op, mm, pm,
+                                                           100 * (pm - mm) / mm))
+        result.append({"models": models, "table": table, "op": op, "replayed_us": mm,
+                       "predicted_us": pm, "rounds_us": m})
     json.dump({"rounds": args.rounds, "load": loads, "rows": result},
               open(os.path.join(work, "zipf-check.json"), "w"), indent=1)
     print("json: %s" % os.path.join(work, "zipf-check.json"))
