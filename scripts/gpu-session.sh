@@ -4,6 +4,7 @@
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
 #           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline zipf
+#           stored_recorded
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -688,13 +689,45 @@ PY
 )"
 }
 
+# The stored captures of data/h100/s31 (or TT_STORED_DIRS) replayed with their original's recorded
+# host time (issue 40), each against its unprofiled step: what a change to the recorded host time
+# does on the GPU without capturing again. Compiled steps replay their Triton kernels as Kineto
+# stand-ins (mode 2; their Inductor caches stayed on that session's machine). About 3 s a capture.
+stage_stored_recorded() {
+  ensure_build || return 1
+  local d=$res/stored f stem name
+  mkdir -p "$d"
+  for f in ${TT_STORED_DIRS:-data/h100/s31/check data/h100/s31/amp data/h100/s31/cmp data/h100/s31/hosttime}; do
+    for stem in "$f"/*.meta.json; do
+      stem=${stem%.meta.json}
+      name=$(basename "$(dirname "$stem")")_$(basename "$stem")
+      run_logged "stored_$name" tt replay "$stem.et.json.gz" --device cuda:0 --warmup 5 --iters 20 \
+        --no-cupti --kineto "$stem.kineto.json.gz" --host-time recorded --json-out "$d/$name.json"
+      summary "$(python3 - "$d/$name.json" "$stem.meta.json" "$name" <<'PY'
+import json, sys
+try:
+    r, m = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("stored %-28s no result: %s" % (sys.argv[3], e)); sys.exit(0)
+h = r.get("host_time", {})
+print("stored %-28s recorded host time: replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  "
+      "waits %.2f ms, repaid %.2f" % (sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"],
+      r["iteration_ms_median"], m["iteration_ms"], r["coverage"], h.get("wait_ms", 0),
+      h.get("repaid_ms", 0)))
+PY
+)"
+    done
+  done
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf | \
+      stored_recorded) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done
