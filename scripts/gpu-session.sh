@@ -420,6 +420,10 @@ stage_check() {
         --warmup 3 --steps "$steps" || continue
       run_logged "check_replay_$tag" tt replay "$res/check/$tag.et.json.gz" --device cuda:0 \
         --warmup 3 --iters 20 --no-cupti --json-out "$res/check/$tag.replay.json"
+      [ -f "$res/check/$tag.kineto.json.gz" ] && run_logged "check_recorded_$tag" tt replay \
+        "$res/check/$tag.et.json.gz" --device cuda:0 --warmup 5 --iters 20 --no-cupti \
+        --kineto "$res/check/$tag.kineto.json.gz" --host-time recorded \
+        --json-out "$res/check/$tag.recorded.json"
       run_logged "check_predict_$tag" tt predict "$res/check/$tag.et.json.gz" \
         --models data/models/h200 --device-spec "$spec" --json-out "$res/check/$tag.predict.json"
     done
@@ -427,12 +431,14 @@ stage_check() {
   python3 - "$res/check" "$gpu" <<'PY' | tee -a "$OUT/summary.txt"
 import glob, json, os, sys
 d, gpu = sys.argv[1], sys.argv[2]
-print("check on %s: original, replay/original, predicted/original (bundled H200 models)" % gpu)
+print("check on %s: original, replay/original (plain, with recorded host time), predicted/original "
+      "(bundled H200 models)" % gpu)
 for meta in sorted(glob.glob(os.path.join(d, "*.meta.json"))):
     tag = os.path.basename(meta)[:-len(".meta.json")]
     orig = json.load(open(meta))["iteration_ms"]
     row = "%-14s original %8.3f ms" % (tag, orig)
-    for kind, key in (("replay", "iteration_ms_median"), ("predict", "iteration_ms")):
+    for kind, key in (("replay", "iteration_ms_median"), ("recorded", "iteration_ms_median"),
+                      ("predict", "iteration_ms")):
         path = os.path.join(d, "%s.%s.json" % (tag, kind))
         if os.path.exists(path):
             r = json.load(open(path))
@@ -635,10 +641,20 @@ stage_compile() {
     run_logged "replay_${name}_kineto" tt replay "$out/$name.et.json.gz" --device cuda:0 \
       --kineto "$out/$name.kineto.json.gz" --warmup 5 --iters 20 --no-cupti \
       --json-out "$res/cmp/$name.replay_kineto.json"
+    # Compiled steps are host-bound at these sizes (Dynamo's guards, the wrapper, Triton's
+    # launcher): both modes again with the original's recorded host time (issue 40).
+    run_logged "replay_${name}_cache_recorded" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --inductor-cache "$out/$name.inductor" --kineto "$out/$name.kineto.json.gz" \
+      --host-time recorded --warmup 5 --iters 20 --no-cupti \
+      --json-out "$res/cmp/$name.replay_cache_recorded.json"
+    run_logged "replay_${name}_kineto_recorded" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --kineto "$out/$name.kineto.json.gz" --host-time recorded --warmup 5 --iters 20 --no-cupti \
+      --json-out "$res/cmp/$name.replay_kineto_recorded.json"
     # Fused kernels on the bundled H200 models' borrowed curves (scaled to an H100 on one).
     run_logged "predict_$name" tt predict "$out/$name.et.json.gz" --models data/models/h200 \
       "${spec_args[@]}" --json-out "$res/cmp/$name.predict.json"
     jsons+=("$res/cmp/$name.replay_cache.json" "$res/cmp/$name.replay_kineto.json"
+      "$res/cmp/$name.replay_cache_recorded.json" "$res/cmp/$name.replay_kineto_recorded.json"
       "$res/cmp/$name.predict.json")
   done
   [ ${#jsons[@]} -gt 0 ] && compile_summary "${jsons[@]}" | tee -a "$OUT/summary.txt"
