@@ -68,7 +68,7 @@ std::vector<OpDeviceWork> opDeviceWork(const LinkedTimeline& timeline, const Kin
       auto first = std::lower_bound(calls.begin(), calls.end(), op.start_us,
                                     [](const SyncCall& c, double t) { return c.ts < t; });
       for (auto c = first; c != calls.end() && c->ts < end; ++c) {
-        w.syncs.push_back({c->ts - op.start_us, std::min(c->dur, end - c->ts)});
+        w.syncs.push_back({c->ts - op.start_us, std::clamp(c->dur, 0.0, end - c->ts)});
       }
     }
     out.push_back(std::move(w));
