@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/op_schema.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -212,7 +213,7 @@ void GraphBuilder::spacer() {
 
 void GraphBuilder::busySpacer(int64_t n) {
   if (busy_buffers_.empty()) busy_buffers_ = {tensor({n, n}), tensor({n, n})};
-  op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {busy_buffers_[0], busy_buffers_[1]},
+  op(core::schemas::kMm, {busy_buffers_[0], busy_buffers_[1]},
      {tensor({n, n})});
   nodes_.back().scope = kSpacerScope;
 }

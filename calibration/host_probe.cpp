@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "replay/device/device_timer.h"
 #include "replay/replayer.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -76,7 +77,7 @@ double measureReplayLoopUs(const ProbeOptions& o) {
 
 double probeMmFlops(const ProbeOptions& o, core::DType dt, int64_t n) {
   GraphBuilder b(o.device);
-  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {b.tensor({n, n}, dt), b.tensor({n, n}, dt)},
+  b.op(core::schemas::kMm, {b.tensor({n, n}, dt), b.tensor({n, n}, dt)},
        {b.tensor({n, n}, dt)});
   const double us = replayOpUs(b.build(fmt::format("device probe mm {}", n)), o, 3);
   return 2.0 * n * n * n / (us * 1e-6);

@@ -9,6 +9,7 @@
 
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -87,7 +88,7 @@ const std::vector<ElementwiseOp>& ops() {
        }},
       {"relu", 2,
        [](B& b, const Shape& s, DType dt) {
-         b.op("aten::relu(Tensor self) -> Tensor", {same(b, s, dt)}, {same(b, s, dt)});
+         b.op(core::schemas::kRelu, {same(b, s, dt)}, {same(b, s, dt)});
        }},
       {"relu_", 2,
        [](B& b, const Shape& s, DType dt) {

@@ -5,6 +5,7 @@
 
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -38,12 +39,11 @@ constexpr double kAcceleratorMaxFlops = 1.2e12;
 const std::vector<int64_t> kWideSizes = {2048, 4096};
 const std::vector<int64_t> kWideRows = {16, 64};
 
-constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+constexpr const char* kMm = core::schemas::kMm;
 constexpr const char* kAddmm =
     "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
     "Tensor";
-constexpr const char* kLinear =
-    "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
+constexpr const char* kLinear = core::schemas::kLinear;
 constexpr const char* kBmm = "aten::bmm(Tensor self, Tensor mat2) -> Tensor";
 
 // Adds one op computing [m,k] x [k,n] in the flavour `kind`.

@@ -8,6 +8,7 @@
 
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -37,7 +38,7 @@ constexpr const char* kMeanDim =
     "Tensor";
 constexpr const char* kAmax =
     "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor";
-constexpr const char* kRelu = "aten::relu(Tensor self) -> Tensor";
+constexpr const char* kRelu = core::schemas::kRelu;
 constexpr const char* kMaxPool =
     "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
     "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)";

@@ -8,6 +8,7 @@
 
 #include "calibration/graph_builder.h"
 #include "calibration/microbench.h"
+#include "core/aten_schemas.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -34,7 +35,7 @@ const std::vector<ViewOp>& viewOps() {
   static const std::vector<ViewOp> table = {
       {"t",
        [](B& b, const Shape& s, DType dt) {
-         unaryView(b, "aten::t(Tensor(a) self) -> Tensor(a)", s, {s[1], s[0]}, dt, {});
+         unaryView(b, core::schemas::kT, s, {s[1], s[0]}, dt, {});
        }},
       {"transpose",
        [](B& b, const Shape& s, DType dt) {

@@ -183,10 +183,9 @@ std::vector<double> zipfReuseOfLookup(const core::Node& n, double exponent) {
 
 // The Zipf cases' lookups (MicrobenchCase::zipf), each indices tensor once:
 // copies of a case that read the same indices draw them once, at the first.
-std::unordered_map<core::NodeId, double> zipfLookupsOf(const ReplayUnit& u,
-                                                       const core::Graph& graph,
-                                                       const std::vector<size_t>& case_of) {
-  std::unordered_map<core::NodeId, double> out;
+std::unordered_map<core::NodeId, core::IndexLaw> zipfLookupsOf(
+    const ReplayUnit& u, const core::Graph& graph, const std::vector<size_t>& case_of) {
+  std::unordered_map<core::NodeId, core::IndexLaw> out;
   std::unordered_set<int64_t> seen_indices;
   for (const core::Node& n : graph.nodes()) {
     if (n.name != "aten::embedding_bag" && n.name != "aten::embedding") continue;

@@ -18,7 +18,8 @@ HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline
   for (const core::kineto::RecordedHostOp& op : h.ops) out.by_op[op.id] = {op.gap_us, op.op_us};
   out.source = fmt::format("{} ({} of {} top-level ops linked, {})", kineto_path,
                            timeline.matched_ops, timeline.top_level_ops, timeline.method);
-  if (h.profiler_us_per_event > 0 || h.profiler_scale < 1.0) {
+  const bool corrected = h.profiler_us_per_event > 0 || h.profiler_scale < 1.0;
+  if (corrected) {
     out.notes.push_back(fmt::format(
         "the profiler's own cost taken off: {:.3f} us per recorded CPU event ({} events){}; the "
         "recorded host span {:.3f} ms -> {:.3f} ms, the original's unprofiled step {:.3f} ms",
@@ -27,6 +28,23 @@ HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline
             ? fmt::format(", then x{:.3f} on what no event count explains", h.profiler_scale)
             : "",
         h.recorded_span_ms, h.span_ms, h.unprofiled_ms));
+  }
+  if (h.device_bound) {
+    out.notes.push_back(fmt::format(
+        "device-bound original: its recorded kernels alone take {:.3f} ms, and a host loop of "
+        "{:.3f} ms is the longest that, with them, gives the unprofiled step ({:.3f} ms "
+        "simulated): the host time is aimed at that, not at the step",
+        h.device_only_ms, h.target_ms, h.simulated_step_ms));
+  }
+  if (!h.device_bound && h.sync_calls && h.simulated_step_ms > 1.02 * h.unprofiled_ms) {
+    out.notes.push_back(fmt::format(
+        "the recorded kernels with this host time simulate a {:.3f} ms step (the device alone "
+        "{:.3f} ms), over the original's {:.3f} ms, but the step has synchronising calls, whose "
+        "waits the replay takes back itself: the host time aims at the step",
+        h.simulated_step_ms, h.device_only_ms, h.unprofiled_ms));
+  }
+  if (corrected || h.device_bound) {
+    // said above
   } else if (h.unprofiled_ms > 0) {
     out.notes.push_back(fmt::format(
         "recorded host span {:.3f} ms, not longer than the unprofiled step {:.3f} ms (the device "

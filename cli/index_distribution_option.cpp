@@ -21,7 +21,7 @@ IndexDistributionUse indexDistributionsFor(const std::string& path, const core::
       predictors::resolveIndexDistributions(spec, graph);
   use.index_zipf = resolved.lookups;
   use.index_reuse = predictors::indexReuseOf(resolved);
-  for (const auto& [id, s] : resolved.lookups) use.zipf_lookups += s > 0 ? 1 : 0;
+  for (const auto& [id, law] : resolved.lookups) use.zipf_lookups += law.zipf > 0 ? 1 : 0;
   for (const std::string& u : resolved.unmatched) {
     use.notes.push_back(fmt::format("index distribution {} matched no lookup of this trace", u));
   }

@@ -11,13 +11,14 @@
 #include <CLI/CLI.hpp>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 
 namespace tracetwin::cli {
 
 void addIndexDistributionOption(CLI::App& sub, std::string& path);
 
 struct IndexDistributionUse {
-  std::unordered_map<core::NodeId, double> index_zipf;  // ReplayOptions::index_zipf
+  std::unordered_map<core::NodeId, core::IndexLaw> index_zipf;  // ReplayOptions::index_zipf
   std::unordered_map<core::NodeId, std::vector<double>> index_reuse;  // PredictOptions
   std::vector<std::string> notes;  // rules that matched no lookup of this trace
   size_t zipf_lookups = 0;

@@ -130,9 +130,19 @@ int pickFreePort() {
 
 std::string describeExit(const RankExit& r) {
   if (r.signal != 0) {
-    return fmt::format("was {} by signal {} ({}){}",
-                       r.ended_by_launcher ? "ended" : "killed", r.signal, strsignal(r.signal),
-                       r.ended_by_launcher ? " after the grace period (it hung)" : "");
+    std::string why;
+    if (r.ended_by_launcher && r.outlived_rank >= 0) {
+      why = fmt::format(" after the grace period that followed rank {}'s failure ({})",
+                        r.outlived_rank,
+                        r.outlived_input_failure
+                            ? fmt::format("waiting for rank {}, which failed on its input",
+                                          r.outlived_rank)
+                            : "still running: hung, or waiting for it");
+    } else if (r.ended_by_launcher) {
+      why = " after the grace period (still running: hung)";
+    }
+    return fmt::format("was {} by signal {} ({}){}", r.ended_by_launcher ? "ended" : "killed",
+                       r.signal, strsignal(r.signal), why);
   }
   return fmt::format("exited with code {}", r.exit_code);
 }
@@ -183,6 +193,12 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
       if (WIFEXITED(status)) r->exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) r->signal = WTERMSIG(status);
       r->ended_by_launcher = r->signal != 0 && ending && !result.interrupted;
+      if (r->ended_by_launcher && result.first_failed >= 0) {
+        const RankExit& first = result.ranks[size_t(result.first_failed)];
+        r->outlived_rank = first.rank;
+        r->outlived_input_failure =
+            first.exit_code == kExitInput || first.exit_code == kExitUnavailable;
+      }
       if (failed(*r) && result.first_failed < 0 && !result.interrupted) {
         result.first_failed = r->rank;
         const bool on_input = r->exit_code == kExitInput || r->exit_code == kExitUnavailable;

@@ -37,6 +37,11 @@ struct RankExit {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   bool ended_by_launcher = false;  // it outlived the grace and was terminated
+  // The rank whose failure started that grace (-1: none), and whether it
+  // failed on its input or hardware (exit 2 or 3): then the survivor was most
+  // likely waiting for it at the rendezvous or a collective, not hung.
+  int outlived_rank = -1;
+  bool outlived_input_failure = false;
 };
 
 struct LaunchResult {
@@ -52,7 +57,9 @@ struct LaunchResult {
 // cannot be started (fork or a free port).
 LaunchResult launchRanks(const LaunchSpec& spec);
 
-// "exited with code 2", "was killed by signal 9 (Killed)".
+// "exited with code 2", "was killed by signal 9 (Killed)", "was ended by signal
+// 15 (Terminated) after the grace period that followed rank 0's failure
+// (waiting for rank 0, which failed on its input)".
 std::string describeExit(const RankExit& r);
 
 // The launcher's own exit code: 130 after Ctrl-C; 0 when every rank

@@ -15,4 +15,10 @@ inline constexpr const char* kEmbeddingBagBackward =
     "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) "
     "-> Tensor";
 
+inline constexpr const char* kLinear =
+    "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
+inline constexpr const char* kRelu = "aten::relu(Tensor self) -> Tensor";
+inline constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+inline constexpr const char* kT = "aten::t(Tensor(a) self) -> Tensor(a)";
+
 }  // namespace tracetwin::core::schemas

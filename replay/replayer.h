@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 #include "replay/dist/rank_session.h"
 #include "replay/host_time.h"
 
@@ -98,12 +99,12 @@ struct ReplayOptions {
   // Seam: the device compiled kernels launch on and stand-ins wait on
   // (default: the CUDA driver on a CUDA replay, none on a CPU one).
   std::function<std::unique_ptr<compiled::KernelDevice>()> make_kernel_device;
-  // Zipf exponents of embedding lookups' indices by op id, from a side file
+  // Zipf laws of embedding lookups' indices by op id, from a side file
   // (--index-distribution, predictors/specs/index_distribution_spec.h): the
   // value generators draw those indices Zipf instead of uniform
   // (replay/zipf_indices.h). A lookup here whose indices the replay does not
   // make (an earlier op of the trace computes them) is an InputError.
-  std::unordered_map<core::NodeId, double> index_zipf;
+  std::unordered_map<core::NodeId, core::IndexLaw> index_zipf;
 };
 
 struct OpIssue {

@@ -30,9 +30,9 @@ struct ViewFill {
 
 // The rules for an upfront view's values: from the op that reads it first,
 // else from what the plan knows of the slot (wrapped number, non-negative).
-// `index_zipf`: the side file's exponents by lookup op (ReplayOptions::index_zipf).
+// `index_zipf`: the side file's laws by lookup op (ReplayOptions::index_zipf).
 ViewFill viewFillFor(const SlotInfo& info, const std::vector<const core::Node*>& op_nodes,
-                     const std::unordered_map<core::NodeId, double>& index_zipf) {
+                     const std::unordered_map<core::NodeId, core::IndexLaw>& index_zipf) {
   ViewFill fill;
   if (info.first_op < 0 || info.first_arg < 0) return fill;
   const core::Node& first = *op_nodes[size_t(info.first_op)];
@@ -61,7 +61,8 @@ bool sameValues(const SlotInfo& a, const ViewFill& fa, const SlotInfo& b, const 
   const IntFill& x = *fa.int_fill;
   const IntFill& y = *fb.int_fill;
   return x.kind == y.kind && x.low == y.low && x.high == y.high && x.total == y.total &&
-         x.last_equals_total == y.last_equals_total && x.exponent == y.exponent;
+         x.last_equals_total == y.last_equals_total && x.exponent == y.exponent &&
+         x.zipf_first_row == y.zipf_first_row;
 }
 
 // The replay storages of one recorded storage. Traces name a storage by its
@@ -124,7 +125,7 @@ void fillOffsets(at::Tensor& view, const IntFill& f) {
 // Zipf rows over [low, high] from uniforms of LibTorch's seeded generator
 // (replay/zipf_indices.h): the same seed gives the same indices.
 void fillZipfIndices(at::Tensor& flat, const IntFill& f) {
-  const auto cdf = ZipfCdf::of(f.high - f.low + 1, f.exponent);
+  const auto cdf = ZipfCdf::of(f.high - f.low + 1, f.exponent, f.zipf_first_row);
   const at::Tensor u = at::empty({flat.numel()}, at::TensorOptions().dtype(at::kDouble))
                            .uniform_(0.0, 1.0);
   at::Tensor rows = at::empty({flat.numel()}, at::TensorOptions().dtype(at::kLong));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 #include "replay/ivalue_conversion.h"
 #include "replay/tensor_plan.h"
 #include "replay/value_generators.h"
@@ -29,7 +30,7 @@ class SlotTable {
   void materialiseUpfront(const std::vector<const core::Node*>& op_nodes, uint64_t seed);
   // Zipf exponents of embedding lookups' indices by op id (the side file of
   // ReplayOptions::index_zipf); set before materialiseUpfront.
-  void setIndexDistributions(std::unordered_map<core::NodeId, double> index_zipf) {
+  void setIndexDistributions(std::unordered_map<core::NodeId, core::IndexLaw> index_zipf) {
     index_zipf_ = std::move(index_zipf);
   }
   // The lookups whose indices materialiseUpfront drew from a Zipf
@@ -106,7 +107,7 @@ class SlotTable {
   DeviceMap devices_;
   std::vector<UpfrontFill> fills_;  // in fill order
   uint64_t seed_ = 0;
-  std::unordered_map<core::NodeId, double> index_zipf_;
+  std::unordered_map<core::NodeId, core::IndexLaw> index_zipf_;
   std::unordered_set<core::NodeId> zipf_applied_;
   std::vector<at::Tensor> tensors_;
   bool tracking_ = false;

@@ -386,12 +386,18 @@ bool isLookupIndices(const Node& node, size_t input_index) {
 }
 
 std::optional<IntFill> withIndexDistribution(std::optional<IntFill> fill, const Node& node,
-                                             size_t input_index, double exponent) {
-  if (!fill || exponent <= 0 || fill->kind != IntFill::Kind::kUniform) return fill;
+                                             size_t input_index, const core::IndexLaw& law) {
+  if (!fill || law.zipf <= 0 || fill->kind != IntFill::Kind::kUniform) return fill;
   if (!isLookupIndices(node, input_index)) return fill;
   fill->kind = IntFill::Kind::kZipf;
-  fill->exponent = exponent;
-  fill->rule = fmt::format("{}; Zipf exponent {} (--index-distribution)", fill->rule, exponent);
+  fill->exponent = law.zipf;
+  fill->zipf_first_row = law.first_row;
+  fill->rule = law.first_row > 0
+                   ? fmt::format("{}; Zipf exponent {} from the table's row {} "
+                                 "(--index-distribution)",
+                                 fill->rule, law.zipf, law.first_row)
+                   : fmt::format("{}; Zipf exponent {} (--index-distribution)", fill->rule,
+                                 law.zipf);
   return fill;
 }
 

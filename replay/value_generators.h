@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 
 namespace tracetwin::replay {
 
@@ -24,6 +25,7 @@ struct IntFill {
   int64_t low = 0;
   int64_t high = 0;
   double exponent = 0;             // kZipf (replay/zipf_indices.h)
+  int64_t zipf_first_row = 0;      // kZipf: i weighted (zipf_first_row + i + 1)^-exponent
   int64_t total = 0;               // kOffsets: number of indices the offsets cut
   bool last_equals_total = false;  // kOffsets with include_last_offset
   std::string rule;                // which generator decided, for reports
@@ -41,11 +43,12 @@ bool isLookupIndices(const core::Node& node, size_t input_index);
 
 // `fill` under a distribution a side file gives the lookup `node`
 // (--index-distribution, predictors/specs/index_distribution_spec.h): the
-// indices of an embedding lookup drawn Zipf(`exponent`) over the rows their
-// fill allows ([low, high]: the table, or the node's tensor_range). Exponent
-// 0 is uniform: the fill as it was. Other inputs are left as they are.
+// indices of an embedding lookup drawn by the Zipf law (core/index_law.h)
+// over the rows their fill allows ([low, high]: the table, or the node's
+// tensor_range). Exponent 0 is uniform: the fill as it was. Other inputs are
+// left as they are.
 std::optional<IntFill> withIndexDistribution(std::optional<IntFill> fill, const core::Node& node,
-                                             size_t input_index, double exponent);
+                                             size_t input_index, const core::IndexLaw& law);
 
 // Parses the tensor_range attribute ({"<input index>": [min, max], ...}).
 // Returns the range of `input_index`, nullopt when not recorded or malformed

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include <fmt/core.h>
@@ -13,27 +14,28 @@
 
 namespace tracetwin::replay {
 
-ZipfCdf::ZipfCdf(int64_t rows, double exponent) : exponent_(exponent) {
+ZipfCdf::ZipfCdf(int64_t rows, double exponent, int64_t first_row) : exponent_(exponent) {
   if (rows <= 0) throw UsageError("a Zipf index distribution needs at least one row");
+  if (first_row < 0) throw UsageError("a Zipf shard's first row must be >= 0");
   if (!(exponent >= 0) || !std::isfinite(exponent)) {
     throw UsageError("a Zipf exponent must be a finite number >= 0");
   }
   cdf_.resize(size_t(rows));
   double sum = 0;  // ascending i: the large terms first, then the tail
   for (int64_t i = 0; i < rows; ++i) {
-    sum += std::pow(double(i + 1), -exponent);
+    sum += std::pow(double(first_row + i + 1), -exponent);
     cdf_[size_t(i)] = sum;
   }
   for (double& c : cdf_) c /= sum;
   cdf_.back() = 1.0;  // u < 1 always finds a row
 }
 
-std::shared_ptr<const ZipfCdf> ZipfCdf::of(int64_t rows, double exponent) {
+std::shared_ptr<const ZipfCdf> ZipfCdf::of(int64_t rows, double exponent, int64_t first_row) {
   static std::mutex mutex;
-  static std::map<std::pair<int64_t, double>, std::shared_ptr<const ZipfCdf>> cache;
+  static std::map<std::tuple<int64_t, double, int64_t>, std::shared_ptr<const ZipfCdf>> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[{rows, exponent}];
-  if (!slot) slot = std::make_shared<const ZipfCdf>(rows, exponent);
+  auto& slot = cache[{rows, exponent, first_row}];
+  if (!slot) slot = std::make_shared<const ZipfCdf>(rows, exponent, first_row);
   return slot;
 }
 
@@ -52,14 +54,14 @@ void zipfRowsFromUniforms(const ZipfCdf& cdf, int64_t low, const double* uniform
   for (int64_t k = 0; k < n; ++k) out[k] = low + cdf.row(uniforms[k]);
 }
 
-int64_t checkIndexDistributions(const std::unordered_map<core::NodeId, double>& asked,
+int64_t checkIndexDistributions(const std::unordered_map<core::NodeId, core::IndexLaw>& asked,
                                 const std::unordered_set<core::NodeId>& applied) {
   std::vector<core::NodeId> missed;
   int64_t drawn = 0;
-  for (const auto& [id, exponent] : asked) {
+  for (const auto& [id, law] : asked) {
     if (applied.count(id)) {
       ++drawn;
-    } else if (exponent > 0) {
+    } else if (law.zipf > 0) {
       missed.push_back(id);
     }
   }

@@ -13,17 +13,21 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 
 namespace tracetwin::replay {
 
-// The cumulative distribution of one (rows, exponent), built once and shared:
+// The cumulative distribution of one (rows, exponent, first_row), built once
+// and shared (first_row > 0: row i weighted (first_row + i + 1)^-exponent, a
+// shard of a larger Zipf table: core/index_law.h):
 // a 200,000-row table is 1.6 MB of doubles and 200,000 powers (~5 ms), and a
 // replay refills its indices before every iteration.
 class ZipfCdf {
  public:
-  ZipfCdf(int64_t rows, double exponent);
-  // The shared table of (rows, exponent), built on first use (thread-safe).
-  static std::shared_ptr<const ZipfCdf> of(int64_t rows, double exponent);
+  ZipfCdf(int64_t rows, double exponent, int64_t first_row = 0);
+  // The shared table of (rows, exponent, first_row), built on first use
+  // (thread-safe).
+  static std::shared_ptr<const ZipfCdf> of(int64_t rows, double exponent, int64_t first_row = 0);
 
   // The row uniform `u` in [0, 1) falls on: the first i with cdf[i] > u,
   // 0 <= i < rows (binary search: 18 steps for 200,000 rows).
@@ -46,7 +50,7 @@ void zipfRowsFromUniforms(const ZipfCdf& cdf, int64_t low, const double* uniform
 // Throws InputError naming the lookups with an exponent > 0 that were not
 // (their indices are computed by an earlier op of the trace, or the op is
 // not replayed): replaying them uniform would time another workload.
-int64_t checkIndexDistributions(const std::unordered_map<core::NodeId, double>& asked,
+int64_t checkIndexDistributions(const std::unordered_map<core::NodeId, core::IndexLaw>& asked,
                                 const std::unordered_set<core::NodeId>& applied);
 
 }  // namespace tracetwin::replay

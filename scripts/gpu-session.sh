@@ -4,6 +4,7 @@
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
 #           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline zipf
+#           stored_recorded
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -419,6 +420,10 @@ stage_check() {
         --warmup 3 --steps "$steps" || continue
       run_logged "check_replay_$tag" tt replay "$res/check/$tag.et.json.gz" --device cuda:0 \
         --warmup 3 --iters 20 --no-cupti --json-out "$res/check/$tag.replay.json"
+      [ -f "$res/check/$tag.kineto.json.gz" ] && run_logged "check_recorded_$tag" tt replay \
+        "$res/check/$tag.et.json.gz" --device cuda:0 --warmup 5 --iters 20 --no-cupti \
+        --kineto "$res/check/$tag.kineto.json.gz" --host-time recorded \
+        --json-out "$res/check/$tag.recorded.json"
       run_logged "check_predict_$tag" tt predict "$res/check/$tag.et.json.gz" \
         --models data/models/h200 --device-spec "$spec" --json-out "$res/check/$tag.predict.json"
     done
@@ -426,12 +431,14 @@ stage_check() {
   python3 - "$res/check" "$gpu" <<'PY' | tee -a "$OUT/summary.txt"
 import glob, json, os, sys
 d, gpu = sys.argv[1], sys.argv[2]
-print("check on %s: original, replay/original, predicted/original (bundled H200 models)" % gpu)
+print("check on %s: original, replay/original (plain, with recorded host time), predicted/original "
+      "(bundled H200 models)" % gpu)
 for meta in sorted(glob.glob(os.path.join(d, "*.meta.json"))):
     tag = os.path.basename(meta)[:-len(".meta.json")]
     orig = json.load(open(meta))["iteration_ms"]
     row = "%-14s original %8.3f ms" % (tag, orig)
-    for kind, key in (("replay", "iteration_ms_median"), ("predict", "iteration_ms")):
+    for kind, key in (("replay", "iteration_ms_median"), ("recorded", "iteration_ms_median"),
+                      ("predict", "iteration_ms")):
         path = os.path.join(d, "%s.%s.json" % (tag, kind))
         if os.path.exists(path):
             r = json.load(open(path))
@@ -634,10 +641,20 @@ stage_compile() {
     run_logged "replay_${name}_kineto" tt replay "$out/$name.et.json.gz" --device cuda:0 \
       --kineto "$out/$name.kineto.json.gz" --warmup 5 --iters 20 --no-cupti \
       --json-out "$res/cmp/$name.replay_kineto.json"
+    # Compiled steps are host-bound at these sizes (Dynamo's guards, the wrapper, Triton's
+    # launcher): both modes again with the original's recorded host time (issue 40).
+    run_logged "replay_${name}_cache_recorded" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --inductor-cache "$out/$name.inductor" --kineto "$out/$name.kineto.json.gz" \
+      --host-time recorded --warmup 5 --iters 20 --no-cupti \
+      --json-out "$res/cmp/$name.replay_cache_recorded.json"
+    run_logged "replay_${name}_kineto_recorded" tt replay "$out/$name.et.json.gz" --device cuda:0 \
+      --kineto "$out/$name.kineto.json.gz" --host-time recorded --warmup 5 --iters 20 --no-cupti \
+      --json-out "$res/cmp/$name.replay_kineto_recorded.json"
     # Fused kernels on the bundled H200 models' borrowed curves (scaled to an H100 on one).
     run_logged "predict_$name" tt predict "$out/$name.et.json.gz" --models data/models/h200 \
       "${spec_args[@]}" --json-out "$res/cmp/$name.predict.json"
     jsons+=("$res/cmp/$name.replay_cache.json" "$res/cmp/$name.replay_kineto.json"
+      "$res/cmp/$name.replay_cache_recorded.json" "$res/cmp/$name.replay_kineto_recorded.json"
       "$res/cmp/$name.predict.json")
   done
   [ ${#jsons[@]} -gt 0 ] && compile_summary "${jsons[@]}" | tee -a "$OUT/summary.txt"
@@ -688,13 +705,45 @@ PY
 )"
 }
 
+# The stored captures of data/h100/s31 (or TT_STORED_DIRS) replayed with their original's recorded
+# host time (issue 40), each against its unprofiled step: what a change to the recorded host time
+# does on the GPU without capturing again. Compiled steps replay their Triton kernels as Kineto
+# stand-ins (mode 2; their Inductor caches stayed on that session's machine). About 3 s a capture.
+stage_stored_recorded() {
+  ensure_build || return 1
+  local d=$res/stored f stem name
+  mkdir -p "$d"
+  for f in ${TT_STORED_DIRS:-data/h100/s31/check data/h100/s31/amp data/h100/s31/cmp data/h100/s31/hosttime}; do
+    for stem in "$f"/*.meta.json; do
+      stem=${stem%.meta.json}
+      name=$(basename "$(dirname "$stem")")_$(basename "$stem")
+      run_logged "stored_$name" tt replay "$stem.et.json.gz" --device cuda:0 --warmup 5 --iters 20 \
+        --no-cupti --kineto "$stem.kineto.json.gz" --host-time recorded --json-out "$d/$name.json"
+      summary "$(python3 - "$d/$name.json" "$stem.meta.json" "$name" <<'PY'
+import json, sys
+try:
+    r, m = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("stored %-28s no result: %s" % (sys.argv[3], e)); sys.exit(0)
+h = r.get("host_time", {})
+print("stored %-28s recorded host time: replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  "
+      "waits %.2f ms, repaid %.2f" % (sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"],
+      r["iteration_ms_median"], m["iteration_ms"], r["coverage"], h.get("wait_ms", 0),
+      h.get("repaid_ms", 0)))
+PY
+)"
+    done
+  done
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     env) run_logged env stage_env ;;
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
-      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf) "stage_$stage" ;;
+      compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf | \
+      stored_recorded) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

@@ -25,11 +25,13 @@ std::string indexDistributionYaml(const SweepSpec& spec, const std::vector<Place
         tag.shard >= 0 && size_t(tag.shard) < shards.size() ? &shards[size_t(tag.shard)] : nullptr;
     const bool tail = shard != nullptr && shard->row_begin > 0;
     out += fmt::format("  - {{node: {}, name: {}", tag.id, nlohmann::json(t.name).dump());
-    if (t.zipf && !tail) out += fmt::format(", zipf: {}", *t.zipf);
+    if (t.zipf) out += fmt::format(", zipf: {}", *t.zipf);
+    // A later row-wise shard draws from the law's tail (core/index_law.h).
+    if (t.zipf && tail) out += fmt::format(", first_row: {}", shard->row_begin);
     out += "}";
     if (t.zipf && tail) {
-      out += fmt::format("  # rows {}..{} of a Zipf {} table: its tail, drawn uniform", shard->row_begin,
-                         shard->row_begin + shard->rows - 1, *t.zipf);
+      out += fmt::format("  # rows {}..{} of the Zipf table", shard->row_begin,
+                         shard->row_begin + shard->rows - 1);
     }
     out += "\n";
     ++entries;

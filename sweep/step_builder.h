@@ -38,9 +38,8 @@ class StepBuilder {
   static constexpr const char* kViewAs = "aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)";
   static constexpr const char* kSplit =
       "aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]";
-  static constexpr const char* kLinear =
-      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
-  static constexpr const char* kRelu = "aten::relu(Tensor self) -> Tensor";
+  static constexpr const char* kLinear = core::schemas::kLinear;
+  static constexpr const char* kRelu = core::schemas::kRelu;
   static constexpr const char* kBce =
       "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
       "Tensor? pos_weight=None, int reduction=1) -> Tensor";
@@ -58,8 +57,8 @@ class StepBuilder {
       "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)";
   static constexpr const char* kDivT =
       "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)";
-  static constexpr const char* kT = "aten::t(Tensor(a) self) -> Tensor(a)";
-  static constexpr const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  static constexpr const char* kT = core::schemas::kT;
+  static constexpr const char* kMm = core::schemas::kMm;
   static constexpr const char* kSum =
       "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
       "dtype=None) -> Tensor";

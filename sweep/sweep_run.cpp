@@ -83,15 +83,17 @@ PlanGraphs buildGraphs(const SweepSpec& spec, const std::vector<Placement>& plac
 namespace {
 
 // A Zipf shard's index-reuse histogram, computed once per shape (a
-// million-row table takes a million powers). A row-wise shard is taken as
-// Zipf over its own rows with its own lookups: exact for the first shard,
-// more reuse than the later shards' flatter tails have.
+// million-row table takes a million powers). A row-wise shard's lookups
+// follow the law over its own rows of the table: a later shard's flatter
+// tail from its first row (core/index_law.h), as its replay draws them.
 const std::vector<double>& zipfReuse(const TableSpec& t, const Shard& sh) {
-  static std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
-  auto key = std::make_tuple(sh.lookups, sh.rows, *t.zipf);
+  static std::map<std::tuple<int64_t, int64_t, double, int64_t>, std::vector<double>> cache;
+  auto key = std::make_tuple(sh.lookups, sh.rows, *t.zipf, sh.row_begin);
   auto it = cache.find(key);
   if (it == cache.end()) {
-    it = cache.emplace(key, predictors::zipfReuseHistogram(double(sh.lookups), sh.rows, *t.zipf))
+    it = cache
+             .emplace(key, predictors::zipfReuseHistogram(double(sh.lookups), sh.rows, *t.zipf,
+                                                          sh.row_begin))
              .first;
   }
   return it->second;

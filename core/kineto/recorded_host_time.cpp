@@ -1,5 +1,7 @@
 #include "core/kineto/recorded_host_time.h"
 
+#include "core/kineto/device_bound_host.h"
+
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -110,7 +112,21 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   double recorded = 0;
   for (const RecordedHostOp& op : out.ops) recorded += op.recorded_gap_us + op.recorded_op_us;
   out.recorded_span_ms = recorded / 1000.0;
-  const ProfilerCorrection fix = profilerCorrection(out.ops, out.events, out.unprofiled_ms * 1000.0);
+  double target_us = out.unprofiled_ms * 1000.0;
+  if (target_us > 0) {
+    const HostSpanTarget t =
+        hostSpanTarget(out.ops, out.events, opDeviceWork(timeline, trace, out), target_us);
+    target_us = t.host_us;
+    out.device_bound = t.device_bound;
+    out.simulated_step_ms = t.simulated_step_us / 1000.0;
+    out.device_only_ms = t.device_only_us / 1000.0;
+    out.sync_calls = t.sync_calls;
+  }
+  out.target_ms = target_us / 1000.0;
+  // A device-bound step whose device alone fills it leaves the host nothing.
+  const ProfilerCorrection fix = out.device_bound && target_us <= 0
+                                     ? ProfilerCorrection{0.0, 0.0}
+                                     : profilerCorrection(out.ops, out.events, target_us);
   out.profiler_us_per_event = fix.per_event_us;
   out.profiler_scale = fix.scale;
   double span = 0;

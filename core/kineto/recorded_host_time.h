@@ -22,8 +22,10 @@
 //      first backward op 2.3 ms of a 10.9 ms host span whose step runs in 3.4).
 // The span is then the unprofiled step.
 //
-// A host span shorter than the unprofiled step (a device-bound step, whose
-// host waits at the end) gets no correction: the host time is as recorded.
+// A device-bound step's host loop is shorter than its step: the span the
+// correction aims at is then the one with which the recorded kernels give the
+// unprofiled step (core/kineto/device_bound_host.h). A host span already
+// shorter than that gets no correction: the host time is as recorded.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,14 @@ struct RecordedHostTime {
   double profiler_us_per_event = 0;  // step 1, the cost removed per event; 0: none
   double profiler_scale = 1.0;       // step 2, the factor on what was left
   int64_t events = 0;                // recorded CPU events in the host span
+  // The span the correction aimed at: the unprofiled step, or less for a
+  // device-bound step (device_bound), with the step simulated from it and
+  // the recorded kernels, and the step the kernels alone give (0: no kernels).
+  double target_ms = 0;
+  bool device_bound = false;
+  double simulated_step_ms = 0;
+  double device_only_ms = 0;
+  bool sync_calls = false;  // synchronising runtime calls: the step stays the target
   // The first op's gap runs from the ProfilerStep's start (Python before the
   // step's first op); without a ProfilerStep span it is 0.
   bool lead_in = false;

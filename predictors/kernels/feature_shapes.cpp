@@ -352,10 +352,12 @@ std::vector<double> poissonReuseHistogram(double lookups, double rows) {
   return hist;
 }
 
-std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent) {
+std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent,
+                                       int64_t first_row) {
   std::vector<double> hist(kReuseBins, 0.0);
+  const double first = double(std::max<int64_t>(first_row, 0));
   double norm = 0;
-  for (int64_t i = 1; i <= rows; ++i) norm += std::pow(double(i), -exponent);
+  for (int64_t i = 1; i <= rows; ++i) norm += std::pow(first + double(i), -exponent);
   // Row i's count is Poisson(c_i); given it was touched, count k >= 1 with
   // probability c^k e^-c / k! / (1 - e^-c), spread over the bins as
   // poissonReuseHistogram spreads one lambda. Binning each row at its mean
@@ -373,7 +375,7 @@ std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double expo
   }();
   double touched_total = 0;
   for (int64_t i = 1; i <= rows; ++i) {
-    const double c = std::max(lookups, 1.0) * std::pow(double(i), -exponent) / norm;
+    const double c = std::max(lookups, 1.0) * std::pow(first + double(i), -exponent) / norm;
     const double touched = -std::expm1(-c);
     if (touched <= 0) continue;
     touched_total += touched;

@@ -75,7 +75,10 @@ std::vector<double> poissonReuseHistogram(double lookups, double rows);
 // average, in that count's bin. Hot rows are many lookups each, so the unique
 // fraction falls: a 5,000-row table with 1,024 lookups at exponent 1.1 has
 // 0.30 of its lookups unique against 0.90 uniform.
-std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent);
+// `first_row` > 0: the rows are [first_row, first_row + rows) of a larger Zipf
+// table (a row-wise shard's tail), row i weighted (first_row + i + 1)^-exponent.
+std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent,
+                                       int64_t first_row = 0);
 // Unique rows / lookups implied by a histogram (bin mid-points 1,2,3,6,12,...).
 double uniqueFraction(const std::vector<double>& histogram);
 

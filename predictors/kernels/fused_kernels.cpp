@@ -7,8 +7,10 @@ namespace tracetwin::predictors {
 
 std::string borrowedFamilyOf(const std::string& kernel_name) {
   const std::string kind = core::compiledKernelKind(kernel_name);
-  if (kind == "pointwise" || kind == "foreach") return "elementwise";
-  if (kind == "reduction" || kind == "persistent_reduction" || kind == "scan") return "reduction";
+  if (kind == "pointwise" || kind == "foreach" || kind == "reduction" ||
+      kind == "persistent_reduction" || kind == "scan") {
+    return "elementwise";
+  }
   return "";
 }
 

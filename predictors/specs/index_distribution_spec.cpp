@@ -23,7 +23,7 @@ std::string markOf(const std::string& source, const YAML::Node& at) {
 
 IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& source, size_t i) {
   y::MapReader m(node, source, fmt::format("tables[{}]", i));
-  m.checkKeys({}, {"node", "rows", "dim", "zipf", "name"});
+  m.checkKeys({}, {"node", "rows", "dim", "zipf", "first_row", "name"});
   IndexDistributionRule r;
   r.where = markOf(source, node);
   if (m.has("node") == m.has("rows")) {
@@ -44,6 +44,16 @@ IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& s
     if (m.has("dim")) r.dim = m.positiveInt("dim");
   }
   if (m.has("zipf")) r.zipf = m.nonNegative("zipf");
+  if (m.has("first_row")) {
+    const YAML::Node f = m.get("first_row");
+    if (!(r.zipf > 0)) m.fail(f, "'first_row' places a shard in a Zipf table: it needs 'zipf' > 0");
+    try {
+      r.first_row = f.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      m.fail(f, "'first_row' must be a row number (an integer >= 0)");
+    }
+    if (r.first_row < 0) m.fail(f, fmt::format("'first_row' must be >= 0, got {}", r.first_row));
+  }
   if (m.has("name")) r.name = m.str("name");
   return r;
 }
@@ -74,7 +84,7 @@ IndexDistributionSpec parseIndexDistributions(const std::string& text, const std
   top.checkKeys({"tables"}, {});
   const YAML::Node tables = top.get("tables");
   if (!tables.IsSequence()) {
-    top.fail(tables, "'tables' must be a list of {node | rows[, dim], zipf, name}");
+    top.fail(tables, "'tables' must be a list of {node | rows[, dim], zipf[, first_row], name}");
   }
   IndexDistributionSpec spec;
   spec.source = source;
@@ -141,8 +151,8 @@ ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec
     used.insert(rule);
     const auto key = std::make_pair(indices->tensor_id, indices->storage_id);
     if (by_indices.count(key)) continue;  // a child of a lookup already matched
-    out.lookups[n.id] = rule->zipf;
-    by_indices[key] = {rule->zipf, weight->shape[0], indices->numel};
+    out.lookups[n.id] = core::IndexLaw{rule->zipf, rule->first_row};
+    by_indices[key] = {rule->zipf, rule->first_row, weight->shape[0], indices->numel};
   }
   // The readers of the indices, then of the sparse gradients they make
   // (recorded without storage: core/sparse_layout.h), e.g. SGD's add_ of
@@ -176,14 +186,17 @@ ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec
 
 std::unordered_map<core::NodeId, std::vector<double>> indexReuseOf(
     const ResolvedIndexDistributions& resolved) {
-  std::map<std::tuple<int64_t, int64_t, double>, std::vector<double>> cache;
+  std::map<std::tuple<int64_t, int64_t, double, int64_t>, std::vector<double>> cache;
   std::unordered_map<core::NodeId, std::vector<double>> out;
   for (const auto& [id, r] : resolved.readers) {
     if (r.exponent <= 0 || r.rows <= 0 || r.lookups <= 0) continue;
-    auto key = std::make_tuple(r.lookups, r.rows, r.exponent);
+    auto key = std::make_tuple(r.lookups, r.rows, r.exponent, r.first_row);
     auto it = cache.find(key);
     if (it == cache.end()) {
-      it = cache.emplace(key, zipfReuseHistogram(double(r.lookups), r.rows, r.exponent)).first;
+      it = cache
+               .emplace(key, zipfReuseHistogram(double(r.lookups), r.rows, r.exponent,
+                                                r.first_row))
+               .first;
     }
     out[id] = it->second;
   }

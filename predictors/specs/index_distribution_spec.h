@@ -10,6 +10,11 @@
 //     - {node: 42, zipf: 1.05}                  # the lookup op with this id
 //     - {rows: 200000, dim: 32, zipf: 1.2}      # every lookup of a [200000, 32] weight
 //     - {rows: 5000, name: t3}                  # uniform (no zipf); name is a label only
+//     - {node: 57, zipf: 1.2, first_row: 100000}  # rows from 100,000 on of a Zipf table
+//
+// `first_row` (with `zipf`): the lookup's rows are a row-wise shard, rows
+// [first_row, first_row + rows) of a Zipf table, drawn by that law's tail
+// (core/index_law.h): the sweep writes it for every shard after the first.
 //
 // A lookup is aten::embedding, embedding_bag, _embedding_bag or
 // _embedding_bag_forward_only. A node rule wins over a shape rule; `dim`
@@ -24,6 +29,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/index_law.h"
 
 namespace tracetwin::predictors {
 
@@ -32,6 +38,7 @@ struct IndexDistributionRule {
   int64_t rows = 0;                   // else: lookups of a weight with this many rows
   int64_t dim = 0;                    // ... and this width (0: any)
   double zipf = 0;                    // exponent s: row i ~ (i+1)^-s; 0: uniform
+  int64_t first_row = 0;              // a shard's first row of the Zipf table (core/index_law.h)
   std::string name;                   // a label for people (the sweep's table name)
   std::string where;                  // "FILE:LINE:COL" of the entry, for messages
 };
@@ -43,19 +50,21 @@ struct IndexDistributionSpec {
 
 // Throws InputError "FILE:LINE:COL: ..." on a bad file: unknown keys, neither
 // or both of node and rows, dim without rows, a negative or non-numeric
-// exponent, a node or a (rows, dim) given twice.
+// exponent, first_row without zipf or negative, a node or a (rows, dim) given
+// twice.
 IndexDistributionSpec parseIndexDistributions(const std::string& text, const std::string& source);
 IndexDistributionSpec loadIndexDistributions(const std::string& path);
 
 struct ResolvedIndexDistributions {
-  // The exponent of each lookup a rule matched, by op id (outermost lookups
+  // The law of each lookup a rule matched, by op id (outermost lookups
   // only: embedding_bag's child _embedding_bag shares its indices).
-  std::unordered_map<core::NodeId, double> lookups;
+  std::unordered_map<core::NodeId, core::IndexLaw> lookups;
   // Every op that reads one of those lookups' indices (the lookup, its
   // children, its backward), with the lookup's rows and lookups: what its
   // index-reuse histogram is computed from.
   struct Reader {
     double exponent = 0;
+    int64_t first_row = 0;
     int64_t rows = 0;
     int64_t lookups = 0;  // indices per call
   };

@@ -421,7 +421,7 @@ TEST(ReplayUnit, ZipfCasesAskTheReplayForZipfIndices) {
   EXPECT_DOUBLE_EQ(it->zipf, 1.2);
   CalibrationOptions o;
   o.seams = testing::toySeams(std::make_shared<testing::ToyHost>());
-  std::unordered_map<core::NodeId, double> asked;
+  std::unordered_map<core::NodeId, core::IndexLaw> asked;
   const auto toy = o.seams.replay;
   o.seams.replay = [&](const core::Graph& g, const replay::ReplayOptions& ro) {
     asked.insert(ro.index_zipf.begin(), ro.index_zipf.end());
@@ -430,7 +430,7 @@ TEST(ReplayUnit, ZipfCasesAskTheReplayForZipfIndices) {
   const CaseOutcome out = runCase(ReplayUnit{{*it}, it->est_us}, o, "host-cpu");
   ASSERT_TRUE(out.failure.empty()) << out.failure;
   ASSERT_FALSE(asked.empty());
-  for (const auto& [id, s] : asked) EXPECT_DOUBLE_EQ(s, 1.2) << id;
+  for (const auto& [id, law] : asked) EXPECT_DOUBLE_EQ(law.zipf, 1.2) << id;
   bool forward = false;
   const auto zipf = predictors::zipfReuseHistogram(512 * 20, 300000, 1.2);
   for (const DatasetRow& r : out.rows) {

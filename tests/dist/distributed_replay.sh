@@ -174,7 +174,7 @@ grep -Eq "rank 0: (failed in .*(rank\(s\) 1 sent no word|Connection)|rank\(s\) 1
   "$work/killed.log" || fail "killed: rank 0 does not say what it was doing and who went silent"
 
 kill_a_rank STOP &
-expect_failure hung 4 "rank 1 .*it hung" $((2 * timeout_s + 25)) \
+expect_failure hung 4 "rank 1 .*still running: hung" $((2 * timeout_s + 25)) \
   "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
   --comm-timeout-s $timeout_s
 wait

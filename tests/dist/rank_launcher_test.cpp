@@ -72,6 +72,9 @@ TEST(RankLauncher, ARankFailingOnItsInputEndsTheOthersSoon) {
   EXPECT_LT(seconds, 20);  // far from the 60 s grace and the 30 s sleep
   EXPECT_EQ(r.first_failed, 0);
   EXPECT_TRUE(r.ranks[1].ended_by_launcher);
+  EXPECT_NE(describeExit(r.ranks[1]).find("waiting for rank 0, which failed on its input"),
+            std::string::npos)
+      << describeExit(r.ranks[1]) << ": it waited for rank 0, it did not hang";
   EXPECT_EQ(launchExitCode(r), 2);
 }
 
@@ -96,7 +99,8 @@ TEST(RankLauncher, ARankThatHangsIsTheCulprit) {
       launchRanks(shell(2, "if [ $RANK = 1 ]; then exec sleep 30; else sleep 0.2; exit 4; fi", 0.3));
   EXPECT_EQ(r.first_failed, 1);
   EXPECT_TRUE(r.ranks[1].ended_by_launcher);
-  EXPECT_NE(describeExit(r.ranks[1]).find("it hung"), std::string::npos);
+  EXPECT_NE(describeExit(r.ranks[1]).find("still running: hung"), std::string::npos)
+      << describeExit(r.ranks[1]);
   EXPECT_EQ(launchExitCode(r), 4);
 }
 

@@ -54,8 +54,9 @@ TEST(FusedKernels, FeaturesAreTheBytesOfTheTensorsTheKernelIsHanded) {
 TEST(FusedKernels, EachKindBorrowsTheCurveOfTheFamilyItDoesTheWorkOf) {
   EXPECT_EQ(borrowedFamilyOf("triton_poi_fused_add_0"), "elementwise");
   EXPECT_EQ(borrowedFamilyOf("triton_for_fused_1"), "elementwise");
-  EXPECT_EQ(borrowedFamilyOf("triton_red_fused_sum_2"), "reduction");
-  EXPECT_EQ(borrowedFamilyOf("triton_per_fused_native_layer_norm_3"), "reduction");
+  // One pass over their inputs: streamed like pointwise kernels.
+  EXPECT_EQ(borrowedFamilyOf("triton_red_fused_sum_2"), "elementwise");
+  EXPECT_EQ(borrowedFamilyOf("triton_per_fused_native_layer_norm_3"), "elementwise");
   EXPECT_EQ(borrowedFamilyOf("triton_tem_fused_mm_4"), "");  // a GEMM template: compute-bound
 }
 
@@ -69,11 +70,12 @@ TEST(FusedKernels, PredictedByTheCalibratedCurveTheyBorrow) {
                   kernelNode("triton_red_fused_sum_1", 2), kernelNode("triton_tem_fused_mm_2", 3)});
   const Prediction p = predictGraph(g, set, PredictOptions{});
   ASSERT_EQ(p.per_op.size(), 3u);
-  // 12 MiB at 100 GB/s plus 3 us; 8 MiB at 400 GB/s plus 5 us.
+  // 12 MiB and 8 MiB at 100 GB/s plus 3 us: the reduction streams its
+  // inputs like the pointwise kernel, not at the ATen reductions' curve.
   EXPECT_EQ(p.per_op[0].model, "borrowed:elementwise:bandwidth_curve");
   EXPECT_NEAR(p.per_op[0].predicted_us, 3.0 + 3 * kMiB4 / 1e11 * 1e6, 0.01);
-  EXPECT_EQ(p.per_op[1].model, "borrowed:reduction:bandwidth_curve");
-  EXPECT_NEAR(p.per_op[1].predicted_us, 5.0 + 2 * kMiB4 / 4e11 * 1e6, 0.01);
+  EXPECT_EQ(p.per_op[1].model, "borrowed:elementwise:bandwidth_curve");
+  EXPECT_NEAR(p.per_op[1].predicted_us, 3.0 + 2 * kMiB4 / 1e11 * 1e6, 0.01);
   // A template borrows nothing: the device spec's fallback, listed as such.
   EXPECT_EQ(p.per_op[2].model.rfind("fallback:", 0), 0u) << p.per_op[2].model;
   ASSERT_EQ(p.unmodelled_ops.size(), 1u);

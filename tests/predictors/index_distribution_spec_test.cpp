@@ -65,6 +65,12 @@ TEST(IndexDistributionSpec, BadFilesNameTheirPlace) {
   EXPECT_NE(errorOf("tables:\n  - {node: 3}\n  - {node: 3, zipf: 1}\n")
                 .find("d.yaml:3:5: tables[1] names the same lookup as the entry at d.yaml:2:5"),
             std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, first_row: 10}\n").find("it needs 'zipf' > 0"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, zipf: 1, first_row: -2}\n").find("d.yaml:2:"),
+            std::string::npos);
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, zipf: 1, first_row: x}\n").find("a row number"),
+            std::string::npos);
   EXPECT_NE(errorOf("tables: {a: 1}\n").find("'tables' must be a list"), std::string::npos);
   EXPECT_NE(errorOf("tables: [\n").find("YAML syntax error"), std::string::npos);
   EXPECT_THROW(loadIndexDistributions("/nonexistent/d.yaml"), InputError);
@@ -104,8 +110,8 @@ TEST(IndexDistributionSpec, ResolvesLookupsAndTheOpsReadingTheirIndices) {
       "d.yaml");
   const auto r = resolveIndexDistributions(spec, g);
   ASSERT_EQ(r.lookups.size(), 2u);
-  EXPECT_DOUBLE_EQ(r.lookups.at(3), 1.2);
-  EXPECT_DOUBLE_EQ(r.lookups.at(5), 1.05);
+  EXPECT_DOUBLE_EQ(r.lookups.at(3).zipf, 1.2);
+  EXPECT_DOUBLE_EQ(r.lookups.at(5).zipf, 1.05);
   ASSERT_EQ(r.readers.size(), 4u) << "each lookup and its backward";
   EXPECT_EQ(r.readers.at(4).rows, 1000);
   EXPECT_EQ(r.readers.at(4).lookups, 400);
@@ -122,11 +128,11 @@ TEST(IndexDistributionSpec, ResolvesLookupsAndTheOpsReadingTheirIndices) {
       parseIndexDistributions("tables:\n  - {rows: 50, zipf: 2}\n  - {node: 5, zipf: 1.1}\n",
                               "d.yaml"),
       g);
-  EXPECT_DOUBLE_EQ(both.lookups.at(5), 1.1);
+  EXPECT_DOUBLE_EQ(both.lookups.at(5).zipf, 1.1);
   // Uniform entries resolve but give the predictor nothing new.
   const auto uniform = resolveIndexDistributions(
       parseIndexDistributions("tables:\n  - {rows: 50}\n", "d.yaml"), g);
-  EXPECT_DOUBLE_EQ(uniform.lookups.at(5), 0.0);
+  EXPECT_DOUBLE_EQ(uniform.lookups.at(5).zipf, 0.0);
   EXPECT_TRUE(indexReuseOf(uniform).empty());
 }
 
@@ -147,6 +153,22 @@ TEST(IndexDistributionSpec, ANodeRuleMustNameALookup) {
 // share, sum of c e^-c over sum of 1 - e^-c (Poisson counts c_i = lookups
 // p_i). Binned at each row's mean count, which exceeds 1 for every c > 0,
 // the long tail of rows looked up once went to the second bin (share 0).
+TEST(IndexDistributionSpec, AShardsFirstRowReachesTheLawAndTheHistogram) {
+  const core::Graph g = twoTables();
+  const auto spec = parseIndexDistributions(
+      "tables:\n  - {node: 3, zipf: 1.2, first_row: 4000}\n", "d.yaml");
+  const auto r = resolveIndexDistributions(spec, g);
+  EXPECT_EQ(r.lookups.at(3), (core::IndexLaw{1.2, 4000}));
+  const auto reuse = indexReuseOf(r);
+  EXPECT_EQ(reuse.at(3), zipfReuseHistogram(400, 1000, 1.2, 4000));
+  // Rows 4000..4999 of a Zipf table are nearly flat: 400 lookups into them
+  // are mostly distinct, where the law over 1,000 rows of its own repeats
+  // its hot rows.
+  EXPECT_GT(uniqueFraction(reuse.at(3)), uniqueFraction(zipfReuseHistogram(400, 1000, 1.2)) + 0.2);
+  EXPECT_NEAR(uniqueFraction(reuse.at(3)),
+              uniqueFraction(poissonReuseHistogram(400, 1000)), 0.05);
+}
+
 TEST(IndexDistributionSpec, ZipfHistogramCountsRowsLookedUpOnceInTheFirstBin) {
   struct Case {
     double lookups;

@@ -155,7 +155,7 @@ TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
                      tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
                      boolValue(false), testing::noneValue(), boolValue(false), intValue(-1)},
                     {});
-  auto distinctShare = [&](std::unordered_map<core::NodeId, double> zipf,
+  auto distinctShare = [&](std::unordered_map<core::NodeId, core::IndexLaw> zipf,
                            std::unordered_set<core::NodeId>* applied) {
     TensorPlan plan;
     const int32_t indices = [&] {

@@ -39,6 +39,23 @@ TEST(ZipfIndices, ProbabilitiesFollowThePowerLaw) {
   EXPECT_EQ(ZipfCdf::of(1000, 1.2).get(), ZipfCdf::of(1000, 1.2).get()) << "built once";
 }
 
+TEST(ZipfIndices, AShardPastTheFirstRowDrawsFromTheLawsTail) {
+  // Rows 500..999 of a 1,000-row Zipf 1.2 table: the full table's
+  // probabilities of those rows, renormalised over them.
+  const ZipfCdf table(1000, 1.2);
+  const ZipfCdf shard(500, 1.2, 500);
+  double tail = 0;  // the table's probability of rows 500..999
+  for (int64_t i = 500; i < 1000; ++i) tail += table.probability(i);
+  for (int64_t i : {0, 1, 99, 499}) {
+    EXPECT_NEAR(shard.probability(i), table.probability(500 + i) / tail, 1e-12) << i;
+  }
+  // Much flatter than a Zipf law over 500 rows of its own.
+  EXPECT_LT(shard.probability(0) / shard.probability(499),
+            ZipfCdf(500, 1.2).probability(0) / ZipfCdf(500, 1.2).probability(499) / 100);
+  EXPECT_NE(ZipfCdf::of(500, 1.2, 500).get(), ZipfCdf::of(500, 1.2).get());
+  EXPECT_THROW(ZipfCdf(10, 1.0, -1), UsageError);
+}
+
 // 200,000 draws over 1,000 rows at s = 1.2: each of the ten hottest rows'
 // frequency within 4 standard errors of its probability, and a chi-square
 // over 20 bins (the top 10 rows, then ten tail ranges) under its 0.999
@@ -127,6 +144,12 @@ TEST(ZipfIndices, ASideFileTurnsALookupsIndicesZipf) {
   EXPECT_EQ(fill->high, 19999);
   EXPECT_DOUBLE_EQ(fill->exponent, 1.05);
   EXPECT_NE(fill->rule.find("Zipf"), std::string::npos);
+  EXPECT_EQ(fill->zipf_first_row, 0);
+  const auto shard =
+      withIndexDistribution(integerFillFor(n, 1, -1), n, 1, core::IndexLaw{1.05, 40000});
+  EXPECT_EQ(shard->zipf_first_row, 40000) << "the law's tail; the rows drawn stay [0, 19999]";
+  EXPECT_EQ(shard->high, 19999);
+  EXPECT_NE(shard->rule.find("from the table's row 40000"), std::string::npos) << shard->rule;
   // Offsets stay offsets; exponent 0 stays uniform.
   EXPECT_EQ(withIndexDistribution(integerFillFor(n, 2, -1), n, 2, 1.05)->kind,
             IntFill::Kind::kOffsets);

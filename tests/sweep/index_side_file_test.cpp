@@ -35,7 +35,7 @@ TEST(IndexSideFile, NamesEachLookupOfTheRankWithItsTablesExponent) {
     std::map<int, double> by_table;  // table index -> exponent resolved for its lookup
     for (const OpTag& tag : step.tags) {
       auto it = resolved.lookups.find(tag.id);
-      if (it != resolved.lookups.end()) by_table[tag.table] = it->second;
+      if (it != resolved.lookups.end()) by_table[tag.table] = it->second.zipf;
     }
     if (rank == 0) {
       ASSERT_EQ(by_table.size(), 2u);
@@ -59,6 +59,28 @@ TEST(IndexSideFile, NamesEachLookupOfTheRankWithItsTablesExponent) {
                   .tables.empty());
   EXPECT_EQ(indexSideFileName(1), "rank1.index.yaml");
   EXPECT_EQ(indexSideFileName(-1), "rank{rank}.index.yaml");
+}
+
+TEST(IndexSideFile, ALaterRowWiseShardOfAZipfTableDrawsFromItsFirstRow) {
+  std::string text = kZipfFile;
+  const std::string plan = "{name: p, assign: {a: 0, b: 1, 'c\"q': 0}}";
+  text.replace(text.find(plan), plan.size(), "{name: p, assign: {a: row_wise, b: 1, 'c\"q': 0}}");
+  const SweepSpec spec = parseSweepSpec(text, "z.yaml");
+  const std::vector<Placement>& place = spec.plans[0].place;
+  for (int rank : {0, 1}) {
+    const RankStep step = buildRankStep(spec, place, rank);
+    const std::string yaml = indexDistributionYaml(spec, place, step);
+    const auto resolved = predictors::resolveIndexDistributions(
+        predictors::parseIndexDistributions(yaml, "side.yaml"), rankGraph(step, "z rank"));
+    core::IndexLaw a;  // table a's lookup on this rank
+    for (const OpTag& tag : step.tags) {
+      auto it = resolved.lookups.find(tag.id);
+      if (tag.table == 0 && it != resolved.lookups.end()) a = it->second;
+    }
+    EXPECT_DOUBLE_EQ(a.zipf, 1.2) << yaml;
+    // Rank 1 holds rows 50..99: the law's tail, not a Zipf law of its own.
+    EXPECT_EQ(a.first_row, rank == 0 ? 0 : 50) << yaml;
+  }
 }
 
 }  // namespace
