@@ -10,21 +10,14 @@
 
 #include "core/errors.h"
 #include "core/tensor_id_index.h"
+#include "core/text.h"
 
 namespace tracetwin::core {
 namespace {
 
-bool startsWith(const std::string& s, std::string_view prefix) {
-  return s.size() >= prefix.size() && std::string_view(s).substr(0, prefix.size()) == prefix;
-}
-bool endsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         std::string_view(s).substr(s.size() - suffix.size()) == suffix;
-}
-
 // "[pytorch|profiler|execution_trace|process]" (legacy "execution_graph").
 bool isProcessNodeName(const std::string& name) {
-  return startsWith(name, "[pytorch|profiler|") && endsWith(name, "|process]");
+  return text::startsWithShort(name, "[pytorch|profiler|") && text::endsWith(name, "|process]");
 }
 
 // Observer ids are dense (every recorded op takes the next one), so the order
@@ -64,11 +57,12 @@ NodeCategory classifyNode(const Node& node) {
   // (string_view: compares lengths first, no strlen/memcmp call per node.)
   if (std::string_view(node.name) == "record_param_comms") return NodeCategory::kCommunication;
   if (std::string_view(node.kernel_backend) == "triton") return NodeCategory::kTriton;
-  if (node.op_schema_text.empty() || startsWith(node.name, "c10d::")) return NodeCategory::kLabel;
+  if (node.op_schema_text.empty() || text::startsWithShort(node.name, "c10d::"))
+    return NodeCategory::kLabel;
   const bool aten = node.schema ? (std::string_view(node.schema->ns) == "aten" ||
                                    std::string_view(node.schema->ns) == "prims")
-                                : (startsWith(node.op_schema_text, "aten::") ||
-                                   startsWith(node.op_schema_text, "prims::"));
+                                : (text::startsWithShort(node.op_schema_text, "aten::") ||
+                                   text::startsWithShort(node.op_schema_text, "prims::"));
   return aten ? NodeCategory::kAtenCompute : NodeCategory::kCustom;
 }
 
@@ -242,12 +236,12 @@ void Graph::buildTensorTable() {
   tensors_.clear();
   // Sized for about one distinct tensor id per two nodes; grows if needed.
   detail::TensorIdIndex last_with_id(nodes_.size() / 2);  // id -> newest record
-  std::vector<uint32_t> previous_with_id;     // record -> older, or kNone
+  std::vector<uint32_t> previous_with_id;                 // record -> older, or kNone
   const auto same = [](const TensorRecord& r, const TensorValue& t) {
     return r.storage_id == t.storage_id && r.offset == t.offset && r.numel == t.numel &&
-           r.itemsize == t.itemsize && r.device == t.device;
+           r.itemsize == t.itemsize && text::equalShort(r.device, t.device);
   };
-  // The Values (248 bytes, four cache lines each) were written long before
+  // The Values (120 bytes, two cache lines each) were written long before
   // and are cold: fetching the ones of a few nodes ahead hides most misses.
   const auto prefetch = [](const std::vector<Value>& values) {
     for (const Value& v : values) {

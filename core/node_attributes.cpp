@@ -7,6 +7,8 @@
 #include <array>
 #include <charconv>
 
+#include "core/text.h"
+
 namespace tracetwin::core::detail {
 namespace {
 
@@ -155,7 +157,7 @@ bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const
     size_t at = hint + k;
     if (at >= n) at -= n;
     const AttributeHandler& h = kHandlers[at];
-    if (h.name.size() == name.size() && h.name[0] == name[0] && h.name == name) {
+    if (h.name.size() == name.size() && h.name[0] == name[0] && text::equalShort(h.name, name)) {
       h.set(node, value, cx);
       hint = at + 1 == n ? 0 : at + 1;
       return true;

@@ -312,7 +312,8 @@ void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& h
     cx_->node = node.id;
     have_id = true;
   } else if (key == "name") {
-    node.name = std::string(detail::readString(v, *cx_, "the node \"name\""));
+    const std::string_view name = detail::readString(v, *cx_, "the node \"name\"");
+    node.name.assign(name.data(), name.size());
   } else if (key == "ctrl_deps" || key == "parent") {
     node.parent = detail::readInt(v, *cx_, "the parent id");
     have_parent = true;

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/json_values.h"
+#include "core/text.h"
 
 namespace tracetwin::core::detail {
 namespace {
@@ -56,8 +57,6 @@ ValueKind scalarKind(std::string_view type) {
   return ValueKind::kObject;
 }
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // "GenericList[Tensor(float),Tensor(nullptr (uninitialized))]" -> the element
 // types, split at top-level commas (tensor types hold parentheses and spaces).
 void splitElementTypes(std::string_view inner, std::vector<std::string_view>& out) {
@@ -99,7 +98,7 @@ std::string_view guessType(const Token& tok) {
 DType dtypeOfTensorType(std::string_view type) {
   thread_local std::string last_type;
   thread_local DType last_dtype = DType::kUnknown;
-  if (type == last_type) return last_dtype;
+  if (text::equalShort(type, last_type)) return last_dtype;
   last_type.assign(type.data(), type.size());
   last_dtype = dtypeFromTraceName(std::string(type.substr(7, type.size() - 8)));
   return last_dtype;
@@ -267,8 +266,8 @@ size_t ValueBuilder::readValue(const std::vector<Token>& t, size_t i, std::strin
                                Value& out, int depth) const {
   if (depth > kMaxNesting) cx_.failAt(t[i].at, "lists nested less deeply");
   out.type.assign(type.data(), type.size());
-  if (startsWith(type, "Tensor")) return readTensor(t, i, type, out);
-  if (startsWith(type, "GenericList[") || startsWith(type, "Tuple[")) {
+  if (text::startsWithShort(type, "Tensor")) return readTensor(t, i, type, out);
+  if (text::startsWithShort(type, "GenericList[") || text::startsWithShort(type, "Tuple[")) {
     return readList(t, i, type, out, depth);
   }
   const Token& tok = t[i];
@@ -364,7 +363,7 @@ size_t ValueBuilder::readTensor(const std::vector<Token>& t, size_t i, std::stri
 
 size_t ValueBuilder::readList(const std::vector<Token>& t, size_t i, std::string_view type,
                               Value& out, int depth) const {
-  out.kind = startsWith(type, "Tuple[") ? ValueKind::kTuple : ValueKind::kList;
+  out.kind = text::startsWithShort(type, "Tuple[") ? ValueKind::kTuple : ValueKind::kList;
   if (t[i].kind == Token::kString && t[i].s == "<None>") {  // None in an optional list slot
     out.kind = ValueKind::kNone;
     out.string_value = "<None>";

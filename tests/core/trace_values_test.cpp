@@ -182,5 +182,27 @@ TEST(TraceValues, EscapedStringsAreUnescaped) {
   EXPECT_EQ(onlyOp(g).inputs[0].string_value, "a\"b\\c\xc3\xa9");
 }
 
+// Short strings are checked for escapes a word at a time: an escape at every
+// position of strings 1-44 bytes long (each side of the 8-byte steps and of
+// the 40-byte switch to memchr) is found (a missed one would leave the
+// backslash in the text); a string closely followed by an escaped one reads
+// unchanged (the last word reads past its end).
+TEST(TraceValues, EscapesAreFoundAtEveryPositionOfShortStrings) {
+  for (size_t len = 1; len <= 44; ++len) {
+    const std::string plain(len, 'x');
+    const Graph p = readOneNode("[\"" + plain + "\",\"\\n\"]", "[[],[]]", R"(["String","String"])");
+    EXPECT_EQ(onlyOp(p).inputs[0].string_value, plain) << len;
+    EXPECT_EQ(onlyOp(p).inputs[1].string_value, "\n") << len;
+    for (size_t at = 0; at < len; ++at) {
+      std::string json = plain;
+      json.replace(at, 1, "\\n");  // the two bytes \ and n
+      std::string want = plain;
+      want[at] = '\n';
+      const Graph g = readOneNode("[\"" + json + "\"]", "[[]]", R"(["String"])");
+      EXPECT_EQ(onlyOp(g).inputs[0].string_value, want) << len << " " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tracetwin::core
