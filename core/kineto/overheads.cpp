@@ -255,11 +255,13 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
       add(p.which, p.key, us);
   }
   last_correction_ = fix;
+  if (fix.per_event_us > 0 || fix.scale != 1.0) corrected_ = true;
 }
 
 OverheadTable OverheadCollector::finish() const {
   OverheadTable table;
   table.sources = sources_;
+  table.charge_mean = corrected_;
   for (int t = 0; t < 5; ++t)
     for (const auto& [key, values] : samples_[t]) table.t[t][key] = robustStat(values);
   // T5 of ops that never launch anything is their whole CPU time.
@@ -275,6 +277,7 @@ std::string overheadsToJson(const OverheadTable& table) {
   nlohmann::ordered_json doc;
   doc["format"] = kOverheadsFormat;
   doc["sources"] = table.sources;
+  if (table.charge_mean) doc["statistic"] = "mean";
   for (int t = 0; t < 5; ++t) {
     nlohmann::ordered_json entries = nlohmann::ordered_json::object();
     for (const auto& [key, stat] : table.t[t]) {
@@ -336,6 +339,12 @@ OverheadTable overheadsFromJson(std::string_view json, const std::string& source
   };
   for (int t = 0; t < 5; ++t) readEntries(kTableKeys[t], &table.t[t]);
   readEntries("regions", &table.regions);
+  if (doc.contains("statistic")) {
+    const auto& st = doc["statistic"];
+    if (!st.is_string() || (st != "mean" && st != "median"))
+      fail("key 'statistic'", "\"mean\" or \"median\"");
+    table.charge_mean = st == "mean";
+  }
   return table;
 }
 

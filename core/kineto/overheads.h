@@ -21,6 +21,8 @@
 //   (mean_us, of every sample, since session 36; absent in older files)
 //    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...},
 //    "regions": {"<label name>": {...}}}   (since session 29; absent: none)
+//   "statistic": "mean" (since 2026-11-27, absent: the median) says which
+//   statistic predict charges by default (OverheadTable::charge_mean).
 #pragma once
 
 #include <array>
@@ -56,6 +58,11 @@ struct OverheadTable {
   std::vector<std::string> sources;
   // t[0] = T1 ... t[4] = T5; key -> statistic in microseconds.
   std::array<std::map<std::string, RobustStat>, 5> t;
+  // The samples of at least one trace had the profiler's cost taken off
+  // (addTrace with an unprofiled span): many are near zero, and a step's sum
+  // averages to their mean, not their median. Written as "statistic":
+  // "mean", the statistic `predict` charges unless --overhead-stat says.
+  bool charge_mean = false;
   std::map<std::string, RobustStat> regions;  // label name -> its span (data loading)
 };
 
@@ -92,6 +99,7 @@ class OverheadCollector {
   std::unordered_set<std::string> launching_ops_;  // op names seen with device calls
   int64_t top_level_ops_ = 0;
   ProfilerCorrection last_correction_;
+  bool corrected_ = false;  // some trace's samples were corrected
 };
 
 // Serialises in the format above (sources as given, keys sorted).

@@ -129,6 +129,9 @@ TEST(Overheads, TheProfilersCostComesOffLikeTheRecordedHostTime) {
       if (key != kAllKey) sum += stat.median * double(stat.count);
   EXPECT_NEAR(sum, 130, 1e-9);  // the samples describe the unprofiled step
 
+  // The file says to charge the means; the uncorrected tables below do not.
+  EXPECT_TRUE(t.charge_mean);
+  EXPECT_TRUE(overheadsFromJson(overheadsToJson(t), "o.json").charge_mean);
   // No unprofiled span, or one at least as long as the samples: as recorded.
   for (double target : {0.0, 170.0, 400.0}) {
     OverheadCollector plain;
@@ -137,6 +140,8 @@ TEST(Overheads, TheProfilersCostComesOffLikeTheRecordedHostTime) {
     EXPECT_DOUBLE_EQ(p.t[1].at("aten::mm").median, 30) << target;
     EXPECT_DOUBLE_EQ(p.t[3].at("cudaLaunchKernel").median, 5) << target;
     EXPECT_DOUBLE_EQ(p.t[4].at("aten::view").median, 50) << target;
+    EXPECT_FALSE(p.charge_mean) << target;
+    EXPECT_EQ(overheadsToJson(p).find("statistic"), std::string::npos) << target;
   }
 }
 
