@@ -16,9 +16,10 @@ predicted/original:
   device  the kernel models' summed device time over the Kineto kernels'
           (the device side alone)
 and the plain replay's replay/original beside them (host-bound where < 0.9).
-Overheads are charged by their mean (--overhead-stat mean): a step's sum of
-many gaps averages to it, and the medians of the corrected samples (many near
-zero) under-predict host-bound steps (mlp 0.60, mobilenet_v3 0.78).
+Overheads are charged by their mean (--overhead-stat mean, also predict's
+default for corrected tables): a step's sum of many gaps averages to it, and
+the medians of the corrected samples (many near zero) under-predict
+host-bound steps (mlp 0.60, mobilenet_v3 0.78).
 
   scripts/gpu-fit-eval.py [--tracetwin build/tracetwin] [--models data/models/h200]
                           [--only cnn_fp32,dlrm_fp32] [--hosttime]
