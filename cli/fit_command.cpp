@@ -15,6 +15,7 @@
 
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
+#include "cli/unprofiled_overheads.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -141,7 +142,12 @@ void runFit(const FitArgs& args) {
         family_ops[family].first += counts.first;
         family_ops[family].second += counts.second;
       }
-      overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph));
+      const UnprofiledOverheads unprofiled = unprofiledOverheads(et, timeline, kineto);
+      fmt::print("{}\n", unprofiled.note);
+      overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph), unprofiled.host_us);
+    if (unprofiled.host_us > 0)
+      fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
+                 overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale);
     }
     if (runs.size() > 1) {
       std::vector<predictors::LinkedRank> ranks;

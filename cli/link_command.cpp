@@ -16,6 +16,7 @@
 
 #include "cli/command_registry.h"
 #include "cli/fidelity_report.h"
+#include "cli/unprofiled_overheads.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
@@ -147,7 +148,12 @@ void runSingle(const LinkArgs& args) {
     writeFile(args.json_out, linkedTimelineJson(timeline, true).dump(2) + "\n");
   if (!args.overheads_out.empty()) {
     kt::OverheadCollector collector;
-    collector.addTrace(trace, kt::operatorsOfGraph(graph));
+    const UnprofiledOverheads unprofiled = unprofiledOverheads(args.et_path, timeline, trace);
+    fmt::print("{}\n", unprofiled.note);
+    collector.addTrace(trace, kt::operatorsOfGraph(graph), unprofiled.host_us);
+    if (unprofiled.host_us > 0)
+      fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
+                 collector.lastCorrection().per_event_us, collector.lastCorrection().scale);
     writeFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
   }
 }

@@ -126,6 +126,7 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
   if (!args.device_spec.empty()) opts->target = predictors::loadDeviceSpec(args.device_spec);
   opts->overhead_statistic = args.overhead_stat == "mean" ? predictors::OverheadStatistic::kMean
                                                           : predictors::OverheadStatistic::kMedian;
+  opts->overhead_statistic_from_table = args.overhead_stat.empty();
 }
 
 namespace {
@@ -229,9 +230,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
   sub.add_option("--overhead-stat", args->overhead_stat,
                  "Which statistic of the measured CPU overheads T1-T5 to charge: median (robust) "
                  "or mean (what a step's sum of gaps averages to; files from `link` since "
-                 "session 36 record it, older ones fall back to the median)")
-      ->check(CLI::IsMember({"median", "mean"}))
-      ->default_str("median");
+                 "session 36 record it, older ones fall back to the median); default: the "
+                 "median, or the mean where the table says \"statistic\": \"mean\" (T1-T5 "
+                 "corrected for the profiler's cost by link/fit since 2026-11-27)")
+      ->check(CLI::IsMember({"median", "mean"}));
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
   sub.add_option("--host-cores", args->host_cores,

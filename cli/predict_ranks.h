@@ -27,7 +27,7 @@ struct PredictArgs {
   std::string system;  // configs/systems/*.yaml
   std::string timeline;  // --timeline FILE (one rank's prediction)
   std::string rank_starts = "together";
-  std::string overhead_stat = "median";
+  std::string overhead_stat;  // empty: the table's "statistic", else the median
   int64_t world_size = 0;  // 0: not given
   double host_scale = 1.0;  // the host's CPU-side costs (T1-T5) times this
   double host_cores = 0;    // CPU ranks share this many cores (0: the device's; < 0: apart)

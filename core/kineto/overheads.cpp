@@ -80,6 +80,22 @@ bool isBlockingSync(std::string_view name) {
          name == "hipDeviceSynchronize" || name == "hipEventSynchronize";
 }
 
+// What recordedHostTime counts as one record of the profiler: CPU ranges and
+// runtime / driver calls, the step's own span excepted.
+bool isProfilerRecordForOverheads(const KinetoEvent& e) {
+  if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
+  return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
+}
+
+// The start times of each thread's profiler records, sorted.
+std::map<int64_t, std::vector<double>> profilerRecordStarts(const KinetoTrace& trace) {
+  std::map<int64_t, std::vector<double>> starts;
+  for (const KinetoEvent& e : trace.events)
+    if (isProfilerRecordForOverheads(e)) starts[e.tid].push_back(e.ts);
+  for (auto& [tid, ts] : starts) std::sort(ts.begin(), ts.end());
+  return starts;
+}
+
 }  // namespace
 
 OperatorPredicate operatorsOfGraph(const Graph& graph) {
@@ -101,8 +117,23 @@ void OverheadCollector::add(int which, const std::string& key, double value_us) 
   samples_[which][kAllKey].push_back(value_us);
 }
 
-void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator) {
+void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator,
+                                 double unprofiled_host_us) {
   sources_.push_back(trace.source_path);
+  const bool correcting = unprofiled_host_us > 0;
+  const std::map<int64_t, std::vector<double>> records =
+      correcting ? profilerRecordStarts(trace) : std::map<int64_t, std::vector<double>>{};
+  // This trace's samples, each with the profiler records inside its
+  // interval, corrected together at the end (kNoKernelSample: an op's whole
+  // CPU time where it launched nothing).
+  constexpr int kNoKernelSample = 5;
+  struct PendingSample {
+    int which;
+    std::string key;
+    double us;
+    int64_t events;
+  };
+  std::vector<PendingSample> pending;
   TraceIndex index = buildTraceIndex(trace);
   std::map<int64_t, std::vector<size_t>> tops_by_tid;
   std::map<int64_t, std::vector<const KinetoEvent*>> regions_by_tid;
@@ -115,29 +146,56 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
     for (size_t i : tops_by_tid[tid]) starts.emplace_back(trace.events[i].ts, tid);
   }
   std::sort(starts.begin(), starts.end());
-  // A gap in which another thread ran ops is this thread waiting for that one
-  // (the main thread in backward() while the autograd thread runs it: 2.6-5.4
-  // ms before the optimizer's first op in the H100 captures), not T1.
-  auto otherThreadRuns = [&](int64_t tid, double from, double to) {
-    auto it = std::upper_bound(starts.begin(), starts.end(), std::make_pair(from, INT64_MAX));
-    for (; it != starts.end() && it->first < to; ++it)
-      if (it->second != tid) return true;
-    return false;
+  // The latest end of any thread's top-level op started before a time: a gap
+  // in which another thread ran ops is this thread waiting for that one (the
+  // main thread in backward() while the autograd thread runs it: 2.6-5.4 ms
+  // before the optimizer's first op in the H100 captures), not T1; what is
+  // left after that op's end is (the hand-over, from Python's backward() to
+  // the engine's first op: 1.45 ms of the H100 transformer's 5.03 ms step).
+  // The step's first op gets the time from the ProfilerStep's start (the
+  // Python before it: 0.67 of mlp's 1.87 ms), as the recorded host time does.
+  std::vector<std::pair<double, double>> spans;  // (start, end), by start
+  for (const auto& [tid, tops] : tops_by_tid)
+    for (size_t i : tops) spans.emplace_back(trace.events[i].ts, trace.events[i].end());
+  std::sort(spans.begin(), spans.end());
+  std::vector<double> latest_end(spans.size());
+  for (size_t k = 0; k < spans.size(); ++k)
+    latest_end[k] = std::max(k ? latest_end[k - 1] : -1e300, spans[k].second);
+  auto latestEndBefore = [&](double ts) {
+    auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(ts, -1e300));
+    return it == spans.begin() ? -1e300 : latest_end[size_t(it - spans.begin()) - 1];
   };
+  double step_start = -1e300;
+  for (const KinetoEvent& e : trace.events)
+    if (isCpuRange(e.category) && e.name.rfind("ProfilerStep#", 0) == 0 && !spans.empty() &&
+        e.ts <= spans.front().first && spans.front().first < e.end())
+      step_start = e.ts;
   for (const auto& [tid, tops] : tops_by_tid) {
     top_level_ops_ += static_cast<int64_t>(tops.size());
+    auto rit = records.find(tid);
+    const std::vector<double>* starts_here = rit == records.end() ? nullptr : &rit->second;
+    // A sample of `value_us` over [from, to) of this thread, with the
+    // profiler's records inside it.
+    auto sample = [&](int which, const std::string& key, double value_us, double from, double to) {
+      int64_t n = 0;
+      if (starts_here && to > from) {
+        n = std::lower_bound(starts_here->begin(), starts_here->end(), to) -
+            std::lower_bound(starts_here->begin(), starts_here->end(), from);
+      }
+      pending.push_back({which, key, value_us, n});
+    };
     static const std::vector<size_t> kNone;
     auto lit = index.launches_by_tid.find(tid);
     const std::vector<size_t>& launches = lit == index.launches_by_tid.end() ? kNone : lit->second;
     size_t next_launch = 0;
-    const KinetoEvent* prev = nullptr;
     for (size_t i : tops) {
       const KinetoEvent& op = trace.events[i];
-      if (prev && op.ts >= prev->end() && !otherThreadRuns(tid, prev->end(), op.ts)) {
-        const double loading = regionTimeWithin(regions_by_tid[tid], prev->end(), op.ts);
-        add(kT1, op.name, std::max(0.0, op.ts - prev->end() - loading));
+      const double before = latestEndBefore(op.ts);
+      const double from = before > -1e299 ? before : step_start;
+      if (from > -1e299 && op.ts >= from) {
+        const double loading = regionTimeWithin(regions_by_tid[tid], from, op.ts);
+        sample(kT1, op.name, std::max(0.0, op.ts - from - loading), from, op.ts);
       }
-      prev = &op;
       // Device calls inside [op.ts, op.end]: launches are sorted by ts and
       // top-level ops do not overlap, so one forward pointer suffices.
       while (next_launch < launches.size() && trace.events[launches[next_launch]].ts < op.ts)
@@ -159,26 +217,51 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
         }
         if (!index.activities_by_launch.count(l)) continue;
         if (!last_call)
-          add(kT2, op.name, std::max(0.0, call.ts - op.ts - blocked));
+          sample(kT2, op.name, std::max(0.0, call.ts - op.ts - blocked), op.ts, call.ts);
         else
-          add(kT5, op.name, std::max(0.0, call.ts - last_call->end() - blocked));
+          sample(kT5, op.name, std::max(0.0, call.ts - last_call->end() - blocked),
+                 last_call->end(), call.ts);
         blocked = 0;
-        add(kT4, call.name, call.dur);
+        sample(kT4, call.name, call.dur, call.ts, call.end());
         last_call = &call;
       }
       if (last_call) {
-        add(kT3, op.name, std::max(0.0, op.end() - last_call->end() - blocked));
+        sample(kT3, op.name, std::max(0.0, op.end() - last_call->end() - blocked),
+               last_call->end(), op.end());
         launching_ops_.insert(op.name);
       } else {
-        no_kernel_time_[op.name].push_back(std::max(0.0, op.dur - blocked_total));
+        sample(kNoKernelSample, op.name, std::max(0.0, op.dur - blocked_total), op.ts, op.end());
       }
     }
   }
+  // The profiler's cost, taken off as recordedHostTime takes it off each op
+  // and gap (profilerCorrection: per record, then a scale), here per sample.
+  ProfilerCorrection fix;
+  if (correcting) {
+    std::vector<RecordedHostOp> as_ops(pending.size());
+    int64_t events = 0;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      as_ops[k].recorded_op_us = pending[k].us;
+      as_ops[k].op_events = pending[k].events;
+      events += pending[k].events;
+    }
+    fix = profilerCorrection(as_ops, events, unprofiled_host_us);
+  }
+  for (const PendingSample& p : pending) {
+    const double us = fix.scale * std::max(0.0, p.us - fix.per_event_us * double(p.events));
+    if (p.which == kNoKernelSample)
+      no_kernel_time_[p.key].push_back(us);
+    else
+      add(p.which, p.key, us);
+  }
+  last_correction_ = fix;
+  if (fix.per_event_us > 0 || fix.scale != 1.0) corrected_ = true;
 }
 
 OverheadTable OverheadCollector::finish() const {
   OverheadTable table;
   table.sources = sources_;
+  table.charge_mean = corrected_;
   for (int t = 0; t < 5; ++t)
     for (const auto& [key, values] : samples_[t]) table.t[t][key] = robustStat(values);
   // T5 of ops that never launch anything is their whole CPU time.
@@ -194,6 +277,7 @@ std::string overheadsToJson(const OverheadTable& table) {
   nlohmann::ordered_json doc;
   doc["format"] = kOverheadsFormat;
   doc["sources"] = table.sources;
+  if (table.charge_mean) doc["statistic"] = "mean";
   for (int t = 0; t < 5; ++t) {
     nlohmann::ordered_json entries = nlohmann::ordered_json::object();
     for (const auto& [key, stat] : table.t[t]) {
@@ -255,6 +339,12 @@ OverheadTable overheadsFromJson(std::string_view json, const std::string& source
   };
   for (int t = 0; t < 5; ++t) readEntries(kTableKeys[t], &table.t[t]);
   readEntries("regions", &table.regions);
+  if (doc.contains("statistic")) {
+    const auto& st = doc["statistic"];
+    if (!st.is_string() || (st != "mean" && st != "median"))
+      fail("key 'statistic'", "\"mean\" or \"median\"");
+    table.charge_mean = st == "mean";
+  }
   return table;
 }
 

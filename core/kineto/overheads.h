@@ -21,6 +21,8 @@
 //   (mean_us, of every sample, since session 36; absent in older files)
 //    "t2": {...}, "t3": {...}, "t4": {"cudaLaunchKernel": {...}}, "t5": {...},
 //    "regions": {"<label name>": {...}}}   (since session 29; absent: none)
+//   "statistic": "mean" (since 2026-11-27, absent: the median) says which
+//   statistic predict charges by default (OverheadTable::charge_mean).
 #pragma once
 
 #include <array>
@@ -33,6 +35,7 @@
 
 #include "core/graph.h"
 #include "core/kineto/kineto_trace.h"
+#include "core/kineto/recorded_host_time.h"
 #include "core/kineto/robust_stats.h"
 
 namespace tracetwin::core::kineto {
@@ -55,13 +58,34 @@ struct OverheadTable {
   std::vector<std::string> sources;
   // t[0] = T1 ... t[4] = T5; key -> statistic in microseconds.
   std::array<std::map<std::string, RobustStat>, 5> t;
+  // The samples of at least one trace had the profiler's cost taken off
+  // (addTrace with an unprofiled span): many are near zero, and a step's sum
+  // averages to their mean, not their median. Written as "statistic":
+  // "mean", the statistic `predict` charges unless --overhead-stat says.
+  bool charge_mean = false;
   std::map<std::string, RobustStat> regions;  // label name -> its span (data loading)
 };
 
 // Accumulates samples from one or more traces (e.g. all ranks of a job).
+//
+// The profiler's own cost: a Kineto trace is a *profiled* step, whose host
+// side spans 1.5-5.6x the step the original runs without a profiler (the
+// H100 hosttime captures of 2026-11-27: mlp 10.48 ms profiled against a
+// 1.87 ms step; T1-T5 taken as recorded predicted those steps 2.2-3.2x too
+// slow). With `unprofiled_host_us` > 0 (the host span of the unprofiled
+// step: recordedHostTime's span_ms for the capture's meta step time, so a
+// device-bound step is judged as the recorded host time judges it) the
+// trace's samples are corrected together with profilerCorrection
+// (recorded_host_time.h), each sample an "op" whose events are the
+// profiler's records inside its interval (the op's own record, nested ops,
+// launches): per record, floored at zero, then a scale, so that the samples
+// sum to that span. 0 keeps the samples as recorded.
 class OverheadCollector {
  public:
-  void addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator);
+  void addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator,
+                double unprofiled_host_us = 0);
+  // The correction the last addTrace applied (none: 0 per record, scale 1).
+  const ProfilerCorrection& lastCorrection() const { return last_correction_; }
   OverheadTable finish() const;
   int64_t topLevelOps() const { return top_level_ops_; }
 
@@ -74,6 +98,8 @@ class OverheadCollector {
   Samples regions_;                                // DataLoader label -> its spans
   std::unordered_set<std::string> launching_ops_;  // op names seen with device calls
   int64_t top_level_ops_ = 0;
+  ProfilerCorrection last_correction_;
+  bool corrected_ = false;  // some trace's samples were corrected
 };
 
 // Serialises in the format above (sources as given, keys sorted).

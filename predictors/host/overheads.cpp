@@ -53,6 +53,7 @@ nlohmann::json OverheadTable::toJson() const {
   nlohmann::json j;
   j["format"] = kFormat;
   j["sources"] = sources;
+  if (charge_mean) j["statistic"] = "mean";
   for (int i = 0; i < 5; ++i) {
     nlohmann::json m = nlohmann::json::object();
     for (const auto& kv : t[i]) {
@@ -108,6 +109,11 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
   };
   for (int i = 0; i < 5; ++i) readEntries(kKeys[i], &table.t[i]);
   readEntries("regions", &table.regions);
+  if (auto st = j.find("statistic"); st != j.end()) {
+    if (!st->is_string() || (*st != "mean" && *st != "median"))
+      throw InputError(fmt::format("{}: \"statistic\" must be \"mean\" or \"median\"", source));
+    table.charge_mean = *st == "mean";
+  }
   return table;
 }
 

@@ -36,6 +36,10 @@ struct OverheadTable {
   std::array<std::map<std::string, OverheadStat>, 5> t;
   // A data-loading label's span (core/kineto/overheads.h "regions"), by name.
   std::map<std::string, OverheadStat> regions;
+  // "statistic": "mean" in the file (core/kineto/overheads.h): the samples
+  // were corrected for the profiler's cost, and predict charges their mean
+  // unless --overhead-stat says otherwise.
+  bool charge_mean = false;
   std::vector<std::string> sources;
   // Lookup: the op's own entry, else "__all__", else the built-in default
   // (documented in docs/prediction.md; `used_default` tells which happened).

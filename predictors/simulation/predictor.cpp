@@ -410,7 +410,10 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   nodes.reserve(recs.size());
   for (const OpRecord& r : recs) nodes.push_back(r.node);
   const BetweenOpTerms between(table);
-  OverheadLookup lookup(table, opts.overhead_statistic);
+  const OverheadStatistic statistic =
+      opts.overhead_statistic_from_table && table.charge_mean ? OverheadStatistic::kMean
+                                                              : opts.overhead_statistic;
+  OverheadLookup lookup(table, statistic);
   const std::vector<int> wrapped =
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {
@@ -434,7 +437,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     sim.push_back(s);
   }
   const DataLoadingCharge loading = chargeDataLoading(
-      graph, sel.data_loaders, recs, table, opts.overhead_statistic, opts.host_scale, &sim);
+      graph, sel.data_loaders, recs, table, statistic, opts.host_scale, &sim);
   if (std::string note = dataLoadingNote(loading); !note.empty()) p.notes.push_back(std::move(note));
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;

@@ -26,6 +26,10 @@ struct PredictOptions {
   std::optional<OverheadTable> overheads;
   // Which of a measured overhead's statistics is charged (overheads.h).
   OverheadStatistic overhead_statistic = OverheadStatistic::kMedian;
+  // Not chosen by the user: a table that says "statistic": "mean" (T1-T5
+  // corrected for the profiler's cost, core/kineto/overheads.h) is charged
+  // by its mean, any other by overhead_statistic.
+  bool overhead_statistic_from_table = false;
   // World size for collectives whose trace records none (pg_size -1).
   int64_t default_world_size = 1;
   // Every collective runs on default_world_size ranks, whatever its trace

@@ -13,7 +13,9 @@
 
 namespace {
 
+using tracetwin::testing::dataPath;
 using tracetwin::testing::sharedTrace;
+using tracetwin::testing::sourcePath;
 using tracetwin::testing::tracetwinBinary;
 
 int run(const std::string& args) { return tracetwin::testing::runTracetwin(args).exit_code; }
@@ -73,6 +75,32 @@ TEST_F(LinkCommand, BadInputsExitWithInputError) {
   EXPECT_EQ(run("link " + sharedTrace("linear_1.0.1_et.json.gz") + " " + bad), 2);
   EXPECT_EQ(run("link " + sharedTrace("linear_1.0.1_et.json.gz")), 2);  // KINETO missing
   EXPECT_EQ(run("link --ranks " + tmp("no_such_dir")), 2);
+}
+
+// Issue 39/40: the T1-T5 a capture yields describe its unprofiled step, not
+// the profiled one. Two stored host-bound H100 steps (data/h100/s31/hosttime),
+// predicted from their own overheads and Kineto kernels: the profiled T1-T5
+// gave 2.92x (mlp) and 2.24x (transformer) the original; with the profiler's
+// cost taken off, 1.009 and 1.023 (docs/gpu.md). The band is 10%: the
+// models and overheads are data, deterministic; a regression to the
+// profiled host side lands at 2x and beyond.
+TEST_F(LinkCommand, OverheadsOfAStoredH100StepPredictItsUnprofiledStep) {
+  for (const std::string name : {"mlp", "transformer"}) {
+    const std::string stem = dataPath("h100/s31/hosttime/" + name);
+    const std::string oh = tmp(name + "_h100_overheads.json");
+    const std::string pred = tmp(name + "_h100_predict.json");
+    ASSERT_EQ(run("link " + stem + ".et.json.gz " + stem + ".kineto.json.gz --overheads-out " + oh),
+              0);
+    ASSERT_EQ(run("predict " + stem + ".et.json.gz --models " + dataPath("models/h200") +
+                  " --device-spec " + sourcePath("configs/devices/h100.yaml") +
+                  " --kernel-times " + stem + ".kineto.json.gz --overheads " + oh +
+                  " --overhead-stat mean --json-out " + pred),
+              0);
+    const double original = readJson(stem + ".meta.json").at("iteration_ms").get<double>();
+    const double ratio = readJson(pred).at("iteration_ms").get<double>() / original;
+    EXPECT_GT(ratio, 0.9) << name;
+    EXPECT_LT(ratio, 1.1) << name;
+  }
 }
 
 }  // namespace

@@ -76,19 +76,73 @@ TEST(Overheads, MeasuresT1ToT5OnAHandBuiltThread) {
 TEST(Overheads, AGapWhileAnotherThreadRunsOpsIsAWaitNotT1) {
   // The main thread blocks in backward() while the autograd thread runs the
   // backward ops; the optimizer's first op then starts long after the last
-  // forward op. Only the gaps with no other thread's op inside are T1.
+  // forward op. T1 runs from the latest end of any thread's op: the wait for
+  // the other thread is not T1, the hand-overs before and after it are (as
+  // the recorded host time counts them, recorded_host_time.h).
   OverheadCollector collector;
   collector.addTrace(fakeKineto({
                          cpuOp("aten::mm", 1, 0, 10), cpuOp("aten::relu", 1, 15, 5),  // T1 5
-                         cpuOp("aten::mm", 2, 40, 100),    // backward, another thread
-                         cpuOp("aten::add_", 1, 2000, 5),  // a wait of 1,980: not T1
-                         cpuOp("aten::mul_", 1, 2012, 5),  // T1 7
+                         cpuOp("aten::mm", 2, 40, 100),    // backward: T1 40 - 20
+                         cpuOp("aten::add_", 1, 150, 5),   // 150 - 140, not 150 - 20
+                         cpuOp("aten::mul_", 1, 162, 5),   // T1 7
                      }),
                      defaultOperatorPredicate());
   OverheadTable t = collector.finish();
-  EXPECT_EQ(t.t[0].at(kAllKey).count, 2);
-  EXPECT_EQ(t.t[0].count("aten::add_"), 0u);
+  EXPECT_EQ(t.t[0].at(kAllKey).count, 4);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::relu").median, 5);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mm").median, 20);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::add_").median, 10);
   EXPECT_DOUBLE_EQ(t.t[0].at("aten::mul_").median, 7);
+}
+
+// A profiled step (ProfilerStep#1 [0, 200]): aten::mm [10, 110] with a nested
+// aten::t and one launch [40, 45], aten::view [120, 170] with none. Its
+// samples: T1 of mm 10 (the lead-in, 0 records: the step's own span is none),
+// T2 30 (mm's and t's records), T4 5 (the launch's), T3 65 (none), T1 of
+// view 10, view's whole CPU time 50 (its record): 170 us, 4 records.
+KinetoTrace profiledStep() {
+  KinetoEvent step = cpuOp("ProfilerStep#1", 1, 0, 200);
+  step.category = EventCategory::kUserAnnotation;
+  return fakeKineto({step, cpuOp("aten::mm", 1, 10, 100), cpuOp("aten::t", 1, 20, 10),
+                     launch("cudaLaunchKernel", 1, 40, 5, 1), kernel("k", 7, 50, 9, 1),
+                     cpuOp("aten::view", 1, 120, 50)});
+}
+
+TEST(Overheads, TheProfilersCostComesOffLikeTheRecordedHostTime) {
+  // Unprofiled host span 130: (170 - 130) / 4 = 10 us per record, which
+  // takes T4's 5 to 0 (floored); 135 is left, so x130/135 on the rest.
+  OverheadCollector collector;
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 130);
+  EXPECT_DOUBLE_EQ(collector.lastCorrection().per_event_us, 10);
+  EXPECT_DOUBLE_EQ(collector.lastCorrection().scale, 130.0 / 135.0);
+  const OverheadTable t = collector.finish();
+  const double k = 130.0 / 135.0;
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mm").median, 10 * k);  // the lead-in: no record inside
+  EXPECT_DOUBLE_EQ(t.t[1].at("aten::mm").median, (30 - 20) * k);
+  EXPECT_DOUBLE_EQ(t.t[3].at("cudaLaunchKernel").median, 0);
+  EXPECT_DOUBLE_EQ(t.t[2].at("aten::mm").median, 65 * k);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::view").median, 10 * k);
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median, (50 - 10) * k);
+  double sum = 0;
+  for (int i = 0; i < 5; ++i)
+    for (const auto& [key, stat] : t.t[i])
+      if (key != kAllKey) sum += stat.median * double(stat.count);
+  EXPECT_NEAR(sum, 130, 1e-9);  // the samples describe the unprofiled step
+
+  // The file says to charge the means; the uncorrected tables below do not.
+  EXPECT_TRUE(t.charge_mean);
+  EXPECT_TRUE(overheadsFromJson(overheadsToJson(t), "o.json").charge_mean);
+  // No unprofiled span, or one at least as long as the samples: as recorded.
+  for (double target : {0.0, 170.0, 400.0}) {
+    OverheadCollector plain;
+    plain.addTrace(profiledStep(), defaultOperatorPredicate(), target);
+    const OverheadTable p = plain.finish();
+    EXPECT_DOUBLE_EQ(p.t[1].at("aten::mm").median, 30) << target;
+    EXPECT_DOUBLE_EQ(p.t[3].at("cudaLaunchKernel").median, 5) << target;
+    EXPECT_DOUBLE_EQ(p.t[4].at("aten::view").median, 50) << target;
+    EXPECT_FALSE(p.charge_mean) << target;
+    EXPECT_EQ(overheadsToJson(p).find("statistic"), std::string::npos) << target;
+  }
 }
 
 TEST(Overheads, BlockingInASyncIsNotCpuOverhead) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/errors.h"
 #include "core/trace_reader.h"
 #include "predictors/comm/comm_model.h"
 #include "predictors/kernels/analytic_models.h"
@@ -193,6 +194,31 @@ TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
   opts.overheads->t[0][kAllOps].mean_us = -1;
   const Prediction old = predictGraph(smallGraph(), set, opts);
   EXPECT_DOUBLE_EQ(old.iteration_ms, median.iteration_ms);
+}
+
+TEST(Predictor, ATableCorrectedForTheProfilerIsChargedByItsMeanUnlessTheUserChose) {
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};  // median 2 us, mean 50 us
+  const Prediction median = predictGraph(smallGraph(), set, opts);
+  opts.overhead_statistic = OverheadStatistic::kMean;
+  const Prediction mean = predictGraph(smallGraph(), set, opts);
+  ASSERT_GT(mean.iteration_ms, median.iteration_ms);
+  opts.overhead_statistic = OverheadStatistic::kMedian;
+  opts.overhead_statistic_from_table = true;  // predict without --overhead-stat
+  EXPECT_DOUBLE_EQ(predictGraph(smallGraph(), set, opts).iteration_ms, median.iteration_ms);
+  opts.overheads->charge_mean = true;  // "statistic": "mean" (link/fit since 2026-11-27)
+  EXPECT_DOUBLE_EQ(predictGraph(smallGraph(), set, opts).iteration_ms, mean.iteration_ms);
+  opts.overhead_statistic_from_table = false;  // --overhead-stat median
+  EXPECT_DOUBLE_EQ(predictGraph(smallGraph(), set, opts).iteration_ms, median.iteration_ms);
+  // The flag survives the file.
+  const OverheadTable back = OverheadTable::fromJson(opts.overheads->toJson(), "o.json");
+  EXPECT_TRUE(back.charge_mean);
+  EXPECT_FALSE(OverheadTable::fromJson(OverheadTable{}.toJson(), "o.json").charge_mean);
+  nlohmann::json bad = OverheadTable{}.toJson();
+  bad["statistic"] = "mode";
+  EXPECT_THROW(OverheadTable::fromJson(bad, "o.json"), InputError);
 }
 
 // root(1) -> thread(2) -> relu(3), DataLoader label(4) -> stack(5), relu(6)
