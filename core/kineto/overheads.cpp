@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/kineto/recorded_host_time.h"
 #include "core/kineto/trace_index.h"
 #include "core/text.h"
 
@@ -80,18 +81,11 @@ bool isBlockingSync(std::string_view name) {
          name == "hipDeviceSynchronize" || name == "hipEventSynchronize";
 }
 
-// What recordedHostTime counts as one record of the profiler: CPU ranges and
-// runtime / driver calls, the step's own span excepted.
-bool isProfilerRecordForOverheads(const KinetoEvent& e) {
-  if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
-  return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
-}
-
 // The start times of each thread's profiler records, sorted.
 std::map<int64_t, std::vector<double>> profilerRecordStarts(const KinetoTrace& trace) {
   std::map<int64_t, std::vector<double>> starts;
   for (const KinetoEvent& e : trace.events)
-    if (isProfilerRecordForOverheads(e)) starts[e.tid].push_back(e.ts);
+    if (isProfilerRecord(e)) starts[e.tid].push_back(e.ts);
   for (auto& [tid, ts] : starts) std::sort(ts.begin(), ts.end());
   return starts;
 }

@@ -18,12 +18,6 @@ double correctedSum(const std::vector<RecordedHostOp>& ops, double c) {
   return sum;
 }
 
-bool countsAsHostEvent(const KinetoEvent& e) {
-  if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
-  // The step's own span encloses everything; it is not a record inside it.
-  return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
-}
-
 struct OpSpan {
   double start = 0;
   double end = 0;
@@ -47,7 +41,7 @@ void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
   for (auto& [tid, spans] : by_thread) std::stable_sort(spans.begin(), spans.end(), earlier);
   std::stable_sort(by_start.begin(), by_start.end(), earlier);
   for (const KinetoEvent& e : trace.events) {
-    if (!countsAsHostEvent(e) || e.ts < span_start || e.ts >= span_end) continue;
+    if (!isProfilerRecord(e) || e.ts < span_start || e.ts >= span_end) continue;
     auto thread = by_thread.find(e.tid);
     if (thread == by_thread.end()) continue;
     const std::vector<OpSpan>& spans = thread->second;
@@ -68,6 +62,12 @@ void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
 }
 
 }  // namespace
+
+bool isProfilerRecord(const KinetoEvent& e) {
+  if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
+  // The step's own span encloses everything; it is not a record inside it.
+  return std::string_view(e.name).rfind("ProfilerStep#", 0) != 0;
+}
 
 ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, int64_t events,
                                       double target_us) {

@@ -74,6 +74,11 @@ struct RecordedHostTime {
 RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTrace& trace,
                                   double unprofiled_ms);
 
+// One record of the profiler, what the correction charges per event: a CPU
+// range or a runtime / driver call, the step's own ProfilerStep# span
+// excepted (it encloses everything).
+bool isProfilerRecord(const KinetoEvent& e);
+
 struct ProfilerCorrection {
   double per_event_us = 0;
   double scale = 1.0;
