@@ -26,7 +26,8 @@
 // Checked against three H100 CNN steps without synchronising calls
 // (data/h100/s31): aimed at the step, the simulation gives 1.522, 1.459 and
 // 1.461 of it, and the replays measured 1.528, 1.454 and 1.459. Steps with
-// synchronising calls keep the step as their target (see the .cpp).
+// synchronising calls keep the step as their replay target (see the .cpp);
+// their T1-T5 for a prediction take the simulated span.
 #pragma once
 
 #include <cstdint>
@@ -77,9 +78,11 @@ struct HostSpanTarget {
 
 // The host span for an unprofiled step of `step_us` (see the header comment).
 // A step without device work, one whose simulated step at min(recorded,
-// step) is within 2% of the step, or one with synchronising calls keeps
-// min(recorded, step).
+// step) is within 2% of the step, or one with synchronising calls unless
+// `synchronising_steps` keeps min(recorded, step) (recordedHostTime's
+// HostTimeFor says who wants which).
 HostSpanTarget hostSpanTarget(const std::vector<RecordedHostOp>& ops, int64_t events,
-                              const std::vector<OpDeviceWork>& work, double step_us);
+                              const std::vector<OpDeviceWork>& work, double step_us,
+                              bool synchronising_steps = false);
 
 }  // namespace tracetwin::core::kineto

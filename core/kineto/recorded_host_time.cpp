@@ -81,7 +81,7 @@ ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, in
 }
 
 RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTrace& trace,
-                                  double unprofiled_ms) {
+                                  double unprofiled_ms, HostTimeFor use) {
   RecordedHostTime out;
   out.unprofiled_ms = std::max(unprofiled_ms, 0.0);
   out.lead_in = timeline.iteration_source.rfind("ProfilerStep", 0) == 0;
@@ -115,7 +115,8 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   double target_us = out.unprofiled_ms * 1000.0;
   if (target_us > 0) {
     const HostSpanTarget t =
-        hostSpanTarget(out.ops, out.events, opDeviceWork(timeline, trace, out), target_us);
+        hostSpanTarget(out.ops, out.events, opDeviceWork(timeline, trace, out), target_us,
+                       /*synchronising_steps=*/use == HostTimeFor::kPrediction);
     target_us = t.host_us;
     out.device_bound = t.device_bound;
     out.simulated_step_ms = t.simulated_step_us / 1000.0;
