@@ -176,12 +176,17 @@ TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
   EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
 }
 
-TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
-  DeviceSpec d = h100();
-  ModelSet set = handMadeModels(d);
+// An overheads table whose one T1 entry has a median of 2 us and a mean of 50.
+PredictOptions optionsWithT1MedianTwoMeanFifty() {
   PredictOptions opts;
   opts.overheads = OverheadTable{};
-  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};  // median 2 us, mean 50 us
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};
+  return opts;
+}
+
+TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts = optionsWithT1MedianTwoMeanFifty();
   const Prediction median = predictGraph(smallGraph(), set, opts);
   opts.overhead_statistic = OverheadStatistic::kMean;
   const Prediction mean = predictGraph(smallGraph(), set, opts);
@@ -198,9 +203,7 @@ TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
 
 TEST(Predictor, ATableCorrectedForTheProfilerIsChargedByItsMeanUnlessTheUserChose) {
   ModelSet set = handMadeModels(h100());
-  PredictOptions opts;
-  opts.overheads = OverheadTable{};
-  opts.overheads->t[0][kAllOps] = {2.0, 0, 100, 50.0};  // median 2 us, mean 50 us
+  PredictOptions opts = optionsWithT1MedianTwoMeanFifty();
   const Prediction median = predictGraph(smallGraph(), set, opts);
   opts.overhead_statistic = OverheadStatistic::kMean;
   const Prediction mean = predictGraph(smallGraph(), set, opts);
