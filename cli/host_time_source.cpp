@@ -43,14 +43,12 @@ HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline
         "waits the replay takes back itself: the host time aims at the step",
         h.simulated_step_ms, h.device_only_ms, h.unprofiled_ms));
   }
-  if (corrected || h.device_bound) {
-    // said above
-  } else if (h.unprofiled_ms > 0) {
+  if (!corrected && !h.device_bound && h.unprofiled_ms > 0) {
     out.notes.push_back(fmt::format(
         "recorded host span {:.3f} ms, not longer than the unprofiled step {:.3f} ms (the device "
         "or time outside the ops bounds it): host time as recorded",
         h.recorded_span_ms, h.unprofiled_ms));
-  } else {
+  } else if (h.unprofiled_ms <= 0) {
     out.notes.push_back(fmt::format(
         "no unprofiled step time (meta file) beside the trace: host time as recorded ({:.3f} ms), "
         "the profiler's own cost included",

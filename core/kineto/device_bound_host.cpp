@@ -21,20 +21,6 @@ struct SyncCall {
   double dur = 0;
 };
 
-// The host time of `op` under `fix` (the same rule as recordedHostTime's).
-double correctedGapUs(const RecordedHostOp& op, const ProfilerCorrection& fix) {
-  return fix.scale * std::max(0.0, op.recorded_gap_us - fix.per_event_us * double(op.gap_events));
-}
-double correctedOpUs(const RecordedHostOp& op, const ProfilerCorrection& fix) {
-  return fix.scale * std::max(0.0, op.recorded_op_us - fix.per_event_us * double(op.op_events));
-}
-
-ProfilerCorrection correctionForSpan(const std::vector<RecordedHostOp>& ops, int64_t events,
-                                     double host_us) {
-  if (host_us <= 0) return ProfilerCorrection{0.0, 0.0};  // no host time at all
-  return profilerCorrection(ops, events, host_us);
-}
-
 }  // namespace
 
 std::vector<OpDeviceWork> opDeviceWork(const LinkedTimeline& timeline, const KinetoTrace& trace,
@@ -89,8 +75,8 @@ double simulatedStepUs(const std::vector<RecordedHostOp>& ops,
   double host = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const RecordedHostOp& op = ops[i];
-    const double op_us = correctedOpUs(op, fix);
-    scheduled += correctedGapUs(op, fix);
+    const double op_us = fix.apply(op.recorded_op_us, op.op_events);
+    scheduled += fix.apply(op.recorded_gap_us, op.gap_events);
     const double start = std::max(scheduled, host);
     scheduled += op_us;
     // Launches and waits keep their place in the op, scaled with it.

@@ -242,7 +242,7 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
     fix = profilerCorrection(as_ops, events, unprofiled_host_us);
   }
   for (const PendingSample& p : pending) {
-    const double us = fix.scale * std::max(0.0, p.us - fix.per_event_us * double(p.events));
+    const double us = fix.apply(p.us, p.events);
     if (p.which == kNoKernelSample)
       no_kernel_time_[p.key].push_back(us);
     else

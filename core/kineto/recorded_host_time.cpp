@@ -1,19 +1,18 @@
 #include "core/kineto/recorded_host_time.h"
 
-#include "core/kineto/device_bound_host.h"
-
 #include <algorithm>
 #include <map>
 #include <string_view>
 
+#include "core/kineto/device_bound_host.h"
+
 namespace tracetwin::core::kineto {
 namespace {
 
-double correctedSum(const std::vector<RecordedHostOp>& ops, double c) {
+double correctedSum(const std::vector<RecordedHostOp>& ops, const ProfilerCorrection& fix) {
   double sum = 0;
   for (const RecordedHostOp& op : ops) {
-    sum += std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
-    sum += std::max(0.0, op.recorded_op_us - c * double(op.op_events));
+    sum += fix.apply(op.recorded_gap_us, op.gap_events) + fix.apply(op.recorded_op_us, op.op_events);
   }
   return sum;
 }
@@ -63,6 +62,12 @@ void countEvents(const LinkedTimeline& timeline, const KinetoTrace& trace,
 
 }  // namespace
 
+ProfilerCorrection correctionForSpan(const std::vector<RecordedHostOp>& ops, int64_t events,
+                                     double host_us) {
+  if (host_us <= 0) return ProfilerCorrection{0.0, 0.0};
+  return profilerCorrection(ops, events, host_us);
+}
+
 bool isProfilerRecord(const KinetoEvent& e) {
   if (!isCpuRange(e.category) && !isLaunchCategory(e.category)) return false;
   // The step's own span encloses everything; it is not a record inside it.
@@ -72,10 +77,10 @@ bool isProfilerRecord(const KinetoEvent& e) {
 ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, int64_t events,
                                       double target_us) {
   ProfilerCorrection c;
-  const double recorded = correctedSum(ops, 0.0);
+  const double recorded = correctedSum(ops, ProfilerCorrection{});
   if (target_us <= 0 || recorded <= target_us) return c;
   if (events > 0) c.per_event_us = (recorded - target_us) / double(events);
-  const double left = correctedSum(ops, c.per_event_us);
+  const double left = correctedSum(ops, ProfilerCorrection{c.per_event_us, 1.0});
   if (left > target_us) c.scale = target_us / left;
   return c;
 }
@@ -124,17 +129,15 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
     out.sync_calls = t.sync_calls;
   }
   out.target_ms = target_us / 1000.0;
-  // A device-bound step whose device alone fills it leaves the host nothing.
-  const ProfilerCorrection fix = out.device_bound && target_us <= 0
-                                     ? ProfilerCorrection{0.0, 0.0}
-                                     : profilerCorrection(out.ops, out.events, target_us);
+  const ProfilerCorrection fix = out.unprofiled_ms > 0
+                                     ? correctionForSpan(out.ops, out.events, target_us)
+                                     : ProfilerCorrection{};
   out.profiler_us_per_event = fix.per_event_us;
   out.profiler_scale = fix.scale;
   double span = 0;
   for (RecordedHostOp& op : out.ops) {
-    const double c = fix.per_event_us;
-    op.gap_us = fix.scale * std::max(0.0, op.recorded_gap_us - c * double(op.gap_events));
-    op.op_us = fix.scale * std::max(0.0, op.recorded_op_us - c * double(op.op_events));
+    op.gap_us = fix.apply(op.recorded_gap_us, op.gap_events);
+    op.op_us = fix.apply(op.recorded_op_us, op.op_events);
     span += op.gap_us + op.op_us;
   }
   out.span_ms = span / 1000.0;

@@ -28,6 +28,7 @@
 // shorter than that gets no correction: the host time is as recorded.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,11 +93,23 @@ bool isProfilerRecord(const KinetoEvent& e);
 struct ProfilerCorrection {
   double per_event_us = 0;
   double scale = 1.0;
+
+  // A recorded interval holding `events` profiler records, corrected: the
+  // cost per record taken off, floored at zero, then the scale.
+  double apply(double recorded_us, int64_t events) const {
+    return scale * std::max(0.0, recorded_us - per_event_us * double(events));
+  }
 };
 
 // The two steps above for `ops` (their recorded_* and *_events) and `events`
 // (their sum) against `target_us`; none when the recorded sum is at or under it.
 ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, int64_t events,
                                       double target_us);
+
+// The correction that takes `ops` to a host span of `host_us`: as
+// profilerCorrection, and for a span of 0 (a device-bound step whose device
+// alone fills it) a scale of 0, leaving the host nothing.
+ProfilerCorrection correctionForSpan(const std::vector<RecordedHostOp>& ops, int64_t events,
+                                     double host_us);
 
 }  // namespace tracetwin::core::kineto
