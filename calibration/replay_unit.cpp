@@ -254,7 +254,7 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
     std::vector<core::NodeId> ids;
     for (const core::Node& n : graph.nodes()) {
       if (!core::isOperator(n.category)) continue;
-      names.push_back(&n.name);
+      names.push_back(&n.name.str());
       us.push_back(med.count(n.id) ? med[n.id] : 0.0);
       ids.push_back(n.id);
     }

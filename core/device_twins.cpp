@@ -29,28 +29,28 @@ Value noneValue() {
 Value intList(const std::vector<int64_t>& xs) {
   Value v;
   v.kind = ValueKind::kList;
-  v.type = "GenericList[";
+  std::string type = "GenericList[";
   for (size_t i = 0; i < xs.size(); ++i) {
     Value e;
     e.kind = ValueKind::kInt;
     e.type = "Int";
     e.int_value = xs[i];
     v.elements.push_back(e);
-    v.type += i ? ",Int" : "Int";
+    type += i ? ",Int" : "Int";
   }
-  v.type += "]";
+  v.type = type + "]";
   return v;
 }
 
 Value boolList(size_t n, bool b) {
   Value v;
   v.kind = ValueKind::kList;
-  v.type = "GenericList[";
+  std::string type = "GenericList[";
   for (size_t i = 0; i < n; ++i) {
     v.elements.push_back(boolValue(b));
-    v.type += i ? ",Bool" : "Bool";
+    type += i ? ",Bool" : "Bool";
   }
-  v.type += "]";
+  v.type = type + "]";
   return v;
 }
 
@@ -191,7 +191,7 @@ std::optional<Node> substituteForDevice(const Node& node, bool target_is_cpu) {
                                parseOpSchema(rule.to_schema, "substitution registry")));
         return m;
       }();
-  const std::string key = node.schema ? node.schema->qualifiedName() : node.name;
+  const std::string key = node.schema ? node.schema->qualifiedName() : node.name.str();
   auto it = index.find(key);
   if (it == index.end()) {
     // A cuDNN/MIOpen op the registry has no twin for would reach the CPU

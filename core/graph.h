@@ -52,7 +52,7 @@ struct CommAttributes {
 
 struct Node {
   NodeId id = kNoNode;
-  std::string name;
+  InternedText name;  // interned: a trace repeats a few hundred names
   NodeId parent = kNoNode;       // "parent" (legacy) or "ctrl_deps"
   std::vector<NodeId> children;  // in execution order (ascending id)
   int64_t rf_id = -1;
@@ -61,13 +61,14 @@ struct Node {
   int64_t scope = -1;
   int64_t tid = -1;
   int64_t fw_tid = -1;
-  std::string op_schema_text;  // verbatim, may be empty
-  // Parsed when op_schema_text is set; null otherwise. Shared: a trace repeats
-  // a few hundred distinct schemas over many thousands of nodes, and one copy
-  // per node was ~0.6x the file size in memory.
+  // Verbatim, may be empty. Interned and parsed once per distinct text: a
+  // trace repeats a few hundred distinct schemas over many thousands of
+  // nodes, and one copy per node was ~0.6x the file size in memory.
+  InternedText op_schema_text;
+  // Parsed when op_schema_text is set; null otherwise; shared likewise.
   std::shared_ptr<const OpSchema> schema;
-  std::string kernel_backend;  // "triton" or empty
-  std::string kernel_file;
+  InternedText kernel_backend;  // "triton" or empty
+  InternedText kernel_file;
   std::string tensor_range;    // raw JSON text of the attribute, may be empty
   Boxed<CommAttributes> comm;  // set for record_param_comms (has_value())
   std::vector<Value> inputs;

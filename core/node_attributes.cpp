@@ -17,7 +17,8 @@ CommAttributes& comm(Node& n) {
   return *n.comm;
 }
 
-void assign(std::string& out, od::value& v, const JsonContext& cx, std::string_view what) {
+template <typename Text>  // std::string or InternedText
+void assign(Text& out, od::value& v, const JsonContext& cx, std::string_view what) {
   const std::string_view s = readString(v, cx, what);
   out.assign(s.data(), s.size());
 }

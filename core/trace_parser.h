@@ -3,7 +3,6 @@
 // (trace_stream.cpp). Not for other layers (it pulls in simdjson).
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,14 +42,11 @@ struct SideBuffers {
 // is left for Graph::finalize, which counts it in the warnings.
 class SchemaCache {
  public:
-  std::shared_ptr<const OpSchema> find(const std::string& text);
+  std::shared_ptr<const OpSchema> find(const InternedText& text);
 
  private:
-  struct TextHash {
-    size_t operator()(std::string_view text) const;
-  };
-  std::deque<std::string> texts_;  // the keys' storage (stable addresses)
-  std::unordered_map<std::string_view, std::shared_ptr<const OpSchema>, TextHash> parsed_;
+  // Keyed by the interned text's address: one text, one address.
+  std::unordered_map<const std::string*, std::shared_ptr<const OpSchema>> parsed_;
 };
 
 class TraceParser {

@@ -134,19 +134,8 @@ void checkStartsLikeJsonObject(std::string_view data, const std::string& source)
   checkLooksLikeJsonObject(data, source);
 }
 
-size_t SchemaCache::TextHash::operator()(std::string_view text) const {
-  // Head (namespace, name, overload, first arguments), tail and length tell
-  // the few hundred distinct texts apart at a fraction of a full hash's cost;
-  // equal hashes are still compared in full.
-  constexpr size_t kPart = 48;
-  const std::hash<std::string_view> h;
-  if (text.size() <= 2 * kPart) return h(text);
-  return h(text.substr(0, kPart)) ^ (h(text.substr(text.size() - kPart)) * 31) ^
-         (text.size() * 0x9e3779b97f4a7c15ULL);
-}
-
-std::shared_ptr<const OpSchema> SchemaCache::find(const std::string& text) {
-  auto it = parsed_.find(text);
+std::shared_ptr<const OpSchema> SchemaCache::find(const InternedText& text) {
+  auto it = parsed_.find(&text.str());
   if (it != parsed_.end()) return it->second;
   std::shared_ptr<const OpSchema> schema;
   try {
@@ -154,8 +143,7 @@ std::shared_ptr<const OpSchema> SchemaCache::find(const std::string& text) {
   } catch (const InputError&) {
     // Left null: finalize parses it again and reports it with the node id.
   }
-  texts_.push_back(text);
-  parsed_.emplace(texts_.back(), schema);
+  parsed_.emplace(&text.str(), schema);
   return schema;
 }
 
@@ -301,7 +289,7 @@ void TraceParser::readNode(value& v, Node& node) {
   finishSide(in_, node.inputs, "input");
   finishSide(out_, node.outputs, "output");
   if (!node.op_schema_text.empty()) node.schema = schemas_->find(node.op_schema_text);
-  if (std::string_view(node.name) == "record_param_comms") detail::fillCommFromInputs(node);
+  if (node.name == "record_param_comms") detail::fillCommFromInputs(node);
 }
 
 void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent) {

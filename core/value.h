@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/boxed.h"
+#include "core/interned_text.h"
 
 namespace tracetwin::core {
 
@@ -45,7 +46,7 @@ struct TensorValue {
   int64_t offset = 0;  // in elements of itemsize
   int64_t numel = 0;
   int64_t itemsize = 0;  // bytes per element
-  std::string device;    // "cpu", "cuda:0", or "" when not recorded
+  InternedText device;  // "cpu", "cuda:0", or "" when not recorded
   DType dtype = DType::kUnknown;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
@@ -76,11 +77,12 @@ enum class ValueKind : uint8_t {
 const char* valueKindName(ValueKind kind);
 
 // A recorded argument. The recorded type string is kept verbatim because
-// replay needs it to rebuild c10::IValues exactly.
+// replay needs it to rebuild c10::IValues exactly; a trace has a few dozen
+// distinct ones, so it is interned (8 bytes, no allocation per value).
 struct Value {
   ValueKind kind = ValueKind::kNone;
   bool bool_value = false;
-  std::string type;  // verbatim: "Int", "Tensor(float)", "GenericList[Int,Int]"
+  InternedText type;  // verbatim: "Int", "Tensor(float)", "GenericList[Int,Int]"
   int64_t int_value = 0;
   double double_value = 0.0;
   std::string string_value;

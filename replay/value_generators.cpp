@@ -411,7 +411,7 @@ std::optional<IntFill> integerFillFor(const Node& node, size_t input_index, int 
       return f;
     }
   }
-  const std::string key = node.schema ? node.schema->qualifiedName() : node.name;
+  const std::string key = node.schema ? node.schema->qualifiedName() : node.name.str();
   const auto& index = registryIndex();
   auto it = index.find(key);
   if (it == index.end()) return std::nullopt;

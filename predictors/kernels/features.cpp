@@ -428,7 +428,7 @@ const NameInfo& nameInfo(const core::Node& node) {
   NameInfo info;
   size_t ns = node.name.rfind("::");
   info.op =
-      ns == std::string::npos ? node.name : node.name.substr(0, ns + 2) + baseOpName(node.name);
+      ns == std::string::npos ? node.name.str() : node.name.substr(0, ns + 2) + baseOpName(node.name);
   info.family = core::opFamily(node);
   auto ex = extractors().find(info.family);
   info.extract = ex == extractors().end() ? nullptr : &ex->second;

@@ -59,7 +59,7 @@ IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& s
 }
 
 bool isLookupOp(const core::Node& n) {
-  const std::string name = n.schema ? n.schema->qualifiedName() : n.name;
+  const std::string name = n.schema ? n.schema->qualifiedName() : n.name.str();
   return name == "aten::embedding" || name == "aten::embedding_bag" ||
          name == "aten::_embedding_bag" || name == "aten::_embedding_bag_forward_only";
 }

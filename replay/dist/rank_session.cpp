@@ -440,7 +440,7 @@ std::string RankSession::explainFailure(const std::string& error) noexcept {
     auto it = s.step_of_node.find(s.in_collective->id);
     where = fmt::format("collective #{} of {} ({}, op {})",
                         it == s.step_of_node.end() ? 0 : it->second, s.sequence.size(),
-                        it == s.step_of_node.end() ? s.in_collective->name : s.sequence[it->second].name,
+                        it == s.step_of_node.end() ? s.in_collective->name.str() : s.sequence[it->second].name,
                         s.in_collective->id);
   }
   std::string out = fmt::format("rank {}: failed in {}: {}", s.rank(), where, firstLine(error));
