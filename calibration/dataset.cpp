@@ -43,7 +43,7 @@ json valueJson(const core::Value& v) {
     case core::ValueKind::kNone:
       return "<None>";
     default:
-      return v.string_value;
+      return v.string_value.str();
   }
 }
 

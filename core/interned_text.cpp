@@ -70,19 +70,13 @@ bool sameText(const std::string& a, std::string_view b) {
 }  // namespace
 
 const std::string& InternedText::emptyText() {
-  static const std::string* empty = [] {
-    InternTable& table = internTable();
-    std::lock_guard<std::mutex> lock(table.mutex);
-    const std::string& stored = table.texts.emplace_back();
-    table.index.emplace(std::string_view(stored), &stored);
-    return &stored;
-  }();
-  return *empty;
+  static const std::string empty;
+  return empty;
 }
 
 const std::string* InternedText::intern(std::string_view text) {
   // Most nodes have no kernel file, backend or schema.
-  if (text.empty()) return &emptyText();
+  if (text.empty()) return nullptr;
   thread_local std::array<const std::string*, kInternCacheSlots> cache{};
   const size_t slot = quickTextHash(text) & (kInternCacheSlots - 1);
   const std::string* hit = cache[slot];

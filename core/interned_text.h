@@ -27,59 +27,61 @@ namespace tracetwin::core {
 
 class InternedText {
  public:
-  InternedText() : p_(&emptyText()) {}
+  InternedText() = default;  // "": no pointer (a Value makes two; no table visit)
   InternedText(std::string_view text) : p_(intern(text)) {}  // NOLINT: reads as a string
   InternedText(const std::string& text) : p_(intern(text)) {}  // NOLINT
   InternedText(const char* text) : p_(intern(text)) {}  // NOLINT
 
-  // The one copy of `text` in this process (thread-safe).
+  // The one copy of `text` in this process (thread-safe); nullptr for "".
   static const std::string* intern(std::string_view text);
 
-  const std::string& str() const { return *p_; }
-  operator const std::string&() const { return *p_; }  // NOLINT(google-explicit-constructor)
-  std::string_view view() const { return *p_; }
-  operator std::string_view() const { return *p_; }  // NOLINT(google-explicit-constructor)
+  const std::string& str() const { return p_ != nullptr ? *p_ : emptyText(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  std::string_view view() const {
+    return p_ != nullptr ? std::string_view(*p_) : std::string_view();
+  }
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
 
-  const char* c_str() const { return p_->c_str(); }
-  const char* data() const { return p_->data(); }
-  size_t size() const { return p_->size(); }
-  size_t length() const { return p_->size(); }
-  bool empty() const { return p_->empty(); }
-  char operator[](size_t i) const { return (*p_)[i]; }
-  char front() const { return p_->front(); }
-  char back() const { return p_->back(); }
-  std::string::const_iterator begin() const { return p_->begin(); }
-  std::string::const_iterator end() const { return p_->end(); }
+  const char* c_str() const { return str().c_str(); }
+  const char* data() const { return str().data(); }
+  size_t size() const { return p_ != nullptr ? p_->size() : 0; }
+  size_t length() const { return size(); }
+  bool empty() const { return p_ == nullptr; }
+  char operator[](size_t i) const { return str()[i]; }
+  char front() const { return str().front(); }
+  char back() const { return str().back(); }
+  std::string::const_iterator begin() const { return str().begin(); }
+  std::string::const_iterator end() const { return str().end(); }
   template <typename... Args>
   size_t find(Args&&... args) const {
-    return p_->find(std::forward<Args>(args)...);
+    return str().find(std::forward<Args>(args)...);
   }
   template <typename... Args>
   size_t rfind(Args&&... args) const {
-    return p_->rfind(std::forward<Args>(args)...);
+    return str().rfind(std::forward<Args>(args)...);
   }
   template <typename... Args>
   int compare(Args&&... args) const {
-    return p_->compare(std::forward<Args>(args)...);
+    return str().compare(std::forward<Args>(args)...);
   }
   std::string substr(size_t pos = 0, size_t n = std::string::npos) const {
-    return p_->substr(pos, n);
+    return str().substr(pos, n);
   }
 
-  void clear() { p_ = &emptyText(); }
+  void clear() { p_ = nullptr; }
   // Interns the longer text (for builders of test and sweep graphs; the
   // reader never appends).
   InternedText& operator+=(std::string_view more) {
-    p_ = intern(*p_ + std::string(more));
+    p_ = intern(str() + std::string(more));
     return *this;
   }
   void assign(const char* text, size_t n) { p_ = intern(std::string_view(text, n)); }
 
-  // Interned: equal texts are the same pointer.
+  // Interned: equal texts are the same pointer ("" is null).
   friend bool operator==(const InternedText& a, const InternedText& b) { return a.p_ == b.p_; }
   friend bool operator!=(const InternedText& a, const InternedText& b) { return a.p_ != b.p_; }
   // Ordered by text (maps and sorts keyed by it order as they did on strings).
-  friend bool operator<(const InternedText& a, const InternedText& b) { return *a.p_ < *b.p_; }
+  friend bool operator<(const InternedText& a, const InternedText& b) { return a.str() < b.str(); }
   // With plain texts, both ways. Hidden friends (found only through an
   // InternedText argument), so that `string_view == "x"` elsewhere stays
   // unambiguous; explicit overloads, so that `== "Int"` is not ambiguous.
@@ -110,7 +112,7 @@ class InternedText {
 
  private:
   static const std::string& emptyText();
-  const std::string* p_;
+  const std::string* p_ = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& os, const InternedText& text);

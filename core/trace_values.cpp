@@ -321,7 +321,10 @@ size_t ValueBuilder::readValue(const std::vector<Token>& t, size_t i, std::strin
       }
       break;
     default:  // None, Generator, Object...: written as "<None>", "<Generator>"...
-      out.string_value = rawText(t, i);
+      // A string's raw text is the string: interned from the input as is.
+      out.string_value = tok.kind == Token::kString || tok.kind == Token::kRaw
+                             ? InternedText(tok.s)
+                             : InternedText(rawText(t, i));
       break;
   }
   return skip(t, i);

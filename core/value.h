@@ -85,7 +85,9 @@ struct Value {
   InternedText type;  // verbatim: "Int", "Tensor(float)", "GenericList[Int,Int]"
   int64_t int_value = 0;
   double double_value = 0.0;
-  std::string string_value;
+  // kString, kDevice, kObject (and enum codes not written as Int): interned
+  // like the type, since most are repeated ("cuda:0", "<None>", "mean").
+  InternedText string_value;
   Boxed<TensorValue> tensor;    // kind == kTensor; an empty TensorValue otherwise
   std::vector<Value> elements;  // kind == kList or kTuple
 

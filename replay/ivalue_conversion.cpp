@@ -101,11 +101,11 @@ c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& d
       return asScalar(v, type);
     case K::StringType:
       if (v.kind != ValueKind::kString) fail(v, type, "not a string");
-      return v.string_value;
+      return v.string_value.str();
     case K::DeviceObjType:
       if (v.kind != ValueKind::kDevice && v.kind != ValueKind::kString)
         fail(v, type, "not a device");
-      return devices.map(v.string_value);
+      return devices.map(v.string_value.str());
     case K::NoneType:
       return c10::IValue();
     case K::GeneratorType:
@@ -117,7 +117,7 @@ c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& d
       // runs on the target device's default stream.
       return c10::Stream(c10::Stream::DEFAULT, devices.target);
     case K::AnyType:
-      if (v.kind == ValueKind::kString) return v.string_value;
+      if (v.kind == ValueKind::kString) return v.string_value.str();
       if (v.kind == ValueKind::kNone) return c10::IValue();
       return asScalar(v, type);
     default:

@@ -22,13 +22,13 @@ json valueJson(const Value& v) {
       return v.bool_value;
     case ValueKind::kString:
     case ValueKind::kDevice:
-      return v.string_value;
+      return v.string_value.str();
     case ValueKind::kScalarType:
     case ValueKind::kLayout:
     case ValueKind::kMemoryFormat:
       // An Int code, or the text of another form.
       if (v.string_value.empty()) return v.int_value;
-      return v.string_value;
+      return v.string_value.str();
     case ValueKind::kTensor: {
       const TensorValue& t = *v.tensor;
       json a = json::array({t.tensor_id, t.storage_id, t.offset, t.numel, t.itemsize});
@@ -46,7 +46,7 @@ json valueJson(const Value& v) {
     case ValueKind::kObject:
       // Kept as their raw text ("<None>", "null", "<Object>"): a string
       // reads back to the same text.
-      return v.string_value;
+      return v.string_value.str();
   }
   return nullptr;
 }
