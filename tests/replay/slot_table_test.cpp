@@ -184,5 +184,46 @@ TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
   EXPECT_LT(zipf, 0.5) << "Zipf 1.2 over 200,000 rows: most lookups hit hot rows";
 }
 
+// ReplayOptions::fresh_indices: between a calibration unit's iterations the
+// indices are drawn anew (another batch, the same law: still Zipf, in range,
+// the same for the same draw), and the table keeps what the iteration left.
+TEST(SlotTable, RedrawIntegersGivesNewIndicesAndLeavesTheTable) {
+  GraphBuilder b;
+  using testing::boolValue;
+  using testing::intValue;
+  auto& node = b.op(core::schemas::kEmbeddingBag,
+                    {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
+                     tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
+                     boolValue(true), testing::noneValue(), boolValue(false), intValue(-1)},
+                    {});
+  TensorPlan plan;
+  const int32_t weight = plan.useInput(node.inputs[0].tensor, 0, 0);
+  const int32_t indices = plan.useInput(node.inputs[1].tensor, 0, 1);
+  plan.useInput(node.inputs[2].tensor, 0, 2);
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.setIndexDistributions({{node.id, 1.2}});
+  table.materialiseUpfront({&node}, /*seed=*/11);
+  const at::Tensor first = table.get(indices).clone();
+  table.get(weight).mul_(3.0);  // what the iteration left in the table
+  const at::Tensor left = table.get(weight).clone();
+
+  table.redrawIntegers(1);
+  const at::Tensor second = table.get(indices).clone();
+  EXPECT_TRUE(at::equal(table.get(weight), left)) << "the table is not refilled";
+  EXPECT_FALSE(at::equal(second, first)) << "another batch's indices";
+  EXPECT_GE(second.min().item<int64_t>(), 0);
+  EXPECT_LT(second.max().item<int64_t>(), 200000);
+  EXPECT_LT(double(std::get<0>(at::_unique(second)).numel()) / 15360.0, 0.5) << "still Zipf 1.2";
+  table.redrawIntegers(2);
+  EXPECT_FALSE(at::equal(table.get(indices), second));
+  table.redrawIntegers(1);
+  EXPECT_TRUE(at::equal(table.get(indices), second)) << "a draw depends on its number only";
+  // refillUpfront still restores every value, the first draw included.
+  table.refillUpfront();
+  EXPECT_TRUE(at::equal(table.get(indices), first));
+  EXPECT_FALSE(at::equal(table.get(weight), left));
+}
+
 }  // namespace
 }  // namespace tracetwin::replay
