@@ -122,11 +122,10 @@ void printHostTime(const replay::HostTimeUse& h) {
              h.scale != 1.0 ? fmt::format(" x{:g}", h.scale) : "", h.source);
   fmt::print(
       "  +{:.3f} ms per iteration before {} ops: the original's {:.3f} ms around them against "
-      "the replay's own {:.3f} ms ({} warm-up iterations{}; busy-wait overshoot {:.3f} us taken "
+      "the replay's own {:.3f} ms ({} warm-up iterations; busy-wait overshoot {:.3f} us taken "
       "off each wait)\n",
-      h.wait_ms, h.ops_with_target, h.target_ms, h.replay_own_ms,
-      h.paced_samples > 0 ? h.paced_samples : h.warmup_samples,
-      h.paced_samples > 0 ? " paced by a first plan's waits" : "", h.busy_wait_overshoot_us);
+      h.wait_ms, h.ops_with_target, h.target_ms, h.replay_own_ms, h.warmup_samples,
+      h.busy_wait_overshoot_us);
   if (h.ops_over > 0) {
     const replay::HostOverrun& o = h.largest_overruns.front();
     fmt::print(

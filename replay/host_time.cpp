@@ -20,16 +20,11 @@ const std::vector<std::string>& hostTimeModes() {
 HostTimePlanner::HostTimePlanner(std::vector<Op> ops, double scale)
     : ops_(std::move(ops)), scale_(scale) {}
 
-void HostTimePlanner::beginIteration(bool paced) {
-  rows_.emplace_back(ops_.size());
-  paced_.push_back(paced ? 1 : 0);
-}
+void HostTimePlanner::beginIteration() { rows_.emplace_back(ops_.size()); }
 
-void HostTimePlanner::sample(size_t index, double start_us, double end_us, bool awaited,
-                             double spun_us) {
+void HostTimePlanner::sample(size_t index, double start_us, double end_us, bool awaited) {
   if (rows_.empty() || index >= ops_.size()) return;
-  rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us), awaited,
-                         std::max(spun_us, 0.0)};
+  rows_.back()[index] = {std::max(start_us, 0.0), std::max(end_us, start_us), awaited};
 }
 
 HostTimePlan HostTimePlanner::plan() const {
@@ -44,17 +39,9 @@ HostTimePlan HostTimePlanner::plan() const {
   HostTimeUse& use = out.use;
   use.scale = scale_;
   use.warmup_samples = int64_t(rows_.size());
-  use.paced_samples = std::count(paced_.begin(), paced_.end(), 1);
-  // The paced rows when there are any (host_time.h): the calls as the timed
-  // iterations make them.
-  const bool from_paced = use.paced_samples > 0;
-  std::vector<const std::vector<Call>*> rows;
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    if (!from_paced || paced_[r]) rows.push_back(&rows_[r]);
-  }
   auto sampled = [&](size_t i) {
-    return std::any_of(rows.begin(), rows.end(),
-                       [i](const std::vector<Call>* row) { return (*row)[i].start_us >= 0; });
+    return std::any_of(rows_.begin(), rows_.end(),
+                       [i](const std::vector<Call>& row) { return row[i].start_us >= 0; });
   };
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
@@ -85,15 +72,15 @@ HostTimePlan HostTimePlanner::plan() const {
     gaps.clear();
     calls.clear();
     bool awaited = false;
-    for (const std::vector<Call>* row : rows) {
-      const Call& c = (*row)[i];
+    for (const std::vector<Call>& row : rows_) {
+      const Call& c = row[i];
       if (c.start_us < 0) continue;
       awaited = awaited || c.awaited;
       calls.push_back(c.end_us - c.start_us);
       if (previous == n) {
-        gaps.push_back(c.start_us - c.spun_us);
-      } else if ((*row)[previous].start_us >= 0) {
-        gaps.push_back(c.start_us - c.spun_us - (*row)[previous].end_us);
+        gaps.push_back(c.start_us);
+      } else if (row[previous].start_us >= 0) {
+        gaps.push_back(c.start_us - row[previous].end_us);
       }
     }
     // Waiting for other ranks is left to the real collectives (host_time.h):
@@ -118,7 +105,7 @@ HostTimePlan HostTimePlanner::plan() const {
     if (op.target->synchronizes && own_call > target_op) {
       ++use.sync_ops;
       use.sync_excess_ms += (own_call - target_op) / 1000.0;
-      if (!from_paced) own_call = target_op;  // a backlog the paced calls do not have
+      own_call = target_op;
     }
     const double target = target_gap + target_op;
     const double own = own_gap + own_call;
@@ -228,14 +215,12 @@ HostTimeLoop::HostTimeLoop(std::vector<HostTimePlanner::Op> ops, const HostTimeS
 
 void HostTimeLoop::plan() {
   HostTimePlan plan = planner_->plan();
-  // The first plan is final when no paced warm-up iteration follows it.
-  final_ = planned_ || pacedFrom() >= warmup_iters_;
   balance_us_ = std::move(plan.balance_us);
   wait_us_ = std::move(plan.wait_us);
   due_us_ = std::move(plan.due_us);
   rebase_at_start_ = std::move(plan.rebase_at_start);
   rebase_at_end_ = std::move(plan.rebase_at_end);
-  if (!planned_) waiter_.calibrate();
+  waiter_.calibrate();
   // The CLI's source and notes stay; the plan's figures join them.
   plan.use.mode = report_->mode;
   plan.use.source = std::move(report_->source);

@@ -37,19 +37,17 @@
 // own times and put it into the waits, twice. The balances are computed
 // once, after the warm-up; the device work stays real.
 //
-// The replay's own times come from warm-up iterations. Without waits the
-// host runs far ahead of the device, and a synchronising op (`item()`, a
-// copy to the host, GradScaler's check: HostTarget::synchronizes, from the
-// original's runtime calls) then waits inside its call for a backlog the
+// A synchronising op (`item()`, a copy to the host, GradScaler's check:
+// HostTarget::synchronizes, from the original's runtime calls) waits inside
+// its call until the device has caught up. In the warm-up, which has no
+// waits, the host runs far ahead and that call waits for a backlog the
 // timed iterations, held to the original's pace, do not have; taken as the
 // replay's own time, its excess came back off later waits (the H100 encoder
-// and decoder steps: 0.8-6.9 ms repaid of 5-16 ms steps). So the plan is
-// made twice (with 3 or more warm-up iterations): first from unpaced calls,
-// with a synchronising op's call counted at most its target (sync_ops,
-// sync_excess_ms); then, after the later warm-up iterations ran with that
-// plan's waits, from those paced calls (paced_samples), each call's gap less
-// the spin before it, and a synchronising op's call as it was: what it
-// waits for there is what the timed iterations wait for.
+// and decoder steps: 0.8-6.9 ms repaid of 5-16 ms steps), which hid that
+// their host time aimed at the step was too long. So a synchronising op's
+// own call counts at most its target (sync_ops, sync_excess_ms): its
+// deadline is the original's start of it, and what it waits for in a timed
+// iteration is the device, as in the original.
 //
 // Time spent waiting for other ranks is not the host's: in a distributed
 // replay each rank reproduces its own host time, and how long a collective
@@ -67,7 +65,6 @@
 // charged as the replay's own time (peer_bound_ops, peer_bound_ms).
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -104,7 +101,6 @@ struct HostTimeUse {
   int64_t ops_with_target = 0;     // replayed ops that wait for the original's time
   int64_t ops_without_target = 0;  // replayed ops with nothing recorded or modelled: no wait
   int64_t warmup_samples = 0;      // warm-up iterations whose calls were measured
-  int64_t paced_samples = 0;       // of those, run with a first plan's waits (the plan's)
   double target_ms = 0;            // F * (gaps + ops) of the ops with a target
   double replay_own_ms = 0;        // the replay's own gaps and calls for them (warm-up)
   double wait_ms = 0;              // busy waits added per iteration (planned)
@@ -119,8 +115,8 @@ struct HostTimeUse {
   // other ranks, left to the real collectives (see above).
   int64_t peer_bound_ops = 0;
   double peer_bound_ms = 0;  // the original's time there, F * (gap or op), not waited for
-  // Synchronising ops (see above) whose calls exceeded their targets, and
-  // by how much: left out of a plan from unpaced calls, kept in a paced one.
+  // Synchronising ops (see above): their warm-up calls' excess over their
+  // targets, a wait for a device backlog, left out of the plan.
   int64_t sync_ops = 0;
   double sync_excess_ms = 0;
 };
@@ -155,20 +151,16 @@ class HostTimePlanner {
   // `ops` in replay order (index = the op's index in the plan).
   HostTimePlanner(std::vector<Op> ops, double scale);
 
-  // A warm-up iteration starts; its samples are one row. `paced`: it runs
-  // with a plan's waits.
-  void beginIteration(bool paced = false);
+  // A warm-up iteration starts; its samples are one row.
+  void beginIteration();
   // The op's call ran from `start_us` to `end_us`, microseconds from the
   // iteration's start. Ops that never call (stand-ins) are not sampled.
   // `awaited`: before the call the replay waited for a collective's result.
-  // `spun_us`: the busy wait before the call (paced rows), not the replay's.
-  void sample(size_t index, double start_us, double end_us, bool awaited = false,
-              double spun_us = 0);
+  void sample(size_t index, double start_us, double end_us, bool awaited = false);
 
-  // The waits, from the paced rows when there are any, else from all. An op
-  // with a target and samples is an anchor: its gap is measured from the
-  // previous anchor's call, and the targets of ops between two anchors that
-  // have no samples (stand-ins) join the later anchor's gap.
+  // The waits. An op with a target and samples is an anchor: its gap is
+  // measured from the previous anchor's call, and the targets of ops between
+  // two anchors that have no samples (stand-ins) join the later anchor's gap.
   HostTimePlan plan() const;
 
   size_t iterations() const { return rows_.size(); }
@@ -178,12 +170,10 @@ class HostTimePlanner {
     double start_us = -1;  // negative: not sampled in this iteration
     double end_us = -1;
     bool awaited = false;
-    double spun_us = 0;
   };
   std::vector<Op> ops_;
   double scale_;
   std::vector<std::vector<Call>> rows_;  // [iteration][op]
-  std::vector<char> paced_;              // [iteration]
 };
 
 // What the replay was asked (the ReplayOptions fields of the same names).
@@ -213,16 +203,12 @@ class HostTimeLoop {
   bool samples(int iteration) const {
     return planner_ && iteration < warmup_iters_ && (iteration > 0 || warmup_iters_ == 1);
   }
-  // The first warm-up iteration that runs with the first plan's waits, its
-  // calls sampled for the second (host_time.h); warmup_iters_: none.
-  int pacedFrom() const { return warmup_iters_ >= 3 ? 1 + warmup_iters_ / 2 : warmup_iters_; }
   void setSampling(bool on) { sampling_ = on && planner_; }
 
   void beginIteration(int iteration) {
     if (!planner_) return;
-    if (!planned_ && iteration >= pacedFrom()) plan();
-    if (planned_ && !final_ && iteration >= warmup_iters_) plan();
-    if (sampling_) planner_->beginIteration(planned_);
+    if (!planned_ && iteration >= warmup_iters_) plan();
+    if (sampling_) planner_->beginIteration();
     waiter_.reset();  // no balance crosses iterations
   }
   // The iteration's clock starts (the replay loop's own start time): the
@@ -232,20 +218,14 @@ class HostTimeLoop {
     base_ = start;
   }
   void beforeCall(size_t index) {
-    spun_from_us_ = -1;
     if (planned_ && due_us_[index] >= 0) {
-      // Paced samples: the call's gap less this spin (one more clock read).
-      if (sampling_) spun_from_us_ = usSinceStart(std::chrono::steady_clock::now());
       waiter_.until(base_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                 std::chrono::duration<double, std::micro>(due_us_[index])));
     }
   }
   // `start_us`, `end_us`: from the time given to startClock.
   void afterCall(size_t index, double start_us, double end_us, bool awaited = false) {
-    if (sampling_) {
-      planner_->sample(index, start_us, end_us, awaited,
-                       spun_from_us_ >= 0 ? std::max(0.0, start_us - spun_from_us_) : 0.0);
-    }
+    if (sampling_) planner_->sample(index, start_us, end_us, awaited);
     if (!planned_) return;
     auto at = [&](double us) {
       return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -258,16 +238,11 @@ class HostTimeLoop {
 
  private:
   void plan();
-  double usSinceStart(std::chrono::steady_clock::time_point t) const {
-    return std::chrono::duration<double, std::micro>(t - start_).count();
-  }
 
   std::optional<HostTimePlanner> planner_;  // none: mode "replayed"
   int warmup_iters_ = 0;
   bool sampling_ = false;
   bool planned_ = false;
-  bool final_ = false;        // planned from the paced samples, or with none to come
-  double spun_from_us_ = -1;  // the last spin's start (paced samples); negative: none
   std::vector<double> balance_us_;  // per op index
   std::vector<double> wait_us_;     // per op index, for reports
   std::vector<double> due_us_;      // per op index (HostTimePlan)

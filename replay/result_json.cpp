@@ -37,7 +37,6 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"ops_with_target", h.ops_with_target},
             {"ops_without_target", h.ops_without_target},
             {"warmup_samples", h.warmup_samples},
-            {"paced_samples", h.paced_samples},
             {"target_ms", h.target_ms},
             {"replay_own_ms", h.replay_own_ms},
             {"wait_ms", h.wait_ms},

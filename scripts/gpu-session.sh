@@ -734,11 +734,10 @@ except (OSError, ValueError) as e:
     print("%s %-28s no result: %s" % (sys.argv[4], sys.argv[3], e)); sys.exit(0)
 h = r.get("host_time", {})
 print("%s %-28s recorded host time: replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  "
-      "waits %.2f ms, repaid %.2f, sync ops %d (%.2f ms over), paced %d"
+      "waits %.2f ms, repaid %.2f, sync ops %d (%.2f ms over)"
       % (sys.argv[4], sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"],
          r["iteration_ms_median"], m["iteration_ms"], r["coverage"], h.get("wait_ms", 0),
-         h.get("repaid_ms", 0), h.get("sync_ops", 0), h.get("sync_excess_ms", 0),
-         h.get("paced_samples", 0)))
+         h.get("repaid_ms", 0), h.get("sync_ops", 0), h.get("sync_excess_ms", 0)))
 PY
 )"
     done

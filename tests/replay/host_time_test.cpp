@@ -323,21 +323,6 @@ TEST(HostTimePlanner, ASynchronisingCallsWarmUpBacklogIsNotTakenOffOtherWaits) {
   EXPECT_EQ(sync.due_us, (std::vector<double>{26, 30, 73}));
 }
 
-// Paced rows (run with a plan's waits) replace the unpaced ones, and the
-// spin before a call is not the replay's gap.
-TEST(HostTimePlanner, PacedRowsAreUsedWithTheirSpinsTakenOff) {
-  HostTimePlanner p({op(1, HostTarget{10, 20}), op(2, HostTarget{50, 10})}, 1.0);
-  row(p, {{1, 5}, {6, 9}});  // unpaced: gaps 1 and 1
-  p.beginIteration(/*paced=*/true);
-  p.sample(0, 26, 30, false, /*spun_us=*/24);  // from the start: 26 us, 24 of them spun
-  p.sample(1, 80, 84, false, /*spun_us=*/47);  // gap 50, 47 of it spun: own 3
-  const HostTimePlan plan = p.plan();
-  EXPECT_EQ(plan.use.warmup_samples, 2);
-  EXPECT_EQ(plan.use.paced_samples, 1);
-  EXPECT_DOUBLE_EQ(plan.wait_us[0], 30 - (2 + 4));
-  EXPECT_DOUBLE_EQ(plan.wait_us[1], 60 - (3 + 4));
-}
-
 TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
   const std::unordered_map<core::NodeId, HostTarget> none, some = {{1, HostTarget{1, 1}}};
   const std::string replayed = "replayed", recorded = "recorded", bogus = "sometimes";
@@ -357,13 +342,13 @@ TEST(HostTimeLoop, PlansAfterTheWarmupFromAllButTheFirstWarmupIteration) {
   const std::string mode = "recorded";
   HostTimeUse report;
   report.source = "test";
-  HostTimeLoop loop({op(7, std::nullopt)}, {mode, targets, 1.0, 2}, &report);
+  HostTimeLoop loop({op(7, std::nullopt)}, {mode, targets, 1.0, 3}, &report);
   EXPECT_FALSE(loop.samples(0)) << "the first warm-up iteration runs cold";
   EXPECT_TRUE(loop.samples(1));
-  EXPECT_FALSE(loop.samples(2));
-  EXPECT_EQ(loop.pacedFrom(), 2) << "two warm-up iterations: one plan, from unpaced calls";
-  const double calls[2] = {500, 20};  // the cold one would cancel the wait
-  for (int it = 0; it < 2; ++it) {
+  EXPECT_TRUE(loop.samples(2));
+  EXPECT_FALSE(loop.samples(3));
+  const double calls[3] = {500, 10, 30};  // the cold one would cancel the wait
+  for (int it = 0; it < 3; ++it) {
     loop.setSampling(loop.samples(it));
     loop.beginIteration(it);
     loop.beforeCall(0);
@@ -371,46 +356,12 @@ TEST(HostTimeLoop, PlansAfterTheWarmupFromAllButTheFirstWarmupIteration) {
     EXPECT_EQ(loop.waitUs(0), 0.0) << "no wait during the warm-up";
   }
   loop.setSampling(false);
-  loop.beginIteration(2);
-  EXPECT_DOUBLE_EQ(loop.waitUs(0), 100 - 20);
+  loop.beginIteration(3);
+  EXPECT_DOUBLE_EQ(loop.waitUs(0), 100 - 20) << "the mean of 10 and 30";
   EXPECT_EQ(report.mode, "recorded");
   EXPECT_EQ(report.source, "test") << "the CLI's source survives the plan";
-  EXPECT_EQ(report.warmup_samples, 1);
-  EXPECT_EQ(report.paced_samples, 0);
+  EXPECT_EQ(report.warmup_samples, 2);
   EXPECT_GE(report.busy_wait_overshoot_us, 0.0);
-}
-
-// Five warm-up iterations: 0 cold, 1-2 unpaced (the first plan), 3-4 with
-// its waits (the plan the timed iterations use).
-TEST(HostTimeLoop, PlansAgainFromTheCallsTheFirstPlansWaitsPaced) {
-  const std::unordered_map<core::NodeId, HostTarget> targets = {
-      {7, HostTarget{0, 100, /*synchronizes=*/true}}};
-  const std::string mode = "recorded";
-  HostTimeUse report;
-  HostTimeLoop loop({op(7, std::nullopt)}, {mode, targets, 1.0, 5}, &report);
-  EXPECT_EQ(loop.pacedFrom(), 3);
-  // Unpaced, the synchronising call waits 400-600 us for a device backlog;
-  // paced, 120 us, 20 over the original's op.
-  const double calls[5] = {900, 400, 600, 120, 120};
-  for (int it = 0; it < 5; ++it) {
-    loop.setSampling(loop.samples(it));
-    loop.beginIteration(it);
-    loop.beforeCall(0);
-    loop.afterCall(0, 0, calls[it]);
-    if (it == 3) {
-      EXPECT_EQ(report.sync_ops, 1) << "the first plan counts the call at its target";
-      EXPECT_DOUBLE_EQ(report.sync_excess_ms, 0.4);
-      EXPECT_EQ(report.paced_samples, 0);
-      EXPECT_DOUBLE_EQ(report.behind_ms, 0.0);
-    }
-  }
-  loop.setSampling(false);
-  loop.beginIteration(5);
-  EXPECT_EQ(report.warmup_samples, 4);
-  EXPECT_EQ(report.paced_samples, 2);
-  EXPECT_EQ(report.sync_ops, 1);
-  EXPECT_DOUBLE_EQ(report.sync_excess_ms, 0.02) << "paced: kept as the replay's own";
-  EXPECT_DOUBLE_EQ(report.behind_ms, 0.02);
 }
 
 TEST(HostTimeLoop, ReplayedModeDoesNothing) {
