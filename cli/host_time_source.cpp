@@ -1,7 +1,6 @@
 #include "cli/host_time_source.h"
 
 #include <fmt/core.h>
-#include <fmt/format.h>  // fmt::join
 
 #include "core/errors.h"
 #include "predictors/host/overheads.h"
@@ -10,28 +9,13 @@
 
 namespace tracetwin::cli {
 
-const std::vector<std::string>& hostSpanNames() {
-  static const std::vector<std::string> names = {"device-aware", "step"};
-  return names;
-}
-
-core::kineto::HostSpanAim hostSpanAim(const std::string& name) {
-  if (name == "device-aware") return core::kineto::HostSpanAim::kDeviceAware;
-  if (name == "step") return core::kineto::HostSpanAim::kStep;
-  throw UsageError(fmt::format("--host-span '{}': expected one of {}", name,
-                               fmt::join(hostSpanNames(), ", ")));
-}
-
 HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline,
                                     const core::kineto::KinetoTrace& trace, double unprofiled_ms,
-                                    const std::string& kineto_path,
-                                    core::kineto::HostSpanAim aim) {
+                                    const std::string& kineto_path) {
   HostTimeTargets out;
-  out.recorded = core::kineto::recordedHostTime(timeline, trace, unprofiled_ms, aim);
+  out.recorded = core::kineto::recordedHostTime(timeline, trace, unprofiled_ms);
   const core::kineto::RecordedHostTime& h = *out.recorded;
-  for (const core::kineto::RecordedHostOp& op : h.ops) {
-    out.by_op[op.id] = {op.gap_us, op.op_us, op.synchronizes};
-  }
+  for (const core::kineto::RecordedHostOp& op : h.ops) out.by_op[op.id] = {op.gap_us, op.op_us};
   out.source = fmt::format("{} ({} of {} top-level ops linked, {})", kineto_path,
                            timeline.matched_ops, timeline.top_level_ops, timeline.method);
   const bool corrected = h.profiler_us_per_event > 0 || h.profiler_scale < 1.0;
@@ -52,18 +36,12 @@ HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline
         "simulated): the host time is aimed at that, not at the step",
         h.device_only_ms, h.target_ms, h.simulated_step_ms));
   }
-  if (aim == core::kineto::HostSpanAim::kStep && h.unprofiled_ms > 0 &&
-      h.simulated_step_ms > 1.02 * h.unprofiled_ms) {
+  if (!h.device_bound && h.sync_calls && h.simulated_step_ms > 1.02 * h.unprofiled_ms) {
     out.notes.push_back(fmt::format(
-        "--host-span step: the host time aims at the {:.3f} ms step, with which the recorded "
-        "kernels simulate a {:.3f} ms step (the device alone {:.3f} ms)",
-        h.unprofiled_ms, h.simulated_step_ms, h.device_only_ms));
-  }
-  if (h.sync_calls) {
-    out.notes.push_back(
-        "synchronising calls in the original (a wait for the device inside an op): their warm-up "
-        "calls count at most the original's op, the rest being a device backlog the timed "
-        "iterations do not have (host_time sync_ops, sync_excess_ms)");
+        "the recorded kernels with this host time simulate a {:.3f} ms step (the device alone "
+        "{:.3f} ms), over the original's {:.3f} ms, but the step has synchronising calls, whose "
+        "waits the replay takes back itself: the host time aims at the step",
+        h.simulated_step_ms, h.device_only_ms, h.unprofiled_ms));
   }
   if (!corrected && !h.device_bound && h.unprofiled_ms > 0) {
     out.notes.push_back(fmt::format(

@@ -28,14 +28,9 @@ struct HostTimeTargets {
 
 // From the linked timeline of `kineto_path`. `unprofiled_ms`: the original's
 // step without the profiler (its meta file), 0 when unknown.
-HostTimeTargets recordedHostTargets(
-    const core::kineto::LinkedTimeline& timeline, const core::kineto::KinetoTrace& trace,
-    double unprofiled_ms, const std::string& kineto_path,
-    core::kineto::HostSpanAim aim = core::kineto::HostSpanAim::kDeviceAware);
-
-// `--host-span` names: "device-aware" and "step". Throws UsageError for others.
-const std::vector<std::string>& hostSpanNames();
-core::kineto::HostSpanAim hostSpanAim(const std::string& name);
+HostTimeTargets recordedHostTargets(const core::kineto::LinkedTimeline& timeline,
+                                    const core::kineto::KinetoTrace& trace, double unprofiled_ms,
+                                    const std::string& kineto_path);
 
 // From predictGraph with the model set in `models_dir` (and the T1-T5 of
 // `overheads_path` when given, a `tracetwin link --overheads-out` file of

@@ -31,9 +31,6 @@ struct ReplayArgs {
   // times are mode 3 stand-ins of compiled kernels.
   std::string models;
   std::string overheads;
-  // --host-span, with --host-time recorded: what the original's host loop is
-  // corrected to (core/kineto/recorded_host_time.h, HostSpanAim).
-  std::string host_span = "device-aware";
   int nproc = 0;                     // > 0: launch that many ranks on this host
   // --rank-reports DIR (with {rank} or --nproc): each rank's own report as
   // DIR/rank{r}.json, written by rank 0 (compare --nproc --timeline draws the

@@ -1,7 +1,6 @@
 // `tracetwin replay TRACE [--device] [--warmup] [--iters] [--threads] [--strict]
 //  [--json-out FILE] [--chrome-trace FILE] [--kineto KINETO] [--inductor-cache DIR]
 //  [--models DIR] [--host-time replayed|recorded|model] [--host-scale F]
-//  [--host-span device-aware|step]
 //  [--overheads FILE]`: re-executes
 // one iteration of the trace through LibTorch and reports its timing,
 // coverage and memory, beside the original run when its meta file exists.
@@ -150,12 +149,6 @@ void printHostTime(const replay::HostTimeUse& h) {
         "{:.3f} ms there are left to the real collectives, not waited for\n",
         h.peer_bound_ops, h.peer_bound_ms);
   }
-  if (h.sync_ops > 0) {
-    fmt::print(
-        "  {} synchronising ops' warm-up calls waited {:.3f} ms longer than the original's ops "
-        "(a device backlog the timed iterations do not have): not taken off other waits\n",
-        h.sync_ops, h.sync_excess_ms);
-  }
   for (const std::string& note : h.notes) fmt::print("  note: {}\n", note);
 }
 
@@ -262,11 +255,7 @@ std::optional<HostTimeTargets> hostTimeTargets(
           "--kineto ORIGINAL (or --host-time model --models DIR for the model's)");
     }
     const double unprofiled_ms = meta ? meta->iteration_ms : 0.0;
-    return recordedHostTargets(*original, *trace, unprofiled_ms, kineto,
-                               hostSpanAim(args.host_span));
-  }
-  if (args.host_span != hostSpanNames().front()) {
-    throw UsageError("--host-span applies with --host-time recorded");
+    return recordedHostTargets(*original, *trace, unprofiled_ms, kineto);
   }
   if (mode == "model") {
     if (args.models.empty()) {
@@ -451,12 +440,6 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "with --host-time recorded or model: the original's host time times this (0.5: "
                  "a host twice as fast)")
       ->check(CLI::PositiveNumber);
-  sub.add_option("--host-span", args->host_span,
-                 "with --host-time recorded: the original's host loop is corrected to the longest "
-                 "that, with its recorded kernels, gives its step (device-aware), or to the step "
-                 "itself (step)")
-      ->capture_default_str()
-      ->check(CLI::IsMember(hostSpanNames()));
   sub.add_option("--overheads", args->overheads,
                  "--host-time model: T1-T5 CPU overheads (tracetwin link --overheads-out of the "
                  "original) instead of the model set's")

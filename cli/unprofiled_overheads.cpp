@@ -20,7 +20,8 @@ UnprofiledOverheads unprofiledOverheads(const std::string& et_path,
     return out;
   }
   const core::kineto::RecordedHostTime h =
-      core::kineto::recordedHostTime(timeline, trace, meta->iteration_ms);
+      core::kineto::recordedHostTime(timeline, trace, meta->iteration_ms,
+                                     core::kineto::HostTimeFor::kPrediction);
   if (h.profiler_us_per_event > 0 || h.profiler_scale != 1.0) {
     out.host_us = h.span_ms * 1000.0;
     out.note = fmt::format(

@@ -102,11 +102,6 @@ HostTimePlan HostTimePlanner::plan() const {
         own_call = target_op = 0;
       }
     }
-    if (op.target->synchronizes && own_call > target_op) {
-      ++use.sync_ops;
-      use.sync_excess_ms += (own_call - target_op) / 1000.0;
-      own_call = target_op;
-    }
     const double target = target_gap + target_op;
     const double own = own_gap + own_call;
     pending_us = 0;

@@ -37,18 +37,6 @@
 // own times and put it into the waits, twice. The balances are computed
 // once, after the warm-up; the device work stays real.
 //
-// A synchronising op (`item()`, a copy to the host, GradScaler's check:
-// HostTarget::synchronizes, from the original's runtime calls) waits inside
-// its call until the device has caught up. In the warm-up, which has no
-// waits, the host runs far ahead and that call waits for a backlog the
-// timed iterations, held to the original's pace, do not have; taken as the
-// replay's own time, its excess came back off later waits (the H100 encoder
-// and decoder steps: 0.8-6.9 ms repaid of 5-16 ms steps), which hid that
-// their host time aimed at the step was too long. So a synchronising op's
-// own call counts at most its target (sync_ops, sync_excess_ms): its
-// deadline is the original's start of it, and what it waits for in a timed
-// iteration is the device, as in the original.
-//
 // Time spent waiting for other ranks is not the host's: in a distributed
 // replay each rank reproduces its own host time, and how long a collective
 // then waits for its peers follows from theirs. The original's recorded
@@ -81,7 +69,6 @@ namespace tracetwin::replay {
 struct HostTarget {
   double gap_us = 0;  // from the end of the previous op (with a target) to this op's start (T1)
   double op_us = 0;   // the op's own CPU span
-  bool synchronizes = false;  // the original's op waited for the device inside its span
 };
 
 // An op whose replayed call already took longer than the original's op.
@@ -115,10 +102,6 @@ struct HostTimeUse {
   // other ranks, left to the real collectives (see above).
   int64_t peer_bound_ops = 0;
   double peer_bound_ms = 0;  // the original's time there, F * (gap or op), not waited for
-  // Synchronising ops (see above): their warm-up calls' excess over their
-  // targets, a wait for a device backlog, left out of the plan.
-  int64_t sync_ops = 0;
-  double sync_excess_ms = 0;
 };
 
 const std::vector<std::string>& hostTimeModes();  // "replayed", "recorded", "model"

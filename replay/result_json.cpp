@@ -48,9 +48,7 @@ nlohmann::json hostTimeToJson(const HostTimeUse& h) {
             {"largest_overruns", overruns},
             {"busy_wait_overshoot_us", h.busy_wait_overshoot_us},
             {"peer_bound_ops", h.peer_bound_ops},
-            {"peer_bound_ms", h.peer_bound_ms},
-            {"sync_ops", h.sync_ops},
-            {"sync_excess_ms", h.sync_excess_ms}});
+            {"peer_bound_ms", h.peer_bound_ms}});
   return j;
 }
 

@@ -4,7 +4,7 @@
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
 #           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline zipf
-#           stored_recorded stored_recorded_step
+#           stored_recorded
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -711,33 +711,27 @@ PY
 # host time (issue 40), each against its unprofiled step: what a change to the recorded host time
 # does on the GPU without capturing again. Compiled steps replay their Triton kernels as Kineto
 # stand-ins (mode 2; their Inductor caches stayed on that session's machine). About 3 s a capture.
-# stored_recorded_step: the same with --host-span step (every host loop aimed at the step, the
-# behaviour before the device-aware span), to compare in one call.
-stage_stored_recorded() { stored_recorded_with stored; }
-stage_stored_recorded_step() { stored_recorded_with stored_step --host-span step; }
-stored_recorded_with() {
+stage_stored_recorded() {
   ensure_build || return 1
-  local tag=$1 d=$res/$1 f stem name
-  shift
+  local d=$res/stored f stem name
   mkdir -p "$d"
   for f in ${TT_STORED_DIRS:-data/h100/s31/check data/h100/s31/amp data/h100/s31/cmp data/h100/s31/hosttime}; do
     for stem in "$f"/*.meta.json; do
       stem=${stem%.meta.json}
       name=$(basename "$(dirname "$stem")")_$(basename "$stem")
-      run_logged "${tag}_$name" tt replay "$stem.et.json.gz" --device cuda:0 --warmup 5 --iters 20 \
-        --no-cupti --kineto "$stem.kineto.json.gz" --host-time recorded "$@" --json-out "$d/$name.json"
-      summary "$(python3 - "$d/$name.json" "$stem.meta.json" "$name" "$tag" <<'PY'
+      run_logged "stored_$name" tt replay "$stem.et.json.gz" --device cuda:0 --warmup 5 --iters 20 \
+        --no-cupti --kineto "$stem.kineto.json.gz" --host-time recorded --json-out "$d/$name.json"
+      summary "$(python3 - "$d/$name.json" "$stem.meta.json" "$name" <<'PY'
 import json, sys
 try:
     r, m = (json.load(open(p)) for p in sys.argv[1:3])
 except (OSError, ValueError) as e:
-    print("%s %-28s no result: %s" % (sys.argv[4], sys.argv[3], e)); sys.exit(0)
+    print("stored %-28s no result: %s" % (sys.argv[3], e)); sys.exit(0)
 h = r.get("host_time", {})
-print("%s %-28s recorded host time: replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  "
-      "waits %.2f ms, repaid %.2f, sync ops %d (%.2f ms over)"
-      % (sys.argv[4], sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"],
-         r["iteration_ms_median"], m["iteration_ms"], r["coverage"], h.get("wait_ms", 0),
-         h.get("repaid_ms", 0), h.get("sync_ops", 0), h.get("sync_excess_ms", 0)))
+print("stored %-28s recorded host time: replay/original %.3f (%.3f / %.3f ms)  coverage %.4f  "
+      "waits %.2f ms, repaid %.2f" % (sys.argv[3], r["iteration_ms_median"] / m["iteration_ms"],
+      r["iteration_ms_median"], m["iteration_ms"], r["coverage"], h.get("wait_ms", 0),
+      h.get("repaid_ms", 0)))
 PY
 )"
     done
@@ -751,7 +745,7 @@ for stage in "$@"; do
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
       compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf | \
-      stored_recorded | stored_recorded_step) "stage_$stage" ;;
+      stored_recorded) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

@@ -26,9 +26,8 @@
 // Checked against three H100 CNN steps without synchronising calls
 // (data/h100/s31): aimed at the step, the simulation gives 1.522, 1.459 and
 // 1.461 of it, and the replays measured 1.528, 1.454 and 1.459. Steps with
-// synchronising calls (`item()`, GradScaler) take the simulated span too;
-// the replay's planner then keeps such a call's warm-up wait for a device
-// backlog out of its plan (replay/host_time.h).
+// synchronising calls keep the step as their replay target (see the .cpp);
+// their T1-T5 for a prediction take the simulated span.
 #pragma once
 
 #include <cstdint>
@@ -72,15 +71,18 @@ struct HostSpanTarget {
   bool device_bound = false;     // the step limited it below the unprofiled step
   double simulated_step_us = 0;  // the step simulated with that host span
   double device_only_us = 0;     // the step simulated with no host time at all
-  bool sync_calls = false;  // the step has synchronising calls
+  // The step has synchronising calls: no shorter span is aimed at, since the
+  // replay's own catch-up is not what the simulation plays (see the .cpp).
+  bool sync_calls = false;
 };
 
 // The host span for an unprofiled step of `step_us` (see the header comment).
-// A step without device work, or one whose simulated step at min(recorded,
-// step) is within 2% of the step, keeps min(recorded, step); so does every
-// step when `device_aware` is false (HostSpanAim::kStep).
+// A step without device work, one whose simulated step at min(recorded,
+// step) is within 2% of the step, or one with synchronising calls unless
+// `synchronising_steps` keeps min(recorded, step) (recordedHostTime's
+// HostTimeFor says who wants which).
 HostSpanTarget hostSpanTarget(const std::vector<RecordedHostOp>& ops, int64_t events,
                               const std::vector<OpDeviceWork>& work, double step_us,
-                              bool device_aware = true);
+                              bool synchronising_steps = false);
 
 }  // namespace tracetwin::core::kineto

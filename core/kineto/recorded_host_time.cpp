@@ -86,7 +86,7 @@ ProfilerCorrection profilerCorrection(const std::vector<RecordedHostOp>& ops, in
 }
 
 RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTrace& trace,
-                                  double unprofiled_ms, HostSpanAim aim) {
+                                  double unprofiled_ms, HostTimeFor use) {
   RecordedHostTime out;
   out.unprofiled_ms = std::max(unprofiled_ms, 0.0);
   out.lead_in = timeline.iteration_source.rfind("ProfilerStep", 0) == 0;
@@ -117,19 +117,16 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   double recorded = 0;
   for (const RecordedHostOp& op : out.ops) recorded += op.recorded_gap_us + op.recorded_op_us;
   out.recorded_span_ms = recorded / 1000.0;
-  const std::vector<OpDeviceWork> work = opDeviceWork(timeline, trace, out);
-  for (size_t i = 0; i < out.ops.size(); ++i) {
-    out.ops[i].synchronizes = !work[i].syncs.empty();
-    out.sync_calls = out.sync_calls || out.ops[i].synchronizes;
-  }
   double target_us = out.unprofiled_ms * 1000.0;
   if (target_us > 0) {
-    const HostSpanTarget t = hostSpanTarget(out.ops, out.events, work, target_us,
-                                            /*device_aware=*/aim == HostSpanAim::kDeviceAware);
+    const HostSpanTarget t =
+        hostSpanTarget(out.ops, out.events, opDeviceWork(timeline, trace, out), target_us,
+                       /*synchronising_steps=*/use == HostTimeFor::kPrediction);
     target_us = t.host_us;
     out.device_bound = t.device_bound;
     out.simulated_step_ms = t.simulated_step_us / 1000.0;
     out.device_only_ms = t.device_only_us / 1000.0;
+    out.sync_calls = t.sync_calls;
   }
   out.target_ms = target_us / 1000.0;
   const ProfilerCorrection fix = out.unprofiled_ms > 0

@@ -295,34 +295,6 @@ TEST(HostTimePlanner, WhatIsOwedAtTheEndIsTakenBackFromTheLatestWaits) {
   EXPECT_EQ(fits.due_us, (std::vector<double>{12, 10}));
 }
 
-// item() in the warm-up waits for every kernel the host ran ahead of; held
-// to the original's pace, the timed iterations wait only as the original
-// did. That excess is not the replay's own time: nothing is taken back for it.
-TEST(HostTimePlanner, ASynchronisingCallsWarmUpBacklogIsNotTakenOffOtherWaits) {
-  auto plan_with = [](bool synchronizes) {
-    HostTimePlanner p({op(1, HostTarget{10, 20}), op(2, HostTarget{0, 30, synchronizes}),
-                       op(3, HostTarget{5, 10})},
-                      1.0);
-    // Op 2 (target 30 us) waited 500 us for the device in the warm-up.
-    row(p, {{0, 4}, {4, 504}, {505, 507}});
-    return p.plan();
-  };
-  const HostTimePlan plain = plan_with(false);
-  EXPECT_GT(plain.use.repaid_ms, 0.0) << "the backlog taken as the replay's own overrun";
-  EXPECT_EQ(plain.use.sync_ops, 0);
-  const HostTimePlan sync = plan_with(true);
-  EXPECT_EQ(sync.use.sync_ops, 1);
-  EXPECT_DOUBLE_EQ(sync.use.sync_excess_ms, 470 / 1000.0);
-  EXPECT_DOUBLE_EQ(sync.use.repaid_ms, 0.0);
-  EXPECT_DOUBLE_EQ(sync.use.behind_ms, 0.0);
-  EXPECT_EQ(sync.use.ops_over, 0);
-  EXPECT_DOUBLE_EQ(sync.wait_us[0], 30 - 4);
-  EXPECT_DOUBLE_EQ(sync.wait_us[1], 0.0) << "its own call counts as the original's op";
-  EXPECT_DOUBLE_EQ(sync.wait_us[2], 15 - 3);
-  // Its deadline is the original's start of it, 30 us in; op 3 ends at 75.
-  EXPECT_EQ(sync.due_us, (std::vector<double>{26, 30, 73}));
-}
-
 TEST(HostTimeSettings, BadSettingsAreUsageErrors) {
   const std::unordered_map<core::NodeId, HostTarget> none, some = {{1, HostTarget{1, 1}}};
   const std::string replayed = "replayed", recorded = "recorded", bogus = "sometimes";

@@ -166,12 +166,6 @@ TEST(ReplayCommand, HostTimeWithoutItsSourceIsAUsageError) {
   EXPECT_EQ(run.exit_code, 2) << run.output();
   run = runTracetwin("replay " + trace + " --host-time sometimes");
   EXPECT_EQ(run.exit_code, 2) << run.output();
-  run = runTracetwin("replay " + trace + " --host-span step");
-  EXPECT_EQ(run.exit_code, 2) << run.output();
-  EXPECT_NE(run.output().find("--host-span applies with --host-time recorded"), std::string::npos)
-      << run.output();
-  run = runTracetwin("replay " + trace + " --host-time recorded --host-span sometimes");
-  EXPECT_EQ(run.exit_code, 2) << run.output();
 }
 
 TEST(ReplayCommand, AMissingTraceIsAnInputError) {
