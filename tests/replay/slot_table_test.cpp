@@ -143,18 +143,23 @@ TEST(SlotTable, WrappedNumbersArePositiveAndSqrtInputsNonNegative) {
   EXPECT_LT(beta, 1.0);
 }
 
+// zipf-check's lookup: 15,360 indices in 512 bags into a 200,000-row table.
+const core::Node& lookupOf200kRows(GraphBuilder& b, bool sparse) {
+  using testing::boolValue;
+  using testing::intValue;
+  return b.op(core::schemas::kEmbeddingBag,
+              {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
+               tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
+               boolValue(sparse), testing::noneValue(), boolValue(false), intValue(-1)},
+              {});
+}
+
 // --index-distribution: a lookup's indices drawn Zipf through the slot
 // table, the same on every refill, over the table's rows, and far fewer of
 // them distinct than the uniform draw of the same lookup.
 TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
   GraphBuilder b;
-  using testing::boolValue;
-  using testing::intValue;
-  auto& node = b.op(core::schemas::kEmbeddingBag,
-                    {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
-                     tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
-                     boolValue(false), testing::noneValue(), boolValue(false), intValue(-1)},
-                    {});
+  const core::Node& node = lookupOf200kRows(b, /*sparse=*/false);
   auto distinctShare = [&](std::unordered_map<core::NodeId, core::IndexLaw> zipf,
                            std::unordered_set<core::NodeId>* applied) {
     TensorPlan plan;
@@ -189,13 +194,7 @@ TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
 // the same for the same draw), and the table keeps what the iteration left.
 TEST(SlotTable, RedrawIntegersGivesNewIndicesAndLeavesTheTable) {
   GraphBuilder b;
-  using testing::boolValue;
-  using testing::intValue;
-  auto& node = b.op(core::schemas::kEmbeddingBag,
-                    {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
-                     tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
-                     boolValue(true), testing::noneValue(), boolValue(false), intValue(-1)},
-                    {});
+  const core::Node& node = lookupOf200kRows(b, /*sparse=*/true);
   TensorPlan plan;
   const int32_t weight = plan.useInput(node.inputs[0].tensor, 0, 0);
   const int32_t indices = plan.useInput(node.inputs[1].tensor, 0, 1);
