@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration/dataset.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
+#include "calibration/microbench.h"
 #include "calibration/repeat_pooling.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/host/code_cold.h"
@@ -85,6 +87,11 @@ struct CalibrationOptions {
   // Seam for tests: adjusts the options of every microbenchmark replay (a
   // fake kernel collector stands in for CUPTI on a host without a GPU).
   std::function<void(replay::ReplayOptions&)> adjust_replay;
+  // Unset: each unit refills its inputs as its cases ask
+  // (MicrobenchCase::refill). Set: every unit the same way (`calibrate
+  // --unit-refill all|settle|indices`: the same points measured each way, to
+  // see what the refill does to them).
+  std::optional<UnitRefill> unit_refill;
   CalibrationSeams seams;
   // On a device that times kernels, measure the host side (per-op host time,
   // the loop around the calls) in a second replay of each point without the

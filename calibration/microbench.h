@@ -43,6 +43,25 @@ inline constexpr double kAcceleratorSpeedup = 500;
 
 class GraphBuilder;
 
+// What a unit's replay does to its inputs between measured iterations.
+enum class UnitRefill {
+  // Refills every input (the replay's upfront values), then times the next
+  // iteration at once (settle_iters 0). Most cases: they set up their own
+  // cache state, and an op that streams its whole input finds it as a
+  // refill leaves it.
+  kAll,
+  // Refills every input, runs one untimed iteration, then the timed one
+  // (settle_iters 1, as a replayed step).
+  kSettle,
+  // Draws the integer inputs (embedding indices, offsets) anew and leaves
+  // the rest as the previous iteration left them
+  // (replay::ReplayOptions::fresh_indices): an embedding table keeps its hot
+  // rows cached as a step's table does from one batch to the next. The
+  // embedding cases (docs/calibration.md, "Embedding index reuse").
+  kIndices,
+};
+const char* unitRefillName(UnitRefill r);
+
 // One grid point: a graph holding `repeats` copies of the op(s) under test.
 struct MicrobenchCase {
   std::string family;  // registry name (= core::opFamily of its main op)
@@ -64,6 +83,8 @@ struct MicrobenchCase {
   // a million powers for a million-row table, computed for measured points
   // only; replay_unit.cpp).
   double zipf = 0;
+  // What the replay rewrites before each measured iteration (UnitRefill).
+  UnitRefill refill = UnitRefill::kAll;
   // Measured first in every sweep, whatever the budget (orderForSweep): a
   // point that bounds the family's features where its trees would otherwise
   // extrapolate (the conv grid's largest native-path weights).

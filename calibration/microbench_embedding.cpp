@@ -33,6 +33,8 @@ const std::vector<double> kHotFraction = {1.0, 0.1, 0.01, 0.0};  // 0: 64 hot ro
 // Zipf exponents of the skewed embedding_bag points: DLRM-style tables are
 // fitted at 1.05-1.2 (and the sweep's example uses 1.1).
 const std::vector<double> kZipfExponents = {1.05, 1.2};
+// The sparse-gradient bag points: uniform (0) and the Zipf exponents.
+const std::vector<double> kSparseZipfExponents = {0.0, 1.05, 1.2};
 constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
 constexpr int64_t kMaxLookups = 100000;
 
@@ -49,6 +51,10 @@ struct EmbPoint {
   int64_t batch, rows, dim, pooling, hot;
   bool bag;
   double zipf = 0;  // > 0: indices Zipf over the whole table (hot == rows)
+  // embedding_bag(sparse=True) and its sparse backward (a COO gradient of the
+  // looked-up rows, no rows x dim zero-fill), as a DLRM step with sparse
+  // gradients runs them; only the uniform and Zipf bag points.
+  bool sparse = false;
   int64_t lookups() const { return batch * pooling; }
 };
 
@@ -65,11 +71,11 @@ void addBagPair(B& b, const EmbPoint& p, DType dt) {
   auto max_indices = b.tensor({p.batch}, i64);
   b.op(kEmbeddingBag,
        {b.tensor({p.rows, p.dim}, dt), indices, offsets, B::boolValue(false), B::intValue(0),
-        B::boolValue(false), B::none(), B::boolValue(false), B::none()},
+        B::boolValue(p.sparse), B::none(), B::boolValue(false), B::none()},
        {b.tensor({p.batch, p.dim}, dt), offset2bag, bag_size, max_indices}, rangeAttr(p.hot));
   b.op(kEmbeddingBagBackward,
        {b.tensor({p.batch, p.dim}, dt), indices, offsets, offset2bag, bag_size, max_indices,
-        B::intValue(p.rows), B::boolValue(false), B::intValue(0), B::boolValue(false),
+        B::intValue(p.rows), B::boolValue(false), B::intValue(0), B::boolValue(p.sparse),
         b.undefinedTensor(), B::intValue(-1)},
        {b.tensor({p.rows, p.dim}, dt)});
 }
@@ -88,22 +94,29 @@ void addEmbeddingPair(B& b, const EmbPoint& p, DType dt) {
 
 MicrobenchCase embeddingCase(const GridOptions& grid, const EmbPoint& p, DType dt) {
   const std::string label =
-      fmt::format("{} b={} rows={} d={} l={} {} {}", p.bag ? "embedding_bag" : "embedding",
+      fmt::format("{} b={} rows={} d={} l={} {}{} {}", p.bag ? "embedding_bag" : "embedding",
                   p.batch, p.rows, p.dim, p.pooling,
                   p.zipf > 0 ? fmt::format("zipf={}", p.zipf) : fmt::format("hot={}", p.hot),
-                  dtypeLabel(dt));
+                  p.sparse ? " sparse" : "", dtypeLabel(dt));
   const double item = static_cast<double>(core::dtypeItemsize(dt));
   const double gathered = static_cast<double>(p.lookups() * p.dim) * item;
   const double table = static_cast<double>(p.rows * p.dim) * item;
-  // Forward gathers; backward zero-fills the whole table gradient, sorts
-  // the indices and scatters.
+  // Forward gathers; backward zero-fills the whole table gradient (a sparse
+  // one only copies the gathered rows), sorts the indices and scatters.
   const double pair_us = estimateOpUs(0, 1, gathered + p.lookups() * 8.0) +
-                         estimateOpUs(0, 1, table + 3 * gathered + p.lookups() * 24.0);
+                         estimateOpUs(0, 1, (p.sparse ? 0.0 : table) + 3 * gathered +
+                                                p.lookups() * 24.0);
   MicrobenchCase c = repeatedCase(grid, "embedding_bag", label, pair_us, [=](B& b) {
     p.bag ? addBagPair(b, p, dt) : addEmbeddingPair(b, p, dt);
   });
   if (p.zipf <= 0) c.index_reuse = uniformReuseHistogram(p.lookups(), p.hot);
   c.zipf = p.zipf;
+  // Every embedding case, uniform and hot-set ones alike, so that a Zipf
+  // point's ratio to a uniform one is measured as a step sees it: a refill
+  // rewrote the whole table before each lookup, and the hot rows of a Zipf
+  // table were not where the previous lookup left them (a Zipf lookup 0.69-0.76x
+  // a uniform one so, 0.35-0.62x inside a step).
+  c.refill = UnitRefill::kIndices;
   return c;
 }
 
@@ -131,6 +144,14 @@ std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
             }
             for (double s : kZipfExponents) {
               cases.push_back(embeddingCase(grid, {batch, rows, dim, pooling, rows, true, s}, dt));
+            }
+            // Sparse gradients: uniform and Zipf. With no rows x dim gradient
+            // written between two lookups, a Zipf table's hot rows stay
+            // cached from one step to the next, as in a DLRM step with
+            // sparse gradients (docs/calibration.md).
+            for (double s : kSparseZipfExponents) {
+              cases.push_back(
+                  embeddingCase(grid, {batch, rows, dim, pooling, rows, true, s, true}, dt));
             }
           }
         }

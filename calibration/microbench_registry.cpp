@@ -90,6 +90,18 @@ MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::st
   return c;
 }
 
+const char* unitRefillName(UnitRefill r) {
+  switch (r) {
+    case UnitRefill::kAll:
+      return "all";
+    case UnitRefill::kSettle:
+      return "settle";
+    case UnitRefill::kIndices:
+      return "indices";
+  }
+  return "all";
+}
+
 std::string dtypeLabel(core::DType dtype) { return core::dtypeName(dtype); }
 
 std::vector<int64_t> matrixShape(int64_t numel) {

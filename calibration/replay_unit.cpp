@@ -200,6 +200,17 @@ std::unordered_map<core::NodeId, core::IndexLaw> zipfLookupsOf(
 
 }  // namespace
 
+UnitRefill unitRefillOf(const ReplayUnit& u, const CalibrationOptions& o) {
+  if (o.unit_refill) return *o.unit_refill;
+  // A unit sets up its own cache state (cold and interleaved groups) and
+  // holds no optimizer state to settle: no untimed iterations in between,
+  // unless a case's refill would rewrite what it reads (the embedding tables).
+  UnitRefill refill = UnitRefill::kAll;
+  for (const MicrobenchCase& c : u.cases)
+    if (c.refill != UnitRefill::kAll) refill = c.refill;
+  return refill;
+}
+
 CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
                     const std::string& device_name) {
   CaseOutcome out;
@@ -210,9 +221,9 @@ CaseOutcome runCase(const ReplayUnit& u, const CalibrationOptions& o,
   ro.threads = o.threads;
   ro.warmup_iters = 1;
   ro.measured_iters = itersFor(u.est_us);
-  // A unit sets up its own cache state (cold and interleaved groups) and
-  // holds no optimizer state to settle: no untimed iterations in between.
-  ro.settle_iters = 0;
+  const UnitRefill refill = unitRefillOf(u, o);
+  ro.settle_iters = refill == UnitRefill::kSettle ? 1 : 0;
+  ro.fresh_indices = refill == UnitRefill::kIndices;
   ro.seed = o.seed;
   ro.index_zipf = zipfLookupsOf(u, graph, case_of);
   if (o.adjust_replay) o.adjust_replay(ro);

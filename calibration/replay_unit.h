@@ -86,6 +86,11 @@ struct ReplayUnit {
 
 bool interleavable(const MicrobenchCase& c);
 
+// How the unit's replay refills its inputs between measured iterations: the
+// options' override, else what its cases ask (MicrobenchCase::refill; a
+// unit holds one family's cases, which ask alike).
+UnitRefill unitRefillOf(const ReplayUnit& u, const CalibrationOptions& o);
+
 // Measured iterations for a unit whose one iteration is estimated at est_us.
 int itersFor(double est_us);
 

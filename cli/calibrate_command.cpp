@@ -34,6 +34,7 @@ struct CalibrateArgs {
   HostMalloc malloc_mode = HostMalloc::kPinned;
   CommCalibrationArgs comm;  // --families comm
   SparseAddCalibrationArgs sparse_add;  // --families sparse_add
+  std::string unit_refill;              // --unit-refill; empty: each family's own
 };
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
@@ -171,6 +172,9 @@ void runCalibrate(CalibrateArgs& args) {
   // The models predict replays, which run pinned by default: measure alike.
   fmt::print("host allocator: {}\n", applyHostMalloc(args.malloc_mode));
   o.torch_version = calibration::libtorchVersion();
+  for (calibration::UnitRefill r : {calibration::UnitRefill::kAll, calibration::UnitRefill::kSettle,
+                                    calibration::UnitRefill::kIndices})
+    if (args.unit_refill == calibration::unitRefillName(r)) o.unit_refill = r;
   if (args.refit) {
     const calibration::CalibrationResult r =
         calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit, o.pooling);
@@ -311,6 +315,13 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--xgb-max-depth", o.fit.xgb_max_depth, "tree depth of the XGBoost families")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
+  sub.add_option("--unit-refill", args->unit_refill,
+                 "what each unit's replay does to its inputs between measured iterations, for "
+                 "every family: all (refill them, time the next iteration), settle (refill, one "
+                 "untimed iteration, then the timed one), indices (draw the indices anew, leave "
+                 "the tables); default each family's own (embedding_bag: indices, the others: "
+                 "all). To measure what the refill does to the same points")
+      ->check(CLI::IsMember({"all", "settle", "indices"}));
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_flag("--refit", args->refit,
                "fit again from DIR/dataset.jsonl and DIR/device.yaml without measuring");

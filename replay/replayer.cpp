@@ -124,7 +124,13 @@ class IterationRunner {
   // CUDA the refill kernels precede the timer's start event on the stream.
   bool run(int iteration, bool measured, bool refill) {
     host_->beginIteration(iteration);  // plans the waits once the warm-up is over
-    if (iteration > 0 && refill) slots_.refillUpfront();
+    if (iteration > 0 && refill) {
+      if (options_.fresh_indices) {
+        slots_.redrawIntegers(uint64_t(iteration));
+      } else {
+        slots_.refillUpfront();
+      }
+    }
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
     // Ranks start each iteration together (the barrier is not timed).

@@ -42,6 +42,14 @@ struct ReplayOptions {
   // weights one replayed optimizer step from the refilled values, which the
   // value generators keep sane (value_generators.h).
   int settle_iters = 1;
+  // Before each iteration after the first, refill only the integer upfront
+  // inputs (embedding indices, offsets), drawn anew (seed + iteration), and
+  // leave the floating ones (tables, weights) as the previous iteration left
+  // them. A calibration unit's lookup then finds the table as a step with a
+  // new batch does: a Zipf table's hot rows still cached, a uniform table's
+  // rows mostly not (calibration/replay_unit.cpp). Nothing settles the
+  // values: for graphs that do not update their floating inputs in place.
+  bool fresh_indices = false;
   int threads = 0;                // intra-op threads; 0 = meta file's count, else LibTorch default
   bool strict = false;            // any skip or failure is an error
   bool use_cupti = true;          // CUDA only: kernel records via CUPTI

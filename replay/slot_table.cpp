@@ -286,6 +286,16 @@ void SlotTable::refillUpfront() {
   }
 }
 
+void SlotTable::redrawIntegers(uint64_t draw) {
+  at::manual_seed(seed_ + draw);
+  for (UpfrontFill& f : fills_) {
+    if (f.flat.numel() == 0 || at::isFloatingType(f.flat.scalar_type()) ||
+        f.flat.scalar_type() == at::kBool || at::isComplexType(f.flat.scalar_type()))
+      continue;
+    fillValues(f.flat, f.view, f.float_fill, f.int_fill);
+  }
+}
+
 // An upfront sparse COO tensor of the recorded shape: `nnz` rows (the most
 // the trace shows of it, e.g. a gradient's looked-up rows) drawn uniformly
 // over the sparse dimensions, uniform [-1, 1) values, uncoalesced like

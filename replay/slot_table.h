@@ -46,6 +46,9 @@ class SlotTable {
   // went from 1.3 ms to 0.6 ms by the third iteration of the bundled CNN.
   // Called before every iteration after the first, outside the timed region.
   void refillUpfront();
+  // Draws the integer upfront values again from seed + `draw` (another
+  // batch's indices; ReplayOptions::fresh_indices) and leaves the others.
+  void redrawIntegers(uint64_t draw);
 
   // The slot's tensor; an unbound produced slot (its op failed or was not
   // run) gets a zero-filled stand-in of the recorded shape.

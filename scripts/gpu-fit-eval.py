@@ -22,9 +22,13 @@ the medians of the corrected samples (many near zero) under-predict
 host-bound steps (mlp 0.60, mobilenet_v3 0.78).
 
   scripts/gpu-fit-eval.py [--tracetwin build/tracetwin] [--models data/models/h200]
-                          [--only cnn_fp32,dlrm_fp32] [--hosttime]
+                          [--only cnn_fp32,dlrm_fp32] [--hosttime] [--compiled] [--no-check]
 --hosttime adds issue 40's hosttime captures, each predicted from its own T1-T5
 at host scale 1 and 0.5 against the replay at --host-scale 0.5.
+--compiled adds issue 42's torch.compile captures (data/h100/s31/cmp, s32/cmp),
+leave-one-workload-out: the host model from every eager capture above plus the
+compiled captures of the other workload (full), from the eager captures alone
+(eager), and the capture's own T1-T5 (self).
 """
 import argparse
 import glob
@@ -41,6 +45,7 @@ HOSTTIME = os.path.join(ROOT, "data/h100/s31/hosttime")
 POOL_DIRS = ["data/h100", "data/h100/amp", "data/h100/s31/check", "data/h100/s31/hosttime",
              "data/h100/s31/amp"]
 SPEC = os.path.join(ROOT, "configs/devices/h100.yaml")
+COMPILED_DIRS = ["data/h100/s31/cmp", "data/h100/s32/cmp"]
 
 
 def load_json(path):
@@ -145,12 +150,45 @@ def hosttime_table(tt, models, tmp):
     return rows
 
 
+def compiled_table(tt, models, tmp):
+    eager = pool()
+    compiled = []
+    for d in COMPILED_DIRS:
+        compiled += sorted(glob.glob(os.path.join(ROOT, d, "*.et.json.gz")))
+    print("torch.compile captures (data/h100/s3*/cmp), host model left out per workload: eager "
+          f"pool of {len(eager)} captures, with the other workload's compiled captures (full), "
+          "without them (eager), the capture's own (self, with its Kineto kernels):")
+    print(f"{'capture':<24} {'original':>9} {'full':>6} {'eager':>6} {'self':>6}")
+    rows = {}
+    eager_fit = fitted_overheads(tt, eager, tmp, "eager-only")
+    fits = {}
+    for et in compiled:
+        workload = os.path.basename(stem(et))
+        n = os.path.basename(os.path.dirname(os.path.dirname(et))) + "_" + workload
+        kineto = stem(et) + ".kineto.json.gz"
+        orig = load_json(stem(et) + ".meta.json")["iteration_ms"]
+        if workload not in fits:
+            others = [e for e in compiled if os.path.basename(stem(e)) != workload]
+            fits[workload] = fitted_overheads(tt, eager + others, tmp, "without-" + workload)
+        full = predict(tt, models, et, tmp, n + ".full", fits[workload])
+        plain = predict(tt, models, et, tmp, n + ".eager", eager_fit)
+        own = predict(tt, models, et, tmp, n + ".self", own_overheads(tt, et, tmp, n), kineto)
+        row = {"original_ms": orig, "full": full["iteration_ms"] / orig,
+               "eager": plain["iteration_ms"] / orig, "self": own["iteration_ms"] / orig}
+        rows[n] = row
+        print(f"{n:<24} {orig:>7.3f}ms {row['full']:>6.3f} {row['eager']:>6.3f} {row['self']:>6.3f}",
+              flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tracetwin", default=os.path.join(ROOT, "build/tracetwin"))
     ap.add_argument("--models", default=os.path.join(ROOT, "data/models/h200"))
     ap.add_argument("--only", default="", help="comma-separated check captures")
     ap.add_argument("--hosttime", action="store_true")
+    ap.add_argument("--compiled", action="store_true")
+    ap.add_argument("--no-check", action="store_true", help="skip the check set")
     ap.add_argument("--json-out", default="")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
@@ -158,7 +196,10 @@ def main():
         doc = {}
         if a.hosttime:
             doc["hosttime"] = hosttime_table(a.tracetwin, a.models, tmp)
-        doc["check"] = check_table(a.tracetwin, a.models, only, tmp)
+        if a.compiled:
+            doc["compiled"] = compiled_table(a.tracetwin, a.models, tmp)
+        if not a.no_check:
+            doc["check"] = check_table(a.tracetwin, a.models, only, tmp)
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(doc, f, indent=2)

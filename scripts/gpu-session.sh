@@ -4,7 +4,7 @@
 #   scripts/gpu-session.sh STAGE...
 #   stages: env build test replay capture capture_big carried_captures calibrate pool_prior
 #           calibrate_more compare fit dist check amp compile comm sweep hosttime timeline zipf
-#           stored_recorded
+#           stored_recorded stored_device
 #
 # Run it in a checkout that carries .gpu-debs/ (scripts/gpu-prefix.sh download)
 # and .gpu-data/traces/ (a copy of ../shared/traces: the GPU host has no
@@ -738,6 +738,40 @@ PY
   done
 }
 
+# The replay's own kernels against the original's (issue 40, docs/gpu.md "Steps with synchronising
+# calls"): the stored captures whose steps make synchronising calls and are device-bound, replayed
+# plainly with CUPTI on beside their Kineto traces; the fidelity report's device time per family and
+# in all, replay against original. Where the replay's kernels run longer than the recorded ones, no
+# host span gives the original's step. About 4 s a capture.
+stage_stored_device() {
+  ensure_build || return 1
+  local d=$res/stored_device stem name
+  mkdir -p "$d"
+  for stem in ${TT_DEVICE_STEMS:-data/h100/s31/check/encoder_fp32 data/h100/s31/check/encoder_bf16 \
+    data/h100/s31/check/decoder_fp32 data/h100/s31/check/decoder_bf16 data/h100/s31/amp/transformer_bf16 \
+    data/h100/s31/amp/transformer_fp16 data/h100/s31/amp/cnn_fp16 data/h100/s31/check/cnn_fp32}; do
+    name=$(basename "$(dirname "$stem")")_$(basename "$stem")
+    run_logged "device_$name" tt replay "$stem.et.json.gz" --device cuda:0 --warmup 5 --iters 20 \
+      --kineto "$stem.kineto.json.gz" --json-out "$d/$name.json"
+    summary "$(python3 - "$d/$name.json" "$name" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("device %-24s no result: %s" % (sys.argv[2], e)); sys.exit(0)
+fam = r.get("fidelity", {}).get("families", [])
+orig = sum(f.get("original_device_ms", 0) for f in fam)
+rep = sum(f.get("replay_device_ms", 0) for f in fam)
+worst = sorted(fam, key=lambda f: -(f.get("replay_device_ms", 0) - f.get("original_device_ms", 0)))[:3]
+print("device %-24s kernels replay/original %.3f (%.3f / %.3f ms); most over: %s" % (
+    sys.argv[2], rep / orig if orig else 0, rep, orig,
+    ", ".join("%s %+.3f ms" % (f["family"], f.get("replay_device_ms", 0) - f.get("original_device_ms", 0))
+              for f in worst)))
+PY
+)"
+  done
+}
+
 [ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for stage in "$@"; do
   case "$stage" in
@@ -745,7 +779,7 @@ for stage in "$@"; do
     build) ensure_build ;;
     test | replay | capture | capture_big | carried_captures | calibrate | pool_prior | calibrate_more | \
       compare | fit | dist | check | amp | compile | comm | sweep | hosttime | timeline | zipf | \
-      stored_recorded) "stage_$stage" ;;
+      stored_recorded | stored_device) "stage_$stage" ;;
     *) summary "unknown stage '$stage'"; exit 2 ;;
   esac
 done

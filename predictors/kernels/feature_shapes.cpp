@@ -205,6 +205,7 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   if (!indices) indices = ints.empty() ? nullptr : ints[0];
   if (!offsets && ints.size() >= 2 && ints[1] != indices) offsets = ints[1];
   s.bagged = offsets != nullptr;
+  s.sparse = intArg(node, "sparse", 999, 0) != 0;
   double lookups = indices ? static_cast<double>(std::max<int64_t>(indices->numel, 1)) : 1.0;
   // Bags: offsets hold one more entry than bags (tables x batch for fbgemm).
   s.batch = offsets ? std::max<double>(static_cast<double>(offsets->numel) - 1.0, 1.0) : lookups;

@@ -50,6 +50,10 @@ struct EmbeddingShape {
   double batch = 1, rows = 1, pooling = 1, dim = 1;
   bool backward = false;
   bool bagged = false;  // reads offsets: embedding_bag's pooling path, not a plain gather
+  // sparse=True: the table's gradient is a COO tensor of the looked-up rows;
+  // a step then writes no rows x dim gradient, and the table's hot rows stay
+  // cached from one lookup to the next (docs/calibration.md).
+  bool sparse = false;
   int64_t itemsize = 4;
   core::DType dtype = core::DType::kFloat32;
 };

@@ -146,6 +146,9 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
   for (double h : hist) f->x.push_back(static_cast<float>(h));
   // Appended last, so boosters saved with the first 15 columns still load.
   f->x.push_back(s.bagged ? 1.0f : 0.0f);
+  // sparse=True (forward and backward), after it for the same reason: a
+  // booster saved with 16 columns reads its repeated column here instead.
+  f->x.push_back(s.sparse ? 1.0f : 0.0f);
 }
 
 bool contiguous(const core::TensorValue& t) {
@@ -401,7 +404,7 @@ bool sameReuseColumn(const OpFeatures& a, const OpFeatures& b) {
 size_t featureCount(const std::string& family) {
   if (family == "gemm") return 9;
   if (family == "conv") return 19;
-  if (family == "embedding_bag") return 7 + kReuseBins + 1;
+  if (family == "embedding_bag") return 7 + kReuseBins + 2;
   if (family == "norm") return 8;  // memoryFeatures' 2 + normFeatures' 6
   if (family == "elementwise" || family == "reduction" || family == "softmax" || family == "copy" ||
       family == "view")

@@ -450,5 +450,92 @@ TEST(ReplayUnit, ZipfCasesAskTheReplayForZipfIndices) {
   EXPECT_TRUE(asked.empty());
 }
 
+// The embedding units draw new indices between measured iterations and leave
+// the table as the previous lookup left it (UnitRefill::kIndices,
+// ReplayOptions::fresh_indices), as a step's lookups follow the previous
+// step's; their rows are that replay's times. Other families refill every
+// input (kAll); --unit-refill overrides both.
+TEST(ReplayUnit, EmbeddingUnitsKeepTheTableAndDrawNewIndices) {
+  const auto find = [](const std::string& family, const std::string& label) {
+    const std::vector<MicrobenchCase> cases = microbenchFamily(family).cases(GridOptions{});
+    auto it = std::find_if(cases.begin(), cases.end(),
+                           [&](const MicrobenchCase& c) { return c.label == label; });
+    EXPECT_NE(it, cases.end()) << label;
+    return it == cases.end() ? MicrobenchCase{} : *it;
+  };
+  const MicrobenchCase zipf =
+      find("embedding_bag", "embedding_bag b=512 rows=300000 d=32 l=20 zipf=1.2 sparse float32");
+  const MicrobenchCase uniform =
+      find("embedding_bag", "embedding_bag b=512 rows=300000 d=32 l=20 hot=300000 float32");
+  const std::vector<MicrobenchCase> elementwise =
+      microbenchFamily("elementwise").cases(GridOptions{});
+  ASSERT_FALSE(elementwise.empty());
+  EXPECT_EQ(zipf.refill, UnitRefill::kIndices);
+  EXPECT_EQ(uniform.refill, UnitRefill::kIndices);
+  for (const MicrobenchCase& c : elementwise) EXPECT_EQ(c.refill, UnitRefill::kAll) << c.label;
+
+  // A fake replay: the toy host's times, halved when the table is left as
+  // the previous iteration left it (its hot rows still cached).
+  CalibrationOptions o;
+  o.seams = testing::toySeams(std::make_shared<testing::ToyHost>());
+  std::vector<std::pair<bool, int>> asked;  // fresh_indices, settle_iters
+  const auto toy = o.seams.replay;
+  o.seams.replay = [&](const core::Graph& g, const replay::ReplayOptions& ro) {
+    asked.emplace_back(ro.fresh_indices, ro.settle_iters);
+    replay::ReplayResult r = toy(g, ro);
+    if (ro.fresh_indices)
+      for (replay::OpMeasurement& m : r.per_op) m.cpu_us *= 0.5;
+    return r;
+  };
+  const auto forwardUs = [](const CaseOutcome& out) {
+    for (const DatasetRow& r : out.rows)
+      if (r.sample.node.name == "aten::embedding_bag") return r.sample.measured_us;
+    return -1.0;
+  };
+  const CaseOutcome kept = runCase(ReplayUnit{{zipf}, zipf.est_us}, o, "host-cpu");
+  ASSERT_TRUE(kept.failure.empty()) << kept.failure;
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], std::make_pair(true, 0));
+  o.unit_refill = UnitRefill::kAll;  // --unit-refill all: as before, right after the refill
+  const CaseOutcome refilled = runCase(ReplayUnit{{zipf}, zipf.est_us}, o, "host-cpu");
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[1], std::make_pair(false, 0));
+  ASSERT_GT(forwardUs(refilled), 0);
+  // The toy host's own jitter is well under 1%.
+  EXPECT_NEAR(forwardUs(kept) / forwardUs(refilled), 0.5, 0.02);
+  o.unit_refill = UnitRefill::kSettle;
+  runCase(ReplayUnit{{zipf}, zipf.est_us}, o, "host-cpu");
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[2], std::make_pair(false, 1));
+
+  // Unset, a unit refills as its cases ask.
+  o.unit_refill.reset();
+  EXPECT_EQ(unitRefillOf(ReplayUnit{{elementwise[0]}, 1}, o), UnitRefill::kAll);
+  EXPECT_EQ(unitRefillOf(ReplayUnit{{uniform, zipf}, 1}, o), UnitRefill::kIndices);
+  o.unit_refill = UnitRefill::kSettle;
+  EXPECT_EQ(unitRefillOf(ReplayUnit{{elementwise[0]}, 1}, o), UnitRefill::kSettle);
+}
+
+// The sparse points: embedding_bag(sparse=True) and its sparse backward, over
+// the uniform and Zipf laws, labelled apart from the dense ones.
+TEST(Microbench, EmbeddingGridHasSparseGradientPoints) {
+  const std::vector<MicrobenchCase> cases = microbenchFamily("embedding_bag").cases(GridOptions{});
+  size_t sparse = 0, zipf_sparse = 0;
+  for (const MicrobenchCase& c : cases) {
+    if (c.label.find(" sparse ") == std::string::npos) continue;
+    ++sparse;
+    if (c.zipf > 0) ++zipf_sparse;
+    const core::Graph g = c.build();
+    bool forward = false, backward = false;
+    for (const core::Node& n : g.nodes()) {
+      if (n.name == "aten::embedding_bag") forward = n.inputs.at(5).bool_value;
+      if (n.name == "aten::_embedding_bag_backward") backward = n.inputs.at(9).bool_value;
+    }
+    EXPECT_TRUE(forward && backward) << c.label;
+  }
+  EXPECT_GT(sparse, 0u);
+  EXPECT_EQ(zipf_sparse * 3, sparse * 2) << "uniform, Zipf 1.05, Zipf 1.2";
+}
+
 }  // namespace
 }  // namespace tracetwin::calibration

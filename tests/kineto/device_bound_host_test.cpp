@@ -73,7 +73,7 @@ TEST(HostSpanTarget, AHostBoundStepKeepsTheStepAsItsHostSpan) {
 TEST(HostSpanTarget, ADeviceBoundStepGetsTheHostSpanThatGivesItsStep) {
   // Each op launches a 40 us kernel at its end: 80 us of device work. The
   // recorded host is 120 us (profiled), the unprofiled step 90 us. A host
-  // span of 90 would start the first kernel at 45 us: a 125 us step.
+  // span of 90 would run the kernels at 45-85 and 90-130 us: a 130 us step.
   const std::vector<RecordedHostOp> ops = {hostOp(0, 60, 1), hostOp(0, 60, 1)};
   const std::vector<OpDeviceWork> work = {launches({{60, 7, 40}}), launches({{60, 7, 40}})};
   const HostSpanTarget t = hostSpanTarget(ops, 2, work, 90.0);

@@ -218,7 +218,7 @@ TEST(IndexDistributionSpec, EmbeddingFeaturesTakeTheHistogramsUniqueFraction) {
   std::vector<double> bins(zipf.begin(), zipf.begin() + kReuseBins);
   const OpFeatures without = computeFeatures(lookup, &bins);
   EXPECT_EQ(with.x.size(), without.x.size());
-  EXPECT_EQ(with.x.size(), size_t(7 + kReuseBins + 1));
+  EXPECT_EQ(with.x.size(), size_t(7 + kReuseBins + 2));
   EXPECT_NE(with.unique_fraction, without.unique_fraction);
   // zipf-check's tables: 15,360 lookups into 200,000 rows at 1.2. The bins
   // read the hottest rows (thousands of lookups each) as 96.
@@ -226,6 +226,29 @@ TEST(IndexDistributionSpec, EmbeddingFeaturesTakeTheHistogramsUniqueFraction) {
   const std::vector<double> big_bins(big.begin(), big.begin() + kReuseBins);
   EXPECT_NEAR(uniqueFraction(big), 0.200, 0.005);
   EXPECT_NEAR(uniqueFraction(big_bins), 0.344, 0.005);
+}
+
+// The embedding model's last column says sparse=True (forward and backward):
+// a sparse step writes no rows x dim gradient between two lookups, so a Zipf
+// table's hot rows stay cached (docs/calibration.md). A booster saved with
+// the 16 columns before it reads its repeated column there instead.
+TEST(IndexDistributionSpec, EmbeddingFeaturesSaySparseGradients) {
+  const core::Graph g = twoTables();  // both lookups sparse=True
+  const OpFeatures forward = computeFeatures(g.node(3), nullptr);
+  const OpFeatures backward = computeFeatures(g.node(4), nullptr);
+  ASSERT_EQ(forward.x.size(), featureCount("embedding_bag"));
+  EXPECT_EQ(forward.x.back(), 1.0f);
+  EXPECT_EQ(backward.x.back(), 1.0f);
+  EXPECT_TRUE(embeddingShape(g.node(3)).sparse);
+  core::Node dense = g.node(3);
+  dense.inputs[5] = boolValue(false);
+  EXPECT_FALSE(embeddingShape(dense).sparse);
+  const OpFeatures dense_f = computeFeatures(dense, nullptr);
+  EXPECT_EQ(dense_f.x.back(), 0.0f);
+  // Everything else alike.
+  EXPECT_EQ(std::vector<float>(dense_f.x.begin(), dense_f.x.end() - 1),
+            std::vector<float>(forward.x.begin(), forward.x.end() - 1));
+  EXPECT_DOUBLE_EQ(dense_f.bytes, forward.bytes);
 }
 
 }  // namespace

@@ -343,6 +343,29 @@ TEST(BandwidthCurve, InterpolatesBetweenKnotsInLogSize) {
   EXPECT_NEAR(m.predictUs(f, d), 1 + 2 * (1 << 20) / 3e9 * 1e6, 1e-9);
 }
 
+// `to` and `_to_copy` run copy_'s kernel: without factors of their own they
+// take copy_'s, not the curve's 1.0; another op without one keeps 1.0.
+TEST(BandwidthCurve, ACastTakesTheFactorAndFixedCostOfCopy) {
+  BandwidthCurveModel m;
+  m.t0_us = 1;
+  m.knots_log2_bytes = {10, 20};
+  m.knots_bandwidth = {1e9, 1e9};
+  m.op_factor["aten::copy_"] = 0.25;
+  m.op_t0_us["aten::copy_"] = 3;
+  const DeviceSpec d = gpu(100, 1000, 1, 1);
+  OpFeatures f;
+  f.bytes = 1e6;  // 1000 us at 1e9 B/s
+  for (const char* cast : {"aten::to", "aten::_to_copy", "aten::copy_"}) {
+    f.op = cast;
+    EXPECT_NEAR(m.predictUs(f, d), 3 + 250, 1e-9) << cast;
+  }
+  f.op = "aten::clone";
+  EXPECT_NEAR(m.predictUs(f, d), 1 + 1000, 1e-9);
+  m.op_factor["aten::to"] = 0.5;  // a fit of its own wins
+  f.op = "aten::to";
+  EXPECT_NEAR(m.predictUs(f, d), 3 + 500, 1e-9);
+}
+
 TEST(BandwidthCurve, PastTheLastKnotTheTimeHoldsUntilTheExtrapolationBandwidth) {
   BandwidthCurveModel m;
   m.knots_log2_bytes = {10, 20};

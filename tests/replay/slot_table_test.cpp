@@ -143,18 +143,23 @@ TEST(SlotTable, WrappedNumbersArePositiveAndSqrtInputsNonNegative) {
   EXPECT_LT(beta, 1.0);
 }
 
+// zipf-check's lookup: 15,360 indices in 512 bags into a 200,000-row table.
+const core::Node& lookupOf200kRows(GraphBuilder& b, bool sparse) {
+  using testing::boolValue;
+  using testing::intValue;
+  return b.op(core::schemas::kEmbeddingBag,
+              {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
+               tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
+               boolValue(sparse), testing::noneValue(), boolValue(false), intValue(-1)},
+              {});
+}
+
 // --index-distribution: a lookup's indices drawn Zipf through the slot
 // table, the same on every refill, over the table's rows, and far fewer of
 // them distinct than the uniform draw of the same lookup.
 TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
   GraphBuilder b;
-  using testing::boolValue;
-  using testing::intValue;
-  auto& node = b.op(core::schemas::kEmbeddingBag,
-                    {tensorValue(1, 1, {200000, 4}), tensorValue(2, 2, {15360}, "long", 8),
-                     tensorValue(3, 3, {512}, "long", 8), boolValue(false), intValue(0),
-                     boolValue(false), testing::noneValue(), boolValue(false), intValue(-1)},
-                    {});
+  const core::Node& node = lookupOf200kRows(b, /*sparse=*/false);
   auto distinctShare = [&](std::unordered_map<core::NodeId, core::IndexLaw> zipf,
                            std::unordered_set<core::NodeId>* applied) {
     TensorPlan plan;
@@ -182,6 +187,41 @@ TEST(SlotTable, ALookupsIndicesDrawnZipfWhenTheSideFileSaysSo) {
   EXPECT_EQ(applied.count(node.id), 1u);
   EXPECT_GT(uniform, 0.9);
   EXPECT_LT(zipf, 0.5) << "Zipf 1.2 over 200,000 rows: most lookups hit hot rows";
+}
+
+// ReplayOptions::fresh_indices: between a calibration unit's iterations the
+// indices are drawn anew (another batch, the same law: still Zipf, in range,
+// the same for the same draw), and the table keeps what the iteration left.
+TEST(SlotTable, RedrawIntegersGivesNewIndicesAndLeavesTheTable) {
+  GraphBuilder b;
+  const core::Node& node = lookupOf200kRows(b, /*sparse=*/true);
+  TensorPlan plan;
+  const int32_t weight = plan.useInput(node.inputs[0].tensor, 0, 0);
+  const int32_t indices = plan.useInput(node.inputs[1].tensor, 0, 1);
+  plan.useInput(node.inputs[2].tensor, 0, 2);
+  DeviceMap devices;
+  SlotTable table(plan, devices);
+  table.setIndexDistributions({{node.id, 1.2}});
+  table.materialiseUpfront({&node}, /*seed=*/11);
+  const at::Tensor first = table.get(indices).clone();
+  table.get(weight).mul_(3.0);  // what the iteration left in the table
+  const at::Tensor left = table.get(weight).clone();
+
+  table.redrawIntegers(1);
+  const at::Tensor second = table.get(indices).clone();
+  EXPECT_TRUE(at::equal(table.get(weight), left)) << "the table is not refilled";
+  EXPECT_FALSE(at::equal(second, first)) << "another batch's indices";
+  EXPECT_GE(second.min().item<int64_t>(), 0);
+  EXPECT_LT(second.max().item<int64_t>(), 200000);
+  EXPECT_LT(double(std::get<0>(at::_unique(second)).numel()) / 15360.0, 0.5) << "still Zipf 1.2";
+  table.redrawIntegers(2);
+  EXPECT_FALSE(at::equal(table.get(indices), second));
+  table.redrawIntegers(1);
+  EXPECT_TRUE(at::equal(table.get(indices), second)) << "a draw depends on its number only";
+  // refillUpfront still restores every value, the first draw included.
+  table.refillUpfront();
+  EXPECT_TRUE(at::equal(table.get(indices), first));
+  EXPECT_FALSE(at::equal(table.get(weight), left));
 }
 
 }  // namespace
