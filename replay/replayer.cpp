@@ -120,17 +120,12 @@ class IterationRunner {
   }
 
   // Returns false when stopped (Ctrl-C) before the iteration finished.
-  // `refill`: start from the upfront values again (see refillUpfront); on
-  // CUDA the refill kernels precede the timer's start event on the stream.
+  // `refill`: start from the upfront values again (see refillUpfront), or
+  // from new indices only (fresh_indices); on CUDA the refill kernels
+  // precede the timer's start event on the stream.
   bool run(int iteration, bool measured, bool refill) {
     host_->beginIteration(iteration);  // plans the waits once the warm-up is over
-    if (iteration > 0 && refill) {
-      if (options_.fresh_indices) {
-        slots_.redrawIntegers(uint64_t(iteration));
-      } else {
-        slots_.refillUpfront();
-      }
-    }
+    if (iteration > 0 && refill) slots_.refillBefore(uint64_t(iteration), options_.fresh_indices);
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
     // Ranks start each iteration together (the barrier is not timed).

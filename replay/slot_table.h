@@ -49,6 +49,11 @@ class SlotTable {
   // Draws the integer upfront values again from seed + `draw` (another
   // batch's indices; ReplayOptions::fresh_indices) and leaves the others.
   void redrawIntegers(uint64_t draw);
+  // Before iteration `iteration` (> 0): refillUpfront, or with
+  // `indices_only` redrawIntegers.
+  void refillBefore(uint64_t iteration, bool indices_only) {
+    indices_only ? redrawIntegers(iteration) : refillUpfront();
+  }
 
   // The slot's tensor; an unbound produced slot (its op failed or was not
   // run) gets a zero-filled stand-in of the recorded shape.
