@@ -161,7 +161,7 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
   }
   if (o.out_dir.empty()) throw UsageError("calibrate needs an output directory (--out DIR)");
   const std::vector<const MicrobenchFamily*> families = resolveFamilies(o.families);
-  checkCaseFilter(families, o.device, o.case_filter);
+  checkCaseFilter(families, gridFor(o.device, o.dtypes), o.case_filter);
   if (!o.seams.replay && !replay::replayAvailable()) {
     throw UnavailableError(
         "calibration replays microbenchmarks, but this tracetwin was built "

@@ -80,6 +80,8 @@ struct CalibrationOptions {
   // expression finds, e.g. "hardswish|nll": new ops measured for a dataset
   // that lacks them.
   std::string case_filter;
+  // The grids' floating dtypes; empty: the device's (grid_selection.h).
+  std::vector<core::DType> dtypes;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest
   predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)

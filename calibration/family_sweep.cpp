@@ -70,7 +70,7 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
                        int64_t evict_bytes) {
   FamilySweep s;
   s.family = &fam;
-  std::vector<MicrobenchCase> cases = gridCases(fam, o.device, o.case_filter);
+  std::vector<MicrobenchCase> cases = gridCases(fam, gridFor(o.device, o.dtypes), o.case_filter);
   const size_t grid_points = cases.size();
   orderForSweep(cases, o.seed ^ std::hash<std::string>{}(fam.name));
   // Units in sampling order; a group of small cases takes the place of the
@@ -109,7 +109,7 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
   // loaded host the other family measured nothing. A grid point is what the
   // kernel models need first; the distances refine them.
   if (o.device == "cpu" && spacedFamily(fam.name)) {
-    std::vector<ReplayUnit> spaced = spacedUnits(gridCases(fam, o.device, o.case_filter));
+    std::vector<ReplayUnit> spaced = spacedUnits(gridCases(fam, gridFor(o.device, o.dtypes), o.case_filter));
     s.cases.insert(s.cases.end(), std::make_move_iterator(spaced.begin()),
                    std::make_move_iterator(spaced.end()));
   }

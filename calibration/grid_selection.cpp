@@ -20,19 +20,38 @@ std::vector<const MicrobenchFamily*> resolveFamilies(const std::vector<std::stri
   return out;
 }
 
-GridOptions gridFor(const std::string& device) {
+GridOptions gridFor(const std::string& device, const std::vector<core::DType>& dtypes) {
   GridOptions g;
   g.device = device == "cuda" ? "cuda:0" : device;
   if (device != "cpu") {
     g.dtypes = {core::DType::kFloat32, core::DType::kFloat16, core::DType::kBFloat16};
     g.accelerator = true;
   }
+  if (!dtypes.empty()) g.dtypes = dtypes;
   return g;
 }
 
-std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const std::string& device,
+std::vector<core::DType> parseGridDtypes(const std::vector<std::string>& names) {
+  std::vector<core::DType> out;
+  constexpr core::DType kSwept[] = {core::DType::kFloat32, core::DType::kFloat64,
+                                    core::DType::kFloat16, core::DType::kBFloat16};
+  for (const std::string& name : names) {
+    const auto* it = std::find_if(std::begin(kSwept), std::end(kSwept),
+                                  [&](core::DType d) { return name == core::dtypeName(d); });
+    if (it == std::end(kSwept)) {
+      throw UsageError(fmt::format(
+          "--dtypes: '{}' is not a floating dtype the grids sweep (float32, float64, float16, "
+          "bfloat16)",
+          name));
+    }
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  }
+  return out;
+}
+
+std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const GridOptions& grid,
                                       const std::string& case_filter) {
-  std::vector<MicrobenchCase> cases = fam.cases(gridFor(device));
+  std::vector<MicrobenchCase> cases = fam.cases(grid);
   if (case_filter.empty()) return cases;
   std::regex keep;
   try {
@@ -48,11 +67,11 @@ std::vector<MicrobenchCase> gridCases(const MicrobenchFamily& fam, const std::st
   return cases;
 }
 
-void checkCaseFilter(const std::vector<const MicrobenchFamily*>& families,
-                     const std::string& device, const std::string& case_filter) {
+void checkCaseFilter(const std::vector<const MicrobenchFamily*>& families, const GridOptions& grid,
+                     const std::string& case_filter) {
   if (case_filter.empty()) return;
   size_t matching = 0;
-  for (const MicrobenchFamily* f : families) matching += gridCases(*f, device, case_filter).size();
+  for (const MicrobenchFamily* f : families) matching += gridCases(*f, grid, case_filter).size();
   if (matching == 0) {
     throw UsageError(fmt::format(
         "--cases '{}' matches no grid point of the families calibrated (labels such as \"relu "

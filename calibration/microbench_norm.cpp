@@ -94,8 +94,12 @@ void addBatchNormPair(B& b, const Shape& s, DType dt, bool cudnn_backward) {
        {b.tensor(s, dt), b.tensor(c, st), b.tensor(c, st)});
 }
 
-void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt) {
+// The saved mean and rstd: float32 for half inputs on CUDA; LibTorch 1.13's
+// CPU kernel keeps them in the input's dtype (its backward refuses float32
+// statistics of a bfloat16 input).
+void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt, bool accelerator) {
   const Shape s = {tokens, hidden}, h = {hidden}, stat = {tokens, 1};
+  const DType stat_dt = accelerator ? channelStatsType(dt) : dt;
   auto input = b.tensor(s, dt);
   auto weight = b.tensor(h, dt);
   auto bias = b.tensor(h, dt);
@@ -103,8 +107,8 @@ void addLayerNormPair(B& b, int64_t tokens, int64_t hidden, DType dt) {
        {input, B::intList({hidden}), weight, bias, B::doubleValue(1e-5), B::boolValue(true)},
        {b.tensor(s, dt)});
   b.op(kLayerNormBackward,
-       {b.tensor(s, dt), input, B::intList({hidden}), b.tensor(stat, DType::kFloat32),
-        b.tensor(stat, DType::kFloat32), weight, bias, B::boolList({true, true, true})},
+       {b.tensor(s, dt), input, B::intList({hidden}), b.tensor(stat, stat_dt),
+        b.tensor(stat, stat_dt), weight, bias, B::boolList({true, true, true})},
        {b.tensor(s, dt), b.tensor(h, dt), b.tensor(h, dt)});
 }
 
@@ -149,7 +153,7 @@ std::vector<MicrobenchCase> normCases(const GridOptions& grid) {
         if (t * h > max_numel) continue;
         cases.push_back(normCase(grid, fmt::format("layer_norm [{}x{}] {}", t, h, dtypeLabel(dt)),
                                  static_cast<double>(t * h) * item,
-                                 [=](B& b) { addLayerNormPair(b, t, h, dt); }));
+                                 [=](B& b) { addLayerNormPair(b, t, h, dt, big); }));
       }
     }
   }

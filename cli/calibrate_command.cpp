@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "calibration/calibrator.h"
+#include "calibration/grid_selection.h"
 #include "calibration/microbench.h"
 #include "cli/calibrate_comm.h"
 #include "cli/calibrate_sparse_add.h"
@@ -35,6 +36,7 @@ struct CalibrateArgs {
   CommCalibrationArgs comm;  // --families comm
   SparseAddCalibrationArgs sparse_add;  // --families sparse_add
   std::string unit_refill;              // --unit-refill; empty: each family's own
+  std::vector<std::string> dtypes;      // --dtypes; empty: the device's
 };
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
@@ -175,6 +177,7 @@ void runCalibrate(CalibrateArgs& args) {
   for (calibration::UnitRefill r : {calibration::UnitRefill::kAll, calibration::UnitRefill::kSettle,
                                     calibration::UnitRefill::kIndices})
     if (args.unit_refill == calibration::unitRefillName(r)) o.unit_refill = r;
+  o.dtypes = calibration::parseGridDtypes(args.dtypes);
   if (args.refit) {
     const calibration::CalibrationResult r =
         calibration::refitFromDataset(o.out_dir, o.torch_version, o.fit, o.pooling);
@@ -307,6 +310,12 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--cases", o.case_filter,
                  "only the grid points whose label matches this regular expression (e.g. "
                  "'hardswish|nll'); the labels are the dataset's `case` fields");
+  sub.add_option("--dtypes", args->dtypes,
+                 "comma-separated floating dtypes of the grids (default cpu: float32; cuda: "
+                 "float32,float16,bfloat16). A calibration of one half precision alone "
+                 "(--dtypes bfloat16) is that precision's model set: copied to DIR/bfloat16 of "
+                 "another set, its models serve the ops that ran in it (autocast steps)")
+      ->delimiter(',');
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")

@@ -417,4 +417,19 @@ double uniqueFraction(const std::vector<double>& histogram) {
   return std::min(1.0, total / mean);
 }
 
+core::DType halfPrecisionOf(const core::Node& node) {
+  core::DType half = core::DType::kUnknown;
+  auto look = [&](const std::vector<core::Value>& values) {
+    for (const core::Value& v : values) {
+      core::forEachTensor(v, [&](const core::TensorValue& t) {
+        if (t.dtype == core::DType::kBFloat16 || t.dtype == core::DType::kFloat16) half = t.dtype;
+      });
+      if (half != core::DType::kUnknown) return;
+    }
+  };
+  look(node.inputs);
+  if (half == core::DType::kUnknown) look(node.outputs);
+  return half;
+}
+
 }  // namespace tracetwin::predictors

@@ -20,6 +20,14 @@ struct GemmShape {
 };
 GemmShape gemmShape(const core::Node& node);
 
+// bfloat16 or float16 when a tensor of `node` (input or output) has that
+// dtype, else kUnknown: the op ran a half-precision kernel path (an autocast
+// GEMM, its casts, the ops on its outputs). On a CPU those are other
+// kernels than float32's, not the same ones on half the bytes: LibTorch
+// 1.13 runs bf16 GEMMs through oneDNN at ~10x its float32 BLAS rate and
+// bf16 elementwise ops ~2x slower per element.
+core::DType halfPrecisionOf(const core::Node& node);
+
 struct ConvShape {
   double n = 1, c = 1, h = 1, w = 1, k = 1;  // batch, in channels, spatial, out channels
   double filter = 1;                         // prod(kernel dims)

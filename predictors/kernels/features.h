@@ -48,6 +48,9 @@ struct OpFeatures {
   // on it (reuseColumnValue).
   double reuse_bytes = -1.0;
   core::DType dtype = core::DType::kUnknown;  // dtype of the main operand
+  // halfPrecisionOf(node) (feature_shapes.h): picks a model set's precision
+  // models (ModelSet::setFor); not a booster column.
+  core::DType precision = core::DType::kUnknown;
   double flops = 0.0;                         // useful FLOPs of the op
   double bytes = 0.0;                         // bytes read + written (compulsory traffic)
   // Family-specific regression features (log2 of sizes, flags); fixed length

@@ -14,6 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kDeviceFile = "device.yaml";
+// The half precisions a set may hold models of, each in DIR/<dtypeName>.
+constexpr core::DType kPrecisionDtypes[] = {core::DType::kBFloat16, core::DType::kFloat16};
 
 std::string todayUtc() {
   return fmt::format(
@@ -49,6 +51,12 @@ T field(const nlohmann::json& j, const char* key, const fs::path& file) {
 void ModelSet::setModel(const std::string& family, std::shared_ptr<const KernelModel> model) {
   familyEntry(family);  // throws for unknown families
   models_[family] = std::move(model);
+}
+
+const ModelSet& ModelSet::setFor(const std::string& family, core::DType precision) const {
+  if (precision_sets.empty()) return *this;
+  auto it = precision_sets.find(precision);
+  return it != precision_sets.end() && it->second->model(family) != nullptr ? *it->second : *this;
 }
 
 const KernelModel* ModelSet::model(const std::string& family) const {
@@ -97,6 +105,8 @@ void ModelSet::save(const std::string& dir) const {
   }
   manifest["models"] = models;
   saveDeviceSpec(device, (fs::path(dir) / kDeviceFile).string());
+  for (const auto& [dtype, set] : precision_sets)
+    set->save((fs::path(dir) / core::dtypeName(dtype)).string());
   fs::path path = fs::path(dir) / kManifestName;
   std::ofstream out(path);
   out << manifest.dump(2) << "\n";
@@ -238,6 +248,11 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
     } catch (const UsageError& e) {
       throw InputError(fmt::format("{}: {}", path.string(), e.what()));
     }
+  }
+  for (core::DType dtype : kPrecisionDtypes) {
+    const fs::path sub = fs::path(dir) / core::dtypeName(dtype);
+    if (fs::exists(sub / kManifestName))
+      set.precision_sets[dtype] = std::make_shared<const ModelSet>(load(sub.string(), device_name));
   }
   return set;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/value.h"
 #include "predictors/kernels/sparse_add_model.h"
 #include "predictors/host/code_cold.h"
 #include "predictors/host/cold_tensors.h"
@@ -53,16 +54,31 @@ class ModelSet {
   const std::set<std::string>* calibratedOpsOf(const std::string& family) const;
   bool calibrated(const std::string& family, const std::string& op) const;
 
+  // Kernel models of the ops that ran in a half precision (OpFeatures::
+  // precision), per dtype: the model set in DIR/bfloat16 (DIR/float16), as
+  // `calibrate --dtypes bfloat16 --out DIR/bfloat16` writes it. A CPU runs
+  // such ops through other kernels than float32's (feature_shapes.h,
+  // halfPrecisionOf), which a float32 calibration never measured: its
+  // boosters predicted mlp_bf16's GEMMs 30x their replayed time. Only
+  // their kernel models and calibrated ops are used; the host costs are
+  // this set's.
+  std::map<core::DType, std::shared_ptr<const ModelSet>> precision_sets;
+  // The set whose `family` model serves an op of `precision`: the precision
+  // set when it has a model of the family, else this one.
+  const ModelSet& setFor(const std::string& family, core::DType precision) const;
+
   void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
   const KernelModel* model(const std::string& family) const;  // nullptr if none
   std::vector<std::string> families() const;
 
   // Writes DIR/manifest.json (format version, device name, LibTorch version,
-  // date, per-family kind and files) and the model files, plus DIR/device.yaml.
+  // date, per-family kind and files) and the model files, plus DIR/device.yaml,
+  // and each precision set into DIR/<dtype>.
   void save(const std::string& dir) const;
-  // Reads what save() wrote. Missing files, format version mismatch or (when
-  // `expected_device` is non-empty) a device mismatch -> InputError naming
-  // the file.
+  // Reads what save() wrote, with the precision sets present. Missing files,
+  // format version mismatch or (when `expected_device` is non-empty) a device
+  // mismatch -> InputError naming the file; a precision set must name this
+  // set's device.
   static ModelSet load(const std::string& dir, const std::string& expected_device = "");
   // The manifest's overheads, code-cold and cold-tensor models alone, for a
   // refit: its kernel models are about to be replaced and may be stale or

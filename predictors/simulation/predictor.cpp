@@ -228,22 +228,29 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
   const DeviceSpec& origin = models.device;
   const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
   const std::vector<uint32_t> ids = featureIds(recs);
-  // A dozen families at most: a linear search beats hashing every op's name,
-  // and neighbours are often of one family (checked first).
-  std::vector<std::pair<std::string, std::vector<size_t>>> by_family;
+  // A dozen families at most (each with its precision set's models apart): a
+  // linear search beats hashing every op's name, and neighbours are often of
+  // one family (checked first).
+  struct FamilyGroup {
+    std::string family;
+    const ModelSet* set;  // models.setFor(family, the ops' precision)
+    std::vector<size_t> idx;
+  };
+  std::vector<FamilyGroup> by_family;
   size_t last = 0;
   for (size_t i = 0; i < recs.size(); ++i) {
     const std::string& family = recs[i].f.family;
-    if (last >= by_family.size() || by_family[last].first != family) {
-      auto it = std::find_if(by_family.begin(), by_family.end(),
-                             [&](const auto& entry) { return entry.first == family; });
-      if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, {}});
+    const ModelSet* set = &models.setFor(family, recs[i].f.precision);
+    auto same = [&](const FamilyGroup& g) { return g.family == family && g.set == set; };
+    if (last >= by_family.size() || !same(by_family[last])) {
+      auto it = std::find_if(by_family.begin(), by_family.end(), same);
+      if (it == by_family.end()) it = by_family.insert(by_family.end(), {family, set, {}});
       last = static_cast<size_t>(it - by_family.begin());
     }
-    by_family[last].second.push_back(i);
+    by_family[last].idx.push_back(i);
   }
-  for (auto& [family, idx] : by_family) {
-    const KernelModel* model = models.model(family);
+  for (auto& [family, set, idx] : by_family) {
+    const KernelModel* model = set->model(family);
     if (family == "triton" && model == nullptr) {
       idx = predictBorrowed(recs, idx, ids, models, opts, scale_from);
       if (idx.empty()) continue;
@@ -273,7 +280,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     const KernelModel* base = unmodelled ? model : analyticBase(model);
     std::vector<size_t> unseen_idx;
     std::vector<size_t> unseen;  // positions in idx
-    const std::set<std::string>* fitted_on = unmodelled ? nullptr : models.calibratedOpsOf(family);
+    const std::set<std::string>* fitted_on = unmodelled ? nullptr : set->calibratedOpsOf(family);
     if (fitted_on != nullptr) {
       std::unordered_map<const core::OpSchema*, bool> seen;
       for (size_t k = 0; k < idx.size(); ++k) {
@@ -290,8 +297,12 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       for (size_t j = 0; j < unseen.size(); ++j) us[unseen[j]] = base_us[j];
     }
     // Labels once per family, not built per op.
-    const std::string modelled_label = unmodelled ? "fallback:" + model->kind() : model->kind();
-    const std::string uncalibrated_label = "uncalibrated:" + base->kind();
+    // A precision set's models say so: "xgboost@bfloat16".
+    const std::string precision =
+        set == &models ? "" : fmt::format("@{}", core::dtypeName(recs[idx[0]].f.precision));
+    const std::string modelled_label =
+        (unmodelled ? "fallback:" + model->kind() : model->kind()) + precision;
+    const std::string uncalibrated_label = "uncalibrated:" + base->kind() + precision;
     for (size_t k = 0; k < idx.size(); ++k) {
       OpRecord& r = recs[idx[k]];
       double t = std::max(us[k], 0.0);

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/errors.h"
+
 #include <set>
 #include <string>
 #include <vector>
@@ -78,6 +82,58 @@ TEST(SweepOrder, TheConvGridAnchorsItsLargestNativePathWeights) {
     EXPECT_EQ(l.rfind("conv2d n=1 c=512 k=512 hw=", 0), 0u) << l;
     EXPECT_NE(l.find(" r=3 "), std::string::npos) << l;
   }
+}
+
+TEST(GridDtypes, NamedDtypesReplaceTheDevicesDefault) {
+  EXPECT_EQ(gridFor("cpu").dtypes, std::vector<core::DType>{core::DType::kFloat32});
+  EXPECT_EQ(gridFor("cuda").dtypes.size(), 3u);
+  const std::vector<core::DType> bf16 = parseGridDtypes({"bfloat16", "bfloat16"});
+  EXPECT_EQ(bf16, std::vector<core::DType>{core::DType::kBFloat16});
+  EXPECT_EQ(gridFor("cpu", bf16).dtypes, bf16);
+  EXPECT_FALSE(gridFor("cpu", bf16).accelerator);
+  EXPECT_THROW(parseGridDtypes({"int64"}), UsageError);
+  EXPECT_THROW(parseGridDtypes({"bf16"}), UsageError);
+}
+
+// Every label of a bfloat16 grid names it, so `--cases` and the dataset
+// tell the precisions apart; the casts autocast inserts are points of the
+// copy family in both directions, and only where a half dtype is swept.
+TEST(GridDtypes, AHalfGridMeasuresTheCastsBothWays) {
+  auto casts = [](const std::vector<core::DType>& dtypes) {
+    std::vector<std::string> out;
+    for (const MicrobenchCase& c :
+         gridCases(microbenchFamily("copy"), gridFor("cpu", dtypes), "^to ")) {
+      out.push_back(c.label);
+    }
+    return out;
+  };
+  EXPECT_TRUE(casts({core::DType::kFloat32}).empty());
+  const std::vector<std::string> bf16 = casts({core::DType::kBFloat16});
+  EXPECT_NE(std::find(bf16.begin(), bf16.end(), "to float32->bfloat16 numel=4096"), bf16.end());
+  EXPECT_NE(std::find(bf16.begin(), bf16.end(), "to bfloat16->float32 numel=4096"), bf16.end());
+  for (const char* family : {"gemm", "norm", "elementwise"}) {
+    for (const MicrobenchCase& c :
+         gridCases(microbenchFamily(family), gridFor("cpu", {core::DType::kBFloat16}), "")) {
+      EXPECT_NE(c.label.find("bfloat16"), std::string::npos) << c.label;
+    }
+  }
+}
+
+// LibTorch 1.13's CPU layer norm keeps a bfloat16 input's statistics in
+// bfloat16, and its backward refuses float32 ones; CUDA's are float32.
+TEST(GridDtypes, LayerNormStatisticsFollowTheDevice) {
+  auto statsDtype = [](const std::string& device) {
+    const std::vector<MicrobenchCase> cases = gridCases(
+        microbenchFamily("norm"), gridFor(device, {core::DType::kBFloat16}), "^layer_norm ");
+    EXPECT_FALSE(cases.empty());
+    const core::Graph g = cases.front().build();
+    for (const core::Node& n : g.nodes()) {
+      if (n.name == "aten::native_layer_norm_backward") return n.inputs.at(3).tensor->dtype;
+    }
+    return core::DType::kUnknown;
+  };
+  EXPECT_EQ(statsDtype("cpu"), core::DType::kBFloat16);
+  EXPECT_EQ(statsDtype("cuda"), core::DType::kFloat32);
 }
 
 }  // namespace

@@ -1,0 +1,133 @@
+// A model set's precision sets: the kernel models of ops that ran in bf16 or
+// fp16 (ModelSet::precision_sets), saved in DIR/<dtype> and chosen per op.
+#include <gtest/gtest.h>
+#include <unistd.h>  // getpid: one scratch directory per test process
+
+#include <filesystem>
+#include <string>
+
+#include "core/errors.h"
+#include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/feature_shapes.h"
+#include "predictors/models/model_set.h"
+#include "predictors/simulation/predictor.h"
+#include "tests/support/graphs.h"
+#include "tests/support/paths.h"
+#include "tests/support/values.h"
+
+namespace tracetwin::predictors {
+namespace {
+
+namespace fs = std::filesystem;
+using core::DType;
+
+std::shared_ptr<const KernelModel> constantUs(double us) {
+  auto m = std::make_shared<ConstantModel>();
+  m->default_us = us;
+  return m;
+}
+
+DeviceSpec hostCpu(const std::string& name = "host-cpu") {
+  DeviceSpec d = loadDeviceSpec(testing::sourcePath("data/models/host/device.yaml"));
+  d.name = name;
+  return d;
+}
+
+// gemm at 7 us for float32 ops; its bfloat16 set's gemm at 100 us, fitted on
+// aten::mm only; no copy model in the bfloat16 set.
+ModelSet withBf16Gemm(const std::string& bf16_device = "host-cpu") {
+  ModelSet set;
+  set.device = hostCpu();
+  set.setModel("gemm", constantUs(7));
+  set.setModel("copy", constantUs(3));
+  auto bf16 = std::make_shared<ModelSet>();
+  bf16->device = hostCpu(bf16_device);
+  bf16->setModel("gemm", constantUs(100));
+  bf16->calibrated_ops["gemm"] = {"aten::mm"};
+  set.precision_sets[DType::kBFloat16] = bf16;
+  return set;
+}
+
+core::Node mm(DType in, DType out) {
+  return testing::opNode("aten::mm", {testing::tensor({64, 64}, in, 0, "cpu"),
+                                      testing::tensor({64, 64}, in, 0, "cpu")},
+                         {testing::tensor({64, 64}, out, 0, "cpu")});
+}
+
+TEST(HalfPrecision, AnyHalfTensorOfTheOpDecides) {
+  EXPECT_EQ(halfPrecisionOf(mm(DType::kFloat32, DType::kFloat32)), DType::kUnknown);
+  EXPECT_EQ(halfPrecisionOf(mm(DType::kBFloat16, DType::kBFloat16)), DType::kBFloat16);
+  // A cast down: float32 in, float16 out.
+  EXPECT_EQ(halfPrecisionOf(mm(DType::kFloat32, DType::kFloat16)), DType::kFloat16);
+  EXPECT_EQ(computeFeatures(mm(DType::kBFloat16, DType::kFloat32)).precision, DType::kBFloat16);
+}
+
+TEST(PrecisionSets, SetForPrefersThePrecisionSetWhereItHasTheFamily) {
+  const ModelSet set = withBf16Gemm();
+  const ModelSet& bf16 = *set.precision_sets.at(DType::kBFloat16);
+  EXPECT_EQ(&set.setFor("gemm", DType::kBFloat16), &bf16);
+  EXPECT_EQ(&set.setFor("gemm", DType::kUnknown), &set);
+  EXPECT_EQ(&set.setFor("gemm", DType::kFloat16), &set);  // no float16 set
+  EXPECT_EQ(&set.setFor("copy", DType::kBFloat16), &set);  // the bf16 set has no copy model
+}
+
+TEST(PrecisionSets, EachOpTakesTheModelsOfItsPrecision) {
+  const core::Graph g = testing::graphOfOps(
+      {mm(DType::kFloat32, DType::kFloat32), mm(DType::kBFloat16, DType::kBFloat16)});
+  const Prediction p = predictGraph(g, withBf16Gemm(), PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 2u);
+  EXPECT_EQ(p.per_op[0].model, "constant");
+  EXPECT_DOUBLE_EQ(p.per_op[0].predicted_us, 7.0);
+  EXPECT_EQ(p.per_op[1].model, "constant@bfloat16");
+  EXPECT_DOUBLE_EQ(p.per_op[1].predicted_us, 100.0);
+}
+
+TEST(PrecisionSets, OpsThePrecisionSetNeverSawTakeItsAnalyticBase) {
+  // aten::bmm is not among the bf16 set's calibrated gemm ops: the
+  // precision set's list decides, not the float32 set's (which has none).
+  const core::Graph g = testing::graphOfOps({testing::opNode(
+      "aten::bmm",
+      {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu"),
+       testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")},
+      {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")})});
+  const Prediction p = predictGraph(g, withBf16Gemm(), PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 1u);
+  EXPECT_EQ(p.per_op[0].model, "uncalibrated:constant@bfloat16");
+}
+
+class PrecisionSetFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tracetwin_precision_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(PrecisionSetFiles, SavedInADtypeFolderAndLoadedBack) {
+  withBf16Gemm().save(dir_.string());
+  EXPECT_TRUE(fs::exists(dir_ / "bfloat16" / "manifest.json"));
+  const ModelSet back = ModelSet::load(dir_.string());
+  ASSERT_EQ(back.precision_sets.count(DType::kBFloat16), 1u);
+  const ModelSet& bf16 = back.setFor("gemm", DType::kBFloat16);
+  ASSERT_NE(&bf16, &back);
+  ASSERT_NE(bf16.model("gemm"), nullptr);
+  EXPECT_DOUBLE_EQ(bf16.model("gemm")->predictUs(OpFeatures{}, bf16.device), 100.0);
+  EXPECT_TRUE(bf16.calibrated("gemm", "aten::mm"));
+  EXPECT_FALSE(bf16.calibrated("gemm", "aten::bmm"));
+}
+
+TEST_F(PrecisionSetFiles, APrecisionSetOfAnotherDeviceIsRefused) {
+  withBf16Gemm("H100-SXM5-80GB").save(dir_.string());
+  try {
+    ModelSet::load(dir_.string());
+    FAIL() << "loaded a bfloat16 set calibrated on another device";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bfloat16/manifest.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host-cpu"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
