@@ -225,8 +225,6 @@ std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vect
 
 void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
                         const ModelSet& models, const PredictOptions& opts) {
-  const DeviceSpec& origin = models.device;
-  const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
   const std::vector<uint32_t> ids = featureIds(recs);
   // A dozen families at most (each with its precision set's models apart): a
   // linear search beats hashing every op's name, and neighbours are often of
@@ -250,6 +248,11 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     by_family[last].idx.push_back(i);
   }
   for (auto& [family, set, idx] : by_family) {
+    // A model predicts on the device it was fitted against: a precision
+    // set's on its own calibration's probes (its residuals are relative to
+    // them).
+    const DeviceSpec& origin = set->device;
+    const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
     const KernelModel* model = set->model(family);
     if (family == "triton" && model == nullptr) {
       idx = predictBorrowed(recs, idx, ids, models, opts, scale_from);

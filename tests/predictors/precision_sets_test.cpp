@@ -95,6 +95,24 @@ TEST(PrecisionSets, OpsThePrecisionSetNeverSawTakeItsAnalyticBase) {
   EXPECT_EQ(p.per_op[0].model, "uncalibrated:constant@bfloat16");
 }
 
+// Its residuals were fitted against its own calibration's probes: a bf16
+// set measured while the host ran 1.6x slower (its mm probe 3.75 GFLOP/s
+// against the float32 set's 5.92) must not be evaluated on the other's.
+TEST(PrecisionSets, APrecisionSetPredictsOnItsOwnDevice) {
+  ModelSet set = withBf16Gemm();
+  auto bf16 = std::make_shared<ModelSet>(*set.precision_sets.at(DType::kBFloat16));
+  bf16->device.peak_flops["float32"] /= 2;
+  bf16->setModel("gemm", std::make_shared<RooflineModel>());
+  set.precision_sets[DType::kBFloat16] = bf16;
+  const core::Graph g = testing::graphOfOps({mm(DType::kBFloat16, DType::kBFloat16)});
+  const Prediction p = predictGraph(g, set, PredictOptions{});
+  ASSERT_EQ(p.per_op.size(), 1u);
+  const OpFeatures f = computeFeatures(g.node(3));
+  const double own = RooflineModel().predictUs(f, bf16->device);
+  EXPECT_GT(own, 1.5 * RooflineModel().predictUs(f, set.device));
+  EXPECT_NEAR(p.per_op[0].predicted_us, own, 1e-6 * own);
+}
+
 class PrecisionSetFiles : public ::testing::Test {
  protected:
   void SetUp() override {
