@@ -117,13 +117,15 @@ void appendBoosterRow(const OpFeatures& f, size_t n_features, size_t repeated_co
 
 XgbResidualModel::XgbResidualModel(std::shared_ptr<const KernelModel> base,
                                    std::shared_ptr<const Booster> booster, size_t n_features,
-                                   size_t repeated_column, SizeEdges edges, size_t reuse_column)
+                                   size_t repeated_column, SizeEdges edges, size_t reuse_column,
+                                   InterleavedReach reach)
     : base_(std::move(base)),
       booster_(std::move(booster)),
       n_features_(n_features),
       repeated_column_(repeated_column),
       edges_(std::move(edges)),
-      reuse_column_(reuse_column) {}
+      reuse_column_(reuse_column),
+      reach_(std::move(reach)) {}
 
 double XgbResidualModel::predictUs(const OpFeatures& f, const DeviceSpec& d) const {
   std::vector<double> out;
@@ -135,8 +137,17 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
                                     std::vector<double>* out_us) const {
   std::vector<float> x;
   x.reserve(ops.size() * n_features_);
-  for (const OpFeatures* f : ops)
-    appendBoosterRow(*f, n_features_, repeated_column_, &x, reuse_column_);
+  std::vector<double> hot_base(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpFeatures& f = *ops[i];
+    hot_base[i] = base_->hotUs(f, d);
+    appendBoosterRow(f, n_features_, repeated_column_, &x, reuse_column_);
+    if (!f.repeated && !reach_.empty() && repeated_column_ < n_features_) {
+      const auto it = reach_.find(f.op);  // beyond its reach: as measured, among copies
+      if (it == reach_.end() || hot_base[i] > it->second)
+        x[i * n_features_ + repeated_column_] = 1.0F;
+    }
+  }
   std::vector<float> log_ratio = booster_->predict(x, n_features_);
   out_us->resize(ops.size());
   // The trees learned log(measured / base) on cache-hot microbenchmarks:
@@ -151,7 +162,7 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
       if (edge != edges_.end() && ops[i]->bytes > kBeyondEdge * edge->second.max_bytes)
         ratio = edge->second.log_ratio;
     }
-    const double hot = base_->hotUs(*ops[i], d) * std::exp(ratio);
+    const double hot = hot_base[i] * std::exp(ratio);
     (*out_us)[i] =
         std::max({hot, base_->coldFloorUs(*ops[i], d), base_->computeFloorUs(*ops[i], d)});
   }
@@ -171,6 +182,11 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
     for (const auto& [op, e] : edges_)
       edges[op] = {{"max_bytes", e.max_bytes}, {"log_ratio", e.log_ratio}};
     j["size_edges"] = std::move(edges);
+  }
+  if (!reach_.empty()) {
+    nlohmann::json reach = nlohmann::json::object();
+    for (const auto& [op, us] : reach_) reach[op] = us;
+    j["interleaved_reach_us"] = std::move(reach);
   }
   return j;
 }
@@ -202,8 +218,12 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
       for (const auto& [op, e] : j.at("size_edges").items())
         edges[op] = {e.at("max_bytes").get<double>(), e.at("log_ratio").get<double>()};
     }
+    InterleavedReach reach;
+    if (j.contains("interleaved_reach_us")) {
+      for (const auto& [op, us] : j.at("interleaved_reach_us").items()) reach[op] = us.get<double>();
+    }
     return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column,
-                                              std::move(edges), reuse_column);
+                                              std::move(edges), reuse_column, std::move(reach));
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: xgboost model entry malformed: {}", dir, e.what()));
   }

@@ -68,15 +68,28 @@ using SizeEdges = std::unordered_map<std::string, SizeEdge>;  // by OpFeatures::
 // check flipped; from 2x every family scored as before).
 inline constexpr double kBeyondEdge = 8.0;
 
+// Per op, the largest analytic base time (us) among its points measured
+// among other ops (OpFeatures::repeated false). Calibration interleaves only
+// small points, where the context costs most (bf16 GEMMs on this CPU: 1.54x
+// below 10 us, 1.14x at 10-30, 1.02x at 30-100); the trees carried that
+// penalty to GEMMs measured only among copies of themselves (a 650 us mm
+// predicted 900 us after another op, 667 after itself, 686 measured). Past
+// its reach an op is predicted as measured there, in its own company; the
+// code-cold term (host/code_cold.h) charges what a call after another op
+// costs on top.
+using InterleavedReach = std::unordered_map<std::string, double>;
+
 class XgbResidualModel : public KernelModel {
  public:
   // `repeated_column`: kNoRepeatedColumn for models saved before the context
   // column (they still load and predict as they were trained). `edges`:
   // beyond an op's edge the residual is held at the edge's (models saved
-  // without edges use the trees everywhere).
+  // without edges use the trees everywhere). `reach`: models saved without
+  // one read the context column as it is everywhere.
   XgbResidualModel(std::shared_ptr<const KernelModel> base, std::shared_ptr<const Booster> booster,
                    size_t n_features, size_t repeated_column = kNoRepeatedColumn,
-                   SizeEdges edges = {}, size_t reuse_column = kNoReuseColumn);
+                   SizeEdges edges = {}, size_t reuse_column = kNoReuseColumn,
+                   InterleavedReach reach = {});
   std::string kind() const override { return "xgboost"; }
   double predictUs(const OpFeatures& f, const DeviceSpec& d) const override;
   void predictBatch(const std::vector<const OpFeatures*>& ops, const DeviceSpec& d,
@@ -96,6 +109,7 @@ class XgbResidualModel : public KernelModel {
   size_t repeated_column_;
   SizeEdges edges_;
   size_t reuse_column_;
+  InterleavedReach reach_;
 };
 
 // The analytic model under a learned residual, else `model` itself: the

@@ -149,8 +149,15 @@ std::shared_ptr<const KernelModel> fitLearned(std::shared_ptr<const KernelModel>
   // their replayed time from the trees, -10% held at the edge).
   SizeEdges edges;
   if (dynamic_cast<const BandwidthCurveModel*>(base.get()) != nullptr) edges = sizeEdges(train, y);
+  InterleavedReach reach;
+  for (size_t i = 0; i < train.size(); ++i) {
+    if (train[i]->f.repeated || train[i]->spaced) continue;
+    double& r = reach[train[i]->f.op];
+    r = std::max(r, base_pred[i]);
+  }
   return std::make_shared<XgbResidualModel>(std::move(base), std::move(booster), cols,
-                                            repeated_column, std::move(edges), reuse_column);
+                                            repeated_column, std::move(edges), reuse_column,
+                                            std::move(reach));
 }
 
 // Whether the XGBoost residual beats the analytic model on data it was not

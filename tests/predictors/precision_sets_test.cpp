@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/trace_reader.h"
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/feature_shapes.h"
 #include "predictors/models/model_set.h"
@@ -111,6 +112,31 @@ TEST(PrecisionSets, APrecisionSetPredictsOnItsOwnDevice) {
   const double own = RooflineModel().predictUs(f, bf16->device);
   EXPECT_GT(own, 1.5 * RooflineModel().predictUs(f, set.device));
   EXPECT_NEAR(p.per_op[0].predicted_us, own, 1e-6 * own);
+}
+
+// The bundled host set's bfloat16 set (data/models/host/bfloat16) serves
+// the bundled autocast MLP's GEMMs: each one by a bf16 model, all of them
+// at a fraction of what the float32 trees (itemsize 2 never seen) say.
+TEST(PrecisionSets, TheBundledBf16SetServesTheAutocastCapturesGemms) {
+  const ModelSet set = ModelSet::load(testing::sourcePath("data/models/host"));
+  ASSERT_EQ(set.precision_sets.count(DType::kBFloat16), 1u);
+  ModelSet float32_only = set;
+  float32_only.precision_sets.clear();
+  const core::Graph g = core::readTrace(testing::sourcePath("data/amp/mlp_bf16.et.json.gz"));
+  const Prediction with = predictGraph(g, set, PredictOptions{});
+  const Prediction without = predictGraph(g, float32_only, PredictOptions{});
+  ASSERT_EQ(with.per_op.size(), without.per_op.size());
+  double gemm_with = 0, gemm_without = 0;
+  int gemms = 0;
+  for (size_t i = 0; i < with.per_op.size(); ++i) {
+    if (with.per_op[i].family != "gemm") continue;
+    ++gemms;
+    EXPECT_NE(with.per_op[i].model.find("@bfloat16"), std::string::npos) << with.per_op[i].model;
+    gemm_with += with.per_op[i].predicted_us;
+    gemm_without += without.per_op[i].predicted_us;
+  }
+  EXPECT_EQ(gemms, 11);
+  EXPECT_LT(gemm_with, 0.1 * gemm_without);
 }
 
 class PrecisionSetFiles : public ::testing::Test {

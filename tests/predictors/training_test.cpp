@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -261,6 +262,47 @@ TEST(Training, ResidualSeesWhetherAnOpRanAmongCopiesOfItself) {
   f.repeated = false;
   const double interleaved = set.model("embedding_bag")->predictUs(f, set.device);
   EXPECT_NEAR(interleaved / alone, 1.5, 0.15);
+}
+
+// Calibration interleaves small points only: past the largest one an op
+// measured among other ops, it is predicted as it was measured there (among
+// copies of itself), not with the small points' context penalty.
+TEST(Training, BeyondItsInterleavedReachAnOpIsPredictedAsMeasured) {
+  Synth s(5);
+  std::vector<MeasuredOp> samples = embeddingSamples(600, s);
+  std::vector<double> sizes;
+  for (const MeasuredOp& m : samples) sizes.push_back(m.measured_us);
+  std::sort(sizes.begin(), sizes.end());
+  const double small = sizes[sizes.size() / 2];
+  std::vector<MeasuredOp> kept;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    MeasuredOp m = samples[i];
+    m.repeated = i % 2 == 0 || m.measured_us > small;  // the big half only among copies
+    if (!m.repeated) m.measured_us *= 1.5;
+    kept.push_back(m);
+  }
+  ModelSet set;
+  fitModels(kept, testGpu(), FitOptions{}, &set);
+  const KernelModel& model = *set.model("embedding_bag");
+  auto interleavedOverAlone = [&](const MeasuredOp& m) {
+    OpFeatures f = computeFeatures(m.node);
+    f.repeated = true;
+    const double alone = model.predictUs(f, set.device);
+    f.repeated = false;
+    return model.predictUs(f, set.device) / alone;
+  };
+  const auto biggest = std::max_element(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.measured_us < b.measured_us;
+  });
+  const auto smallest = std::min_element(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.measured_us < b.measured_us;
+  });
+  EXPECT_DOUBLE_EQ(interleavedOverAlone(*biggest), 1.0);
+  EXPECT_NEAR(interleavedOverAlone(*smallest), 1.5, 0.2);
+  // Saved and loaded, the reach holds.
+  const nlohmann::json j = model.save(::testing::TempDir(), "reach");
+  ASSERT_TRUE(j.contains("interleaved_reach_us"));
+  EXPECT_TRUE(j["interleaved_reach_us"].contains("aten::embedding_bag"));
 }
 
 // Calibration's spaced units measure memory-bound ops long after their
