@@ -22,6 +22,21 @@ void addPredictionNotes(const PredictionFacts& f, Prediction* p) {
         "family's analytic model alone",
         ops, fmt::join(names, ", "), p->uncalibrated_ops.size() > names.size() ? ", ..." : ""));
   }
+  // Which ops a precision set predicted, and how its host compared: it
+  // predicts on its own probes, so a set measured while the host ran slower
+  // predicts its ops slower (data/models/host/README.md: 1.6x, +36-49%).
+  for (const auto& [dtype, set] : f.models.precision_sets) {
+    const std::string label = fmt::format("@{}", core::dtypeName(dtype));
+    int64_t ops = 0;
+    for (const OpPrediction& o : p->per_op) ops += o.model.find(label) != std::string::npos;
+    if (ops == 0) continue;
+    const double main_peak = f.models.device.peakFlops(core::DType::kFloat32);
+    p->notes.push_back(fmt::format(
+        "{} ops ran in {} and were predicted by the {} precision set's models (calibrated at a "
+        "float32 mm probe {:.2f}x the main set's)",
+        ops, core::dtypeName(dtype), core::dtypeName(dtype),
+        main_peak > 0 ? set->device.peakFlops(core::DType::kFloat32) / main_peak : 0.0));
+  }
   if (f.opts.target) {
     p->notes.push_back(fmt::format("times calibrated on '{}' scaled to '{}' (Habitat-style)",
                                   f.models.device.name, f.opts.target->name));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>  // getpid: one scratch directory per test process
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -81,6 +82,11 @@ TEST(PrecisionSets, EachOpTakesTheModelsOfItsPrecision) {
   EXPECT_DOUBLE_EQ(p.per_op[0].predicted_us, 7.0);
   EXPECT_EQ(p.per_op[1].model, "constant@bfloat16");
   EXPECT_DOUBLE_EQ(p.per_op[1].predicted_us, 100.0);
+  const auto note = std::find_if(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+    return n.find("1 ops ran in bfloat16") != std::string::npos;
+  });
+  ASSERT_NE(note, p.notes.end());
+  EXPECT_NE(note->find("1.00x the main set's"), std::string::npos) << *note;
 }
 
 TEST(PrecisionSets, OpsThePrecisionSetNeverSawTakeItsAnalyticBase) {
