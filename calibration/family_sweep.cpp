@@ -109,7 +109,8 @@ FamilySweep startSweep(const MicrobenchFamily& fam, const CalibrationOptions& o,
   // loaded host the other family measured nothing. A grid point is what the
   // kernel models need first; the distances refine them.
   if (o.device == "cpu" && spacedFamily(fam.name)) {
-    std::vector<ReplayUnit> spaced = spacedUnits(gridCases(fam, gridFor(o.device, o.dtypes), o.case_filter));
+    std::vector<ReplayUnit> spaced =
+        spacedUnits(gridCases(fam, gridFor(o.device, o.dtypes), o.case_filter));
     s.cases.insert(s.cases.end(), std::make_move_iterator(spaced.begin()),
                    std::make_move_iterator(spaced.end()));
   }

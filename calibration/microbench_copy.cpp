@@ -88,11 +88,12 @@ int64_t castScalarType(DType dt) {
 // 9 of its 97 ops, 0.78 ms of a 13 ms replayed step).
 void addCast(B& b, int64_t numel, DType from, DType to) {
   const Shape s = matrixShape(numel);
-  b.op("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool "
-       "copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-       {b.tensor(s, from), B::intValue(castScalarType(to)), B::boolValue(false),
-        B::boolValue(false), B::none()},
-       {b.tensor(s, to)});
+  b.op(
+      "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool "
+      "copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+      {b.tensor(s, from), B::intValue(castScalarType(to)), B::boolValue(false), B::boolValue(false),
+       B::none()},
+      {b.tensor(s, to)});
 }
 
 // cat/stack of `pieces` [rows, cols] tensors along dim 1 (DLRM's feature
@@ -142,9 +143,9 @@ std::vector<MicrobenchCase> copyCases(const GridOptions& grid) {
       for (int64_t n : withAccelerator(kCopyNumel, kCopyAcceleratorNumel, grid.accelerator)) {
         for (const bool down : {true, false}) {  // float32 -> dt, dt -> float32
           const DType from = down ? DType::kFloat32 : dt, to = down ? dt : DType::kFloat32;
-          cases.push_back(copyCase(
-              grid, fmt::format("to {}->{} numel={}", dtypeLabel(from), dtypeLabel(to), n),
-              n * (item + 4.0), [=](B& b) { addCast(b, n, from, to); }));
+          cases.push_back(
+              copyCase(grid, fmt::format("to {}->{} numel={}", dtypeLabel(from), dtypeLabel(to), n),
+                       n * (item + 4.0), [=](B& b) { addCast(b, n, from, to); }));
         }
       }
     }

@@ -220,7 +220,8 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
     }
     InterleavedReach reach;
     if (j.contains("interleaved_reach_us")) {
-      for (const auto& [op, us] : j.at("interleaved_reach_us").items()) reach[op] = us.get<double>();
+      for (const auto& [op, us] : j.at("interleaved_reach_us").items())
+        reach[op] = us.get<double>();
     }
     return std::make_shared<XgbResidualModel>(base, booster, n_features, repeated_column,
                                               std::move(edges), reuse_column, std::move(reach));

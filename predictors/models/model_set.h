@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "core/value.h"
-#include "predictors/kernels/sparse_add_model.h"
 #include "predictors/host/code_cold.h"
 #include "predictors/host/cold_tensors.h"
-#include "predictors/specs/device_spec.h"
+#include "predictors/host/overheads.h"
 #include "predictors/kernels/kernel_model.h"
 #include "predictors/kernels/launch_counts.h"
-#include "predictors/host/overheads.h"
+#include "predictors/kernels/sparse_add_model.h"
+#include "predictors/specs/device_spec.h"
 
 namespace tracetwin::predictors {
 

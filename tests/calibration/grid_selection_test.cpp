@@ -4,12 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
-#include "core/errors.h"
-
 #include <set>
 #include <string>
 #include <vector>
+
+#include "core/errors.h"
 
 namespace tracetwin::calibration {
 namespace {

@@ -51,9 +51,10 @@ ModelSet withBf16Gemm(const std::string& bf16_device = "host-cpu") {
 }
 
 core::Node mm(DType in, DType out) {
-  return testing::opNode("aten::mm", {testing::tensor({64, 64}, in, 0, "cpu"),
-                                      testing::tensor({64, 64}, in, 0, "cpu")},
-                         {testing::tensor({64, 64}, out, 0, "cpu")});
+  return testing::opNode(
+      "aten::mm",
+      {testing::tensor({64, 64}, in, 0, "cpu"), testing::tensor({64, 64}, in, 0, "cpu")},
+      {testing::tensor({64, 64}, out, 0, "cpu")});
 }
 
 TEST(HalfPrecision, AnyHalfTensorOfTheOpDecides) {
@@ -69,7 +70,7 @@ TEST(PrecisionSets, SetForPrefersThePrecisionSetWhereItHasTheFamily) {
   const ModelSet& bf16 = *set.precision_sets.at(DType::kBFloat16);
   EXPECT_EQ(&set.setFor("gemm", DType::kBFloat16), &bf16);
   EXPECT_EQ(&set.setFor("gemm", DType::kUnknown), &set);
-  EXPECT_EQ(&set.setFor("gemm", DType::kFloat16), &set);  // no float16 set
+  EXPECT_EQ(&set.setFor("gemm", DType::kFloat16), &set);   // no float16 set
   EXPECT_EQ(&set.setFor("copy", DType::kBFloat16), &set);  // the bf16 set has no copy model
 }
 
@@ -92,11 +93,11 @@ TEST(PrecisionSets, EachOpTakesTheModelsOfItsPrecision) {
 TEST(PrecisionSets, OpsThePrecisionSetNeverSawTakeItsAnalyticBase) {
   // aten::bmm is not among the bf16 set's calibrated gemm ops: the
   // precision set's list decides, not the float32 set's (which has none).
-  const core::Graph g = testing::graphOfOps({testing::opNode(
-      "aten::bmm",
-      {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu"),
-       testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")},
-      {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")})});
+  const core::Graph g = testing::graphOfOps(
+      {testing::opNode("aten::bmm",
+                       {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu"),
+                        testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")},
+                       {testing::tensor({2, 64, 64}, DType::kBFloat16, 0, "cpu")})});
   const Prediction p = predictGraph(g, withBf16Gemm(), PredictOptions{});
   ASSERT_EQ(p.per_op.size(), 1u);
   EXPECT_EQ(p.per_op[0].model, "uncalibrated:constant@bfloat16");

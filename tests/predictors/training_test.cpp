@@ -294,9 +294,9 @@ TEST(Training, BeyondItsInterleavedReachAnOpIsPredictedAsMeasured) {
   const auto biggest = std::max_element(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
     return a.measured_us < b.measured_us;
   });
-  const auto smallest = std::min_element(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
-    return a.measured_us < b.measured_us;
-  });
+  const auto smallest =
+      std::min_element(kept.begin(), kept.end(),
+                       [](const auto& a, const auto& b) { return a.measured_us < b.measured_us; });
   EXPECT_DOUBLE_EQ(interleavedOverAlone(*biggest), 1.0);
   EXPECT_NEAR(interleavedOverAlone(*smallest), 1.5, 0.2);
   // Saved and loaded, the reach holds.
