@@ -137,6 +137,10 @@ MicrobenchCase repeatedCase(const GridOptions& grid, std::string family, std::st
 int repeatsFor(double op_us);
 // "float32" etc.
 std::string dtypeLabel(core::DType dtype);
+// c10::ScalarType's number of a floating dtype, as a trace records a
+// `ScalarType dtype` argument (aten::to, softmax's dtype): Float 6, Double 7,
+// Half 5, BFloat16 15.
+int64_t scalarTypeCode(core::DType dtype);
 // Shape with `numel` elements, 2-D [rows, cols] with cols a power of two <= 1024.
 std::vector<int64_t> matrixShape(int64_t numel);
 

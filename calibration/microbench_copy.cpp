@@ -70,19 +70,6 @@ const std::vector<CopyOp>& copyOps() {
   return table;
 }
 
-// c10::ScalarType's number of a half dtype, as an ET records the `dtype`
-// argument of aten::to (BFloat16 15, Half 5, Float 6).
-int64_t castScalarType(DType dt) {
-  switch (dt) {
-    case DType::kBFloat16:
-      return 15;
-    case DType::kFloat16:
-      return 5;
-    default:
-      return 6;
-  }
-}
-
 // autocast's casts: aten::to.dtype from `from` to `to`, as the ET of an
 // autocast step records them around every GEMM and convolution (mlp_bf16:
 // 9 of its 97 ops, 0.78 ms of a 13 ms replayed step).
@@ -91,7 +78,7 @@ void addCast(B& b, int64_t numel, DType from, DType to) {
   b.op(
       "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool "
       "copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-      {b.tensor(s, from), B::intValue(castScalarType(to)), B::boolValue(false), B::boolValue(false),
+      {b.tensor(s, from), B::intValue(scalarTypeCode(to)), B::boolValue(false), B::boolValue(false),
        B::none()},
       {b.tensor(s, to)});
 }

@@ -104,6 +104,19 @@ const char* unitRefillName(UnitRefill r) {
 
 std::string dtypeLabel(core::DType dtype) { return core::dtypeName(dtype); }
 
+int64_t scalarTypeCode(core::DType dtype) {
+  switch (dtype) {
+    case core::DType::kFloat16:
+      return 5;
+    case core::DType::kBFloat16:
+      return 15;
+    case core::DType::kFloat64:
+      return 7;
+    default:
+      return 6;
+  }
+}
+
 std::vector<int64_t> matrixShape(int64_t numel) {
   int64_t cols = 1;
   while (cols < 1024 && cols * 2 <= numel && numel % (cols * 2) == 0) cols *= 2;

@@ -30,20 +30,6 @@ constexpr const char* kCrossEntropy =
     "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
     "int ignore_index=-100, float label_smoothing=0.) -> Tensor";
 
-// c10::ScalarType codes as traces record them: 6 = Float, 5 = Half, 15 = BFloat16.
-int64_t scalarTypeCode(DType dt) {
-  switch (dt) {
-    case DType::kFloat16:
-      return 5;
-    case DType::kBFloat16:
-      return 15;
-    case DType::kFloat64:
-      return 7;
-    default:
-      return 6;
-  }
-}
-
 void addSoftmaxOps(B& b, int64_t rows, int64_t cols, DType dt) {
   const std::vector<int64_t> s = {rows, cols};
   for (const char* fwd : {kSoftmax, kLogSoftmax}) {
