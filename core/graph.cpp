@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <string_view>
 
 #include "core/errors.h"
@@ -101,6 +102,12 @@ void Graph::finalize() {
   for (Node& n : nodes_) n.category = classifyNode(n);
   promoteBareCollectives();
   buildTensorTable();
+}
+
+void Graph::appendNodes(Graph&& batch) {
+  nodes_.insert(nodes_.end(), std::make_move_iterator(batch.nodes_.begin()),
+                std::make_move_iterator(batch.nodes_.end()));
+  batch.nodes_.clear();
 }
 
 void Graph::reserveNodes(size_t n) {

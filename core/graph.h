@@ -126,6 +126,9 @@ class Graph {
   void truncateNodes(size_t n) {
     nodes_.erase(nodes_.begin() + static_cast<ptrdiff_t>(n), nodes_.end());
   }
+  // For the reader's parser threads: moves `batch`'s nodes (a batch of the
+  // file read on another thread) to the end of this Graph's.
+  void appendNodes(Graph&& batch);
 
  private:
   // Steps of finalize(), in order.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,11 +41,24 @@ struct SideBuffers {
 // lookup happens while the node's text is still in cache (finalize would
 // otherwise walk every node's text again, cold). A text that fails to parse
 // is left for Graph::finalize, which counts it in the warnings.
+// The parser threads of one file (core/node_batches.h) each keep their own
+// cache in front of one shared cache: a text is parsed once per file, so
+// every node of the Graph with that text shares one OpSchema, whichever
+// thread read it.
 class SchemaCache {
  public:
+  SchemaCache() = default;
+  // A cache for one thread in front of `shared`, which it asks under the
+  // shared cache's lock (other threads' caches ask it too).
+  explicit SchemaCache(SchemaCache* shared) : shared_(shared) {}
+  SchemaCache(const SchemaCache&) = delete;
+  SchemaCache& operator=(const SchemaCache&) = delete;
+
   std::shared_ptr<const OpSchema> find(const InternedText& text);
 
  private:
+  SchemaCache* shared_ = nullptr;
+  std::mutex mutex_;  // taken by the caches in front of this one
   // Keyed by the interned text's address: one text, one address.
   std::unordered_map<const std::string*, std::shared_ptr<const OpSchema>> parsed_;
 };

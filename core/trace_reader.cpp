@@ -138,10 +138,15 @@ std::shared_ptr<const OpSchema> SchemaCache::find(const InternedText& text) {
   auto it = parsed_.find(&text.str());
   if (it != parsed_.end()) return it->second;
   std::shared_ptr<const OpSchema> schema;
-  try {
-    schema = std::make_shared<const OpSchema>(parseOpSchema(text, std::string()));
-  } catch (const InputError&) {
-    // Left null: finalize parses it again and reports it with the node id.
+  if (shared_ != nullptr) {
+    const std::lock_guard<std::mutex> lock(shared_->mutex_);
+    schema = shared_->find(text);
+  } else {
+    try {
+      schema = std::make_shared<const OpSchema>(parseOpSchema(text, std::string()));
+    } catch (const InputError&) {
+      // Left null: finalize parses it again and reports it with the node id.
+    }
   }
   parsed_.emplace(&text.str(), schema);
   return schema;

@@ -16,6 +16,10 @@
 //    only way for minified files, and the one that reports errors).
 // Everything outside the nodes array (schema, pid, ...) is collected and
 // parsed as a small document at the end, with "nodes": [].
+// Big files' batches are parsed on several threads (core/node_batches.h):
+// the reading thread cuts them and queues them with the buffer they are in.
+// A batch that fails there (bad input, or a cut the fast way guessed wrong)
+// sends the whole file to one thread again, whose Graph or error it gets.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -28,6 +32,8 @@
 
 #include "core/byte_source.h"
 #include "core/errors.h"
+#include "core/node_batches.h"
+#include "core/node_cuts.h"
 #include "core/trace_parser.h"
 #include "core/trace_reader.h"
 
@@ -38,7 +44,12 @@ bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 class StreamingReader {
  public:
-  StreamingReader(const std::string& path, size_t chunk) : path_(path), chunk_(chunk) {}
+  StreamingReader(const std::string& path, size_t chunk, unsigned threads)
+      : path_(path), chunk_(chunk), threads_(threads) {}
+
+  // Whether batches are out on other threads: an error then sends the file
+  // to one thread again (once they are all back, errors are one thread's).
+  bool parallel() const { return pipeline_.has_value(); }
 
   Graph read() {
     std::unique_ptr<ByteSource> source = openByteSource(path_);
@@ -51,6 +62,8 @@ class StreamingReader {
         detail::checkStartsLikeJsonObject(std::string_view(buf_.data(), got), path_);
         // Nodes are >= ~250 bytes of JSON each; untouched capacity costs no RSS.
         graph_.reserveNodes(static_cast<size_t>(source->sizeHint() / 256));
+        const unsigned threads = detail::readerThreads(source->sizeHint(), threads_);
+        if (threads > 1) pipeline_.emplace(path_, threads, schemas_);
         first = false;
       }
       filled_ += got;
@@ -63,6 +76,10 @@ class StreamingReader {
       throw InputError(
           fmt::format("{}: byte {}: truncated: expected {}", path_, base_ + filled_,
                       state_ == State::kAfterTop ? "the end of a string" : "more of the trace"));
+    }
+    if (pipeline_) {
+      pipeline_->finish(graph_);
+      pipeline_.reset();  // the workers' parsers and scratch go with them
     }
     // The top level without its nodes: schema check, other keys, trailing data.
     std::string header = std::move(header_);
@@ -79,6 +96,7 @@ class StreamingReader {
   // Room after the data for the borrowed ']' and simdjson's padding.
   static constexpr size_t kSlack = simdjson::SIMDJSON_PADDING + 1;
   size_t capacity() const { return buf_.size() - kSlack; }
+  std::string_view filledText() const { return std::string_view(buf_.data(), filled_); }
 
   // Reads what the buffer holds: the fast way while it can, else the exact.
   void process() {
@@ -110,8 +128,8 @@ class StreamingReader {
     if (eof_) {
       // The last batch ends with the last node: the tail after the nodes
       // would leave "[" + text + "]" unbalanced, which simdjson refuses.
-      if (!findLastNodeEnd(start, end)) return Fast::kDeclined;
-    } else if (!findCut(start, end, next)) {
+      if (!detail::findLastNodeEnd(filledText(), start, end)) return Fast::kDeclined;
+    } else if (!detail::findNodeCut(filledText(), start, indent_, end, next)) {
       // One node longer than the chunk grows the buffer (makeRoom); a file
       // without newlines between nodes would grow it to the whole file.
       const size_t pending = filled_ - start;
@@ -120,6 +138,7 @@ class StreamingReader {
       if (minified || pending > 4 * chunk_) return Fast::kDeclined;
       return Fast::kNeedMore;
     }
+    if (pipeline_) return handOff(start, end, eof_ ? end : next);
     const size_t nodes_before = graph_.nodeCount();
     char* text = buf_.data() + start - 1;
     const char saved_open = text[0], saved_close = buf_[end];
@@ -157,6 +176,30 @@ class StreamingReader {
     return Fast::kProgress;
   }
 
+  // The batch [start, end) goes to the other threads with the buffer it is
+  // in, as "[" + nodes + "]" (the bytes around it are not needed again);
+  // what follows from `keep` (the next node's start, or at the end of the
+  // file the ']' and the keys after it) moves to a spare buffer.
+  Fast handOff(size_t start, size_t end, size_t keep) {
+    std::string next = pipeline_->spareBuffer();
+    if (next.size() < buf_.size()) next.resize(buf_.size());
+    std::memcpy(next.data(), buf_.data() + keep, filled_ - keep);
+    buf_[start - 1] = '[';
+    buf_[end] = ']';
+    detail::NodeBatchText batch{std::move(buf_), start - 1, end - start + 2, base_ + start - 1};
+    buf_ = std::move(next);
+    base_ += keep;
+    filled_ -= keep;
+    pos_ = 0;
+    pipeline_->submit(std::move(batch), graph_);
+    if (eof_) {
+      state_ = State::kCommaOrEnd;  // the exact scanner reads the rest
+      return Fast::kDeclined;
+    }
+    after_comma_ = true;
+    return Fast::kProgress;
+  }
+
   // The indentation of the first node's line: the cut candidates are lines
   // that start with exactly it and '{'.
   bool learnIndent(size_t start) {
@@ -166,53 +209,6 @@ class StreamingReader {
     indent_.assign(buf_.data() + line - 1, start - line + 1);  // "\n" + indent
     indent_ += '{';
     return true;
-  }
-
-  // The '}' of the last node, found from the end of the file: the last ']'
-  // that follows a '}' (the tail after the nodes is a few keys long).
-  bool findLastNodeEnd(size_t start, size_t& end) const {
-    constexpr size_t kLookBack = 64 << 10;
-    const char* b = buf_.data();
-    const size_t lo = std::max(start, filled_ > kLookBack ? filled_ - kLookBack : 0);
-    size_t hi = filled_;
-    while (hi > lo) {
-      const void* close = memrchr(b + lo, ']', hi - lo);
-      if (close == nullptr) return false;
-      size_t q = static_cast<size_t>(static_cast<const char*>(close) - b);
-      hi = q;
-      while (q > start && isSpace(b[q - 1])) --q;
-      if (q > start && b[q - 1] == '}') {
-        end = q;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // The last line in (start, filled_) that opens a node, found from the end:
-  // "},\n" + indent + "{". end: just after that '}'; next: its newline.
-  bool findCut(size_t start, size_t& end, size_t& next) const {
-    const char* b = buf_.data();
-    size_t hi = filled_;
-    while (hi > start + 1) {
-      const void* nl = memrchr(b + start + 1, '\n', hi - start - 1);
-      if (nl == nullptr) return false;
-      const size_t p = static_cast<size_t>(static_cast<const char*>(nl) - b);
-      hi = p;
-      if (p + indent_.size() > filled_ || std::memcmp(b + p, indent_.data(), indent_.size()) != 0) {
-        continue;
-      }
-      size_t q = p;
-      while (q > start && isSpace(b[q - 1])) --q;
-      if (q == start || b[q - 1] != ',') continue;
-      --q;
-      while (q > start && isSpace(b[q - 1])) --q;
-      if (q == start || b[q - 1] != '}') continue;
-      end = q;
-      next = p;
-      return true;
-    }
-    return false;
   }
 
   [[noreturn]] void fail(size_t at, const char* expected) const {
@@ -402,8 +398,13 @@ class StreamingReader {
     batch.push_back(']');
     // "[" stands one byte before the first node, so offsets come out right.
     // The scanner cut the batch at a node's end: the array is all of it.
-    detail::TraceParser(std::move(batch), path_, base_ + batch_start_ - 1, &schemas_)
-        .parseNodeArray(graph_);
+    if (pipeline_) {
+      const size_t length = batch.size();
+      pipeline_->submit({std::move(batch), 0, length, base_ + batch_start_ - 1}, graph_);
+    } else {
+      detail::TraceParser(std::move(batch), path_, base_ + batch_start_ - 1, &schemas_)
+          .parseNodeArray(graph_);
+    }
     batch_start_ = state_ == State::kInNode ? node_start_ : kNone;
     batch_end_ = kNone;
   }
@@ -429,8 +430,10 @@ class StreamingReader {
 
   const std::string& path_;
   size_t chunk_;
+  unsigned threads_;  // as asked: 0 picks by size
   Graph graph_;
   detail::SchemaCache schemas_;  // one parse per distinct schema across batches
+  std::optional<detail::NodeBatchPipeline> pipeline_;  // set when batches go to threads
   std::string buf_;
   size_t filled_ = 0;  // bytes of buf_ holding file data
   size_t pos_ = 0;     // next byte to scan
@@ -451,8 +454,19 @@ class StreamingReader {
 
 }  // namespace
 
-Graph readTraceStreaming(const std::string& path, size_t chunk_bytes) {
-  return StreamingReader(path, std::max<size_t>(chunk_bytes, 256)).read();
+Graph readTraceStreaming(const std::string& path, size_t chunk_bytes, unsigned threads) {
+  const size_t chunk = std::max<size_t>(chunk_bytes, 256);
+  {
+    StreamingReader reader(path, chunk, threads);
+    try {
+      return reader.read();
+    } catch (const InputError&) {
+      if (!reader.parallel()) throw;
+    }
+  }
+  // Bad input, or a layout the threads' cuts misread: one thread reads the
+  // file again, and its error (or Graph) is the file's.
+  return StreamingReader(path, chunk, 1).read();
 }
 
 }  // namespace tracetwin::core

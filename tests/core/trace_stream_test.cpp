@@ -88,11 +88,14 @@ TEST(Streaming, EscapesAtEveryChunkBoundary) {
   const Graph whole = readTrace(path);
   ASSERT_EQ(whole.node(3).name, R"J(a"]}{[\"x\)J");
   for (size_t chunk = 16; chunk < 96; ++chunk) {
-    SCOPED_TRACE(chunk);
-    const Graph streamed = readTraceStreaming(path, chunk);
-    expectSameGraph(whole, streamed);
-    EXPECT_EQ(streamed.node(3).name, whole.node(3).name);
-    EXPECT_EQ(streamed.node(3).inputs.at(1).string_value, whole.node(3).inputs.at(1).string_value);
+    for (unsigned threads : {1u, 3u}) {  // one thread, and batches parsed on three
+      SCOPED_TRACE(::testing::Message() << chunk << " " << threads);
+      const Graph streamed = readTraceStreaming(path, chunk, threads);
+      expectSameGraph(whole, streamed);
+      EXPECT_EQ(streamed.node(3).name, whole.node(3).name);
+      EXPECT_EQ(streamed.node(3).inputs.at(1).string_value,
+                whole.node(3).inputs.at(1).string_value);
+    }
   }
 }
 
@@ -130,10 +133,12 @@ TEST(Streaming, LinesThatLookLikeNodeStartsButAreNot) {
   ASSERT_EQ(whole.nodes().size(), 3u);
   EXPECT_EQ(whole.finish_ts, 20);
   for (size_t chunk = 16; chunk < trace.size() + 8; chunk += 7) {
-    SCOPED_TRACE(chunk);
-    const Graph streamed = readTraceStreaming(path, chunk);
-    expectSameGraph(whole, streamed);
-    EXPECT_EQ(streamed.node(3).scope, 0);
+    for (unsigned threads : {1u, 3u}) {  // on threads, a misread cut reads the file again
+      SCOPED_TRACE(::testing::Message() << chunk << " " << threads);
+      const Graph streamed = readTraceStreaming(path, chunk, threads);
+      expectSameGraph(whole, streamed);
+      EXPECT_EQ(streamed.node(3).scope, 0);
+    }
   }
 }
 
