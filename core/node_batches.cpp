@@ -18,10 +18,10 @@
 namespace tracetwin::core::detail {
 namespace {
 
-// Below this a trace is read on one thread: a batch is ~1 MB (~3 ms to
-// parse), and a file of a few batches gains less than the threads cost
-// (measured in docs/trace-format.md, "Performance").
-constexpr uint64_t kParallelReadMinBytes = uint64_t{4} << 20;
+// Below this a trace is read on one thread. scripts/bench-reader-threads.py,
+// 1 against 2 threads at load 1.1: 1.0 MB 0.97x (a wash, more CPU), 1.9 MB
+// 0.83x, 3.8 MB 0.80x, 26.7 MB 0.70x (docs/trace-format.md, "Performance").
+constexpr uint64_t kParallelReadMinBytes = uint64_t{3} << 19;  // 1.5 MiB
 // Parsing is memory-bound past a few threads, and each holds a batch and
 // simdjson's index of it (~2 MB).
 constexpr unsigned kMaxReaderThreads = 8;

@@ -32,7 +32,7 @@ Graph readTrace(const std::string& path);
 // of errors in the top-level keys after "nodes" are approximate).
 // readTrace with another chunk size (tests cut the text at every position).
 // `threads`: how many threads parse the nodes; 0 picks by size (files of a
-// few MB and up get the usable cores, up to 8; TRACETWIN_READER_THREADS
+// 1.5 MiB and up get the usable cores, up to 8; TRACETWIN_READER_THREADS
 // overrides), 1 reads on the calling thread. The Graph and the errors are
 // the same either way.
 Graph readTraceStreaming(const std::string& path, size_t chunk_bytes = size_t{256} << 10,
