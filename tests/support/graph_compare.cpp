@@ -10,6 +10,19 @@ namespace {
 
 using namespace tracetwin::core;
 
+// The fields a recorded tensor (TensorValue) and the Graph's tensor table
+// (TensorRecord) have in common.
+template <typename Tensor>
+void expectSameTensorFields(const Tensor& x, const Tensor& y) {
+  ASSERT_EQ(x.tensor_id, y.tensor_id);
+  ASSERT_EQ(x.storage_id, y.storage_id);
+  ASSERT_EQ(x.offset, y.offset);
+  ASSERT_EQ(x.numel, y.numel);
+  ASSERT_EQ(x.itemsize, y.itemsize);
+  ASSERT_EQ(x.device, y.device);
+  ASSERT_EQ(x.dtype, y.dtype);
+}
+
 void expectSameValueInGraphs(const Value& a, const Value& b) {
   ASSERT_EQ(a.kind, b.kind);
   ASSERT_EQ(a.type, b.type);
@@ -21,13 +34,7 @@ void expectSameValueInGraphs(const Value& a, const Value& b) {
   }
   const TensorValue& x = *a.tensor;
   const TensorValue& y = *b.tensor;
-  ASSERT_EQ(x.tensor_id, y.tensor_id);
-  ASSERT_EQ(x.storage_id, y.storage_id);
-  ASSERT_EQ(x.offset, y.offset);
-  ASSERT_EQ(x.numel, y.numel);
-  ASSERT_EQ(x.itemsize, y.itemsize);
-  ASSERT_EQ(x.device, y.device);
-  ASSERT_EQ(x.dtype, y.dtype);
+  expectSameTensorFields(x, y);
   ASSERT_EQ(x.shape, y.shape);
   ASSERT_EQ(x.strides, y.strides);
   ASSERT_EQ(a.elements.size(), b.elements.size());
@@ -90,13 +97,7 @@ void expectIdenticalGraphs(const core::Graph& a, const core::Graph& b) {
   for (size_t i = 0; i < a.tensors().size(); ++i) {
     const TensorRecord& x = a.tensors()[i];
     const TensorRecord& y = b.tensors()[i];
-    ASSERT_EQ(x.tensor_id, y.tensor_id);
-    ASSERT_EQ(x.storage_id, y.storage_id);
-    ASSERT_EQ(x.offset, y.offset);
-    ASSERT_EQ(x.numel, y.numel);
-    ASSERT_EQ(x.itemsize, y.itemsize);
-    ASSERT_EQ(x.device, y.device);
-    ASSERT_EQ(x.dtype, y.dtype);
+    expectSameTensorFields(x, y);
     ASSERT_EQ(x.first_node, y.first_node);
     ASSERT_EQ(x.first_seen_as_input, y.first_seen_as_input);
   }
