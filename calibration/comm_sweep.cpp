@@ -141,7 +141,7 @@ std::vector<predictors::CommSample> commSamplesFromReport(const nlohmann::json& 
       if (it == by_node.end()) continue;
       seen.insert(it->first);
       out.push_back({it->second->collective, group_size, double(it->second->bytes),
-                     call.value("transfer_us", 0.0) * 1e-6});
+                     call.value("transfer_mean_us", call.value("transfer_us", 0.0)) * 1e-6});
     }
   }
   for (const CommSweepCase& c : cases) {

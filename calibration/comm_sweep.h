@@ -48,7 +48,11 @@ std::string commSweepTrace(const CommGrid& grid, int group_size, const std::stri
                            std::vector<CommSweepCase>* cases);
 
 // The samples in the merged report of `replay --nproc` of that trace: per
-// case and rank, the median transfer (last arrival to own completion).
+// case and rank, the mean transfer over the iterations (last arrival to own
+// completion; the median in reports from before the means). The mean, since a
+// model predicts a step's expected time: on a shared CPU host Gloo loses a
+// scheduler tick in a share of its collectives, which a median drops or keeps
+// whole depending on whether that share is under or over half.
 // Throws InputError naming the case when the report lacks it.
 std::vector<predictors::CommSample> commSamplesFromReport(const nlohmann::json& merged,
                                                           const std::vector<CommSweepCase>& cases,

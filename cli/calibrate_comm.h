@@ -16,7 +16,7 @@ struct CommCalibrationArgs {
   std::string device = "cpu";  // cpu (Gloo) or cuda (NCCL, one GPU per rank)
   calibration::CommGrid grid;
   int warmup = 1;
-  int iters = 3;
+  int iters = 10;
   double comm_timeout_s = 120;
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/statistics.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -42,6 +43,17 @@ nlohmann::json leftOut(const nlohmann::json& r) {
   return ids;
 }
 
+// The mean of a JSON array of numbers (0 for none or not an array).
+double meanOf(const nlohmann::json& values) {
+  std::vector<double> v;
+  if (values.is_array()) {
+    for (const nlohmann::json& x : values) {
+      if (x.is_number()) v.push_back(x.get<double>());
+    }
+  }
+  return core::mean(v);
+}
+
 nlohmann::json rankEntry(const nlohmann::json& r) {
   const nlohmann::json& d = r.at("distributed");
   nlohmann::json e = {{"rank", d.at("rank")},
@@ -49,6 +61,7 @@ nlohmann::json rankEntry(const nlohmann::json& r) {
                       {"device", r.value("device", "")},
                       {"trace", r.value("trace", "")},
                       {"iteration_ms_median", r.value("iteration_ms_median", 0.0)},
+                      {"iteration_ms_mean", meanOf(r.value("iterations_ms", nlohmann::json()))},
                       {"iterations_ms", r.value("iterations_ms", nlohmann::json::array())},
                       {"coverage", r.value("coverage", 0.0)},
                       {"selected_ops", r.value("selected_ops", 0)},
@@ -59,6 +72,10 @@ nlohmann::json rankEntry(const nlohmann::json& r) {
                       {"comm_ms", d.value("comm_ms", 0.0)},
                       {"wait_ms", d.value("wait_ms", 0.0)},
                       {"transfer_ms", d.value("transfer_ms", 0.0)},
+                      // Reports from before the means: the medians stand in.
+                      {"wait_mean_ms", d.value("wait_mean_ms", d.value("wait_ms", 0.0))},
+                      {"transfer_mean_ms",
+                       d.value("transfer_mean_ms", d.value("transfer_ms", 0.0))},
                       {"collectives", d.value("collectives", nlohmann::json::array())},
                       {"backend_notes", d.value("backend_notes", nlohmann::json::array())},
                       {"families", familyTotals(r)},
@@ -96,6 +113,7 @@ nlohmann::json mergeRankReports(const std::vector<std::string>& reports) {
   merged["rank0_iteration_ms_median"] = merged.value("iteration_ms_median", 0.0);
   merged["iteration_ms_median"] = d0.value("step_ms_median", 0.0);
   merged["step_ms"] = d0.value("step_ms", nlohmann::json::array());
+  merged["iteration_ms_mean"] = meanOf(merged["step_ms"]);
   merged["straggler"] = d0.value("straggler", -1);
   if (merged.contains("original_job_step_ms")) {
     // The captured job's step, the same statistic (capture.py --nproc).
@@ -115,9 +133,9 @@ void printRankTable(const nlohmann::json& m, std::FILE* out) {
   const auto& steps = m.at("step_ms");
   fmt::print(out,
              "distributed replay: {} ranks over {} (launched by {}); step {:.3f} ms (median over "
-             "{} iterations of the slowest rank's time)\n",
+             "{} iterations of the slowest rank's time; mean {:.3f})\n",
              m.value("world_size", 0), m.value("backend", ""), m.value("launcher", ""),
-             m.value("iteration_ms_median", 0.0), steps.size());
+             m.value("iteration_ms_median", 0.0), steps.size(), m.value("iteration_ms_mean", 0.0));
   fmt::print(out, "{:>5} {:<16} {:<7} {:>10} {:>9} {:>9} {:>7} {:>6} {:>9} {:>8} {:>7} {:>6}\n",
              "rank", "host", "device", "iter ms", "comm ms", "wait ms", "wait %", "colls",
              "coverage", "replayed", "skipped", "failed");

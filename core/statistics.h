@@ -20,6 +20,16 @@ inline double median(std::vector<double> values) {
   return 0.5 * (*std::max_element(values.begin(), mid_it) + upper);
 }
 
+// The arithmetic mean; 0 for no values. Where a host stalls a share of the
+// iterations (a scheduler tick in a collective), the median jumps between the
+// modes and the mean is the expected time a job of many steps accumulates.
+inline double mean(const std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
 // The q-quantile (0 <= q <= 1) by linear interpolation between order
 // statistics (numpy's default); 0 for no values.
 inline double quantile(std::vector<double> values, double q) {

@@ -146,7 +146,9 @@ nlohmann::json distributedToJson(const dist::DistributedSummary& d) {
                      {"group", c.group},
                      {"bytes", c.bytes},
                      {"wait_us", c.wait_us},
-                     {"transfer_us", c.transfer_us}});
+                     {"transfer_us", c.transfer_us},
+                     {"wait_mean_us", c.wait_mean_us},
+                     {"transfer_mean_us", c.transfer_mean_us}});
   }
   return {{"rank", d.rank},
           {"world_size", d.world_size},
@@ -158,10 +160,13 @@ nlohmann::json distributedToJson(const dist::DistributedSummary& d) {
           {"comm_ms", d.comm_ms},
           {"wait_ms", d.wait_ms},
           {"transfer_ms", d.transfer_ms},
+          {"wait_mean_ms", d.wait_mean_ms},
+          {"transfer_mean_ms", d.transfer_mean_ms},
           {"collectives", calls},
           {"backend_notes", d.notes},
           {"step_ms", d.step_ms},
           {"step_ms_median", d.step_ms_median},
+          {"step_ms_mean", d.step_ms_mean},
           {"straggler", d.straggler}};
 }
 

@@ -22,8 +22,10 @@ nlohmann::json replayResultToJson(const ReplayResult& result);
 nlohmann::json hostTimeToJson(const HostTimeUse& h);
 
 // Keys: rank, world_size, local_rank, launcher, backend, host, comm_ops,
-// comm_ms, wait_ms, transfer_ms, collectives [{id, name, group, bytes,
-// wait_us, transfer_us}], backend_notes, step_ms, step_ms_median, straggler.
+// comm_ms, wait_ms, transfer_ms, wait_mean_ms, transfer_mean_ms, collectives
+// [{id, name, group, bytes, wait_us, transfer_us, wait_mean_us,
+// transfer_mean_us}], backend_notes, step_ms, step_ms_median, step_ms_mean,
+// straggler.
 nlohmann::json distributedToJson(const dist::DistributedSummary& d);
 
 // kernels, forward_kernels, backward_kernels, launched_from_cache,

@@ -392,12 +392,15 @@ DistributedSummary RankSession::finish() {
   d.notes = s.comm ? s.comm->backendNotes() : std::vector<std::string>{};
   d.step_ms = split.step_ms;
   d.step_ms_median = split.step_ms_median;
+  d.step_ms_mean = split.step_ms_mean;
   d.straggler = split.straggler;
   const RankSplit& mine = split.ranks.at(size_t(s.rank()));
   d.comm_ops = int(s.call_steps.size());
   d.comm_ms = mine.comm_ms;
   d.wait_ms = mine.wait_ms;
   d.transfer_ms = mine.transfer_ms;
+  d.wait_mean_ms = mine.wait_mean_ms;
+  d.transfer_mean_ms = mine.transfer_mean_ms;
   for (size_t c = 0; c < s.call_steps.size(); ++c) {
     CollectiveTiming t;
     if (s.call_steps[c] < s.sequence.size()) {
@@ -409,6 +412,8 @@ DistributedSummary RankSession::finish() {
     }
     t.wait_us = mine.calls[c].wait_us;
     t.transfer_us = mine.calls[c].transfer_us;
+    t.wait_mean_us = mine.calls[c].wait_mean_us;
+    t.transfer_mean_us = mine.calls[c].transfer_mean_us;
     d.collectives.push_back(std::move(t));
   }
   s.phase = "the gathering of reports";

@@ -46,6 +46,8 @@ struct CollectiveTiming {
   int64_t bytes = -1;
   double wait_us = 0;      // median over measured iterations
   double transfer_us = 0;  // median over measured iterations
+  double wait_mean_us = 0;  // means over measured iterations
+  double transfer_mean_us = 0;
 };
 
 // This rank's distributed figures and the job's step as every rank computes it.
@@ -60,11 +62,14 @@ struct DistributedSummary {
   double comm_ms = 0;
   double wait_ms = 0;
   double transfer_ms = 0;
+  double wait_mean_ms = 0;  // means over measured iterations
+  double transfer_mean_ms = 0;
   std::vector<CollectiveTiming> collectives;
   std::vector<std::string> notes;  // collectives issued another way on this backend
-  // The job: per measured iteration the slowest rank, and its median.
+  // The job: per measured iteration the slowest rank, its median and mean.
   std::vector<double> step_ms;
   double step_ms_median = 0;
+  double step_ms_mean = 0;
   int straggler = -1;
 };
 

@@ -64,6 +64,7 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
     out.step_ms.push_back(ranks[slowest].iterations_ms[i]);
   }
   out.step_ms_median = core::median(out.step_ms);
+  out.step_ms_mean = core::mean(out.step_ms);
   out.straggler = int(std::max_element(slowest_count.begin(), slowest_count.end()) -
                       slowest_count.begin());
 
@@ -109,8 +110,11 @@ StepTimes splitWaits(const std::vector<RankTimes>& ranks) {
     split.comm_ms = core::median(comm);
     split.wait_ms = core::median(wait);
     split.transfer_ms = core::median(transfer);
+    split.wait_mean_ms = core::mean(wait);
+    split.transfer_mean_ms = core::mean(transfer);
     for (size_t c = 0; c < calls; ++c) {
-      split.calls.push_back({core::median(waits[c]), core::median(transfers[c])});
+      split.calls.push_back({core::median(waits[c]), core::median(transfers[c]),
+                             core::mean(waits[c]), core::mean(transfers[c])});
     }
     out.ranks.push_back(std::move(split));
   }

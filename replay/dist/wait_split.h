@@ -35,6 +35,8 @@ struct RankTimes {
 struct CallSplit {
   double wait_us = 0;      // median over iterations
   double transfer_us = 0;  // median over iterations
+  double wait_mean_us = 0;  // the means: what the calls add to a job's time on
+  double transfer_mean_us = 0;  // a host that stalls some of them (docs/replay.md)
 };
 
 // Per iteration, the time covered by the calls' intervals (overlapping
@@ -44,12 +46,15 @@ struct RankSplit {
   double comm_ms = 0;      // [arrive, end] of every call
   double wait_ms = 0;      // [arrive, last arrival]
   double transfer_ms = 0;  // [last arrival, end]
+  double wait_mean_ms = 0;  // the same two, means over iterations
+  double transfer_mean_ms = 0;
   std::vector<CallSplit> calls;
 };
 
 struct StepTimes {
   std::vector<double> step_ms;  // per iteration: the slowest rank's time
   double step_ms_median = 0;
+  double step_ms_mean = 0;
   int straggler = -1;  // the rank most often slowest (lowest rank on a tie)
   std::vector<RankSplit> ranks;
 };

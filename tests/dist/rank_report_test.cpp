@@ -14,6 +14,7 @@ std::string rankReport(int rank, double iteration_ms, double wait_ms) {
   nlohmann::json r = {{"device", "cpu"},
                       {"trace", "t" + std::to_string(rank)},
                       {"iteration_ms_median", iteration_ms},
+                      {"iterations_ms", {iteration_ms, iteration_ms + 1.0}},
                       {"coverage", 1.0},
                       {"selected_ops", 10},
                       {"replayed_ops", 10},
@@ -44,12 +45,15 @@ TEST(RankReport, MergedKeepsRankZerosFieldsAndAddsTheJob) {
   EXPECT_EQ(m["backend"], "gloo");
   EXPECT_EQ(m["iteration_ms_median"], 5.0);  // the step, not rank 0's own
   EXPECT_EQ(m["rank0_iteration_ms_median"], 4.5);
+  EXPECT_DOUBLE_EQ(m["iteration_ms_mean"].get<double>(), 16.0 / 3);  // steps 5, 6, 5
   EXPECT_EQ(m["trace"], "t0");                // a single-rank field, kept
   EXPECT_DOUBLE_EQ(m["ratio"].get<double>(), 5.0 / 4.0);
   ASSERT_EQ(m["ranks"].size(), 2u);
   EXPECT_EQ(m["ranks"][1]["rank"], 1);
   EXPECT_EQ(m["ranks"][1]["failed"], 1);
   EXPECT_EQ(m["ranks"][1]["wait_ms"], 0.1);
+  EXPECT_EQ(m["ranks"][1]["wait_mean_ms"], 0.1);
+  EXPECT_DOUBLE_EQ(m["ranks"][1]["iteration_ms_mean"].get<double>(), 5.5);  // a report without means: the median
   EXPECT_EQ(m["straggler"], 1);
 }
 

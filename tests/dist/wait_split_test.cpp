@@ -93,7 +93,30 @@ TEST(WaitSplit, StepIsTheSlowestRankPerIterationThenTheMedian) {
   const StepTimes s = splitWaits({a, b});
   EXPECT_EQ(s.step_ms, (std::vector<double>{2, 5, 2}));
   EXPECT_DOUBLE_EQ(s.step_ms_median, 2);
+  EXPECT_DOUBLE_EQ(s.step_ms_mean, 3);
   EXPECT_EQ(s.straggler, 1);  // slowest in two of three
+}
+
+TEST(WaitSplit, MeansKeepTheStallsThatMediansDrop) {
+  // Three iterations of one all-reduce between two ranks; the transfer of the
+  // third lost a 4 ms scheduler tick, and rank 1 arrived late in the second.
+  RankTimes a, b;
+  a.call_groups = b.call_groups = {""};
+  a.iterations_ms = b.iterations_ms = {2, 2, 6};
+  a.calls = {{{100, 400}}, {{100, 900}}, {{100, 4400}}};
+  b.calls = {{{100, 400}}, {{600, 900}}, {{100, 4400}}};
+  const StepTimes s = splitWaits({a, b});
+  const CallSplit& c = s.ranks[0].calls[0];
+  EXPECT_DOUBLE_EQ(c.transfer_us, 300);  // median of 300, 300, 4300
+  EXPECT_DOUBLE_EQ(c.transfer_mean_us, 4900.0 / 3);
+  EXPECT_DOUBLE_EQ(c.wait_us, 0);  // median of 0, 500, 0
+  EXPECT_DOUBLE_EQ(c.wait_mean_us, 500.0 / 3);
+  EXPECT_DOUBLE_EQ(s.ranks[0].transfer_ms, 0.3);
+  EXPECT_DOUBLE_EQ(s.ranks[0].transfer_mean_ms, 4.9 / 3);
+  EXPECT_DOUBLE_EQ(s.ranks[0].wait_mean_ms, 0.5 / 3);
+  EXPECT_DOUBLE_EQ(s.ranks[1].wait_mean_ms, 0);
+  EXPECT_DOUBLE_EQ(s.step_ms_median, 2);
+  EXPECT_DOUBLE_EQ(s.step_ms_mean, 10.0 / 3);
 }
 
 TEST(WaitSplit, MismatchedShapesAreErrors) {
