@@ -138,10 +138,11 @@ void printComparison(const CompareRanksArgs& a, const nlohmann::json& doc) {
   fmt::print("\ncompare {} on {} ranks ({}) with models {}\n", a.trace, a.nproc, a.device,
              a.models);
   const auto& step = doc.at("step");
-  fmt::print("step: measured {:.3f} ms (mean over iterations; median {:.3f}), predicted {:.3f} ms "
-             "({:+.1f}%)\n",
-             step.at("measured_ms").get<double>(), step.value("measured_median_ms", 0.0),
-             step.at("predicted_ms").get<double>(), step.at("error_pct").get<double>());
+  fmt::print(
+      "step: measured {:.3f} ms (mean over iterations; median {:.3f}), predicted {:.3f} ms "
+      "({:+.1f}%)\n",
+      step.at("measured_ms").get<double>(), step.value("measured_median_ms", 0.0),
+      step.at("predicted_ms").get<double>(), step.at("error_pct").get<double>());
   for (const auto& r : doc.at("ranks")) {
     fmt::print("\nrank {}\n{:<16} {:>13} {:>14} {:>9}\n", r.at("rank").get<int>(), "family",
                "measured ms", "predicted ms", "error");
@@ -190,8 +191,7 @@ nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::
     }
     // Families are medians per op (an op's time is unimodal); the
     // collectives and the iteration are means, like the step.
-    rows.push_back(
-        row("comm transfer", m.value("transfer_mean_ms", 0.0), p.value("comm_ms", 0.0)));
+    rows.push_back(row("comm transfer", m.value("transfer_mean_ms", 0.0), p.value("comm_ms", 0.0)));
     rows.push_back(row("comm wait", m.value("wait_mean_ms", 0.0), p.value("wait_ms", 0.0)));
     rows.push_back(
         row("iteration", m.value("iteration_ms_mean", 0.0), p.value("iteration_ms", 0.0)));

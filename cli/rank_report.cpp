@@ -56,30 +56,30 @@ double meanOf(const nlohmann::json& values) {
 
 nlohmann::json rankEntry(const nlohmann::json& r) {
   const nlohmann::json& d = r.at("distributed");
-  nlohmann::json e = {{"rank", d.at("rank")},
-                      {"host", d.value("host", "")},
-                      {"device", r.value("device", "")},
-                      {"trace", r.value("trace", "")},
-                      {"iteration_ms_median", r.value("iteration_ms_median", 0.0)},
-                      {"iteration_ms_mean", meanOf(r.value("iterations_ms", nlohmann::json()))},
-                      {"iterations_ms", r.value("iterations_ms", nlohmann::json::array())},
-                      {"coverage", r.value("coverage", 0.0)},
-                      {"selected_ops", r.value("selected_ops", 0)},
-                      {"replayed_ops", r.value("replayed_ops", 0)},
-                      {"skipped", r.value("skipped", nlohmann::json::array()).size()},
-                      {"failed", r.value("failed", nlohmann::json::array()).size()},
-                      {"comm_ops", d.value("comm_ops", 0)},
-                      {"comm_ms", d.value("comm_ms", 0.0)},
-                      {"wait_ms", d.value("wait_ms", 0.0)},
-                      {"transfer_ms", d.value("transfer_ms", 0.0)},
-                      // Reports from before the means: the medians stand in.
-                      {"wait_mean_ms", d.value("wait_mean_ms", d.value("wait_ms", 0.0))},
-                      {"transfer_mean_ms",
-                       d.value("transfer_mean_ms", d.value("transfer_ms", 0.0))},
-                      {"collectives", d.value("collectives", nlohmann::json::array())},
-                      {"backend_notes", d.value("backend_notes", nlohmann::json::array())},
-                      {"families", familyTotals(r)},
-                      {"left_out_ops", leftOut(r)}};
+  nlohmann::json e = {
+      {"rank", d.at("rank")},
+      {"host", d.value("host", "")},
+      {"device", r.value("device", "")},
+      {"trace", r.value("trace", "")},
+      {"iteration_ms_median", r.value("iteration_ms_median", 0.0)},
+      {"iteration_ms_mean", meanOf(r.value("iterations_ms", nlohmann::json()))},
+      {"iterations_ms", r.value("iterations_ms", nlohmann::json::array())},
+      {"coverage", r.value("coverage", 0.0)},
+      {"selected_ops", r.value("selected_ops", 0)},
+      {"replayed_ops", r.value("replayed_ops", 0)},
+      {"skipped", r.value("skipped", nlohmann::json::array()).size()},
+      {"failed", r.value("failed", nlohmann::json::array()).size()},
+      {"comm_ops", d.value("comm_ops", 0)},
+      {"comm_ms", d.value("comm_ms", 0.0)},
+      {"wait_ms", d.value("wait_ms", 0.0)},
+      {"transfer_ms", d.value("transfer_ms", 0.0)},
+      // Reports from before the means: the medians stand in.
+      {"wait_mean_ms", d.value("wait_mean_ms", d.value("wait_ms", 0.0))},
+      {"transfer_mean_ms", d.value("transfer_mean_ms", d.value("transfer_ms", 0.0))},
+      {"collectives", d.value("collectives", nlohmann::json::array())},
+      {"backend_notes", d.value("backend_notes", nlohmann::json::array())},
+      {"families", familyTotals(r)},
+      {"left_out_ops", leftOut(r)}};
   if (r.contains("zipf_lookups")) e["zipf_lookups"] = r.at("zipf_lookups");  // --index-distribution
   if (r.contains("original_iteration_ms")) {
     e["original_iteration_ms"] = r.at("original_iteration_ms");

@@ -35,7 +35,7 @@ struct RankTimes {
 struct CallSplit {
   double wait_us = 0;      // median over iterations
   double transfer_us = 0;  // median over iterations
-  double wait_mean_us = 0;  // the means: what the calls add to a job's time on
+  double wait_mean_us = 0;      // the means: what the calls add to a job's time on
   double transfer_mean_us = 0;  // a host that stalls some of them (docs/replay.md)
 };
 

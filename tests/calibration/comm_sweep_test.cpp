@@ -82,8 +82,11 @@ TEST(CommSweep, SamplesAreTheMeanTransferWhereTheReportHasIt) {
   grid.copies = 1;
   std::vector<CommSweepCase> cases;
   commSweepTrace(grid, 2, "cpu", &cases);
-  nlohmann::json call = {{"id", cases[0].node}, {"transfer_us", 300.0}, {"wait_us", 0.0},
-                         {"transfer_mean_us", 1600.0}, {"wait_mean_us", 0.0}};
+  nlohmann::json call = {{"id", cases[0].node},
+                         {"transfer_us", 300.0},
+                         {"wait_us", 0.0},
+                         {"transfer_mean_us", 1600.0},
+                         {"wait_mean_us", 0.0}};
   nlohmann::json report = {{"ranks", {{{"collectives", {call}}}}}};
   ASSERT_EQ(commSamplesFromReport(report, cases, 2).size(), 1u);
   EXPECT_DOUBLE_EQ(commSamplesFromReport(report, cases, 2)[0].seconds, 1600e-6);

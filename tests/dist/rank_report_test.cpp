@@ -53,7 +53,8 @@ TEST(RankReport, MergedKeepsRankZerosFieldsAndAddsTheJob) {
   EXPECT_EQ(m["ranks"][1]["failed"], 1);
   EXPECT_EQ(m["ranks"][1]["wait_ms"], 0.1);
   EXPECT_EQ(m["ranks"][1]["wait_mean_ms"], 0.1);
-  EXPECT_DOUBLE_EQ(m["ranks"][1]["iteration_ms_mean"].get<double>(), 5.5);  // a report without means: the median
+  EXPECT_DOUBLE_EQ(m["ranks"][1]["iteration_ms_mean"].get<double>(),
+                   5.5);  // a report without means: the median
   EXPECT_EQ(m["straggler"], 1);
 }
 
