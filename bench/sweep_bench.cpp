@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   size_t plan_count = 0;
   for (int r = 0; r < rounds; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    const sweep::Plan rr{"rr", "round_robin",
-                         sweep::roundRobinAssign(spec.tables.size(), spec.world_size)};
+    const sweep::Plan rr{
+        "rr", "round_robin", sweep::roundRobinAssign(spec.tables.size(), spec.world_size), {}};
     const sweep::PlanResult single = sweep::predictPlan(spec, rr, models, options);
     one.push_back(seconds(t0));
     t0 = std::chrono::steady_clock::now();

@@ -312,7 +312,7 @@ void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& h
     have_parent = true;
   } else if (key == "inputs" || key == "outputs") {
     SideBuffers& side = key == "inputs" ? in_ : out_;
-    od::json_type t;
+    od::json_type t{};
     cx_->check(v.type().get(t), "inputs/outputs");
     if (t == od::json_type::object) {
       readSideObject(v, side);

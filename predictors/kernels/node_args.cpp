@@ -90,8 +90,12 @@ std::vector<const core::TensorValue*> outputTensors(const core::Node& node) {
 
 double product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   double p = 1.0;
-  for (size_t i = from; i < std::min(to, dims.size()); ++i)
-    p *= static_cast<double>(std::max<int64_t>(dims[i], 1));
+  const size_t end = std::min(to, dims.size());
+  if (from >= end) return p;
+  for (auto it = dims.begin() + static_cast<std::ptrdiff_t>(from);
+       it != dims.begin() + static_cast<std::ptrdiff_t>(end); ++it) {
+    p *= static_cast<double>(std::max<int64_t>(*it, 1));
+  }
   return p;
 }
 

@@ -143,7 +143,9 @@ TEST(SparseAddModel, CostsSgdsSparseAddOnTheCapturedStep) {
       // A step of one table: nothing evicts it before the update (warm).
       EXPECT_DOUBLE_EQ(op.predicted_us, 100.0);
     }
-    if (op.id == 270) EXPECT_NE(op.model, "sparse_add");
+    if (op.id == 270) {
+      EXPECT_NE(op.model, "sparse_add");
+    }
   }
   EXPECT_TRUE(seen);
   fs::remove_all(dir);

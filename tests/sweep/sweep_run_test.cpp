@@ -74,8 +74,8 @@ TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
   EXPECT_GT(rankMemoryBytes(s, {0, 0, 0}, 0), 4'000'000);
   EXPECT_LT(rankMemoryBytes(s, {0, 1, 1}, 0), 4'000'000);
   o.memory_limit_bytes = 4'000'000;
-  const auto ranked =
-      runSweep(s, {{"all0", "explicit", {0, 0, 0}}, {"split", "explicit", {0, 1, 1}}}, models, o);
+  const auto ranked = runSweep(
+      s, {{"all0", "explicit", {0, 0, 0}, {}}, {"split", "explicit", {0, 1, 1}, {}}}, models, o);
   EXPECT_TRUE(ranked[0].feasible);
   EXPECT_EQ(ranked[0].plan.name, "split");
   EXPECT_FALSE(ranked[1].feasible);
@@ -131,22 +131,26 @@ TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
   std::vector<double> c, j;
   for (const std::vector<int>& owner :
        std::vector<std::vector<int>>{{0, 0, 0}, {0, 1, 1}, {0, 1, 0}, {1, 0, 0}}) {
-    const Plan plan{"p", "explicit", owner};
+    const Plan plan{"p", "explicit", owner, {}};
     c.push_back(composed.estimate(plan).predicted_ms);
     j.push_back(predictPlan(s, plan, models, o).predicted_ms);
     EXPECT_NEAR(c.back() / j.back(), 1.0, 0.05) << owner[0] << owner[1] << owner[2];
   }
   for (size_t a = 0; a < c.size(); ++a) {
     for (size_t b = a + 1; b < c.size(); ++b) {
-      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
+      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) {
+        EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
+      }
     }
   }
   // A screened sweep: every plan estimated, the best `verify` predicted jointly.
   o.full_max = 1;
   o.verify = 1;
-  const auto ranked = runSweep(
-      s, {{"a", "explicit", {0, 0, 0}}, {"b", "explicit", {0, 1, 1}}, {"c", "explicit", {1, 0, 0}}},
-      models, o);
+  const auto ranked = runSweep(s,
+                               {{"a", "explicit", {0, 0, 0}, {}},
+                                {"b", "explicit", {0, 1, 1}, {}},
+                                {"c", "explicit", {1, 0, 0}, {}}},
+                               models, o);
   EXPECT_EQ(ranked[0].predicted_by, "joint");
   EXPECT_EQ(ranked[1].predicted_by, "composed");
   EXPECT_EQ(ranked[2].predicted_by, "composed");
@@ -181,7 +185,7 @@ plans:
     std::string text = base;
     text.replace(text.find("ZIPF"), 4, zipf);
     const SweepSpec s = parseSweepSpec(text, "s.yaml");
-    return predictPlan(s, {"p", "explicit", {0, 1}}, models, o).ranks[0].embedding_ms;
+    return predictPlan(s, {"p", "explicit", {0, 1}, {}}, models, o).ranks[0].embedding_ms;
   };
   EXPECT_LT(embeddingMs(", zipf: 1.2"), embeddingMs(""));
 }
