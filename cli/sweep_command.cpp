@@ -202,7 +202,8 @@ std::function<void()> setupSweep(CLI::App& sub) {
                  "--measure: rounds over the plans (default 3; each plan's median is reported)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--measure-iters", args->measure_args.iters,
-                 "--measure: measured replay iterations per plan and round (default 5)")
+                 "--measure: measured replay iterations per plan and round (default 20; each "
+                 "round's step is their mean)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "

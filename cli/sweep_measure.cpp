@@ -134,11 +134,15 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       }
       std::ifstream in(report);
       const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (j.is_discarded() || !j.contains("iteration_ms_median")) {
+      // The mean step over the iterations (docs/distributed.md, "Medians and
+      // means"); reports from before the means have only the median.
+      const char* step_key = j.contains("iteration_ms_mean") ? "iteration_ms_mean"
+                                                               : "iteration_ms_median";
+      if (j.is_discarded() || !j.contains(step_key)) {
         throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
                                          chosen[i]->plan.name, report.string()));
       }
-      rounds[i].push_back(j["iteration_ms_median"].get<double>());
+      rounds[i].push_back(j[step_key].get<double>());
       fmt::print(stderr, "\rround {}/{}: plan {}/{}   ", r + 1, args.rounds, k + 1,
                  chosen.size());
     }

@@ -19,7 +19,9 @@ struct MeasureArgs {
   bool all = false;       // every feasible plan; else the first `top`
   int64_t top = 20;
   int64_t rounds = 3;
-  int64_t iters = 5;      // measured replay iterations per round
+  // Measured replay iterations per round: enough for the mean of a step
+  // that a scheduler tick hits in some iterations (docs/distributed.md).
+  int64_t iters = 20;
   std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
   std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
 };
