@@ -19,7 +19,8 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("--models", required=True)
 ap.add_argument("--build", default=os.path.join(root, "build"))
 ap.add_argument("--rounds", type=int, default=5)
-ap.add_argument("--iters", type=int, default=5)
+ap.add_argument("--iters", type=int, default=20,
+                help="measured iterations per replay: the step is their mean (docs/distributed.md)")
 ap.add_argument("--workloads", default="ddp_mlp,dlrm_tw,ddp_resnet18")
 ap.add_argument("--control", action="store_true", help="also rank 0 alone on one process")
 ap.add_argument("--apart", action="store_true",
