@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import gmae, load_record, model_sets, tracetwin_binary
+from e2e_common import gmae, load_record, model_sets, tracetwin_binary, wait_for_quiet
 
 RECORD_ABOUT = (
     "Replayed iteration times from scripts/e2e-compare.py runs (--record). measured_ms: per trace, "
@@ -43,13 +43,6 @@ def run(cmd):
     return res.stdout
 
 
-def mlp_replay_ms(tracetwin):
-    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "e2e-compare-quiet.json")
-    run([tracetwin, "replay", "data/mlp.et.json.gz", "--iters", "20", "--json-out", out])
-    with open(out) as f:
-        return json.load(f)["iteration_ms_median"]
-
-
 def reuse_capacity_mib(tracetwin):
     """`tracetwin host --measure-reuse` (about 2 s): the traffic a tensor survives in the caches
     now. The mm probe misses a memory-bound slowdown: in session 22 embbag's add_ went 790 ->
@@ -57,20 +50,6 @@ def reuse_capacity_mib(tracetwin):
     the calibrated 44.4."""
     out = run([tracetwin, "host", "--measure-reuse", "--json"])
     return json.loads(out)["reuse"]["capacity_bytes"] / (1 << 20)
-
-
-def wait_for_quiet(tracetwin, limit_ms, wait_s):
-    """Returns the mlp replay time of the check that passed."""
-    deadline = time.time() + wait_s
-    while True:
-        ms = mlp_replay_ms(tracetwin)
-        print("quiet check: mlp replays in %.2f ms (limit %.2f)" % (ms, limit_ms), flush=True)
-        if ms < limit_ms:
-            return ms
-        if time.time() > deadline:
-            raise SystemExit("e2e-compare.py: the host stayed slow for %d s (mlp %.2f ms)"
-                             % (wait_s, ms))
-        time.sleep(30)
 
 
 def print_families(names, sets, measured_families, predicted_families):
@@ -159,7 +138,8 @@ def main():
         # Before every round: a phase change mid-run (runs take minutes) moved
         # every trace of the later rounds by 5-15%.
         if args.quiet_ms > 0:
-            quiet_checks_ms.append(wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s))
+            quiet_checks_ms.append(
+                wait_for_quiet(tracetwin, args.quiet_ms, args.quiet_wait_s, "e2e-compare.py"))
         reuse_mib.append(reuse_capacity_mib(tracetwin))
         for trace, name in zip(traces, names):
             report = os.path.join(args.out, "%s.%d.json" % (name, r + 1))

@@ -1,9 +1,14 @@
-"""What scripts/e2e-compare.py and scripts/e2e-reeval.py share: the tracetwin binary, the
-LABEL=DIR model sets, the GMAE and the record of replayed rounds. Standard library only."""
+"""What scripts/e2e-compare.py, scripts/e2e-reeval.py and scripts/multirank-check.py share: the
+tracetwin binary, the LABEL=DIR model sets, the host's phase (the mlp replay), the GMAE and the
+record of replayed rounds. Standard library only."""
 import json
 import math
 import os
 import statistics
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def tracetwin_binary(build, prog):
@@ -24,6 +29,35 @@ def model_sets(specs, prog):
             raise SystemExit("%s: expected LABEL=DIR with an existing DIR, got %r" % (prog, spec))
         sets.append((label, directory))
     return sets
+
+
+def mlp_replay_ms(tracetwin, prog):
+    """`tracetwin replay data/mlp.et.json.gz --iters 20`: its median iteration, the host's phase
+    (about 7 ms in the fast phase the bundled models were calibrated in, 20-30% more in the slow
+    one)."""
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "%s-quiet.json" % prog.split(".")[0])
+    cmd = [tracetwin, "replay", os.path.join(ROOT, "data/mlp.et.json.gz"), "--iters", "20",
+           "--json-out", out]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit("%s: %s failed (exit %d):\n%s"
+                         % (prog, " ".join(cmd), res.returncode, (res.stderr or res.stdout)[-2000:]))
+    with open(out) as f:
+        return json.load(f)["iteration_ms_median"]
+
+
+def wait_for_quiet(tracetwin, limit_ms, wait_s, prog):
+    """Waits until the mlp replay runs below limit_ms (checking every 30 s, up to wait_s; exits
+    naming `prog` after that). Returns the mlp replay time of the check that passed."""
+    deadline = time.time() + wait_s
+    while True:
+        ms = mlp_replay_ms(tracetwin, prog)
+        print("quiet check: mlp replays in %.2f ms (limit %.2f)" % (ms, limit_ms), flush=True)
+        if ms < limit_ms:
+            return ms
+        if time.time() > deadline:
+            raise SystemExit("%s: the host stayed slow for %d s (mlp %.2f ms)" % (prog, wait_s, ms))
+        time.sleep(30)
 
 
 def gmae(errors_pct):

@@ -5,6 +5,7 @@ models calibrated here, against its distributed replay, in interleaved rounds (o
 the load average each round saw).
 
   scripts/multirank-check.py --models DIR [--rounds 5] [--workloads ddp_mlp,dlrm_tw,ddp_resnet18]
+                             [--iters 20] [--quiet-ms 7.4]
 
 DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR`
 on a copy). Prints per workload the median step error over the rounds, its range, and whether it
@@ -13,6 +14,8 @@ is within 15%. --control adds, in each round, the same workload's rank-0 trace o
 single-rank models miss from what two ranks add.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
+
+from e2e_common import wait_for_quiet
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -26,6 +29,10 @@ ap.add_argument("--control", action="store_true", help="also rank 0 alone on one
 ap.add_argument("--apart", action="store_true",
                 help="also, interleaved, the prediction with every rank on a host of its own "
                      "(--host-cores -1: before co-located ranks were modelled)")
+ap.add_argument("--quiet-ms", type=float, default=0,
+                help="before each round, wait until `replay data/mlp.et.json.gz` runs below this "
+                     "(ms): the host's fast phase, the one the bundled models were calibrated in")
+ap.add_argument("--quiet-wait-s", type=float, default=1800)
 args = ap.parse_args()
 tt = os.path.join(args.build, "tracetwin")
 workloads = args.workloads.split(",")
@@ -47,6 +54,8 @@ def compare_step(trace, nproc, out, what, extra=()):
 
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
+        if args.quiet_ms > 0:
+            wait_for_quiet(tt, args.quiet_ms, args.quiet_wait_s, "multirank-check.py")
         loads.append(float(open("/proc/loadavg").read().split()[0]))
         for w in workloads:
             trace = os.path.join(root, "data/distributed/%s.rank{rank}.et.json.gz" % w)
