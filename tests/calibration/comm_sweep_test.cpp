@@ -14,6 +14,17 @@
 namespace tracetwin::calibration {
 namespace {
 
+// The cases of a sweep of one 4 KiB point of `collective` on 2 ranks.
+std::vector<CommSweepCase> onePointCases(const std::string& collective) {
+  CommGrid grid;
+  grid.collectives = {collective};
+  grid.sizes_bytes = {4096};
+  grid.copies = 1;
+  std::vector<CommSweepCase> cases;
+  commSweepTrace(grid, 2, "cpu", &cases);
+  return cases;
+}
+
 TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
   CommGrid grid;
   grid.sizes_bytes = {1024, 1 << 20};
@@ -52,12 +63,7 @@ TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
 }
 
 TEST(CommSweep, SamplesComeFromEveryRanksTransfers) {
-  CommGrid grid;
-  grid.collectives = {"broadcast"};
-  grid.sizes_bytes = {4096};
-  grid.copies = 1;
-  std::vector<CommSweepCase> cases;
-  commSweepTrace(grid, 2, "cpu", &cases);
+  const std::vector<CommSweepCase> cases = onePointCases("broadcast");
   ASSERT_EQ(cases.size(), 1u);
   nlohmann::json report = {{"ranks", nlohmann::json::array()}};
   for (double us : {120.0, 130.0}) {
@@ -76,12 +82,8 @@ TEST(CommSweep, SamplesComeFromEveryRanksTransfers) {
 TEST(CommSweep, SamplesAreTheMeanTransferWhereTheReportHasIt) {
   // A host that stalls a third of the calls by a 4 ms tick: median 0.3 ms,
   // mean 1.6 ms. The model is of the expected time, so the mean is the sample.
-  CommGrid grid;
-  grid.collectives = {"all_reduce"};
-  grid.sizes_bytes = {4096};
-  grid.copies = 1;
-  std::vector<CommSweepCase> cases;
-  commSweepTrace(grid, 2, "cpu", &cases);
+  const std::vector<CommSweepCase> cases = onePointCases("all_reduce");
+  ASSERT_EQ(cases.size(), 1u);
   nlohmann::json call = {{"id", cases[0].node},
                          {"transfer_us", 300.0},
                          {"wait_us", 0.0},
