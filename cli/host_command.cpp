@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "calibration/bandwidth_probe.h"
 #include "calibration/host_facts.h"
 #include "calibration/host_match.h"
 #include "calibration/reuse_probe.h"
 #include "cli/command_registry.h"
 #include "core/errors.h"
-#include "predictors/specs/device_spec.h"
 #include "predictors/models/model_set.h"
+#include "predictors/specs/device_spec.h"
 
 namespace tracetwin::cli {
 namespace {
@@ -30,7 +31,25 @@ struct HostArgs {
   std::string models;
   bool json = false;
   bool measure_reuse = false;
+  bool measure_contention = false;
 };
+
+// The memory contention probe's figures (calibration/bandwidth_probe.h).
+nlohmann::json measureContention(bool print) {
+  const calibration::BandwidthProbe p = calibration::measureMemoryContention();
+  if (print) {
+    std::vector<std::string> rounds;
+    for (double r : p.round_ratios) rounds.push_back(fmt::format("{:.2f}", r));
+    fmt::print(
+        "memory contention: a 128 MiB copy at {:.1f} GB/s alone, {:.1f} GB/s each with a second "
+        "core copying (rounds {}x as long); device.yaml memory_contention: {:.2f}\n",
+        p.alone_gbps, p.together_gbps, fmt::join(rounds, ", "), p.contention);
+  }
+  return {{"alone_gbps", p.alone_gbps},
+          {"together_gbps", p.together_gbps},
+          {"round_ratios", p.round_ratios},
+          {"contention", p.contention}};
+}
 
 // The reuse probe's figures (calibration/reuse_probe.h), printed or as JSON.
 nlohmann::json measureReuse(bool print) {
@@ -119,6 +138,7 @@ void runHost(const HostArgs& a) {
     }
   }
   if (a.measure_reuse) doc["reuse"] = measureReuse(!a.json);
+  if (a.measure_contention) doc["memory_contention"] = measureContention(!a.json);
   if (a.json) fmt::print("{}\n", doc.dump(2));
 }
 
@@ -131,6 +151,9 @@ std::function<void()> setupHost(CLI::App& sub) {
   sub.add_flag("--measure-reuse", args->measure_reuse,
                "measure how much traffic a tensor survives in this host's caches (about 2 s; "
                "calibrate writes it to device.yaml as reuse_cache_bytes)");
+  sub.add_flag("--measure-contention", args->measure_contention,
+               "measure how much two cores copying memory at once slow each other (about 2 s; "
+               "device.yaml's memory_contention, which co-located CPU ranks' prediction uses)");
   return [args] { runHost(*args); };
 }
 

@@ -5,6 +5,7 @@
 
 #include "predictors/host/between_ops.h"
 #include "predictors/host/fresh_pages.h"
+#include "predictors/simulation/colocation.h"
 #include "predictors/simulation/op_timing.h"
 
 namespace tracetwin::predictors {
@@ -66,7 +67,7 @@ void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>&
 }
 
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
-               const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
+               const BetweenOpTerms& between, bool cpu_device, const DeviceSpec& device,
                int* defaults_used) {
   SimOp s;
   s.thread = r.node->tid;
@@ -79,7 +80,8 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
     // Freeing what the op produced, later in the iteration (between_ops.h).
     s.t1 += between.us(*r.node, wrapped_numbers, r.out.predicted_us);
     // Unmapping its outputs mapped fresh, when they are freed (fresh_pages.h).
-    s.t1 += r.fresh_output_bytes / double(kPageBytes) * page_unmap_us;
+    s.t1 += r.fresh_output_bytes / double(kPageBytes) * device.page_unmap_us;
+    s.memory_share = memoryShare(r.f.bytes, device.memory_bandwidth, r.out.predicted_us);
     return s;
   }
   auto get = [&](Overhead which) {

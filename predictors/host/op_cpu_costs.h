@@ -58,9 +58,10 @@ void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>&
 
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing,
 // counted in `defaults_used`); CPU device: the fitted kernel times include
-// dispatch, so only a measured per-op loop cost (T1) is added.
+// dispatch, so only a measured per-op loop cost (T1) is added, and the op's
+// memory share (`device`'s bandwidth) is set for co-located ranks.
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
-               const BetweenOpTerms& between, bool cpu_device, double page_unmap_us,
+               const BetweenOpTerms& between, bool cpu_device, const DeviceSpec& device,
                int* defaults_used);
 
 // PredictOptions::host_scale: the CPU-side costs T1..T5 of `s` times `scale`

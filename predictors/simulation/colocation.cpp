@@ -6,6 +6,8 @@
 //   s = L / integral over its span L of v(t) dt,
 //   v(t) = min(1, C / D(t)) / min(1, C / T)
 // (its speed against its calibrated speed alone), until no stretch moves.
+// With a memory contention kappa, v(t) also divides by 1 + kappa * m * M'(t):
+// m the op's memory share, M'(t) the other ops' of the host running then.
 #include "predictors/simulation/colocation.h"
 
 #include <fmt/format.h>
@@ -21,20 +23,26 @@ namespace {
 
 bool stretchable(const SimOp& op) { return op.cpu_only && !op.is_comm; }
 
-// Threads wanted on one host, as a step function: demand[k] holds on
-// [times[k], times[k+1]).
+// Threads wanted on one host, and the memory shares of its ops running, as
+// step functions: demand[k] and memory[k] hold on [times[k], times[k+1]).
 struct Demand {
   std::vector<double> times;
   std::vector<double> demand;
+  std::vector<double> memory;
 
-  // Integral of sharedSpeed over [s, e].
-  double work(double s, double e, double cores, double threads) const {
+  // Integral over [s, e] of the speed of an op with `threads` threads and
+  // memory share `share` (itself among the running ops).
+  double work(double s, double e, double cores, double threads, double share, double kappa) const {
     auto k = size_t(std::upper_bound(times.begin(), times.end(), s) - times.begin());
     k = k == 0 ? 0 : k - 1;
     double done = 0, t = s;
     for (; k + 1 < times.size() && t < e; ++k) {
       const double b = std::min(e, times[k + 1]);
-      if (b > t) done += (b - t) * sharedSpeed(cores, std::max(demand[k], threads), threads);
+      if (b > t) {
+        const double others = std::max(0.0, memory[k] - share);
+        done += (b - t) * sharedSpeed(cores, std::max(demand[k], threads), threads) *
+                memorySpeed(kappa, share, others);
+      }
       t = std::max(t, b);
     }
     if (t < e) done += (e - t);  // past the last event nobody else runs
@@ -44,23 +52,29 @@ struct Demand {
 
 Demand demandOf(const SharedHost& host, const std::vector<JointRank>& ranks,
                 const JointResult& res, const Colocation& c) {
-  std::map<double, double> delta;
+  // Per event time: (threads, memory share) starting minus ending there.
+  std::map<double, std::pair<double, double>> delta;
   for (size_t r : host.ranks) {
     const SimResult& s = res.ranks[r];
     for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
       const SimOp& op = ranks[r].ops[i];
       const double want = stretchable(op) ? c.threads[r] : op.is_comm ? c.transfer_threads : 0.0;
       if (want <= 0 || !(s.end_us[i] > s.start_us[i])) continue;
-      delta[s.start_us[i]] += want;
-      delta[s.end_us[i]] -= want;
+      const double share = stretchable(op) ? op.memory_share : 0.0;
+      delta[s.start_us[i]].first += want;
+      delta[s.start_us[i]].second += share;
+      delta[s.end_us[i]].first -= want;
+      delta[s.end_us[i]].second -= share;
     }
   }
   Demand d;
-  double level = 0;
+  double level = 0, memory = 0;
   for (const auto& [t, change] : delta) {
-    level += change;
+    level += change.first;
+    memory += change.second;
     d.times.push_back(t);
     d.demand.push_back(std::max(0.0, level));
+    d.memory.push_back(std::max(0.0, memory));
   }
   return d;
 }
@@ -69,6 +83,10 @@ void validate(const std::vector<JointRank>& ranks, const Colocation& c) {
   if (c.threads.size() != ranks.size()) {
     throw UsageError(fmt::format("co-location: {} thread counts for {} ranks", c.threads.size(),
                                  ranks.size()));
+  }
+  if (!(c.memory_contention >= 0) || !std::isfinite(c.memory_contention)) {
+    throw UsageError(
+        fmt::format("co-location: memory contention {} (expected >= 0)", c.memory_contention));
   }
   std::vector<int> seen(ranks.size(), 0);
   for (const SharedHost& h : c.hosts) {
@@ -89,6 +107,16 @@ double sharedSpeed(double cores, double demand, double own_threads) {
   const double alone = std::min(1.0, cores / own_threads);
   const double now = demand > 0 ? std::min(1.0, cores / demand) : 1.0;
   return now / alone;
+}
+
+double memoryShare(double bytes, double bandwidth, double op_us) {
+  if (!(bandwidth > 0) || !(op_us > 0) || !(bytes > 0)) return 0.0;
+  return std::min(1.0, bytes / bandwidth * 1e6 / op_us);
+}
+
+double memorySpeed(double kappa, double own, double others) {
+  if (!(kappa > 0)) return 1.0;
+  return 1.0 / (1.0 + kappa * own * others);
 }
 
 ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
@@ -124,7 +152,8 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
           if (!stretchable(ranks[r].ops[i])) continue;
           const double span = s.end_us[i] - s.start_us[i];
           if (!(span > 0)) continue;
-          const double work = d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r]);
+          const double work = d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r],
+                                     ranks[r].ops[i].memory_share, colocation.memory_contention);
           const double wanted = work > 0 ? span / work : 1.0;
           double& f = out.stretch[r][i];
           moved = std::max(moved, std::abs(wanted - f) / f);

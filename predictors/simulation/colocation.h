@@ -31,6 +31,11 @@ struct Colocation {
   // docs). Its transfer time is not stretched: the comm models were
   // calibrated with the peers running (`calibrate --families comm`).
   double transfer_threads = 1.0;
+  // kappa: how much slower an op whose time is all memory traffic runs while
+  // another op of the host moves memory at full speed too (1 + kappa; the
+  // host's two-stream probe, DeviceSpec::memory_contention). 0: the ranks
+  // share the cores alone.
+  double memory_contention = 0;
   bool keep_schedule = false;  // each rank's SimResult::schedule (timelines)
   int max_iterations = 40;
   double tolerance = 1e-3;  // largest relative change of a stretch to stop at
@@ -53,5 +58,14 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
 // Speed of an op of a rank with `own_threads`, while `demand` threads (its
 // own included) want `cores`: min(1, C/D) over its alone speed min(1, C/T).
 double sharedSpeed(double cores, double demand, double own_threads);
+
+// The share of an op's time (op_us) its bytes take at `bandwidth` (bytes/s),
+// in [0, 1]; 0 without a bandwidth or a time.
+double memoryShare(double bytes, double bandwidth, double op_us);
+
+// The memory part of an op's speed: 1 / (1 + kappa * own * others), where
+// `own` is its memory share and `others` the memory shares of the other ops
+// of its host running then (summed, at most the cores' worth of streams).
+double memorySpeed(double kappa, double own, double others);
 
 }  // namespace tracetwin::predictors

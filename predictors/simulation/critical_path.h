@@ -25,6 +25,9 @@ struct SimOp {
   bool cpu_only = false;  // CPU device: the op's time runs on its thread
   bool sync = false;      // CPU waits for its stream (item, D2H copy, sync)
   bool is_comm = false;   // collective: device time counts as communication
+  // CPU op body: the share of its time its bytes take at the device's
+  // bandwidth (memoryShare, colocation.h); co-located ranks contend for it.
+  double memory_share = 0;
   // Cross-stream dependency: this op's kernel may not start before the
   // previous kernel on `wait_stream` (as of launch) has finished; -1: none.
   // A cpu_only op with one waits on its thread (the first op that touches

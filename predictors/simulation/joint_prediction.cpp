@@ -197,13 +197,15 @@ double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t w
 // Joint simulation, with CPU ranks sharing their host's cores when they do.
 JointResult simulateRanks(const std::vector<JointRank>& joint,
                           const std::vector<JointCollective>& collectives, double cores,
-                          const MultiRankOptions& options, std::vector<std::string>* notes) {
+                          double memory_contention, const MultiRankOptions& options,
+                          std::vector<std::string>* notes) {
   if (cores <= 0) return simulateJoint(joint, collectives, options.keep_schedule);
   Colocation c;
   c.hosts.push_back({{}, cores});
   for (size_t r = 0; r < joint.size(); ++r) c.hosts[0].ranks.push_back(r);
   c.threads.assign(joint.size(), options.rank_threads > 0 ? options.rank_threads : 1.0);
   c.keep_schedule = options.keep_schedule;
+  c.memory_contention = memory_contention;
   ColocatedResult res = simulateColocated(joint, collectives, c);
   double busy = 0, stretched = 0;
   for (size_t r = 0; r < joint.size(); ++r) {
@@ -220,8 +222,14 @@ JointResult simulateRanks(const std::vector<JointRank>& joint,
       joint.size(), cores, c.threads[0], busy > 0 ? stretched / busy : 1.0, res.iterations,
       res.converged ? "" : ", not converged"));
   notes->push_back(
-      "co-located ranks: shared memory bandwidth and last-level cache are not modelled (no "
-      "co-location contention calibrated); only the cores are shared");
+      memory_contention > 0
+          ? fmt::format("co-located ranks contend for memory bandwidth: an op whose time is all "
+                        "memory traffic runs {:.2f}x as long beside another such op (the device's "
+                        "memory_contention); the last-level cache's sharing is not modelled",
+                        1 + memory_contention)
+          : std::string("co-located ranks: shared memory bandwidth and last-level cache are not "
+                        "modelled (no memory_contention in the device spec); only the cores are "
+                        "shared"));
   return std::move(res.joint);
 }
 
@@ -276,8 +284,10 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     joint[r].collective = std::move(m.slot_of_op[r]);
   }
   const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
+  const DeviceSpec& dest = ranks[0].opts.target ? *ranks[0].opts.target : models.device;
   std::vector<std::string> sharing;
-  JointResult res = simulateRanks(joint, m.collectives, cores, options, &sharing);
+  JointResult res = simulateRanks(joint, m.collectives, cores, dest.memory_contention.value_or(0.0),
+                                  options, &sharing);
   for (size_t c = 0; c < m.reports.size(); ++c) {
     CollectiveReport& rep = m.reports[c];
     const CollectiveOutcome& o = res.collectives[c];

@@ -432,8 +432,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device.page_unmap_us,
-                       &defaults_used);
+    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device, &defaults_used);
     scaleHostCosts(opts.host_scale, &s);
     if (r.f.family == "comm" && cpu_device) {
       // Gloo runs a collective on its own thread: the op only enqueues it,

@@ -148,7 +148,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   top.checkKeys({"name", "kind", "peak_tflops", "memory_gb", "memory_bandwidth_gbps",
                  "compute_units", "clock_mhz"},
                 {"caches", "links", "page_fault_us", "page_unmap_us", "cold_write_us_per_mib",
-                 "reuse_cache_bytes", "sources", "description"});
+                 "reuse_cache_bytes", "memory_contention", "sources", "description"});
   DeviceSpec spec;
   spec.name = top.str("name");
   std::string kind = top.str("kind");
@@ -171,6 +171,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   if (top.has("cold_write_us_per_mib"))
     spec.cold_write_us_per_mib = top.nonNegative("cold_write_us_per_mib");
   if (top.has("reuse_cache_bytes")) spec.reuse_cache_bytes = top.positive("reuse_cache_bytes");
+  if (top.has("memory_contention")) spec.memory_contention = top.nonNegative("memory_contention");
   if (top.has("sources")) spec.sources = top.strList("sources");
   return spec;
 }
@@ -223,6 +224,8 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
     out << YAML::Key << "cold_write_us_per_mib" << YAML::Value << *spec.cold_write_us_per_mib;
   if (spec.reuse_cache_bytes)
     out << YAML::Key << "reuse_cache_bytes" << YAML::Value << *spec.reuse_cache_bytes;
+  if (spec.memory_contention)
+    out << YAML::Key << "memory_contention" << YAML::Value << *spec.memory_contention;
   if (!spec.sources.empty()) {
     out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
     for (const std::string& s : spec.sources) out << s;

@@ -55,6 +55,10 @@ struct DeviceSpec {
   // (calibration/reuse_probe.h); unset when not measured. The predictor
   // judges cold inputs against it (predictors/host/cache_reuse.h).
   std::optional<double> reuse_cache_bytes;
+  // CPU: how much slower a copy runs while another core copies too, minus 1
+  // (calibration/bandwidth_probe.h): kappa of co-located ranks' memory
+  // contention (predictors/simulation/colocation.h); unset when not measured.
+  std::optional<double> memory_contention;
   std::vector<std::string> sources;  // where the figures come from
 
   // Peak FLOP/s for a tensor dtype: float16/bfloat16/float32/float64 by name,

@@ -115,5 +115,66 @@ TEST(Colocation, SharedSpeedIsTheCoresShareOverTheSpeedAlone) {
   EXPECT_DOUBLE_EQ(sharedSpeed(1, 3, 1), 1.0 / 3);
 }
 
+SimOp memoryBody(double us, double share) {
+  SimOp s = cpuBody(us);
+  s.memory_share = share;
+  return s;
+}
+
+TEST(Colocation, TwoMemoryBoundOpsSlowEachOtherByTheContention) {
+  // Two ranks, a core each, one op apiece that is all memory traffic, side by
+  // side: with kappa 0.5 each runs at 1 / (1 + 0.5 * 1 * 1) of its speed.
+  std::vector<JointRank> ranks(2, cpuRank({memoryBody(100, 1.0)}, {-1}));
+  Colocation c = oneHost(2, 2);
+  c.memory_contention = 0.5;
+  const ColocatedResult r = simulateColocated(ranks, {}, c);
+  ASSERT_TRUE(r.converged);
+  for (const SimResult& s : r.joint.ranks) EXPECT_NEAR(s.iteration_us, 150, 0.5);
+  // Without the contention the cores alone leave both at 100.
+  c.memory_contention = 0;
+  for (const SimResult& s : simulateColocated(ranks, {}, c).joint.ranks)
+    EXPECT_DOUBLE_EQ(s.iteration_us, 100);
+}
+
+TEST(Colocation, AComputeBoundPeerCostsAMemoryBoundOpNothing) {
+  // Rank 0 streams (share 1), rank 1 multiplies (share 0): no contention.
+  std::vector<JointRank> ranks = {cpuRank({memoryBody(100, 1.0)}, {-1}),
+                                  cpuRank({memoryBody(100, 0.0)}, {-1})};
+  Colocation c = oneHost(2, 2);
+  c.memory_contention = 1.0;
+  const ColocatedResult r = simulateColocated(ranks, {}, c);
+  for (const SimResult& s : r.joint.ranks) EXPECT_DOUBLE_EQ(s.iteration_us, 100);
+}
+
+TEST(Colocation, ContentionLastsOnlyWhileBothStream) {
+  // Rank 0 streams 100 us; rank 1 streams 20 us (half memory), then computes.
+  // kappa 1: rank 0 runs at 1 / 1.5 while rank 1's first op runs; rank 1's op
+  // at 1 / 1.5 too (0.5 * 1). Rank 1's op takes 30 us, in which rank 0 gets
+  // 20 us of work done; rank 0 then needs 80 more: 110 us.
+  std::vector<JointRank> ranks = {cpuRank({memoryBody(100, 1.0)}, {-1}),
+                                  cpuRank({memoryBody(20, 0.5), memoryBody(200, 0.0)}, {-1, -1})};
+  Colocation c = oneHost(2, 2);
+  c.memory_contention = 1.0;
+  const ColocatedResult r = simulateColocated(ranks, {}, c);
+  ASSERT_TRUE(r.converged);
+  EXPECT_NEAR(r.joint.ranks[0].iteration_us, 110, 0.5);
+  EXPECT_NEAR(r.stretch[1][0], 1.5, 1e-2);
+}
+
+TEST(Colocation, MemoryShareIsTheBytesTimeAtTheBandwidthOverTheOpsTime) {
+  EXPECT_DOUBLE_EQ(memoryShare(1e6, 1e10, 200), 0.5);  // 100 us of 200
+  EXPECT_DOUBLE_EQ(memoryShare(1e7, 1e10, 200), 1.0);  // capped
+  EXPECT_DOUBLE_EQ(memoryShare(1e6, 0, 200), 0.0);     // no bandwidth measured
+  EXPECT_DOUBLE_EQ(memorySpeed(0.5, 1, 1), 1 / 1.5);
+  EXPECT_DOUBLE_EQ(memorySpeed(0, 1, 1), 1.0);
+}
+
+TEST(Colocation, ANegativeContentionIsAUsageError) {
+  std::vector<JointRank> ranks(2, cpuRank({cpuBody(100)}, {-1}));
+  Colocation c = oneHost(2, 2);
+  c.memory_contention = -0.1;
+  EXPECT_THROW(simulateColocated(ranks, {}, c), UsageError);
+}
+
 }  // namespace
 }  // namespace tracetwin::predictors

@@ -207,6 +207,18 @@ TEST(DeviceSpec, MeasuredReuseCapacityIsOptionalRoundTripsAndMustBePositive) {
               HasSubstr("reuse_cache_bytes"));
 }
 
+TEST(DeviceSpec, MemoryContentionIsOptionalRoundTripsAndMustNotBeNegative) {
+  DeviceSpec d = loadDeviceSpec(sourcePath("configs/devices/a100.yaml"));
+  EXPECT_FALSE(d.memory_contention.has_value());
+  EXPECT_EQ(deviceSpecToYaml(d).find("memory_contention"), std::string::npos);
+  d.memory_contention = 0.3;
+  const DeviceSpec back = parseDeviceSpec(deviceSpecToYaml(d), "spec.yaml");
+  ASSERT_TRUE(back.memory_contention.has_value());
+  EXPECT_DOUBLE_EQ(*back.memory_contention, 0.3);
+  EXPECT_THAT(errorOf(withValue(deviceSpecToYaml(d), "memory_contention", "-0.1")),
+              HasSubstr("memory_contention"));
+}
+
 TEST(SystemSpec, DgxH100LoadsItsDeviceAndPicksLinks) {
   SystemSpec s = loadSystemSpec(sourcePath("configs/systems/dgx-h100.yaml"));
   EXPECT_EQ(s.worldSize(), 8);
