@@ -113,7 +113,8 @@ nlohmann::json mergeRankReports(const std::vector<std::string>& reports) {
   merged["rank0_iteration_ms_median"] = merged.value("iteration_ms_median", 0.0);
   merged["iteration_ms_median"] = d0.value("step_ms_median", 0.0);
   merged["step_ms"] = d0.value("step_ms", nlohmann::json::array());
-  merged["iteration_ms_mean"] = meanOf(merged["step_ms"]);
+  // The split's own mean (replay/dist/wait_split.h); older reports: from the steps.
+  merged["iteration_ms_mean"] = d0.value("step_ms_mean", meanOf(merged["step_ms"]));
   merged["straggler"] = d0.value("straggler", -1);
   if (merged.contains("original_job_step_ms")) {
     // The captured job's step, the same statistic (capture.py --nproc).

@@ -58,6 +58,13 @@ TEST(RankReport, MergedKeepsRankZerosFieldsAndAddsTheJob) {
   EXPECT_EQ(m["straggler"], 1);
 }
 
+TEST(RankReport, TheStepMeanIsTheSplitsOwnWhereTheReportHasIt) {
+  nlohmann::json r0 = nlohmann::json::parse(rankReport(0, 4.5, 0.5));
+  r0["distributed"]["step_ms_mean"] = 5.25;  // as splitWaits computed it
+  const nlohmann::json m = mergeRankReports({r0.dump(), rankReport(1, 5.0, 0.1)});
+  EXPECT_DOUBLE_EQ(m["iteration_ms_mean"].get<double>(), 5.25);
+}
+
 TEST(RankReport, TablePrintsEveryRankAndTheStraggler) {
   const nlohmann::json m = mergeRankReports({rankReport(0, 4.5, 0.5), rankReport(1, 5.0, 0.1)});
   char* text = nullptr;
