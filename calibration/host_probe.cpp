@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "calibration/bandwidth_probe.h"
 #include "calibration/cold_write_probe.h"
 #include "calibration/graph_builder.h"
 #include "calibration/page_fault_probe.h"
@@ -127,6 +128,8 @@ ProbeResult probeDevice(const ProbeOptions& o) {
     spec.cold_write_us_per_mib = measureColdWriteUsPerMiB(cold);
     if (const ReuseProbe reuse = measureReuseCapacity(); reuse.capacity_bytes > 0)
       spec.reuse_cache_bytes = reuse.capacity_bytes;
+    // Two streams need two cores: on one, they would time-slice, not contend.
+    if (facts.logical_cpus >= 2) spec.memory_contention = measureMemoryContention().contention;
   }
   spec.sources.push_back(fmt::format(
       "measured by tracetwin calibrate: {} ({} logical CPUs), replays with {} intra-op thread(s); "
@@ -135,7 +138,8 @@ ProbeResult probeDevice(const ProbeOptions& o) {
       o.mm_size, o.copy_bytes >> 20,
       cpu ? ", page faults and unmaps from writing fresh and mapped 64 MiB (page_fault_probe.h), "
             "cold writes from 8 MiB written after a stream and again (cold_write_probe.h), "
-            "reuse capacity from a 4 MiB read after growing traffic (reuse_probe.h)"
+            "reuse capacity from a 4 MiB read after growing traffic (reuse_probe.h), memory "
+            "contention from a 128 MiB copy alone and on two cores at once (bandwidth_probe.h)"
           : gpu_source));
   return out;
 }
