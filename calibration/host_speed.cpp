@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "calibration/host_probe.h"
+
 namespace tracetwin::calibration {
 
 double HostSpeed::ratio() const {
@@ -33,6 +35,18 @@ std::string describeHostSpeed(const HostSpeed& s) {
                     "models",
                     100.0 * std::abs(r - 1.0), r < 1 ? "slower" : "faster",
                     r < 1 ? "under" : "over");
+}
+
+double probeHostFlops() {
+  ProbeOptions probe;
+  return probeMmFlops(probe, core::DType::kFloat32, probe.mm_size);
+}
+
+nlohmann::json hostSpeedToJson(const HostSpeed& speed) {
+  return {{"calibrated_gflops", speed.calibrated_flops / 1e9},
+          {"before_gflops", speed.before_flops / 1e9},
+          {"after_gflops", speed.after_flops / 1e9},
+          {"ratio", speed.ratio()}};
 }
 
 }  // namespace tracetwin::calibration

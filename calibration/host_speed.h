@@ -8,6 +8,7 @@
 // reports the ratio, so that nobody reads a slow phase as a model error.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -38,5 +39,12 @@ std::optional<double> calibratedHostFlops(const predictors::DeviceSpec& calibrat
 // One line for the terminal: both probes, the calibrated rate, the ratio,
 // and what a ratio beyond the tolerance means for the errors above it.
 std::string describeHostSpeed(const HostSpeed& speed);
+
+// The calibration's float32 mm probe on one thread, as `calibrate` ran it
+// (FLOP/s; replays through LibTorch).
+double probeHostFlops();
+
+// {calibrated_gflops, before_gflops, after_gflops, ratio}: compare's JSON.
+nlohmann::json hostSpeedToJson(const HostSpeed& speed);
 
 }  // namespace tracetwin::calibration

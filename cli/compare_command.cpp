@@ -259,19 +259,6 @@ predictors::PredictOptions unreplayedLeftOut(const replay::ReplayResult& r) {
   return opts;
 }
 
-// The calibration's float32 mm probe on one thread, as `calibrate` ran it.
-double probeHostFlops() {
-  calibration::ProbeOptions probe;
-  return calibration::probeMmFlops(probe, core::DType::kFloat32, probe.mm_size);
-}
-
-nlohmann::json hostSpeedJson(const calibration::HostSpeed& s) {
-  return {{"calibrated_gflops", s.calibrated_flops / 1e9},
-          {"before_gflops", s.before_flops / 1e9},
-          {"after_gflops", s.after_flops / 1e9},
-          {"ratio", s.ratio()}};
-}
-
 // The original (from --kineto, else the profiler trace the capture wrote
 // beside the ET), the replay and the prediction, with each op's error.
 void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
@@ -308,6 +295,7 @@ void runCompare(const CompareArgs& a) {
     r.json_out = a.json_out;
     r.timeline = a.timeline;
     r.index_distribution = a.index_distribution;
+    r.host_speed_check = a.host_speed_check;
     compareRanks(r);
     return;
   }
@@ -322,7 +310,7 @@ void runCompare(const CompareArgs& a) {
       a.host_speed_check && !on_gpu && calibrated) {
     host_speed.emplace();
     host_speed->calibrated_flops = *calibrated;
-    host_speed->before_flops = probeHostFlops();
+    host_speed->before_flops = calibration::probeHostFlops();
   }
   // Kernel times come from a replay with CUPTI, the step's time from one
   // without it (untraced_timing.h).
@@ -332,7 +320,7 @@ void runCompare(const CompareArgs& a) {
   replay_options.index_zipf = distributions.index_zipf;
   const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, replay_options);
   const replay::ReplayResult& result = timing.result;
-  if (host_speed) host_speed->after_flops = probeHostFlops();
+  if (host_speed) host_speed->after_flops = calibration::probeHostFlops();
   predictors::PredictOptions predict_options = unreplayedLeftOut(result);
   predict_options.keep_schedule = !a.timeline.empty();
   predict_options.index_reuse = distributions.index_reuse;
@@ -367,7 +355,7 @@ void runCompare(const CompareArgs& a) {
     nlohmann::json doc = compareJson(a, timing, prediction, rows);
     doc["host_malloc"] = host_malloc;
     doc["models_host_differences"] = host_differences;
-    if (host_speed) doc["host_speed"] = hostSpeedJson(*host_speed);
+    if (host_speed) doc["host_speed"] = calibration::hostSpeedToJson(*host_speed);
     if (timing.retimed) {
       doc["measured_ms_with_collector"] = timing.collector_iteration_ms;
       doc["measured_host_ms_with_collector"] = timing.collector_host_loop_ms;

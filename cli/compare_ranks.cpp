@@ -1,4 +1,3 @@
-#include "cli/index_distribution_option.h"
 #include "cli/compare_ranks.h"
 
 #include <fmt/core.h>
@@ -7,9 +6,12 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <vector>
 
+#include "calibration/host_speed.h"
+#include "cli/index_distribution_option.h"
 #include "cli/rank_launcher.h"
 #include "cli/replay_args.h"
 #include "cli/timeline_file.h"
@@ -215,8 +217,21 @@ void compareRanks(const CompareRanksArgs& a) {
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } reports_dir{rank_reports};
+  // The host's speed around the replay against the models' calibration, as
+  // one-rank compare measures it (calibration/host_speed.h).
+  std::optional<calibration::HostSpeed> host_speed;
+  if (const fs::path spec = fs::path(a.models) / "device.yaml";
+      a.host_speed_check && a.device == "cpu" && fs::is_regular_file(spec)) {
+    if (const auto calibrated =
+            calibration::calibratedHostFlops(predictors::loadDeviceSpec(spec.string()))) {
+      host_speed.emplace();
+      host_speed->calibrated_flops = *calibrated;
+      host_speed->before_flops = calibration::probeHostFlops();
+    }
+  }
   const nlohmann::json replayed = replayRanks(a, report, rank_reports);
   fs::remove(report);
+  if (host_speed) host_speed->after_flops = calibration::probeHostFlops();
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
   if (!a.timeline.empty()) writeRanksTimeline(a, m, rank_reports);
@@ -230,12 +245,17 @@ void compareRanks(const CompareRanksArgs& a) {
   doc["predicted_straggler"] = predicted.at("straggler");
   doc["measured_straggler"] = replayed.value("straggler", -1);
   doc["notes"] = predicted.value("notes", nlohmann::json::array());
+  if (host_speed) doc["host_speed"] = calibration::hostSpeedToJson(*host_speed);
   printComparison(a, doc);
   fmt::print("straggler: measured rank {} (slowest in most iterations), predicted {}\n",
              replayed.value("straggler", -1),
              m.straggler >= 0 ? fmt::format("rank {} (the others waited for it)", m.straggler)
                               : std::string("none (no rank waited)"));
   for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
+  if (host_speed) {
+    fmt::print("{}: {}\n", host_speed->differs() ? "warning" : "note",
+               calibration::describeHostSpeed(*host_speed));
+  }
   if (!a.json_out.empty()) writeJsonReport(a.json_out, doc);
 }
 

@@ -28,6 +28,9 @@ struct CompareRanksArgs {
   // --index-distribution ('{rank}': each rank's), given to the replay and
   // to each rank's prediction.
   std::string index_distribution;
+  // The calibration's mm probe before and after the replay, against the
+  // models' (calibration/host_speed.h): CPU replays of CPU models.
+  bool host_speed_check = true;
 };
 
 void compareRanks(const CompareRanksArgs& args);

@@ -47,8 +47,11 @@ if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
     'len(r["ranks"]) == 2' \
     'all([x["row"] for x in k["rows"]][-3:] == ["comm transfer", "comm wait", "iteration"] for k in r["ranks"])' \
     'all(any(x["row"] == "gemm" and x["measured_ms"] > 0 and x["predicted_ms"] > 0 for x in k["rows"]) for k in r["ranks"])' \
-    'r["step"]["measured_ms"] > 0 and r["step"]["predicted_ms"] > 0' ||
+    'r["step"]["measured_ms"] > 0 and r["step"]["predicted_ms"] > 0' \
+    'r["step"]["measured_median_ms"] > 0' \
+    'r["host_speed"]["calibrated_gflops"] > 0 and r["host_speed"]["ratio"] > 0' ||
     fail "compare --nproc: report"
+  grep -q "host speed: the calibration" "$work/compare.log" || fail "compare --nproc: no host speed"
   grep -q "^rank 1" "$work/compare.log" || fail "compare --nproc: no table for rank 1"
   # --timeline: each rank its own group, its replay beside its prediction; per track, slices in
   # time order within the iteration; one flow arrow per waiting member of each collective.
