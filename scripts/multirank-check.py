@@ -9,7 +9,7 @@ the load average each round saw).
 
 DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR`
 on a copy). Prints per workload the median step error over the rounds, its range, and whether it
-is within 15%. --control adds, in each round, the same workload's rank-0 trace on one process
+is within 15%, and beside it the error with each measured step scaled by its host-speed probe (not the check: what the error reads at the calibration's host speed). --control adds, in each round, the same workload's rank-0 trace on one process
 (`compare --nproc 1`: the same models and host, no peer), which separates what the host and the
 single-rank models miss from what two ranks add.
 """
@@ -49,7 +49,12 @@ def compare_step(trace, nproc, out, what, extra=()):
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
-    return json.load(open(out))["step"]
+    doc = json.load(open(out))
+    step = doc["step"]
+    # The host-speed probe around the replay (compare's host_speed): the measured step scaled by
+    # it reads as if the host ran at the calibration's speed.
+    step["host_speed"] = doc.get("host_speed", {}).get("ratio", 0)
+    return step
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -74,16 +79,23 @@ with tempfile.TemporaryDirectory() as tmp:
                 aparts[w].append(a["error_pct"])
                 print("round %d %-14s hosts apart: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
                       % (r, w, a["measured_ms"], a["predicted_ms"], a["error_pct"]), flush=True)
-            errors[w].append((step["error_pct"], step["measured_ms"], step["predicted_ms"]))
-            print("round %d %-14s measured %8.3f ms predicted %8.3f ms error %+6.1f%% (load %.1f)"
-                  % (r, w, step["measured_ms"], step["predicted_ms"], step["error_pct"], loads[-1]),
-                  flush=True)
+            errors[w].append((step["error_pct"], step["measured_ms"], step["predicted_ms"],
+                              step["host_speed"]))
+            print("round %d %-14s measured %8.3f ms predicted %8.3f ms error %+6.1f%% (load %.1f, "
+                  "host speed %.2fx)"
+                  % (r, w, step["measured_ms"], step["predicted_ms"], step["error_pct"], loads[-1],
+                     step["host_speed"]), flush=True)
 print("\nload average at each round's start: %s" % ", ".join("%.1f" % l for l in loads))
 for w in workloads:
     e = [x[0] for x in errors[w]]
     med = statistics.median(e)
     print("%-14s median error %+6.1f%% over %d rounds (range %+.1f .. %+.1f%%): %s"
           % (w, med, len(e), min(e), max(e), "within 15%" if abs(med) <= 15 else "NOT within 15%"))
+    scaled = [100 * (p / (m * s) - 1) for _, m, p, s in errors[w] if s > 0]
+    if scaled:
+        # Not the check: what the error reads if the host had run at its calibration's speed.
+        print("%-14s scaled by the host-speed probe: median error %+6.1f%% (range %+.1f .. %+.1f%%)"
+              % (w, statistics.median(scaled), min(scaled), max(scaled)))
     if controls[w]:
         c = controls[w]
         print("%-14s one process (rank 0 alone): median error %+6.1f%% (range %+.1f .. %+.1f%%)"
