@@ -7,11 +7,12 @@ the load average each round saw).
   scripts/multirank-check.py --models DIR [--rounds 5] [--workloads ddp_mlp,dlrm_tw,ddp_resnet18]
                              [--iters 20] [--quiet-ms 7.4]
 
-DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR`
-on a copy). Prints per workload the median step error over the rounds, its range, and whether it
-is within 15%, and beside it the error with each measured step scaled by its host-speed probe (not the check: what the error reads at the calibration's host speed). --control adds, in each round, the same workload's rank-0 trace on one process
-(`compare --nproc 1`: the same models and host, no peer), which separates what the host and the
-single-rank models miss from what two ranks add.
+DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR` on
+a copy). Prints per workload the median step error over the rounds, its range, and whether it is
+within 15%, and beside it the error with each measured step scaled by its host-speed probe (not the
+check: what the error reads at the calibration's host speed). --control adds, in each round, the
+same workload's rank-0 trace on one process (`compare --nproc 1`: the same models and host, no
+peer), which separates what the host and the single-rank models miss from what two ranks add.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
