@@ -42,6 +42,21 @@ double probeHostFlops() {
   return probeMmFlops(probe, core::DType::kFloat32, probe.mm_size);
 }
 
+std::optional<HostSpeed> hostSpeedBefore(const predictors::DeviceSpec& calibrated) {
+  const std::optional<double> flops = calibratedHostFlops(calibrated);
+  if (!flops) return std::nullopt;
+  HostSpeed speed;
+  speed.calibrated_flops = *flops;
+  speed.before_flops = probeHostFlops();
+  return speed;
+}
+
+void finishHostSpeed(HostSpeed* speed) { speed->after_flops = probeHostFlops(); }
+
+std::string hostSpeedLine(const HostSpeed& speed) {
+  return fmt::format("{}: {}", speed.differs() ? "warning" : "note", describeHostSpeed(speed));
+}
+
 nlohmann::json hostSpeedToJson(const HostSpeed& speed) {
   return {{"calibrated_gflops", speed.calibrated_flops / 1e9},
           {"before_gflops", speed.before_flops / 1e9},

@@ -44,6 +44,14 @@ std::string describeHostSpeed(const HostSpeed& speed);
 // (FLOP/s; replays through LibTorch).
 double probeHostFlops();
 
+// What `compare` does around a CPU replay of CPU models: the probe before
+// (empty when `calibrated` holds no calibrated rate), ...
+std::optional<HostSpeed> hostSpeedBefore(const predictors::DeviceSpec& calibrated);
+// ... the probe after it, and the line the comparison prints ("note: ..."
+// within the tolerance, else "warning: ...").
+void finishHostSpeed(HostSpeed* speed);
+std::string hostSpeedLine(const HostSpeed& speed);
+
 // {calibrated_gflops, before_gflops, after_gflops, ratio}: compare's JSON.
 nlohmann::json hostSpeedToJson(const HostSpeed& speed);
 

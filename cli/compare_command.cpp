@@ -306,12 +306,7 @@ void runCompare(const CompareArgs& a) {
   // The host's speed around the replay against the models' calibration
   // (host_speed.h): CPU models on a CPU replay only.
   std::optional<calibration::HostSpeed> host_speed;
-  if (const auto calibrated = calibration::calibratedHostFlops(models.device);
-      a.host_speed_check && !on_gpu && calibrated) {
-    host_speed.emplace();
-    host_speed->calibrated_flops = *calibrated;
-    host_speed->before_flops = calibration::probeHostFlops();
-  }
+  if (a.host_speed_check && !on_gpu) host_speed = calibration::hostSpeedBefore(models.device);
   // Kernel times come from a replay with CUPTI, the step's time from one
   // without it (untraced_timing.h).
   const IndexDistributionUse distributions = indexDistributionsFor(a.index_distribution, graph);
@@ -320,7 +315,7 @@ void runCompare(const CompareArgs& a) {
   replay_options.index_zipf = distributions.index_zipf;
   const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, replay_options);
   const replay::ReplayResult& result = timing.result;
-  if (host_speed) host_speed->after_flops = calibration::probeHostFlops();
+  if (host_speed) calibration::finishHostSpeed(&*host_speed);
   predictors::PredictOptions predict_options = unreplayedLeftOut(result);
   predict_options.keep_schedule = !a.timeline.empty();
   predict_options.index_reuse = distributions.index_reuse;
@@ -334,10 +329,7 @@ void runCompare(const CompareArgs& a) {
         "ms per iteration, host loop {:.3f} ms)\n",
         timing.collector_iteration_ms, timing.collector_host_loop_ms);
   }
-  if (host_speed) {
-    fmt::print("{}: {}\n", host_speed->differs() ? "warning" : "note",
-               calibration::describeHostSpeed(*host_speed));
-  }
+  if (host_speed) fmt::print("{}\n", calibration::hostSpeedLine(*host_speed));
   // CPU models measured on another CPU predict that CPU (host_match.h).
   const std::vector<std::string> host_differences =
       on_gpu ? std::vector<std::string>{}

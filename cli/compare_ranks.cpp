@@ -222,16 +222,11 @@ void compareRanks(const CompareRanksArgs& a) {
   std::optional<calibration::HostSpeed> host_speed;
   if (const fs::path spec = fs::path(a.models) / "device.yaml";
       a.host_speed_check && a.device == "cpu" && fs::is_regular_file(spec)) {
-    if (const auto calibrated =
-            calibration::calibratedHostFlops(predictors::loadDeviceSpec(spec.string()))) {
-      host_speed.emplace();
-      host_speed->calibrated_flops = *calibrated;
-      host_speed->before_flops = calibration::probeHostFlops();
-    }
+    host_speed = calibration::hostSpeedBefore(predictors::loadDeviceSpec(spec.string()));
   }
   const nlohmann::json replayed = replayRanks(a, report, rank_reports);
   fs::remove(report);
-  if (host_speed) host_speed->after_flops = calibration::probeHostFlops();
+  if (host_speed) calibration::finishHostSpeed(&*host_speed);
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
   if (!a.timeline.empty()) writeRanksTimeline(a, m, rank_reports);
@@ -252,10 +247,7 @@ void compareRanks(const CompareRanksArgs& a) {
              m.straggler >= 0 ? fmt::format("rank {} (the others waited for it)", m.straggler)
                               : std::string("none (no rank waited)"));
   for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
-  if (host_speed) {
-    fmt::print("{}: {}\n", host_speed->differs() ? "warning" : "note",
-               calibration::describeHostSpeed(*host_speed));
-  }
+  if (host_speed) fmt::print("{}\n", calibration::hostSpeedLine(*host_speed));
   if (!a.json_out.empty()) writeJsonReport(a.json_out, doc);
 }
 
