@@ -54,6 +54,27 @@ nlohmann::json label(int64_t id, int64_t parent, const char* name, int64_t tid) 
           {"inputs", noValues()}, {"outputs", noValues()}, {"attrs", attrs(id, tid)}};
 }
 
+// The compute before a measured collective: an n x n by n x n mm whose
+// operands are views of the collectives' storage (so it waits for the
+// collective before it) and whose result has a storage of its own.
+nlohmann::json spacerMm(int64_t id, int64_t n, const std::string& device, int64_t* tensor_id) {
+  using J = nlohmann::json;
+  const int64_t numel = n * n;
+  const J a = J::array({(*tensor_id)++, kStorage, 0, numel, kFloatBytes, device});
+  const J b = J::array({(*tensor_id)++, kStorage, numel, numel, kFloatBytes, device});
+  const J c = J::array({(*tensor_id)++, kStorage + id, 0, numel, kFloatBytes, device});
+  const J square = J::array({n, n});
+  J node = label(id, 2, "aten::mm", 1);
+  node["attrs"].back()["value"] = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  node["inputs"] = J{{"values", J::array({a, b})},
+                     {"shapes", J::array({square, square})},
+                     {"types", J::array({"Tensor(float)", "Tensor(float)"})}};
+  node["outputs"] = J{{"values", J::array({c})},
+                      {"shapes", J::array({square})},
+                      {"types", J::array({"Tensor(float)"})}};
+  return node;
+}
+
 }  // namespace
 
 void checkCommGrid(const CommGrid& grid) {
@@ -69,6 +90,9 @@ void checkCommGrid(const CommGrid& grid) {
     }
   }
   if (grid.copies < 1) throw UsageError("calibrate comm: copies < 1");
+  if (grid.spacer_mm < 0) {
+    throw UsageError(fmt::format("calibrate comm: spacer mm size {} < 0", grid.spacer_mm));
+  }
 }
 
 std::string commSweepTrace(const CommGrid& grid, int group_size, const std::string& device,
@@ -96,6 +120,9 @@ std::string commSweepTrace(const CommGrid& grid, int group_size, const std::stri
       const Shape s = shapeOf(collective, n, p);
       for (int copy = 0; copy < (lead_in ? 1 : grid.copies); ++copy) {
         using J = nlohmann::json;
+        if (!lead_in && grid.spacer_mm > 0) {
+          nodes.push_back(spacerMm(id++, grid.spacer_mm, device, &tensor_id));
+        }
         const J in = J::array({tensor_id++, kStorage, 0, s.in, kFloatBytes, device});
         const J out = J::array({tensor_id++, kStorage + id, 0, s.out, kFloatBytes, device});
         const J empty = J::array();

@@ -27,6 +27,13 @@ struct CommGrid {
                                       1 << 18, 1 << 20, 1 << 22, 1 << 24};
   std::vector<int> group_sizes = {2, 3, 4};
   int copies = 3;  // of each point per iteration (more samples per launch)
+  // Each measured collective follows a float32 mm of this n x n by n x n on
+  // every rank (0: none, collectives back to back as in nccl-tests' loop). A
+  // training step's collectives meet ranks that were computing: on this
+  // 2-vCPU host a 1.6 MB Gloo all-reduce took 1.4-2.4 ms in a tight loop and
+  // 3.3-5.0 ms after 8 ms of compute (docs/calibration.md, "Communication").
+  // The mm reads the collectives' storage, so it waits for the one before.
+  int spacer_mm = 256;
 };
 
 // Throws UsageError for an unknown collective, a size below 4 bytes per

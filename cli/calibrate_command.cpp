@@ -266,6 +266,12 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "3 times)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  sub.add_option("--comm-spacer-mm", args->comm.grid.spacer_mm,
+                 "comm: each measured collective follows an N x N by N x N float mm on every "
+                 "rank, as a step's collectives follow compute (0: back to back, nccl-tests' "
+                 "tight loop)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 8192));
   SparseAddCalibrationArgs& sa = args->sparse_add;
   sub.add_option("--sparse-add-rows", sa.grid.rows,
                  "sparse_add: table rows (default 5000,50000,200000,1000000)")

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -37,7 +38,8 @@ TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
   const core::Graph g = core::readTrace(path.string());
   std::filesystem::remove(path);
   const core::Selection sel = core::selectTopLevelOps(g);
-  ASSERT_EQ(sel.ops.size(), cases.size() + 2);  // and the two lead-in all-reduces
+  // Each collective after its compute spacer, and the two lead-in all-reduces.
+  ASSERT_EQ(sel.ops.size(), 2 * cases.size() + 2);
   std::set<int64_t> storages;
   for (const CommSweepCase& c : cases) {
     const core::Node& n = g.node(c.node);
@@ -60,6 +62,49 @@ TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
     EXPECT_EQ(biggest, c.bytes) << c.collective;  // nccl-tests' size is the largest buffer
   }
   EXPECT_EQ(storages.size(), 1u);  // one after the other on one storage
+}
+
+// The node the replay runs just before node `id` on the sweep's one thread.
+const core::Node& opBefore(const core::Graph& g, core::NodeId id) {
+  const std::vector<core::NodeId> ops = core::selectTopLevelOps(g).ops;
+  const auto at = std::find(ops.begin(), ops.end(), id);
+  if (at == ops.begin() || at == ops.end()) throw std::runtime_error("no op before");
+  return g.node(*(at - 1));
+}
+
+core::Graph readSweep(const CommGrid& grid, std::vector<CommSweepCase>* cases) {
+  const auto path = std::filesystem::temp_directory_path() / "tracetwin_comm_spacer_test.et.json";
+  std::ofstream(path) << commSweepTrace(grid, 2, "cpu", cases);
+  core::Graph g = core::readTrace(path.string());
+  std::filesystem::remove(path);
+  return g;
+}
+
+TEST(CommSweep, EachCollectiveFollowsAnMmOnItsStorageUnlessTheSpacerIsOff) {
+  CommGrid grid;
+  grid.collectives = {"all_reduce", "all_to_all"};
+  grid.sizes_bytes = {4096};
+  grid.copies = 2;
+  grid.spacer_mm = 64;
+  std::vector<CommSweepCase> cases;
+  const core::Graph g = readSweep(grid, &cases);
+  ASSERT_EQ(cases.size(), 4u);
+  for (const CommSweepCase& c : cases) {
+    const core::Node& mm = opBefore(g, c.node);
+    ASSERT_EQ(mm.name, "aten::mm") << "before node " << c.node;
+    ASSERT_EQ(mm.inputs.size(), 2u);
+    const core::TensorValue& a = *mm.inputs[0].tensor;
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{64, 64}));
+    // It reads the collectives' storage: the replay waits for the collective
+    // before it, so every measured collective starts after compute.
+    EXPECT_EQ(a.storage_id, g.node(c.node).inputs[0].elements[0].tensor->storage_id);
+  }
+  grid.spacer_mm = 0;
+  cases.clear();
+  const core::Graph tight = readSweep(grid, &cases);
+  for (const CommSweepCase& c : cases) {
+    EXPECT_EQ(opBefore(tight, c.node).name, "record_param_comms") << "before node " << c.node;
+  }
 }
 
 TEST(CommSweep, SamplesComeFromEveryRanksTransfers) {
@@ -104,6 +149,9 @@ TEST(CommSweep, BadGridsAreRefused) {
   grid = CommGrid{};
   grid.sizes_bytes = {4};
   EXPECT_THROW(checkCommGrid(grid), UsageError);  // less than a float per rank
+  grid = CommGrid{};
+  grid.spacer_mm = -1;
+  EXPECT_THROW(checkCommGrid(grid), UsageError);
 }
 
 }  // namespace
