@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "predictors/comm/sync_jitter.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -179,6 +180,43 @@ std::vector<predictors::CommSample> commSamplesFromReport(const nlohmann::json& 
           group_size, c.collective, c.bytes, c.node));
     }
   }
+  return out;
+}
+
+CommJitterSample commJitterFromReport(const nlohmann::json& merged,
+                                      const std::vector<CommSweepCase>& cases, int group_size) {
+  std::set<core::NodeId> measured;
+  for (const CommSweepCase& c : cases) measured.insert(c.node);
+  CommJitterSample out;
+  out.group_size = group_size;
+  double wait_sum = 0, spacer_sum = 0;
+  int64_t waits = 0, spacers = 0;
+  for (const nlohmann::json& rank : merged.value("ranks", nlohmann::json::array())) {
+    for (const nlohmann::json& call : rank.value("collectives", nlohmann::json::array())) {
+      if (!measured.count(call.value("id", core::kNoNode))) continue;
+      wait_sum += call.value("wait_mean_us", call.value("wait_us", 0.0));
+      ++waits;
+    }
+    // The spacers are the sweep's only gemm: their time where they ran.
+    const nlohmann::json gemm =
+        rank.value("families", nlohmann::json::object()).value("gemm", nlohmann::json::object());
+    const double count = gemm.value("count", 0.0);
+    const double us =
+        gemm.value("device_us", 0.0) > 0 ? gemm.value("device_us", 0.0) : gemm.value("cpu_us", 0.0);
+    if (count > 0 && us > 0) {
+      spacer_sum += us / count;
+      ++spacers;
+    }
+  }
+  if (waits == 0 || spacers == 0) {
+    throw InputError(fmt::format(
+        "calibrate comm: the replay on {} ranks reported {} for the arrival jitter", group_size,
+        waits == 0 ? "no waits at the collectives" : "no time for the spacer mm"));
+  }
+  out.mean_wait_us = wait_sum / double(waits);
+  out.spacer_us = spacer_sum / double(spacers);
+  out.variance_per_us =
+      predictors::jitterVarianceFromWait(group_size, out.mean_wait_us, out.spacer_us);
   return out;
 }
 

@@ -65,4 +65,20 @@ std::vector<predictors::CommSample> commSamplesFromReport(const nlohmann::json& 
                                                           const std::vector<CommSweepCase>& cases,
                                                           int group_size);
 
+// The ranks' arrival jitter a sweep with a spacer shows
+// (predictors/comm/sync_jitter.h): each measured collective followed a
+// spacer `spacer_us` long on every rank, and a rank waited `mean_wait_us`
+// for the others on average.
+struct CommJitterSample {
+  int group_size = 0;
+  double mean_wait_us = 0;  // over the ranks and the measured collectives
+  double spacer_us = 0;     // the spacer mm's mean time (on the device where it ran)
+  double variance_per_us = 0;
+};
+
+// Throws InputError when the report has no spacer (no gemm family) or no
+// wait for the cases.
+CommJitterSample commJitterFromReport(const nlohmann::json& merged,
+                                      const std::vector<CommSweepCase>& cases, int group_size);
+
 }  // namespace tracetwin::calibration

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -103,6 +104,7 @@ void calibrateComm(const CommCalibrationArgs& args) {
   predictors::ModelSet models = modelSetFor(args);
   const std::string device = args.device == "cuda" ? "cuda:0" : "cpu";
   std::vector<predictors::CommSample> samples;
+  std::vector<calibration::CommJitterSample> jitter;
   const auto t0 = std::chrono::steady_clock::now();
   for (int p : args.grid.group_sizes) {
     std::vector<calibration::CommSweepCase> cases;
@@ -115,6 +117,8 @@ void calibrateComm(const CommCalibrationArgs& args) {
     const nlohmann::json merged =
         replayOnRanks(args, trace, p, dir / fmt::format("comm_sweep.p{}.replay.json", p));
     for (auto& s : calibration::commSamplesFromReport(merged, cases, p)) samples.push_back(s);
+    if (args.grid.spacer_mm > 0)
+      jitter.push_back(calibration::commJitterFromReport(merged, cases, p));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -127,6 +131,20 @@ void calibrateComm(const CommCalibrationArgs& args) {
   else
     comm->fallback = predictors::AlphaBetaModel::fromDevice(models.device)->fallback;
   predictors::applyCommFit(fit, comm.get());
+  // Measured only behind a spacer: a tight sweep leaves none (an older one
+  // would not describe this sweep's host).
+  comm->sync_jitter = {};
+  if (!jitter.empty()) {
+    fmt::print("\narrival jitter (each collective after the spacer mm on every rank):\n");
+    fmt::print("{:>6} {:>12} {:>14} {:>16} {:>20}\n", "ranks", "spacer ms", "mean wait ms",
+               "sigma ms", "variance us^2/us");
+  }
+  for (const calibration::CommJitterSample& j : jitter) {
+    comm->sync_jitter.variance_per_us[j.group_size] = j.variance_per_us;
+    fmt::print("{:>6} {:>12.3f} {:>14.3f} {:>16.3f} {:>20.1f}\n", j.group_size, j.spacer_us / 1e3,
+               j.mean_wait_us / 1e3, std::sqrt(j.variance_per_us * j.spacer_us) / 1e3,
+               j.variance_per_us);
+  }
   models.setModel("comm", comm);
   models.save(args.out_dir);
   fmt::print("\ncomm sweep: {} samples in {:.1f} s over group sizes", samples.size(), seconds);

@@ -147,6 +147,7 @@ nlohmann::json AlphaBetaModel::save(const std::string&, const std::string&) cons
     }
     j["regimes"] = by;
   }
+  if (!sync_jitter.empty()) j["sync_jitter"] = sync_jitter.toJson();
   return j;
 }
 
@@ -191,6 +192,7 @@ std::shared_ptr<const KernelModel> AlphaBetaModel::fromJson(const nlohmann::json
       }
     }
   }
+  if (j.contains("sync_jitter")) m->sync_jitter = SyncJitter::fromJson(j["sync_jitter"]);
   return m;
 }
 

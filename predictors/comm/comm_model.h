@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "predictors/comm/sync_jitter.h"
 #include "predictors/kernels/kernel_model.h"
 
 namespace tracetwin::predictors {
@@ -49,6 +50,9 @@ class AlphaBetaModel : public KernelModel {
   // per_collective (which then holds the largest regime, for older readers).
   std::map<std::string, std::vector<Regime>> regimes;
   Params fallback;                               // from the device's link
+  // How ranks' arrivals at collectives vary on the host the sweep measured
+  // (empty: arrivals as predicted, no jitter).
+  SyncJitter sync_jitter;
   // The parameters for `collective` (canonical) at `bytes`.
   const Params& paramsFor(const std::string& collective, double bytes) const;
   std::string kind() const override { return "alpha_beta"; }

@@ -140,7 +140,7 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
         op.device_us = base.device_us * f;
       }
     }
-    out.joint = simulateJoint(scaled, collectives, colocation.keep_schedule);
+    out.joint = simulateJoint(scaled, collectives, colocation.keep_schedule, colocation.jitter);
     out.iterations = pass;
     double moved = 0;
     for (const SharedHost& h : colocation.hosts) {

@@ -36,6 +36,7 @@ struct Colocation {
   // host's two-stream probe, DeviceSpec::memory_contention). 0: the ranks
   // share the cores alone.
   double memory_contention = 0;
+  const SyncJitter* jitter = nullptr;  // as simulateJoint's
   bool keep_schedule = false;  // each rank's SimResult::schedule (timelines)
   int max_iterations = 40;
   double tolerance = 1e-3;  // largest relative change of a stretch to stop at

@@ -7,6 +7,7 @@
 
 #include "core/comm/collective_sequence.h"
 #include "core/errors.h"
+#include "predictors/comm/comm_model.h"
 #include "predictors/comm/topology.h"
 #include "predictors/simulation/colocation.h"
 #include "predictors/simulation/joint_simulation.h"
@@ -194,18 +195,36 @@ double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t w
   return double(std::max<int64_t>(dest.compute_units, 1));
 }
 
+// The arrival jitter the comm model measured; null when it has none.
+const SyncJitter* syncJitterOf(const ModelSet& models) {
+  const auto* comm = dynamic_cast<const AlphaBetaModel*>(models.model("comm"));
+  return comm != nullptr && !comm->sync_jitter.empty() ? &comm->sync_jitter : nullptr;
+}
+
+void noteJitter(const SyncJitter* jitter, int64_t group_size, std::vector<std::string>* notes) {
+  if (jitter == nullptr || group_size < 2) return;
+  const double sigma_ms = jitter->sigmaUs(group_size, 10 * kUsPerMs) / kUsPerMs;
+  notes->push_back(fmt::format(
+      "arrival jitter (the comm sweep's): a rank's arrival at a collective varies by "
+      "{:.2f} ms after 10 ms of work on a group of {}, growing with the square root of the "
+      "time since its previous collective; each collective starts at the expected latest "
+      "arrival, {:.2f} sigma after the mean of {} identical ranks, so every member waits",
+      sigma_ms, group_size, expectedMaxStandardNormal(group_size), group_size));
+}
+
 // Joint simulation, with CPU ranks sharing their host's cores when they do.
 JointResult simulateRanks(const std::vector<JointRank>& joint,
                           const std::vector<JointCollective>& collectives, double cores,
-                          double memory_contention, const MultiRankOptions& options,
-                          std::vector<std::string>* notes) {
-  if (cores <= 0) return simulateJoint(joint, collectives, options.keep_schedule);
+                          double memory_contention, const SyncJitter* jitter,
+                          const MultiRankOptions& options, std::vector<std::string>* notes) {
+  if (cores <= 0) return simulateJoint(joint, collectives, options.keep_schedule, jitter);
   Colocation c;
   c.hosts.push_back({{}, cores});
   for (size_t r = 0; r < joint.size(); ++r) c.hosts[0].ranks.push_back(r);
   c.threads.assign(joint.size(), options.rank_threads > 0 ? options.rank_threads : 1.0);
   c.keep_schedule = options.keep_schedule;
   c.memory_contention = memory_contention;
+  c.jitter = jitter;
   ColocatedResult res = simulateColocated(joint, collectives, c);
   double busy = 0, stretched = 0;
   for (size_t r = 0; r < joint.size(); ++r) {
@@ -231,6 +250,26 @@ JointResult simulateRanks(const std::vector<JointRank>& joint,
                         "modelled (no memory_contention in the device spec); only the cores are "
                         "shared"));
   return std::move(res.joint);
+}
+
+// One rank standing for `world_size` identical ones: each of its collectives
+// synchronises a group of that size, whose members' arrivals differ only by
+// their jitter, so it starts at the expected latest of N arrivals.
+SimResult simulateStandIn(const core::Graph& graph, const RankWork& w, int64_t world_size,
+                          const SyncJitter& jitter, bool keep_schedule) {
+  JointRank rank;
+  rank.ops = w.sim;
+  rank.collective.assign(w.sim.size(), -1);
+  std::vector<JointCollective> collectives;
+  size_t op = 0;  // the steps come in the order of the ops
+  for (const core::comm::CollectiveStep& step : core::comm::collectiveSequence(graph, w.ids)) {
+    while (w.ids[op] != step.node) ++op;
+    rank.collective[op] = int64_t(collectives.size());
+    JointCollective c{fmt::format("{} #{}", step.name, collectives.size()), {0}};
+    c.jitter_group = world_size;
+    collectives.push_back(std::move(c));
+  }
+  return std::move(simulateJoint({std::move(rank)}, collectives, keep_schedule, &jitter).ranks[0]);
 }
 
 // One trace for N ranks on a CPU device: the cores they share are not
@@ -286,8 +325,10 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
   const DeviceSpec& dest = ranks[0].opts.target ? *ranks[0].opts.target : models.device;
   std::vector<std::string> sharing;
+  const SyncJitter* jitter = syncJitterOf(models);
   JointResult res = simulateRanks(joint, m.collectives, cores, dest.memory_contention.value_or(0.0),
-                                  options, &sharing);
+                                  jitter, options, &sharing);
+  noteJitter(jitter, int64_t(ranks.size()), &sharing);
   for (size_t c = 0; c < m.reports.size(); ++c) {
     CollectiveReport& rep = m.reports[c];
     const CollectiveOutcome& o = res.collectives[c];
@@ -331,17 +372,25 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
   opts.default_world_size = world_size;
   opts.force_world_size = true;
   RankWork w = lighten(preparePrediction(graph, models, opts), true);
-  SimResult res = simulate(w.sim, opts.keep_schedule);
+  const SyncJitter* jitter = world_size > 1 ? syncJitterOf(models) : nullptr;
+  SimResult res = jitter != nullptr
+                      ? simulateStandIn(graph, w, world_size, *jitter, opts.keep_schedule)
+                      : simulate(w.sim, opts.keep_schedule);
   if (opts.keep_schedule) attachSchedule(w.sim, &res, &w.p);
   MultiRankPrediction out;
   out.world_size = world_size;
   out.symmetric = true;
   out.ranks.push_back(rankReport(0, 0, res, std::move(w)));
   out.iteration_ms = out.ranks[0].iteration_ms;
-  out.notes.push_back(fmt::format(
-      "one trace for {} identical ranks: every collective on all {} ranks, which arrive together "
-      "(no rank waits for another)",
-      world_size, world_size));
+  out.notes.push_back(
+      jitter != nullptr
+          ? fmt::format("one trace for {} identical ranks: every collective on all {} ranks, "
+                        "whose arrivals differ only by their jitter",
+                        world_size, world_size)
+          : fmt::format("one trace for {} identical ranks: every collective on all {} ranks, "
+                        "which arrive together (no rank waits for another)",
+                        world_size, world_size));
+  noteJitter(jitter, world_size, &out.notes);
   noteCpuRanks(models, opts, world_size, &out.notes);
   return out;
 }

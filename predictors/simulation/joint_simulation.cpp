@@ -17,8 +17,27 @@ namespace {
 struct Pending {
   size_t arrived = 0;
   std::vector<double> ready;  // per member
+  std::vector<double> sigma;  // per member: the jitter of its arrival
   double transfer_us = 0;
 };
+
+// The expected latest jittered arrival. A group that stands for more ranks
+// than it has members (one rank for N identical ones) counts each member
+// that many times.
+double expectedStart(const JointCollective& coll, const Pending& p) {
+  const size_t members = p.ready.size();
+  const size_t stands_for =
+      std::max<size_t>(size_t(std::max<int64_t>(coll.jitter_group, 0)), members);
+  if (stands_for == members) return expectedMaxOfNormals(p.ready, p.sigma);
+  if (members == 1) return p.ready[0] + p.sigma[0] * expectedMaxStandardNormal(int64_t(stands_for));
+  const size_t copies = (stands_for + members - 1) / members;
+  std::vector<double> ready, sigma;
+  for (size_t k = 0; k < copies; ++k) {
+    ready.insert(ready.end(), p.ready.begin(), p.ready.end());
+    sigma.insert(sigma.end(), p.sigma.begin(), p.sigma.end());
+  }
+  return expectedMaxOfNormals(ready, sigma);
+}
 
 // Checks that every collective is issued once by each of its members and by
 // no one else. Returns, per rank and op, the op's place among its
@@ -72,14 +91,21 @@ std::vector<std::vector<size_t>> memberSlots(const std::vector<JointRank>& ranks
 }  // namespace
 
 JointResult simulateJoint(const std::vector<JointRank>& ranks,
-                          const std::vector<JointCollective>& collectives, bool keep_schedule) {
+                          const std::vector<JointCollective>& collectives, bool keep_schedule,
+                          const SyncJitter* jitter) {
+  const bool jittered = jitter != nullptr && !jitter->empty();
   const std::vector<std::vector<size_t>> slots = memberSlots(ranks, collectives);
   std::vector<RankTimeline> timelines;
   timelines.reserve(ranks.size());
   for (const JointRank& r : ranks) timelines.emplace_back(r.ops, r.start_us, keep_schedule);
   std::vector<Pending> pending(collectives.size());
-  for (size_t c = 0; c < collectives.size(); ++c)
+  for (size_t c = 0; c < collectives.size(); ++c) {
     pending[c].ready.assign(collectives[c].members.size(), -1.0);
+    pending[c].sigma.assign(collectives[c].members.size(), 0.0);
+  }
+  // Per rank: when it left its previous collective (its jitter restarts).
+  std::vector<double> last_sync(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) last_sync[r] = ranks[r].start_us;
   JointResult result;
   result.collectives.resize(collectives.size());
   std::vector<bool> registered(ranks.size(), false);  // at its current collective
@@ -101,6 +127,11 @@ JointResult simulateJoint(const std::vector<JointRank>& ranks,
         Pending& p = pending[size_t(c)];
         if (!registered[r]) {
           p.ready[slots[r][i]] = t.readyUs();
+          if (jittered) {
+            const int64_t group =
+                coll.jitter_group > 0 ? coll.jitter_group : int64_t(coll.members.size());
+            p.sigma[slots[r][i]] = jitter->sigmaUs(group, t.readyUs() - last_sync[r]);
+          }
           p.transfer_us = std::max(p.transfer_us, ranks[r].ops[i].device_us);
           ++p.arrived;
           registered[r] = true;
@@ -108,7 +139,7 @@ JointResult simulateJoint(const std::vector<JointRank>& ranks,
           if (p.arrived == coll.members.size()) {
             CollectiveOutcome& o = result.collectives[size_t(c)];
             const auto last = std::max_element(p.ready.begin(), p.ready.end());
-            o.start_us = *last;
+            o.start_us = jittered ? expectedStart(coll, p) : *last;
             o.transfer_us = coll.transfer_us >= 0 ? coll.transfer_us : p.transfer_us;
             o.end_us = o.start_us + o.transfer_us;
             o.last_rank = coll.members[size_t(last - p.ready.begin())];
@@ -117,6 +148,7 @@ JointResult simulateJoint(const std::vector<JointRank>& ranks,
         }
         if (p.arrived < coll.members.size()) break;  // held until the group arrives
         t.advance(result.collectives[size_t(c)].start_us, result.collectives[size_t(c)].transfer_us);
+        last_sync[r] = result.collectives[size_t(c)].end_us;
         registered[r] = false;
       }
       if (t.done()) ++finished;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "predictors/comm/sync_jitter.h"
 #include "predictors/simulation/critical_path.h"
 
 namespace tracetwin::predictors {
@@ -27,10 +28,15 @@ struct JointCollective {
   // >= 0: the transfer; else the longest of the members' ops' device_us (an
   // all_to_allv's members send different bytes; all end together).
   double transfer_us = -1;
+  // The group size the arrival jitter is taken for; 0: members.size(). A
+  // symmetric prediction's one rank stands for N (--world-size).
+  int64_t jitter_group = 0;
 };
 
 struct CollectiveOutcome {
-  double start_us = 0;     // when the last member was ready
+  // When the last member was ready; with a SyncJitter, the expected latest
+  // of the members' jittered arrivals (at least the latest predicted one).
+  double start_us = 0;
   double end_us = 0;       // on every member
   double transfer_us = 0;  // the longest of the members' predicted times
   size_t last_rank = 0;    // the member the others waited for
@@ -46,9 +52,12 @@ struct JointResult {
 // member never reaches a collective, or the ranks' orders of collectives
 // cross (each would wait for the other: the job would hang).
 // `keep_schedule`: each rank's SimResult::schedule too (timelines).
+// `jitter`: how arrivals vary (predictors/comm/sync_jitter.h); a rank's
+// variance grows with the time since it left its previous collective (or
+// entered the iteration). Null or empty: arrivals as predicted.
 JointResult simulateJoint(const std::vector<JointRank>& ranks,
                           const std::vector<JointCollective>& collectives,
-                          bool keep_schedule = false);
+                          bool keep_schedule = false, const SyncJitter* jitter = nullptr);
 
 // The rank the others waited for: the one that waited least itself (ties:
 // the one last to arrive where the others waited most). -1 when nobody waited.

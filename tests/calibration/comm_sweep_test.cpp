@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -137,6 +138,28 @@ TEST(CommSweep, SamplesAreTheMeanTransferWhereTheReportHasIt) {
   nlohmann::json report = {{"ranks", {{{"collectives", {call}}}}}};
   ASSERT_EQ(commSamplesFromReport(report, cases, 2).size(), 1u);
   EXPECT_DOUBLE_EQ(commSamplesFromReport(report, cases, 2)[0].seconds, 1600e-6);
+}
+
+TEST(CommSweep, TheJitterComesFromTheWaitsBehindTheSpacer) {
+  const std::vector<CommSweepCase> cases = onePointCases("all_reduce");
+  ASSERT_EQ(cases.size(), 1u);
+  // Two ranks waited 500 and 700 us behind a spacer of 6 ms (two per iteration, 12 ms).
+  nlohmann::json report = {{"ranks", nlohmann::json::array()}};
+  for (double wait : {500.0, 700.0}) {
+    report["ranks"].push_back(
+        {{"collectives", {{{"id", cases[0].node}, {"wait_mean_us", wait}, {"wait_us", 0.0}}}},
+         {"families", {{"gemm", {{"count", 2}, {"cpu_us", 12000.0}, {"device_us", 0.0}}}}}});
+  }
+  const CommJitterSample j = commJitterFromReport(report, cases, 2);
+  EXPECT_DOUBLE_EQ(j.mean_wait_us, 600);
+  EXPECT_DOUBLE_EQ(j.spacer_us, 6000);
+  // sigma = 600 / E[max of 2] = 600 sqrt(pi); v = sigma^2 / 6000.
+  EXPECT_NEAR(j.variance_per_us, 600 * 600 * M_PI / 6000, 1e-6);
+  // On a GPU the spacer's time is its kernel's.
+  for (auto& r : report["ranks"]) r["families"]["gemm"]["device_us"] = 60.0;
+  EXPECT_DOUBLE_EQ(commJitterFromReport(report, cases, 2).spacer_us, 30);
+  for (auto& r : report["ranks"]) r.erase("families");
+  EXPECT_THROW(commJitterFromReport(report, cases, 2), InputError);  // no spacer time
 }
 
 TEST(CommSweep, BadGridsAreRefused) {

@@ -240,6 +240,33 @@ TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulat
     EXPECT_TRUE(j["ranks"][0].contains(key)) << key;
 }
 
+TEST(JointPrediction, MeasuredJitterMakesEveryRankWaitAndGrowsWithTheRankCount) {
+  const core::Graph g = core::readTrace(dataPath("distributed/ddp_mlp.rank0.et.json.gz"));
+  ModelSet models = jointAnalyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
+  const MultiRankPrediction before = predictSymmetric(g, 2, models, PredictOptions{});
+  auto comm = AlphaBetaModel::fromDevice(models.device);
+  comm->sync_jitter.variance_per_us[2] = 500;  // ~2.2 ms after 10 ms of work
+  models.setModel("comm", comm);
+  const MultiRankPrediction two = predictSymmetric(g, 2, models, PredictOptions{});
+  const MultiRankPrediction many = predictSymmetric(g, 1024, models, PredictOptions{});
+  EXPECT_DOUBLE_EQ(before.ranks[0].wait_ms, 0.0);
+  EXPECT_GT(two.ranks[0].wait_ms, 0.0);
+  EXPECT_GT(two.iteration_ms, before.iteration_ms);
+  // The expected latest of 1,024 arrivals is 3.24 sigmas late, of 2 0.56.
+  EXPECT_GT(many.ranks[0].wait_ms, 5 * two.ranks[0].wait_ms);
+  EXPECT_TRUE(std::any_of(two.notes.begin(), two.notes.end(), [](const std::string& n) {
+    return n.find("arrival jitter") != std::string::npos;
+  }));
+  // Jointly: the two ranks of one trace wait as the stand-in for two does.
+  std::vector<RankInput> twice(2);
+  twice[0].graph = twice[1].graph = &g;
+  MultiRankOptions apart;
+  apart.host_cores = -1;
+  const MultiRankPrediction joint = predictRanks(twice, models, apart);
+  EXPECT_NEAR(joint.ranks[0].wait_ms, two.ranks[0].wait_ms, 1e-9);
+  EXPECT_NEAR(joint.iteration_ms, two.iteration_ms, 1e-9);
+}
+
 TEST(JointPrediction, OnAnotherSystemTheCollectivesTakeItsTopology) {
   // The DLRM ranks without recorded kernels, on one DGX H100 node of 8 and on
   // two nodes of 4: the all-reduces cross InfiniBand on the second.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/errors.h"
 
 namespace tracetwin::predictors {
@@ -218,6 +220,51 @@ TEST(JointSimulation, ThousandsOfIdenticalRanksMatchOneRankAlone) {
     ASSERT_DOUBLE_EQ(s.exposed_comm_us, alone.exposed_comm_us);
   }
   EXPECT_EQ(stragglerOf(colls, r), -1);
+}
+
+TEST(JointSimulation, WithJitterIdenticalRanksAllWaitForTheExpectedLatest) {
+  // Two ranks, 100 us of compute each, two all-reduces of 20 us with 400 us
+  // of compute between. Variance 4 us^2 per us: sigma 20 us after 100 us
+  // (ready at 101: the compute ends at 1 + 100), 40 us after 400.
+  std::vector<JointRank> ranks;
+  for (int r = 0; r < 2; ++r) {
+    SimOp between = compute(400, 0);
+    between.wait_stream = kComm;
+    ranks.push_back(rank({compute(100), collective(20), between, collective(20)}, {-1, 0, -1, 1}));
+  }
+  SyncJitter jitter;
+  jitter.variance_per_us[2] = 4;
+  const std::vector<JointCollective> colls = {group({0, 1}), group({0, 1}, "all_reduce #1")};
+  const JointResult plain = simulateJoint(ranks, colls);
+  const JointResult r = simulateJoint(ranks, colls, false, &jitter);
+  const double e2 = 1 / std::sqrt(M_PI);  // E[max of two standard normals]
+  const double sigma0 = std::sqrt(4.0 * 101);
+  EXPECT_DOUBLE_EQ(plain.collectives[0].start_us, 101);
+  EXPECT_NEAR(r.collectives[0].start_us, 101 + sigma0 * e2, 1e-9);
+  // The jitter restarts when a rank leaves a collective: the second one's
+  // ready time is 400 us after the first one's end.
+  const double end0 = r.collectives[0].end_us;
+  EXPECT_NEAR(r.collectives[1].ready_us[0], end0 + 400, 1e-9);
+  EXPECT_NEAR(r.collectives[1].start_us, end0 + 400 + std::sqrt(4.0 * 400) * e2, 1e-9);
+  for (const SimResult& s : r.ranks) {
+    EXPECT_NEAR(s.wait_us, (sigma0 + 40) * e2, 1e-9);  // both ranks wait, each time
+    EXPECT_GT(s.iteration_us, plain.ranks[0].iteration_us);
+  }
+}
+
+TEST(JointSimulation, JitterBarelyMovesAStragglerFarBehind) {
+  // Rank 1 computes 1,000 us more: sigma 20-70 us cannot make rank 0 last.
+  std::vector<JointRank> ranks = {rank({compute(100), collective(20)}, {-1, 0}),
+                                  rank({compute(1100), collective(20)}, {-1, 0})};
+  SyncJitter jitter;
+  jitter.variance_per_us[2] = 4;
+  const JointResult r = simulateJoint(ranks, {group({0, 1})}, false, &jitter);
+  EXPECT_NEAR(r.collectives[0].start_us, 1101, 1e-6);
+  EXPECT_EQ(r.collectives[0].last_rank, 1u);
+  // Zero variance is no jitter at all.
+  jitter.variance_per_us[2] = 0;
+  EXPECT_DOUBLE_EQ(simulateJoint(ranks, {group({0, 1})}, false, &jitter).collectives[0].start_us,
+                   1101);
 }
 
 TEST(JointSimulation, CrossingOrdersOfCollectivesAreRefused) {
