@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/synthetic_step.h"
+#include "predictors/comm/comm_model.h"
 #include "predictors/simulation/joint_prediction.h"
 #include "predictors/simulation/predictor.h"
 
@@ -49,6 +50,16 @@ void addAllReduce(int i, core::Graph* graph, core::NodeId* next) {
 
 const core::Graph* g_graph = nullptr;
 const predictors::ModelSet* g_models = nullptr;
+// The same models with an arrival jitter in the comm model: every collective
+// then takes the expected latest arrival (an integral over the members).
+const predictors::ModelSet* g_jitter_models = nullptr;
+
+predictors::ModelSet withJitter(predictors::ModelSet models) {
+  auto comm = predictors::AlphaBetaModel::fromDevice(models.device);
+  comm->sync_jitter.variance_per_us[2] = 500;  // this 2-vCPU host's Gloo, 2026-11-27
+  models.setModel("comm", comm);
+  return models;
+}
 
 double predictOne() {
   predictors::PredictOptions opts;
@@ -60,10 +71,10 @@ double predictSymmetric(int64_t ranks) {
   return predictors::predictSymmetric(*g_graph, ranks, *g_models, {}).iteration_ms;
 }
 
-double predictJoint() {
+double predictJoint(const predictors::ModelSet* models = g_models) {
   std::vector<predictors::RankInput> in(kJointRanks);
   for (auto& r : in) r.graph = g_graph;
-  return predictors::predictRanks(in, *g_models).iteration_ms;
+  return predictors::predictRanks(in, *models).iteration_ms;
 }
 
 void BM_OneRank(benchmark::State& state) {
@@ -101,7 +112,11 @@ void interleavedRounds(int rounds) {
       {"8 identical ranks (symmetric)", [] { return predictSymmetric(8); }, {}},
       {"1,024 identical ranks (symmetric)", [] { return predictSymmetric(1024); }, {}},
       {"16,384 identical ranks (symmetric)", [] { return predictSymmetric(16384); }, {}},
-      {"8 ranks simulated together (joint)", predictJoint, {}},
+      {"8 ranks simulated together (joint)", [] { return predictJoint(); }, {}},
+      {"8 ranks together, arrival jitter", [] { return predictJoint(g_jitter_models); }, {}},
+      {"16,384 identical, arrival jitter",
+       [] { return predictors::predictSymmetric(*g_graph, 16384, *g_jitter_models, {}).iteration_ms; },
+       {}},
   };
   for (int r = 0; r < rounds; ++r) {
     for (Case& c : cases) {
@@ -133,6 +148,8 @@ int main(int argc, char** argv) {
   const predictors::ModelSet models = makeModels();
   g_graph = &graph;
   g_models = &models;
+  const predictors::ModelSet jittered = withJitter(models);
+  g_jitter_models = &jittered;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   interleavedRounds(5);

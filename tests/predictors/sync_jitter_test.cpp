@@ -31,6 +31,11 @@ TEST(SyncJitter, TheExpectedLatestArrivalOfTwoMatchesClarksFormula) {
   const double t = std::hypot(s1, s2), d = (m1 - m2) / t;
   const double clark = m1 * bigPhi(d) + m2 * bigPhi(-d) + t * phi(d);
   EXPECT_NEAR(expectedMaxOfNormals({m1, m2}, {s1, s2}), clark, 1e-6);
+  // A member that just left a collective (sigma ~0) beside one that ran long:
+  // the grid follows the wide one, within 0.1% of its sigma.
+  const double tt = std::hypot(0.01, 5.0), dd = (m1 - m2) / tt;
+  const double clark2 = m1 * bigPhi(dd) + m2 * bigPhi(-dd) + tt * phi(dd);
+  EXPECT_NEAR(expectedMaxOfNormals({m1, m2}, {0.01, 5.0}), clark2, 5e-3);
 }
 
 TEST(SyncJitter, FixedArrivalsAndFarStragglersNeedNoIntegral) {
