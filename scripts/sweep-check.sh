@@ -7,12 +7,16 @@
 # --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
 # PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
+#                          [--models DIR]
+# (--models: the model set to predict with, default data/models/host; the host check of issue 35
+#  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
 # (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
 #  default 1-8)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
+models=data/models/host
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -20,7 +24,8 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2;;
     --summary) summary_only=1; shift;;
     --sets) sets="$2"; shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--summary]" >&2; exit 2;;
+    --models) models="$2"; shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
@@ -28,7 +33,7 @@ mkdir -p "$out"
   f=configs/sweeps/host2/set$k.yaml
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
-  build/tracetwin sweep "$f" --models data/models/host --measure --all --rounds "$rounds" \
+  build/tracetwin sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
     --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
     /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" <<'PY'

@@ -21,22 +21,13 @@ struct Pending {
   double transfer_us = 0;
 };
 
-// The expected latest jittered arrival. A group that stands for more ranks
-// than it has members (one rank for N identical ones) counts each member
-// that many times.
+// The expected latest jittered arrival. One rank standing for N identical
+// ones (jitter_group N) is late by its sigma times E[max of N].
 double expectedStart(const JointCollective& coll, const Pending& p) {
-  const size_t members = p.ready.size();
-  const size_t stands_for =
-      std::max<size_t>(size_t(std::max<int64_t>(coll.jitter_group, 0)), members);
-  if (stands_for == members) return expectedMaxOfNormals(p.ready, p.sigma);
-  if (members == 1) return p.ready[0] + p.sigma[0] * expectedMaxStandardNormal(int64_t(stands_for));
-  const size_t copies = (stands_for + members - 1) / members;
-  std::vector<double> ready, sigma;
-  for (size_t k = 0; k < copies; ++k) {
-    ready.insert(ready.end(), p.ready.begin(), p.ready.end());
-    sigma.insert(sigma.end(), p.sigma.begin(), p.sigma.end());
+  if (p.ready.size() == 1 && coll.jitter_group > 1) {
+    return p.ready[0] + p.sigma[0] * expectedMaxStandardNormal(coll.jitter_group);
   }
-  return expectedMaxOfNormals(ready, sigma);
+  return expectedMaxOfNormals(p.ready, p.sigma);
 }
 
 // Checks that every collective is issued once by each of its members and by

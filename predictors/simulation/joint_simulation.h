@@ -29,7 +29,8 @@ struct JointCollective {
   // all_to_allv's members send different bytes; all end together).
   double transfer_us = -1;
   // The group size the arrival jitter is taken for; 0: members.size(). A
-  // symmetric prediction's one rank stands for N (--world-size).
+  // symmetric prediction's one member stands for N identical ranks
+  // (--world-size N), which arrive like it, each with its own jitter.
   int64_t jitter_group = 0;
 };
 
