@@ -195,8 +195,12 @@ double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t w
   return double(std::max<int64_t>(dest.compute_units, 1));
 }
 
-// The arrival jitter the comm model measured; null when it has none.
-const SyncJitter* syncJitterOf(const ModelSet& models) {
+// The arrival jitter the comm model measured; null when it has none, or when
+// the prediction is for another device or a system's cluster: the jitter is
+// the measured host's (its scheduler, its tenants), not the destination's.
+const SyncJitter* syncJitterOf(const ModelSet& models, const PredictOptions& opts) {
+  if (opts.system.has_value()) return nullptr;
+  if (opts.target && opts.target->name != models.device.name) return nullptr;
   const auto* comm = dynamic_cast<const AlphaBetaModel*>(models.model("comm"));
   return comm != nullptr && !comm->sync_jitter.empty() ? &comm->sync_jitter : nullptr;
 }
@@ -325,7 +329,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
   const DeviceSpec& dest = ranks[0].opts.target ? *ranks[0].opts.target : models.device;
   std::vector<std::string> sharing;
-  const SyncJitter* jitter = syncJitterOf(models);
+  const SyncJitter* jitter = syncJitterOf(models, ranks[0].opts);
   JointResult res = simulateRanks(joint, m.collectives, cores, dest.memory_contention.value_or(0.0),
                                   jitter, options, &sharing);
   noteJitter(jitter, int64_t(ranks.size()), &sharing);
@@ -372,7 +376,7 @@ MultiRankPrediction predictSymmetric(const core::Graph& graph, int64_t world_siz
   opts.default_world_size = world_size;
   opts.force_world_size = true;
   RankWork w = lighten(preparePrediction(graph, models, opts), true);
-  const SyncJitter* jitter = world_size > 1 ? syncJitterOf(models) : nullptr;
+  const SyncJitter* jitter = world_size > 1 ? syncJitterOf(models, opts) : nullptr;
   SimResult res = jitter != nullptr
                       ? simulateStandIn(graph, w, world_size, *jitter, opts.keep_schedule)
                       : simulate(w.sim, opts.keep_schedule);

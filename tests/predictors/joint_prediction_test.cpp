@@ -265,6 +265,10 @@ TEST(JointPrediction, MeasuredJitterMakesEveryRankWaitAndGrowsWithTheRankCount) 
   const MultiRankPrediction joint = predictRanks(twice, models, apart);
   EXPECT_NEAR(joint.ranks[0].wait_ms, two.ranks[0].wait_ms, 1e-9);
   EXPECT_NEAR(joint.iteration_ms, two.iteration_ms, 1e-9);
+  // The jitter is the measured host's: predicting for another device, no rank waits.
+  PredictOptions elsewhere;
+  elsewhere.target = loadDeviceSpec(sourcePath("configs/devices/h100.yaml"));
+  EXPECT_DOUBLE_EQ(predictSymmetric(g, 2, models, elsewhere).ranks[0].wait_ms, 0.0);
 }
 
 TEST(JointPrediction, OnAnotherSystemTheCollectivesTakeItsTopology) {
