@@ -27,17 +27,23 @@ std::vector<CommSweepCase> onePointCases(const std::string& collective) {
   return cases;
 }
 
+// The sweep's trace for `group_size` ranks, as the replay reads it.
+core::Graph readSweep(const CommGrid& grid, std::vector<CommSweepCase>* cases,
+                      int group_size = 2) {
+  const auto path = std::filesystem::temp_directory_path() / "tracetwin_comm_sweep_test.et.json";
+  std::ofstream(path) << commSweepTrace(grid, group_size, "cpu", cases);
+  core::Graph g = core::readTrace(path.string());
+  std::filesystem::remove(path);
+  return g;
+}
+
 TEST(CommSweep, TheTraceHoldsEveryPointAsACollectiveTheReplayReads) {
   CommGrid grid;
   grid.sizes_bytes = {1024, 1 << 20};
   grid.copies = 2;
   std::vector<CommSweepCase> cases;
-  const std::string text = commSweepTrace(grid, 3, "cpu", &cases);
+  const core::Graph g = readSweep(grid, &cases, 3);
   ASSERT_EQ(cases.size(), 5u * 2 * 2);
-  const auto path = std::filesystem::temp_directory_path() / "tracetwin_comm_sweep_test.et.json";
-  std::ofstream(path) << text;
-  const core::Graph g = core::readTrace(path.string());
-  std::filesystem::remove(path);
   const core::Selection sel = core::selectTopLevelOps(g);
   // Each collective after its compute spacer, and the two lead-in all-reduces.
   ASSERT_EQ(sel.ops.size(), 2 * cases.size() + 2);
@@ -71,14 +77,6 @@ const core::Node& opBefore(const core::Graph& g, core::NodeId id) {
   const auto at = std::find(ops.begin(), ops.end(), id);
   if (at == ops.begin() || at == ops.end()) throw std::runtime_error("no op before");
   return g.node(*(at - 1));
-}
-
-core::Graph readSweep(const CommGrid& grid, std::vector<CommSweepCase>* cases) {
-  const auto path = std::filesystem::temp_directory_path() / "tracetwin_comm_spacer_test.et.json";
-  std::ofstream(path) << commSweepTrace(grid, 2, "cpu", cases);
-  core::Graph g = core::readTrace(path.string());
-  std::filesystem::remove(path);
-  return g;
 }
 
 TEST(CommSweep, EachCollectiveFollowsAnMmOnItsStorageUnlessTheSpacerIsOff) {
