@@ -48,14 +48,18 @@ aparts = {w: [] for w in workloads}
 loads = []
 
 
-def compare_step(trace, nproc, out, what, extra=()):
-    """`tracetwin compare TRACE --nproc N` and its report's step; exits naming `what` on failure."""
-    p = subprocess.run([tt, "compare", trace, "--nproc", str(nproc), "--models", args.models,
-                        "--iters", str(args.iters), "--json-out", out] + list(extra),
-                       capture_output=True, text=True)
+def run_compare(trace, out, what, extra=()):
+    """`tracetwin compare TRACE ... --json-out OUT` and its report; exits naming `what` on failure."""
+    p = subprocess.run([tt, "compare", trace, "--models", args.models, "--iters", str(args.iters),
+                        "--json-out", out] + list(extra), capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
-    doc = json.load(open(out))
+    return json.load(open(out))
+
+
+def compare_step(trace, nproc, out, what, extra=()):
+    """`tracetwin compare TRACE --nproc N` and its report's step."""
+    doc = run_compare(trace, out, what, ["--nproc", str(nproc)] + list(extra))
     step = doc["step"]
     # The host-speed probe around the replay (compare's host_speed): the measured step scaled by
     # it reads as if the host ran at the calibration's speed.
@@ -66,11 +70,7 @@ def compare_step(trace, nproc, out, what, extra=()):
 def compare_alone(trace, out, what):
     """`tracetwin compare TRACE` of one rank's trace, on this process alone (no Gloo: a 1-rank
     distributed replay would time its collectives on a group of one); the mean iteration."""
-    p = subprocess.run([tt, "compare", trace, "--models", args.models, "--iters", str(args.iters),
-                        "--json-out", out], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
-    doc = json.load(open(out))
+    doc = run_compare(trace, out, what)
     iters = doc.get("measured_iterations_ms") or [doc["measured_ms"]]
     measured = sum(iters) / len(iters)
     return {"measured_ms": measured, "predicted_ms": doc["predicted_ms"],
