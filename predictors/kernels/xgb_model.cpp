@@ -1,13 +1,13 @@
 #include "predictors/kernels/xgb_model.h"
 
 #include <fmt/format.h>
-#include <xgboost/c_api.h>  // XGBoost 1.6 C API: DMatrix, Booster
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "core/errors.h"
+#include "predictors/kernels/xgb_library.h"  // XGBoost 1.6 C API, loaded on first use
 
 namespace tracetwin::predictors {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 // trace it appends (a dozen "[bt] (n) lib(+0x...)" lines under a corrupt
 // model file's one-line reason).
 std::string xgbLastError() {
-  std::string message = XGBGetLastError();
+  std::string message = xgbApi().XGBGetLastError();
   const size_t trace = message.find("Stack trace:");
   if (trace != std::string::npos) message.erase(trace);
   while (!message.empty() &&
@@ -33,15 +33,15 @@ void xgbCheck(int rc, const char* call, const std::string& context = "") {
                                      context.empty() ? "" : " for ", context, xgbLastError()));
   }
 }
-#define XGB_CALL(call) xgbCheck((call), #call)
+#define XGB_CALL(fn, ...) xgbCheck(xgbApi().fn(__VA_ARGS__), #fn)
 
 class DMatrix {
  public:
   DMatrix(const std::vector<float>& x, size_t cols) {
     size_t rows = cols ? x.size() / cols : 0;
-    XGB_CALL(XGDMatrixCreateFromMat(x.data(), rows, cols, std::nanf(""), &h_));
+    XGB_CALL(XGDMatrixCreateFromMat, x.data(), rows, cols, std::nanf(""), &h_);
   }
-  ~DMatrix() { XGDMatrixFree(h_); }
+  ~DMatrix() { xgbApi().XGDMatrixFree(h_); }
   DMatrix(const DMatrix&) = delete;
   DMatrix& operator=(const DMatrix&) = delete;
   DMatrixHandle get() const { return h_; }
@@ -52,17 +52,17 @@ class DMatrix {
 
 }  // namespace
 
-Booster::Booster() { XGB_CALL(XGBoosterCreate(nullptr, 0, &handle_)); }
-Booster::~Booster() { XGBoosterFree(handle_); }
+Booster::Booster() { XGB_CALL(XGBoosterCreate, nullptr, 0, &handle_); }
+Booster::~Booster() { xgbApi().XGBoosterFree(handle_); }
 
 std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols,
                                         const std::vector<float>& y, const XgbParams& p) {
   DMatrix dtrain(x, cols);
-  XGB_CALL(XGDMatrixSetFloatInfo(dtrain.get(), "label", y.data(), y.size()));
+  XGB_CALL(XGDMatrixSetFloatInfo, dtrain.get(), "label", y.data(), y.size());
   auto b = std::make_unique<Booster>();
-  XGBoosterFree(b->handle_);
+  xgbApi().XGBoosterFree(b->handle_);
   DMatrixHandle mats[] = {dtrain.get()};
-  XGB_CALL(XGBoosterCreate(mats, 1, &b->handle_));
+  XGB_CALL(XGBoosterCreate, mats, 1, &b->handle_);
   const std::pair<const char*, std::string> params[] = {
       {"objective", "reg:squarederror"},
       {"max_depth", std::to_string(p.max_depth)},
@@ -73,15 +73,15 @@ std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols
       {"base_score", "0"},
       {"min_child_weight", "2"},
   };
-  for (const auto& [k, v] : params) XGB_CALL(XGBoosterSetParam(b->handle_, k, v.c_str()));
-  for (int i = 0; i < p.rounds; ++i) XGB_CALL(XGBoosterUpdateOneIter(b->handle_, i, dtrain.get()));
+  for (const auto& [k, v] : params) XGB_CALL(XGBoosterSetParam, b->handle_, k, v.c_str());
+  for (int i = 0; i < p.rounds; ++i) XGB_CALL(XGBoosterUpdateOneIter, b->handle_, i, dtrain.get());
   return b;
 }
 
 std::unique_ptr<Booster> Booster::load(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
   auto b = std::make_unique<Booster>();
-  if (XGBoosterLoadModel(b->handle_, path.c_str()) != 0) {
+  if (xgbApi().XGBoosterLoadModel(b->handle_, path.c_str()) != 0) {
     throw InputError(fmt::format("{}: cannot load XGBoost model: {}", path, xgbLastError()));
   }
   return b;
@@ -89,7 +89,7 @@ std::unique_ptr<Booster> Booster::load(const std::string& path) {
 
 void Booster::save(const std::string& path) const {
   std::lock_guard<std::mutex> lock(mu_);
-  xgbCheck(XGBoosterSaveModel(handle_, path.c_str()), "XGBoosterSaveModel", path);
+  xgbCheck(xgbApi().XGBoosterSaveModel(handle_, path.c_str()), "XGBoosterSaveModel", path);
 }
 
 std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) const {
@@ -98,7 +98,7 @@ std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) co
   std::lock_guard<std::mutex> lock(mu_);
   bst_ulong len = 0;
   const float* out = nullptr;
-  XGB_CALL(XGBoosterPredict(handle_, d.get(), 0, 0, 0, &len, &out));
+  XGB_CALL(XGBoosterPredict, handle_, d.get(), 0, 0, 0, &len, &out);
   return std::vector<float>(out, out + len);
 }
 
