@@ -7,16 +7,18 @@
 # --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
 # PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
-#                          [--models DIR]
+#                          [--models DIR] [--dir configs/sweeps/host3]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
+# (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds the 8 sets
+#  whose plans put 100%..50% of the embedding work on the busier rank, to differ beyond noise)
 # (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
 #  default 1-8)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
-models=data/models/host
+models=data/models/host; dir=configs/sweeps/host2
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -25,12 +27,13 @@ while [ $# -gt 0 ]; do
     --summary) summary_only=1; shift;;
     --sets) sets="$2"; shift 2;;
     --models) models="$2"; shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR]" >&2; exit 2;;
+    --dir) dir="$2"; shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
 [ "$summary_only" = 1 ] || for k in $sets; do
-  f=configs/sweeps/host2/set$k.yaml
+  f=$dir/set$k.yaml
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
   build/tracetwin sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
@@ -56,7 +59,7 @@ PY
   fi
 done
 /usr/bin/python3 - "$out" <<'PY'
-import glob, json, sys
+import glob, json, statistics, sys
 sys.path.insert(0, "scripts")
 def tau(a, b):
     c = d = 0
@@ -76,6 +79,17 @@ for path in sorted(glob.glob(sys.argv[1] + "/set*.json")):
         path.split("/")[-1][:-5], len(ps), "success" if m["pick_best"] else "miss",
         100 * m["gap"], m["kendall_tau"])
     hits += m["pick_best"]
+    # The host's noise here: each plan's rounds' interquartile range over their median (the
+    # median of the plans'); the plans differ beyond it where adjacent measured steps do.
+    def iqr(r):
+        r = sorted(r); q = lambda f: r[0] if len(r) == 1 else r[int(f * (len(r) - 1))]
+        return (q(0.75) - q(0.25)) / statistics.median(r)
+    noise = statistics.median(iqr(p["rounds_ms"]) for p in ps) if ps and "rounds_ms" in ps[0] else 0
+    steps = sorted(p["measured_ms"] for p in ps)
+    apart = sum(b / a - 1 > noise for a, b in zip(steps, steps[1:]))
+    line += "  noise %4.1f%%  best to 2nd %+5.1f%%  range %.2fx  adjacent apart %d/%d" % (
+        100 * noise, 100 * (steps[1] / steps[0] - 1) if len(steps) > 1 else 0,
+        steps[-1] / steps[0], apart, len(steps) - 1)
     both = [p for p in ps if p.get("pytorch_ms")]
     if len(both) >= 2:
         pt = [p["pytorch_ms"] for p in both]; me = [p["measured_ms"] for p in both]
