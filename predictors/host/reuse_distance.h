@@ -37,8 +37,12 @@ namespace tracetwin::predictors {
 // in order). 0 for an op without input tensors.
 std::vector<double> inputReuseBytes(const std::vector<const core::Node*>& ops,
                                     double private_cache_bytes);
-// The same over touches collected once (stepTouches(ops)).
-std::vector<double> inputReuseBytes(const StepTouches& step, double private_cache_bytes);
+// The same over touches collected once (stepTouches(ops)). With
+// `iteration_brought`, also what one iteration brings in from beyond the
+// private caches: the rank's traffic through the last-level cache, which
+// co-located ranks share in proportion to it (step_cache_terms.h).
+std::vector<double> inputReuseBytes(const StepTouches& step, double private_cache_bytes,
+                                    double* iteration_brought = nullptr);
 
 // The distance of an op re-run on its own tensors: its other tensors are all
 // that comes between two calls.

@@ -71,21 +71,26 @@ bool needsStepTouches(const ModelSet& models) {
 
 // Cold input and output bytes of every op against coldCacheBytes, and the
 // inputs' reuse distances for the families that read them.
-void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step) {
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step,
+                    double llc_share, double* llc_traffic) {
+  if (!(llc_share > 0 && llc_share <= 1)) {
+    throw std::logic_error("markColdInputs: a last-level cache share outside (0, 1]");
+  }
   const std::set<std::string> reading = familiesReadingReuse(models);
-  const double cache_bytes = coldCacheBytes(models);
+  const double cache_bytes = coldCacheBytes(models) * llc_share;
   if ((cache_bytes > 0 || !reading.empty()) && step.ops() != recs.size()) {
     throw std::logic_error("markColdInputs: the step's touches are not those of its ops");
   }
   std::vector<ColdBytes> cold(recs.size());
   if (cache_bytes > 0) cold = coldBytes(step, cache_bytes);
-  if (!reading.empty()) {
+  if (llc_traffic != nullptr) *llc_traffic = 0;
+  if (!reading.empty() || (llc_traffic != nullptr && cache_bytes > 0)) {
     const std::vector<double> reuse =
-        inputReuseBytes(step, static_cast<double>(models.device.privateCacheBytes()));
+        inputReuseBytes(step, static_cast<double>(models.device.privateCacheBytes()), llc_traffic);
     for (size_t i = 0; i < recs.size(); ++i) {
       if (reading.count(recs[i].f.family)) {
-        recs[i].f.reuse_bytes = reuse[i];
-        recs[i].out.input_reuse_bytes = reuse[i];
+        recs[i].f.reuse_bytes = reuse[i] / llc_share;
+        recs[i].out.input_reuse_bytes = recs[i].f.reuse_bytes;
       }
     }
   }

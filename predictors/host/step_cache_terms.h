@@ -24,7 +24,19 @@ bool needsStepTouches(const ModelSet& models);
 // inputs' reuse distances and the cold output bytes of every op; before the
 // kernel models run. `step`: the touches of `recs`' nodes, when
 // needsStepTouches (empty otherwise).
-void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step);
+//
+// `llc_share` (PredictOptions::llc_share): the part of the last-level cache
+// the rank's data holds while ranks co-located with it stream theirs through
+// the same cache (1: alone). An LRU cache shared by streams keeps each one's
+// lines in proportion to its insertions, so a tensor survives share x the
+// capacity of other traffic: cold inputs are judged against share x the
+// cache, and the trees' reuse distances (learned alone) are read as
+// distance / share. `llc_traffic`, where given, gets the iteration's traffic
+// through the last-level cache (bytes brought into the private caches,
+// reuse_distance.h), which gives co-located ranks their shares; 0 when the
+// models walk no touches.
+void markColdInputs(std::vector<OpRecord>& recs, const ModelSet& models, const StepTouches& step,
+                    double llc_share = 1.0, double* llc_traffic = nullptr);
 
 // After the kernel models, in this order: each adds its share to
 // OpPrediction::predicted_us and records it in its own field (cold_tensor_us;

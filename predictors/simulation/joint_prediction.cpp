@@ -216,6 +216,41 @@ void noteJitter(const SyncJitter* jitter, int64_t group_size, std::vector<std::s
       sigma_ms, group_size, expectedMaxStandardNormal(group_size), group_size));
 }
 
+// The last-level cache shares of CPU ranks on one host: an LRU cache that
+// several streams fill keeps each one's lines in proportion to its
+// insertions, so each rank holds its traffic's part of it (every rank runs
+// the same step time, so traffic per iteration stands for the rate). A
+// first preparation of every rank measures its traffic; all 1 when the
+// models have no cache terms or no rank moves data.
+std::vector<double> llcShares(const std::vector<RankInput>& ranks, const ModelSet& models,
+                              int64_t world_size, std::vector<std::string>* notes) {
+  std::vector<double> traffic(ranks.size(), 0.0);
+  double total = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    PredictOptions opts = ranks[r].opts;
+    if (opts.default_world_size <= 1) opts.default_world_size = world_size;
+    opts.measure_llc_traffic = true;
+    traffic[r] = preparePrediction(*ranks[r].graph, models, opts).llc_traffic_bytes;
+    total += traffic[r];
+  }
+  std::vector<double> shares(ranks.size(), 1.0);
+  if (!(total > 0)) return shares;
+  // A rank that moves almost nothing still keeps what it touches in its
+  // private caches; the floor only keeps distance / share finite.
+  constexpr double kMinShare = 0.02;
+  std::string list;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    shares[r] = std::clamp(traffic[r] / total, kMinShare, 1.0);
+    if (r < 8) list += fmt::format("{}{:.2f}", r ? ", " : "", shares[r]);
+  }
+  notes->push_back(fmt::format(
+      "co-located ranks share the last-level cache in proportion to their traffic through it "
+      "({:.1f} MB an iteration on the host): each rank's cold inputs are judged against its "
+      "share of the cache ({}{})",
+      total / 1e6, list, ranks.size() > 8 ? ", ..." : ""));
+  return shares;
+}
+
 // Joint simulation, with CPU ranks sharing their host's cores when they do.
 JointResult simulateRanks(const std::vector<JointRank>& joint,
                           const std::vector<JointCollective>& collectives, double cores,
@@ -248,11 +283,10 @@ JointResult simulateRanks(const std::vector<JointRank>& joint,
       memory_contention > 0
           ? fmt::format("co-located ranks contend for memory bandwidth: an op whose time is all "
                         "memory traffic runs {:.2f}x as long beside another such op (the device's "
-                        "memory_contention); the last-level cache's sharing is not modelled",
+                        "memory_contention)",
                         1 + memory_contention)
-          : std::string("co-located ranks: shared memory bandwidth and last-level cache are not "
-                        "modelled (no memory_contention in the device spec); only the cores are "
-                        "shared"));
+          : std::string("co-located ranks: shared memory bandwidth is not modelled (no "
+                        "memory_contention in the device spec)"));
   return std::move(res.joint);
 }
 
@@ -305,11 +339,17 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   if (ranks.empty()) throw UsageError("multi-rank prediction needs at least one rank");
   MultiRankPrediction out;
   out.world_size = int64_t(ranks.size());
+  const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
+  std::vector<std::string> sharing;
+  const std::vector<double> llc_shares = cores > 0
+                                             ? llcShares(ranks, models, out.world_size, &sharing)
+                                             : std::vector<double>(ranks.size(), 1.0);
   std::vector<RankWork> work;
   work.reserve(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) {
     PredictOptions opts = ranks[r].opts;
     if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
+    opts.llc_share = llc_shares[r];
     work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
                            r == 0 || options.every_rank_ops || options.keep_schedule));
   }
@@ -326,9 +366,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
     joint[r].start_us = ranks[r].start_us - earliest;
     joint[r].collective = std::move(m.slot_of_op[r]);
   }
-  const double cores = sharedCores(models, ranks[0].opts, int64_t(ranks.size()), options);
   const DeviceSpec& dest = ranks[0].opts.target ? *ranks[0].opts.target : models.device;
-  std::vector<std::string> sharing;
   const SyncJitter* jitter = syncJitterOf(models, ranks[0].opts);
   JointResult res = simulateRanks(joint, m.collectives, cores, dest.memory_contention.value_or(0.0),
                                   jitter, options, &sharing);

@@ -393,7 +393,8 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     r.out.family = r.f.family;
     recs.push_back(std::move(r));
   }
-  markColdInputs(recs, models, std::move(step).finish());
+  markColdInputs(recs, models, std::move(step).finish(), opts.llc_share,
+                 opts.measure_llc_traffic ? &prepared.llc_traffic_bytes : nullptr);
   predictDeviceTimes(recs, graph, models, opts);
   addCastTimes(recs, autocast_casts, [&](std::vector<OpRecord>& casts) {
     for (OpRecord& c : casts) c.shape_hash = shapeHash(c.f);

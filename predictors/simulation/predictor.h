@@ -67,6 +67,12 @@ struct PredictOptions {
   // Keep each op's simulated CPU span and kernels (Prediction::schedule),
   // for `--timeline`.
   bool keep_schedule = false;
+  // CPU ranks sharing a host: the part of its last-level cache this rank's
+  // data holds (host/step_cache_terms.h, markColdInputs; 1: alone), and
+  // whether to measure the rank's traffic through it
+  // (PreparedPrediction::llc_traffic_bytes) to give the shares.
+  double llc_share = 1.0;
+  bool measure_llc_traffic = false;
 };
 
 struct OpPrediction {
@@ -155,6 +161,9 @@ struct PreparedPrediction {
   std::vector<SimOp> sim;     // per op of p.per_op
   // (op index, message bytes) of every collective, in op order.
   std::vector<std::pair<size_t, double>> comm_bytes;
+  // With PredictOptions::measure_llc_traffic: one iteration's bytes brought
+  // into the private caches from beyond them (0 without a cache model).
+  double llc_traffic_bytes = 0;
 };
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts);

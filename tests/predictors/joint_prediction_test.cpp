@@ -18,7 +18,9 @@
 #include "predictors/comm/comm_model.h"
 #include "predictors/comm/topology.h"
 #include "predictors/kernels/analytic_models.h"
+#include "tests/support/graphs.h"
 #include "tests/support/paths.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -199,8 +201,12 @@ TEST(JointPrediction, GlooCollectivesOnACpuRunBesideTheThreadAndEndTogether) {
     return n.find("ranks share 2 cores") != std::string::npos;
   }));
   EXPECT_TRUE(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) {
-    return n.find("contend for memory bandwidth") != std::string::npos &&
-           n.find("last-level cache's sharing is not modelled") != std::string::npos;
+    return n.find("contend for memory bandwidth") != std::string::npos;
+  }));
+  EXPECT_TRUE(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) {
+    return n.find("share the last-level cache in proportion to their traffic") !=
+               std::string::npos &&
+           n.find("(0.50, 0.50)") != std::string::npos;  // identical ranks: halves
   }));
   // On one core each the ranks take longer; on hosts of their own no longer
   // than sharing 2 cores.
@@ -211,6 +217,49 @@ TEST(JointPrediction, GlooCollectivesOnACpuRunBesideTheThreadAndEndTogether) {
   const MultiRankPrediction alone = predictRanks(in, models, apart);
   EXPECT_GT(tight.iteration_ms, m.iteration_ms);
   EXPECT_LE(alone.iteration_ms, m.iteration_ms + 1e-9);
+}
+
+// X and Y of 12 MiB each, read in turn: A(X) B(Y) C(X), every iteration.
+// The LRU traffic between Y's touches is X twice (24 MiB; cache_reuse.h
+// counts a storage in every op that touches it), and Y's 12 MiB fit beside
+// it in the bundled host's 44.4 MiB reuse capacity; in the 22.2 MiB a
+// co-located twin leaves, none of Y and part of X survive.
+core::Graph twoStreams() {
+  core::Node a = opNode("aten::add_", {mibTensor(12, 1), mibTensor(12, 1)}, {mibTensor(12, 1)});
+  core::Node b = opNode("aten::add_", {mibTensor(12, 2), mibTensor(12, 2)}, {mibTensor(12, 2)});
+  core::Node c = opNode("aten::add_", {mibTensor(12, 1), mibTensor(12, 1)}, {mibTensor(12, 1)});
+  return graphOfOps({a, b, c});
+}
+
+double coldInputBytes(const MultiRankPrediction& m, size_t op) {
+  return m.ranks[0].prediction.per_op.at(op).cold_input_bytes;
+}
+
+TEST(JointPrediction, CoLocatedRanksShareTheLastLevelCacheByTheirTraffic) {
+  const core::Graph streams = twoStreams();
+  const ModelSet models = jointAnalyticModels(loadDeviceSpec(dataPath("models/host/device.yaml")));
+  ASSERT_NEAR(*models.device.reuse_cache_bytes / double(1 << 20), 44.4, 0.1);
+  std::vector<RankInput> twins(2);
+  twins[0].graph = twins[1].graph = &streams;
+  MultiRankOptions apart;
+  apart.host_cores = -1;
+  const MultiRankPrediction alone = predictRanks(twins, models, apart);
+  const MultiRankPrediction shared = predictRanks(twins, models);
+  ASSERT_EQ(alone.ranks[0].prediction.per_op.size(), 3u);
+  // Alone every input survives; beside a twin streaming as much, half the
+  // cache holds neither tensor from one touch to the next.
+  for (size_t op = 0; op < 3; ++op) EXPECT_EQ(coldInputBytes(alone, op), 0.0) << op;
+  EXPECT_DOUBLE_EQ(coldInputBytes(shared, 1), 12.0 * (1 << 20));  // Y: 24 MiB since
+  EXPECT_GT(coldInputBytes(shared, 2), 0.0);                      // X: 12 MiB since
+  EXPECT_LT(coldInputBytes(shared, 2), 12.0 * (1 << 20));
+  EXPECT_GT(shared.ranks[0].compute_ms, alone.ranks[0].compute_ms);
+  // Beside a rank that moves next to nothing, the cache is all but its own.
+  const core::Graph quiet = reluAddAddRelu();
+  std::vector<RankInput> lopsided(2);
+  lopsided[0].graph = &streams;
+  lopsided[1].graph = &quiet;
+  const MultiRankPrediction mostly_own = predictRanks(lopsided, models);
+  for (size_t op = 0; op < 3; ++op) EXPECT_EQ(coldInputBytes(mostly_own, op), 0.0) << op;
 }
 
 TEST(JointPrediction, OneTraceForIdenticalRanksCostsOneAndMatchesTheJointSimulation) {

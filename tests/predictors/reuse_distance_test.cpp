@@ -44,6 +44,15 @@ TEST(ReuseDistance, ReadsWithinThePrivateCacheBringNothingIn) {
   // A 1 MiB private cache: only M's first read a step after the last one
   // brings it in (P came between, twice); its other reads bring nothing.
   EXPECT_DOUBLE_EQ(inputReuseBytes(ops, kMiB).back(), (0.25 + 1) * kMiB);
+  // An iteration's traffic through the last-level cache (co-located ranks'
+  // shares). With the private cache: P at op 0 right after its last read
+  // (the 1 MiB of it the cache kept stays), M once, P again after 2.5 MiB of
+  // M; without it, every touch.
+  double brought = -1;
+  inputReuseBytes(stepTouches(ops), kMiB, &brought);
+  EXPECT_DOUBLE_EQ(brought, (1 + 0.25 + 2) * kMiB);
+  inputReuseBytes(stepTouches(ops), 0, &brought);
+  EXPECT_DOUBLE_EQ(brought, (2 + 2 + 10 * 0.25) * kMiB);
 }
 
 TEST(ReuseDistance, AnOpAloneHasOnlyItsOwnTensorsBetweenTwoCalls) {
