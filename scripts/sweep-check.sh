@@ -10,8 +10,9 @@
 #                          [--models DIR] [--dir configs/sweeps/host3]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
-# (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds the 8 sets
-#  whose plans put 100%..50% of the embedding work on the busier rank, to differ beyond noise)
+# (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds 10 sets
+#  whose plans put 100%..50% of the embedding work on the busier rank, to differ beyond noise:
+#  --dir configs/sweeps/host3 --sets "1 2 3 4 5 6 7 8 9 10")
 # (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
 #  default 1-8)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
