@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::sweep {
 namespace {
@@ -166,6 +170,38 @@ TEST(SweepSpec, PlacementErrorsNameFileLineAndColumn) {
   EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: greedy_splits}"))
                 .find("greedy_split"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracetwin::sweep
+
+namespace tracetwin::sweep {
+namespace {
+
+// The shipped sweep files load (the strict reader would name a bad key), and
+// host3's sets keep their construction: five table-wise plans that put 16,
+// 14, 12, 10 and 8 of the 8:4:2:2 units on the busier rank.
+TEST(SweepSpec, TheShippedFilesLoadAndHost3PlansSplitTheLoadsApart) {
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(testing::sourcePath("configs/sweeps"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const SweepSpec spec = loadSweepSpec(entry.path().string());
+    ++files;
+    if (entry.path().parent_path().filename() != "host3") continue;
+    ASSERT_EQ(spec.tables.size(), 4u);
+    ASSERT_EQ(spec.plans.size(), 5u);
+    const int units[] = {8, 4, 2, 2};
+    std::vector<int> busier;
+    for (const PlanSpec& p : spec.plans) {
+      int on[2] = {0, 0};
+      for (size_t t = 0; t < 4; ++t) on[p.assign.at(t)] += units[t];
+      busier.push_back(std::max(on[0], on[1]));
+    }
+    EXPECT_EQ(busier, (std::vector<int>{16, 14, 12, 10, 8}));
+  }
+  EXPECT_GE(files, 20);  // example, sharding, host2's 9, host3's 10 ...
 }
 
 }  // namespace
