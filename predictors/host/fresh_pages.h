@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/graph.h"
+#include "core/sparse_layout.h"
 
 namespace tracetwin::predictors {
 
@@ -29,6 +30,18 @@ struct FreshBytes {
   double temporaries = 0;
 };
 FreshBytes freshMappedBytes(const core::Node& op);
+
+// The arrays of the sparse COO tensors `op` makes (core/sparse_layout.h), each
+// at least kMmapThresholdBytes: values of nnz rows and indices of
+// sparse_dim x nnz int64. A trace records a sparse tensor with no bytes, so
+// freshMappedBytes cannot see them, yet embedding_bag's sparse backward
+// allocates its gradient every step and AccumulateGrad's add_ into the
+// cleared .grad reallocates it by concatenation: sweep set 3's 163,840-row
+// gradient of a 64-wide table (42 MB of values) cost each of them 21-22 ms in
+// the replay against 6.4 and 2.8 predicted without its 10,240 fresh pages.
+// Ops that only view, clear or coalesce in place allocate nothing; 0 for
+// tensors of unknown nnz.
+double freshSparseBytes(const core::Node& op, const core::SparseTensors& sparse);
 
 // oneDNN computes a convolution on its blocked layout: it reorders each
 // plain (NCHW) activation and gradient into a buffer of the same size and

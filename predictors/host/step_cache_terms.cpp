@@ -146,13 +146,14 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
 }
 
 void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
-                        const PredictOptions& opts) {
+                        const PredictOptions& opts, const core::SparseTensors* sparse) {
   const double per_page = models.device.page_fault_us;
   if (per_page <= 0 || opts.target || models.device.kind != DeviceKind::kCpu) return;
   const double unmap = models.device.page_unmap_us;
   for (OpRecord& r : recs) {
     if (r.fallback) continue;
-    const FreshBytes fresh = freshMappedBytes(*r.node);
+    FreshBytes fresh = freshMappedBytes(*r.node);
+    if (sparse != nullptr) fresh.outputs += freshSparseBytes(*r.node, *sparse);
     if (fresh.outputs <= 0 && fresh.temporaries <= 0) continue;
     // The op faults in its outputs and its own buffers, and unmaps the
     // buffers; the outputs are unmapped when freed, between later ops.

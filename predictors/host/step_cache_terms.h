@@ -51,8 +51,9 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
 // Outputs mapped fresh for every call (fresh_pages.h) fault in each page at
 // the device's measured page_fault_us (page_fault_us; with the unmapping of
 // the op's own buffers); sets OpRecord::fresh_output_bytes, whose unmapping
-// the CPU side charges between ops.
+// the CPU side charges between ops. With `sparse`, the sparse tensors' arrays
+// an op allocates count too (freshSparseBytes).
 void addFreshPageFaults(std::vector<OpRecord>& recs, const ModelSet& models,
-                        const PredictOptions& opts);
+                        const PredictOptions& opts, const core::SparseTensors* sparse = nullptr);
 
 }  // namespace tracetwin::predictors

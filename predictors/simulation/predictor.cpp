@@ -403,7 +403,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   addColdTensorPenalties(recs, models, opts);
   addCodeColdPenalties(recs, models, opts);
   addColdDramReads(recs, models, opts);
-  addFreshPageFaults(recs, models, opts);
+  addFreshPageFaults(recs, models, opts, &sparse);
   // SGD's sparse adds, measured whole with their table warm and evicted
   // (kernels/sparse_add_model.h): the model's time replaces the terms above.
   for (const auto& [i, shape] : sparse_adds) {

@@ -7,6 +7,7 @@
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/simulation/predictor.h"
 #include "tests/support/graphs.h"
+#include "tests/support/values.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -34,6 +35,33 @@ TEST(FreshPages, AnOutputAtTheMmapThresholdOnANewStorageIsMappedFresh) {
                                            {cpuTensor(40 * kMiB, 3), cpuTensor(48 * kMiB, 3)}))
                        .outputs,
                    48.0 * kMiB);
+}
+
+// A sparse gradient of a 20,000 x 64 table with 163,840 looked-up rows, as
+// a trace records it (no storage) and core::inferSparseTensors marks it.
+TEST(FreshPages, ASparseGradientsArraysBeyondTheThresholdAreMappedFresh) {
+  const core::Value grad = tensorValue(7, 0, {20000, 64});
+  const core::Value small = tensorValue(8, 0, {20000, 64});
+  core::SparseTensors sparse;
+  sparse[7] = {1, 163840, core::kNoNode};
+  sparse[8] = {1, 1024, core::kNoNode};
+  const double values = 163840.0 * 64 * 4;  // 40 MiB; its 1.25 MiB of indices stay on the heap
+  EXPECT_DOUBLE_EQ(
+      freshSparseBytes(opNode("aten::_embedding_bag_backward", {cpuTensor(kMiB, 1)}, {grad}),
+                       sparse),
+      values);
+  // AccumulateGrad's add_ into the cleared .grad concatenates into new arrays.
+  EXPECT_DOUBLE_EQ(freshSparseBytes(opNode("aten::add_", {grad, grad}, {grad}), sparse), values);
+  // Clearing, scaling and viewing it allocate nothing; nor does a small one.
+  EXPECT_EQ(freshSparseBytes(opNode("aten::zero_", {grad}, {grad}), sparse), 0);
+  EXPECT_EQ(freshSparseBytes(opNode("aten::mul_", {grad}, {grad}), sparse), 0);
+  EXPECT_EQ(freshSparseBytes(opNode("aten::_values", {grad}, {grad}), sparse), 0);
+  EXPECT_EQ(freshSparseBytes(opNode("aten::clone", {small}, {small}), sparse), 0);
+  // Unknown nnz, or a dense output: nothing here (freshMappedBytes has those).
+  core::SparseTensors unknown;
+  unknown[7] = {1, 0, core::kNoNode};
+  EXPECT_EQ(freshSparseBytes(opNode("aten::clone", {grad}, {grad}), unknown), 0);
+  EXPECT_EQ(freshSparseBytes(opNode("aten::relu", {grad}, {cpuTensor(64 * kMiB, 2)}), sparse), 0);
 }
 
 core::Node conv2d(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t r) {
