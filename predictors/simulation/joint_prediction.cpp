@@ -216,6 +216,14 @@ void noteJitter(const SyncJitter* jitter, int64_t group_size, std::vector<std::s
       sigma_ms, group_size, expectedMaxStandardNormal(group_size), group_size));
 }
 
+// A rank's options, its collectives sized by the job's ranks where its trace
+// does not record the group.
+PredictOptions rankOptions(const RankInput& rank, int64_t world_size) {
+  PredictOptions opts = rank.opts;
+  if (opts.default_world_size <= 1) opts.default_world_size = world_size;
+  return opts;
+}
+
 // The last-level cache shares of CPU ranks on one host: an LRU cache that
 // several streams fill keeps each one's lines in proportion to its
 // insertions, so each rank holds its traffic's part of it (every rank runs
@@ -227,8 +235,7 @@ std::vector<double> llcShares(const std::vector<RankInput>& ranks, const ModelSe
   std::vector<double> traffic(ranks.size(), 0.0);
   double total = 0;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    PredictOptions opts = ranks[r].opts;
-    if (opts.default_world_size <= 1) opts.default_world_size = world_size;
+    PredictOptions opts = rankOptions(ranks[r], world_size);
     opts.measure_llc_traffic = true;
     traffic[r] = preparePrediction(*ranks[r].graph, models, opts).llc_traffic_bytes;
     total += traffic[r];
@@ -347,8 +354,7 @@ MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const Mode
   std::vector<RankWork> work;
   work.reserve(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) {
-    PredictOptions opts = ranks[r].opts;
-    if (opts.default_world_size <= 1) opts.default_world_size = out.world_size;
+    PredictOptions opts = rankOptions(ranks[r], out.world_size);
     opts.llc_share = llc_shares[r];
     work.push_back(lighten(preparePrediction(*ranks[r].graph, models, opts),
                            r == 0 || options.every_rank_ops || options.keep_schedule));
