@@ -71,7 +71,8 @@ def tau(a, b):
     n = len(a) * (len(a) - 1) / 2
     return (c - d) / n if n else 0.0
 rows, hits, pt_hits, pt_n = [], 0, 0, 0
-for path in sorted(glob.glob(sys.argv[1] + "/set*.json")):
+# By set number: set10 after set9, not after set1.
+for path in sorted(glob.glob(sys.argv[1] + "/set*.json"), key=lambda p: int(p.rsplit("set", 1)[1][:-5])):
     m = json.load(open(path)).get("measurement")
     if m is None:
         continue

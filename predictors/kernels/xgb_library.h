@@ -2,7 +2,7 @@
 // up, libxgboost (with libgomp and libdmlc) took 2.3 ms of every tracetwin
 // process here, most of `--help`'s time, for the commands that never touch a
 // tree (inspect, link, host, export): the same reason LibTorch lives in
-// tracetwin-replay (docs/architecture.md, "Start-up").
+// tracetwin-replay (docs/architecture.md, "Two executables").
 #pragma once
 
 #include <xgboost/c_api.h>  // the functions' types; the library is not linked
