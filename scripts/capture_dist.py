@@ -34,11 +34,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(nproc, argv, timeout_s=1800):
-    """Run `python3 capture.py argv` as ranks 0..nproc-1; raise LaunchError if any fails."""
+def launch(nproc, argv, timeout_s=1800, script="capture.py"):
+    """Run `python3 SCRIPT argv` (a script beside this module) as ranks 0..nproc-1; raise
+    LaunchError if any fails."""
     port = free_port()
     procs = []
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "capture.py")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
     for rank in range(nproc):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(nproc), LOCAL_RANK=str(rank),
                    LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))

@@ -3,9 +3,9 @@
 # configs/sweeps/host2/ predicted and measured through the distributed replay
 # (`tracetwin sweep FILE --measure --all --rounds R`), then the pick-best rate
 # (predicted best within 3% of the measured best) and each set's Kendall tau.
-# With --pytorch, every plan also runs in real PyTorch (scripts/capture.py
-# --workload dlrm_sweep --nproc 2) and the replayed ranking is compared with
-# PyTorch's.
+# With --pytorch, every plan also runs in real PyTorch (scripts/sweep-pytorch.py:
+# the step capture.py --workload dlrm_sweep captures, R rounds alternating the
+# plans, as the replay's) and the replayed ranking is compared with PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
 #                          [--models DIR] [--dir configs/sweeps/host3]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
@@ -40,21 +40,22 @@ mkdir -p "$out"
   build/tracetwin sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
     --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
-    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" <<'PY'
+    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" <<'PY'
 import json, subprocess, sys
-report, sweep, outdir = sys.argv[1:]
+report, sweep, outdir, rounds = sys.argv[1:]
 j = json.load(open(report))
+# Every measured plan in real PyTorch, in the same number of rounds as the replay, alternating
+# the plans round by round (scripts/sweep-pytorch.py); each plan's median of its rounds.
+argv = ["/usr/bin/python3", "scripts/sweep-pytorch.py", "--sweep", sweep, "--rounds", rounds,
+        "--steps", "10", "--warmup", "3", "--json-out", outdir + ".pytorch.json"]
 for p in j["measurement"]["plans"]:
     plan = next(q for q in j["plans"] if q["name"] == p["name"])
-    # A rank without tables used to hang here (its pooled block needed no gradient, so autograd
-    # skipped its all-to-all backward while the peer waited in its own); dlrm_sweep.py fixes it.
-    assign = ",".join(str(r) for r in plan["owner"])
-    subprocess.run(["/usr/bin/python3", "scripts/capture.py", "--workload", "dlrm_sweep",
-                    "--nproc", "2", "--param", "sweep=" + sweep, "--param", "assign=" + assign,
-                    "--name", p["name"], "--out", outdir + "/pytorch", "--steps", "10",
-                    "--warmup", "3"], check=True, stdout=subprocess.DEVNULL, timeout=600)
-    meta = json.load(open("%s/pytorch/%s.rank0.meta.json" % (outdir, p["name"])))
-    p["pytorch_ms"] = meta.get("job_step_ms", meta["iteration_ms"])
+    argv += ["--plan", "%s=%s" % (p["name"], ",".join(str(r) for r in plan["owner"]))]
+subprocess.run(argv, check=True, timeout=3600)
+pt = {q["name"]: q for q in json.load(open(outdir + ".pytorch.json"))["plans"]}
+for p in j["measurement"]["plans"]:  # each round's mean step, as the replay's
+    p["pytorch_ms"] = pt[p["name"]]["mean_ms"]
+    p["pytorch_rounds_ms"] = pt[p["name"]]["rounds_mean_ms"]
 json.dump(j, open(report, "w"), indent=2)
 PY
   fi
@@ -70,9 +71,11 @@ def tau(a, b):
             c += s > 0; d += s < 0
     n = len(a) * (len(a) - 1) / 2
     return (c - d) / n if n else 0.0
-rows, hits, pt_hits, pt_n = [], 0, 0, 0
+rows, hits, pt_hits, pt_n, rp_hits = [], 0, 0, 0, 0
 # By set number: set10 after set9, not after set1.
-for path in sorted(glob.glob(sys.argv[1] + "/set*.json"), key=lambda p: int(p.rsplit("set", 1)[1][:-5])):
+# (setK.pytorch.json beside them is scripts/sweep-pytorch.py's report.)
+for path in sorted((p for p in glob.glob(sys.argv[1] + "/set*.json") if not p.endswith(".pytorch.json")),
+                   key=lambda p: int(p.rsplit("set", 1)[1][:-5])):
     m = json.load(open(path)).get("measurement")
     if m is None:
         continue
@@ -98,13 +101,20 @@ for path in sorted(glob.glob(sys.argv[1] + "/set*.json"), key=lambda p: int(p.rs
         pr = [p["predicted_ms"] for p in both]
         best = min(range(len(pt)), key=pt.__getitem__)
         pbest = min(range(len(pr)), key=pr.__getitem__)
+        rbest = min(range(len(me)), key=me.__getitem__)
         ok = pt[pbest] <= 1.03 * pt[best]
-        pt_hits += ok; pt_n += 1
-        line += "  | PyTorch (%d plans): replay-vs-PyTorch tau %+.2f, predicted-vs-PyTorch tau %+.2f, predicted best %s in PyTorch" % (
-            len(both), tau(me, pt), tau(pr, pt), "also best (3%)" if ok else "not best")
+        replay_ok = pt[rbest] <= 1.03 * pt[best]
+        pt_hits += ok; pt_n += 1; rp_hits += replay_ok
+        pt_noise = (statistics.median(iqr(p["pytorch_rounds_ms"]) for p in both)
+                    if "pytorch_rounds_ms" in both[0] else 0)
+        line += ("  | PyTorch (%d plans, noise %.1f%%): replay-vs-PyTorch tau %+.2f, predicted-vs-PyTorch"
+                 " tau %+.2f, predicted best %s in PyTorch, replayed best %s") % (
+            len(both), 100 * pt_noise, tau(me, pt), tau(pr, pt),
+            "also best (3%)" if ok else "not best", "also" if replay_ok else "not")
     rows.append(line)
 print("\n".join(rows))
 print("pick-best (replay): %d of %d sets = %.0f%%" % (hits, len(rows), 100.0 * hits / max(len(rows), 1)))
 if pt_n:
     print("pick-best (PyTorch): %d of %d sets = %.0f%%" % (pt_hits, pt_n, 100.0 * pt_hits / pt_n))
+    print("the replay's best is PyTorch's (3%%): %d of %d sets" % (rp_hits, pt_n))
 PY
