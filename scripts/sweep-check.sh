@@ -46,6 +46,7 @@ report, sweep, outdir, rounds = sys.argv[1:]
 j = json.load(open(report))
 # Every measured plan in real PyTorch, in the same number of rounds as the replay, alternating
 # the plans round by round (scripts/sweep-pytorch.py); each plan's median of its rounds.
+# (A plan that leaves a rank without tables runs: dlrm_sweep.py keeps its all-to-all backward.)
 argv = ["/usr/bin/python3", "scripts/sweep-pytorch.py", "--sweep", sweep, "--rounds", rounds,
         "--steps", "10", "--warmup", "3", "--json-out", outdir + ".pytorch.json"]
 for p in j["measurement"]["plans"]:
