@@ -6,14 +6,16 @@ CMAKE_ARGS ?=
 # A compiler cache (ccache, installed by scripts/install-deps.sh) makes a fresh
 # clone's build reuse the objects of earlier builds of the same sources: paths
 # under the clone are hashed relative to it, so a clone elsewhere hits too.
-# CCACHE=off builds without it (a cold build, as on a new machine).
+# CCACHE=off builds without it (a cold build, as on a new machine). Both are
+# expanded when the configure step runs, after `deps`: on a bare machine the
+# first build then fills the cache that `install-deps.sh` has just installed.
 CCACHE ?= $(shell command -v ccache 2>/dev/null)
-ifneq ($(filter-out off,$(CCACHE)),)
-CACHE_ARGS := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)
+CACHE_LAUNCHER = $(filter-out off,$(CCACHE))
+CACHE_ARGS = $(if $(CACHE_LAUNCHER),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CACHE_LAUNCHER) -DCMAKE_C_COMPILER_LAUNCHER=$(CACHE_LAUNCHER))
+# ccache's own settings (no effect without it).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 export CCACHE_SLOPPINESS := include_file_mtime,include_file_ctime,time_macros,pch_defines
-endif
 DEMO_TRACE ?= data/mlp.et.json.gz
 
 .PHONY: deps configure build demo test bench fuzz asan clean
