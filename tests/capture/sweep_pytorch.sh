@@ -30,6 +30,7 @@ for p in doc["plans"]:
     assert all(s > 0 for r in p["steps_ms"] for s in r), p
     assert p["rounds_mean_ms"] == [statistics.mean(r) for r in p["steps_ms"]], p
     assert p["mean_ms"] == statistics.median(p["rounds_mean_ms"]), p
+    assert p["rounds_median_ms"] == [statistics.median(r) for r in p["steps_ms"]], p
     assert p["median_ms"] == statistics.median(p["rounds_median_ms"]), p
 PY
 echo "sweep_pytorch: ok ($(tail -n 1 "$work/out"))"
