@@ -52,6 +52,8 @@ def parse_args(argv):
         name, sep, codes = text.partition("=")
         if not sep or not name or not codes:
             ap.error("--plan expects NAME=CODES, got %r" % text)
+        if any(name == seen for seen, _ in plans):
+            ap.error("--plan %s given twice" % name)  # its rounds would run twice as often
         plans.append((name, codes))
     return args, plans
 
@@ -107,8 +109,13 @@ def main(argv=None):
         run_rank(args, plans)
         return 0
     import yaml
-    with open(args.sweep) as f:
-        world = int(yaml.safe_load(f)["world_size"])
+    try:
+        with open(args.sweep) as f:
+            world = int(yaml.safe_load(f)["world_size"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as e:
+        print("sweep-pytorch.py: error: %s: no world_size to read (%s)" % (args.sweep, e),
+              file=sys.stderr)
+        return 2
     started = time.monotonic()
     try:
         capture_dist.launch(world, sys.argv[1:] if argv is None else list(argv),

@@ -16,6 +16,18 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "sweep_pytorch: a malformed --plan exited $rc, expected 2" >&2; exit 1; }
 grep -q "NAME=CODES" "$work/err" || { echo "sweep_pytorch: unexpected message:" >&2; cat "$work/err" >&2; exit 1; }
+# A plan named twice, and a sweep file that is not there: exit 2 with what is wrong.
+refused() {  # refused EXPECTED_TEXT ARGS...
+  local want=$1; shift
+  set +e
+  "$python" "$src/scripts/sweep-pytorch.py" "$@" --json-out "$work/bad.json" 2>"$work/err"
+  local code=$?
+  set -e
+  [ "$code" -eq 2 ] && grep -q "$want" "$work/err" ||
+    { echo "sweep_pytorch: expected exit 2 saying '$want', got $code:" >&2; cat "$work/err" >&2; exit 1; }
+}
+refused "given twice" --sweep "$src/configs/sweeps/example.yaml" --plan a=0,1,1,0 --plan a=1,1,1,1
+refused "no world_size" --sweep "$work/missing.yaml" --plan a=0,1,1,0
 
 "$python" "$src/scripts/sweep-pytorch.py" --sweep "$src/configs/sweeps/example.yaml" \
   --plan manual=0,1,1,0 --plan all_on_1=1,1,1,1 --rounds 2 --steps 2 --warmup 1 \
