@@ -5,7 +5,7 @@
 // jointly, in interleaved rounds (A, B, A, B ...; medians). Then how well the
 // composed screen orders plans: composed vs joint on 12 plans of the file
 // (Kendall tau, and whether both pick the same best).
-//   build/bench/bench_sweep [rounds=3]
+//   build/bench/bench_sweep [rounds=3] [models=data/models/host]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::stoi(argv[1]) : 3;
   const std::string root = TRACETWIN_SOURCE_DIR;
   const sweep::SweepSpec spec = sweep::loadSweepSpec(root + "/configs/sweeps/bench_64x8.yaml");
-  const predictors::ModelSet models = predictors::ModelSet::load(root + "/data/models/host");
+  const predictors::ModelSet models =
+      predictors::ModelSet::load(argc > 2 ? std::string(argv[2]) : root + "/data/models/host");
   sweep::SweepOptions options;
   std::vector<double> one, all;
   size_t plan_count = 0;

@@ -1,66 +1,18 @@
+// A plan's step from the composed model's terms (composed_model.h); the
+// terms come from composed_calibration.cpp.
 #include "sweep/composed_model.h"
 
 #include <algorithm>
 
-#include "core/errors.h"
-#include "sweep/step_trace.h"
-#include "sweep/strategies.h"
+#include "predictors/simulation/colocation.h"
 
 namespace tracetwin::sweep {
-
-ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSet& models,
-                                const predictors::PredictOptions& opts) {
-  ComposedModel m;
-  m.world_size = spec.world_size;
-  for (const TableSpec& t : spec.tables) m.dims.push_back(t.dim);
-  m.table_ms.assign(spec.tables.size(), {0, 0, 0, 0});
-  const std::vector<int> owner = roundRobinAssign(spec.tables.size(), spec.world_size);
-  const PlanGraphs g = buildGraphs(spec, owner, spec.world_size);
-  const predictors::MultiRankPrediction p = predictGraphs(spec, g, models, opts, spec.world_size);
-  std::vector<int64_t> rank_dims(size_t(spec.world_size), 0);
-  for (size_t t = 0; t < owner.size(); ++t) rank_dims[size_t(owner[t])] += spec.tables[t].dim;
-  int64_t total_dims = 0;
-  for (int64_t d : rank_dims) total_dims += d;
-  m.calibration_max_dims = std::max<int64_t>(1, *std::max_element(rank_dims.begin(), rank_dims.end()));
-  std::array<double, 4> per_dims_total{};
-  for (size_t r = 0; r < p.ranks.size(); ++r) {
-    for (const predictors::OpPrediction& op : p.ranks[r].prediction.per_op) {
-      auto it = g.tags[r].find(op.id);
-      if (it == g.tags[r].end() || it->second.part == StepPart::kComm) continue;
-      const OpTag& tag = it->second;
-      const double ms = (op.predicted_us + op.cpu_us) / 1000;
-      const size_t phase = size_t(tag.phase);
-      if (tag.table >= 0) {
-        m.table_ms[size_t(tag.table)][phase] += ms;
-      } else if (tag.table == kPerRankDimsOp) {
-        per_dims_total[phase] += ms;
-      } else if (r == 0) {
-        m.common_ms[phase] += ms;
-      }
-    }
-  }
-  for (size_t k = 0; k < 4; ++k) {
-    m.per_dim_ms[k] = total_dims > 0 ? per_dims_total[k] / double(total_dims) : 0;
-  }
-  int a2a = 0;
-  for (const predictors::CollectiveReport& c : p.collectives) {
-    const double ms = c.transfer_us / 1000;
-    if (c.name == "all_reduce") {
-      m.allreduce_ms = ms;
-    } else if (a2a++ == 0) {
-      m.a2a_fwd_ms = ms;
-    } else {
-      m.a2a_bwd_ms = ms;
-    }
-  }
-  return m;
-}
-
 std::vector<double> ComposedModel::tableCosts() const {
   std::vector<double> cost;
-  for (size_t t = 0; t < table_ms.size(); ++t) {
-    cost.push_back(table_ms[t][0] + table_ms[t][1] + table_ms[t][2] + table_ms[t][3] +
-                   double(dims[t]) * (per_dim_ms[0] + per_dim_ms[2]));
+  for (size_t t = 0; t < dims.size(); ++t) {
+    const std::array<double, 4>& ms = terms.table_ms[t];
+    cost.push_back(ms[0] + ms[1] + ms[2] + ms[3] +
+                   double(dims[t]) * (terms.per_dim_ms[0] + terms.per_dim_ms[2]));
   }
   return cost;
 }
@@ -69,35 +21,55 @@ PlanResult ComposedModel::estimate(const Plan& plan) const {
   PlanResult res;
   res.plan = plan;
   const size_t W = size_t(world_size);
-  std::vector<std::array<double, 4>> rank_ms(W, common_ms);
+  std::vector<std::array<double, 4>> rank_ms(W, terms.common_ms);
+  std::vector<std::array<double, 4>> rank_memory_ms(W, terms.common_memory_ms);
   std::vector<double> embedding(W, 0.0);
   std::vector<int64_t> rank_dims(W, 0);
   for (size_t t = 0; t < plan.owner.size(); ++t) {
     const size_t r = size_t(plan.owner[t]);
     rank_dims[r] += dims[t];
     for (size_t k = 0; k < 4; ++k) {
-      rank_ms[r][k] += table_ms[t][k];
-      embedding[r] += table_ms[t][k];
+      rank_ms[r][k] += terms.table_ms[t][k];
+      embedding[r] += terms.table_ms[t][k];
+      rank_memory_ms[r][k] += terms.table_memory_ms[t][k];
     }
   }
   int64_t max_dims = 0;
   for (size_t r = 0; r < W; ++r) {
+    const double d = double(rank_dims[r]);
     for (size_t k = 0; k < 4; ++k) {
-      const double d = per_dim_ms[k] * double(rank_dims[r]);
-      rank_ms[r][k] += d;
-      embedding[r] += d;
+      rank_ms[r][k] += d * terms.per_dim_ms[k];
+      embedding[r] += d * terms.per_dim_ms[k];
+      rank_memory_ms[r][k] += d * terms.per_dim_memory_ms[k];
     }
     max_dims = std::max(max_dims, rank_dims[r]);
   }
-  const double a2a_scale = double(max_dims) / double(calibration_max_dims);
-  double max_a = 0, max_c = 0, max_e = 0;
-  for (size_t r = 0; r < W; ++r) {
-    max_a = std::max(max_a, rank_ms[r][0]);
-    max_c = std::max(max_c, rank_ms[r][2]);
-    max_e = std::max(max_e, rank_ms[r][3]);
-  }
+  const double a2a_scale = size_t(max_dims) < a2a_scale_by_max_dims.size()
+                               ? a2a_scale_by_max_dims[size_t(max_dims)]
+                               : double(max_dims) / double(calibration_max_dims);
+  // When each rank is done with a phase, all having started it together.
+  const auto finish = [&](size_t phase) {
+    std::vector<double> alone(W), memory(W);
+    for (size_t r = 0; r < W; ++r) {
+      alone[r] = rank_ms[r][phase];
+      memory[r] = alone[r] > 0 ? std::min(1.0, rank_memory_ms[r][phase] / alone[r]) : 0.0;
+    }
+    return predictors::sharedFinishTimes(alone, cores, threads, memory_contention, memory);
+  };
+  // A phase that ends at a collective ends at its expected latest arrival.
+  const auto latest = [&](const std::vector<double>& ready) {
+    std::vector<double> sigma(W, 0.0);
+    for (size_t r = 0; r < W; ++r) sigma[r] = jitter.sigmaUs(world_size, ready[r] * 1e3) / 1e3;
+    return predictors::expectedMaxOfNormals(ready, sigma);
+  };
+  const std::vector<double> end_a = finish(0), end_d = finish(1), end_c = finish(2),
+                            end_e = finish(3);
+  const double max_a = latest(end_a);
+  const double max_d = latest(end_d);
+  const double max_c = latest(end_c);
+  const double max_e = *std::max_element(end_e.begin(), end_e.end());
   const double comm = (a2a_fwd_ms + a2a_bwd_ms) * a2a_scale + allreduce_ms;
-  res.predicted_ms = max_a + common_ms[1] + max_c + max_e + comm;
+  res.predicted_ms = max_a + max_d + max_c + max_e + comm;
   double busy_max = 0, busy_sum = 0;
   for (size_t r = 0; r < W; ++r) {
     RankResult rr;
@@ -105,8 +77,8 @@ PlanResult ComposedModel::estimate(const Plan& plan) const {
     rr.embedding_ms = embedding[r];
     rr.dense_ms = rank_ms[r][0] + rank_ms[r][1] + rank_ms[r][2] + rank_ms[r][3] - embedding[r];
     rr.comm_ms = comm;
-    rr.wait_ms = (max_a - rank_ms[r][0]) + (max_c - rank_ms[r][2]);
-    rr.iteration_ms = res.predicted_ms - (max_e - rank_ms[r][3]);
+    rr.wait_ms = (max_a - end_a[r]) + (max_d - end_d[r]) + (max_c - end_c[r]);
+    rr.iteration_ms = res.predicted_ms - (max_e - end_e[r]);
     const double busy = rr.embedding_ms + rr.dense_ms;
     busy_max = std::max(busy_max, busy);
     busy_sum += busy;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "core/errors.h"
@@ -39,7 +40,8 @@ struct Demand {
     for (; k + 1 < times.size() && t < e; ++k) {
       const double b = std::min(e, times[k + 1]);
       if (b > t) {
-        const double others = std::max(0.0, memory[k] - share);
+        const double others =
+            std::max(0.0, memory[k] - share) * besideShare(cores, demand[k], threads);
         done += (b - t) * sharedSpeed(cores, std::max(demand[k], threads), threads) *
                 memorySpeed(kappa, share, others);
       }
@@ -61,7 +63,11 @@ Demand demandOf(const SharedHost& host, const std::vector<JointRank>& ranks,
       const double want = stretchable(op) ? c.threads[r] : op.is_comm ? c.transfer_threads : 0.0;
       if (want <= 0 || !(s.end_us[i] > s.start_us[i])) continue;
       const double share = stretchable(op) ? op.memory_share : 0.0;
-      delta[s.start_us[i]].first += want;
+      // The T1 gap before the body is the rank's thread at work too (the
+      // framework's dispatch, freeing what earlier ops made); it moves no
+      // tensor data.
+      const double from = stretchable(op) ? s.start_us[i] - op.t1 : s.start_us[i];
+      delta[from].first += want;
       delta[s.start_us[i]].second += share;
       delta[s.end_us[i]].first -= want;
       delta[s.end_us[i]].second -= share;
@@ -109,6 +115,51 @@ double sharedSpeed(double cores, double demand, double own_threads) {
   return now / alone;
 }
 
+std::vector<double> sharedFinishTimes(const std::vector<double>& alone, double cores,
+                                      double threads, double kappa,
+                                      const std::vector<double>& memory_shares) {
+  if (!(cores > 0)) return alone;
+  const size_t n = alone.size();
+  const auto shareOf = [&](size_t r) { return r < memory_shares.size() ? memory_shares[r] : 0.0; };
+  std::vector<double> left = alone, finish(n, 0.0), speed(n, 0.0);
+  std::vector<size_t> running;
+  for (size_t r = 0; r < n; ++r) {
+    if (left[r] > 0) running.push_back(r);
+  }
+  double t = 0;
+  while (!running.empty()) {
+    const double demand = double(running.size()) * threads;
+    const double core_speed = sharedSpeed(cores, demand, threads);
+    const double beside = besideShare(cores, demand, threads);
+    double streams = 0;
+    for (size_t r : running) streams += shareOf(r);
+    // Until the next job is done, every running one keeps its speed.
+    double step = std::numeric_limits<double>::infinity();
+    for (size_t r : running) {
+      speed[r] = core_speed * memorySpeed(kappa, shareOf(r), (streams - shareOf(r)) * beside);
+      step = std::min(step, left[r] / speed[r]);
+    }
+    t += step;
+    std::vector<size_t> still;
+    for (size_t r : running) {
+      left[r] -= speed[r] * step;
+      if (left[r] > 1e-12 * alone[r]) {
+        still.push_back(r);
+      } else {
+        finish[r] = t;
+      }
+    }
+    running.swap(still);
+  }
+  return finish;
+}
+
+double besideShare(double cores, double demand, double threads) {
+  if (demand <= cores) return 1.0;
+  const double others = demand - threads;
+  return others > 0 ? std::clamp((cores - threads) / others, 0.0, 1.0) : 1.0;
+}
+
 double memoryShare(double bytes, double bandwidth, double op_us) {
   if (!(bandwidth > 0) || !(op_us > 0) || !(bytes > 0)) return 0.0;
   return std::min(1.0, bytes / bandwidth * 1e6 / op_us);
@@ -150,9 +201,13 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
         const SimResult& s = out.joint.ranks[r];
         for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
           if (!stretchable(ranks[r].ops[i])) continue;
-          const double span = s.end_us[i] - s.start_us[i];
+          // Its T1 gap and its body, stretched alike.
+          const double gap = scaled[r].ops[i].t1;
+          const double span = s.end_us[i] - s.start_us[i] + gap;
           if (!(span > 0)) continue;
-          const double work = d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r],
+          const double work = d.work(s.start_us[i] - gap, s.start_us[i], h.cores,
+                                     colocation.threads[r], 0.0, colocation.memory_contention) +
+                              d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r],
                                      ranks[r].ops[i].memory_share, colocation.memory_contention);
           const double wanted = work > 0 ? span / work : 1.0;
           double& f = out.stretch[r][i];

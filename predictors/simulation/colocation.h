@@ -60,13 +60,31 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
 // own included) want `cores`: min(1, C/D) over its alone speed min(1, C/T).
 double sharedSpeed(double cores, double demand, double own_threads);
 
+// When each of N jobs that start together on `cores` shared cores finishes,
+// given the time each needs alone (`alone`, with `threads` threads each):
+// processor sharing, as the fixed point above gives it for ranks that start
+// a phase together and meet at a collective after it. While n jobs run,
+// each progresses at sharedSpeed(cores, n * threads, threads), slowed by
+// memorySpeed with kappa when `memory_shares` (per job) are given.
+// cores <= 0: not shared, each finishes at its own time.
+std::vector<double> sharedFinishTimes(const std::vector<double>& alone, double cores,
+                                      double threads, double kappa = 0,
+                                      const std::vector<double>& memory_shares = {});
+
 // The share of an op's time (op_us) its bytes take at `bandwidth` (bytes/s),
 // in [0, 1]; 0 without a bandwidth or a time.
 double memoryShare(double bytes, double bandwidth, double op_us);
 
+// While an op with `threads` threads runs among ops wanting `demand` threads
+// in all (its own included) on `cores`, the part of the other ops' time that
+// runs beside it: 1 while every thread has a core; past that the others take
+// turns on the cores it leaves, (cores - threads) / (demand - threads), so
+// at most the cores' worth of streams moves memory beside it.
+double besideShare(double cores, double demand, double threads);
+
 // The memory part of an op's speed: 1 / (1 + kappa * own * others), where
 // `own` is its memory share and `others` the memory shares of the other ops
-// of its host running then (summed, at most the cores' worth of streams).
+// of its host running beside it (their shares summed, times besideShare).
 double memorySpeed(double kappa, double own, double others);
 
 }  // namespace tracetwin::predictors

@@ -184,27 +184,6 @@ void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matc
   }
 }
 
-// The cores a CPU job's ranks share: all ranks on one machine (`--nproc N`
-// on one host) unless the options give each a host of its own. 0: not shared
-// (a GPU device, one rank, or separate hosts).
-double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
-                   const MultiRankOptions& options) {
-  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
-  if (dest.kind != DeviceKind::kCpu || world_size < 2 || options.host_cores < 0) return 0;
-  if (options.host_cores > 0) return options.host_cores;
-  return double(std::max<int64_t>(dest.compute_units, 1));
-}
-
-// The arrival jitter the comm model measured; null when it has none, or when
-// the prediction is for another device or a system's cluster: the jitter is
-// the measured host's (its scheduler, its tenants), not the destination's.
-const SyncJitter* syncJitterOf(const ModelSet& models, const PredictOptions& opts) {
-  if (opts.system.has_value()) return nullptr;
-  if (opts.target && opts.target->name != models.device.name) return nullptr;
-  const auto* comm = dynamic_cast<const AlphaBetaModel*>(models.model("comm"));
-  return comm != nullptr && !comm->sync_jitter.empty() ? &comm->sync_jitter : nullptr;
-}
-
 void noteJitter(const SyncJitter* jitter, int64_t group_size, std::vector<std::string>* notes) {
   if (jitter == nullptr || group_size < 2) return;
   const double sigma_ms = jitter->sigmaUs(group_size, 10 * kUsPerMs) / kUsPerMs;
@@ -329,6 +308,21 @@ void noteCpuRanks(const ModelSet& models, const PredictOptions& opts, int64_t wo
 }
 
 }  // namespace
+
+const SyncJitter* syncJitterOf(const ModelSet& models, const PredictOptions& opts) {
+  if (opts.system.has_value()) return nullptr;
+  if (opts.target && opts.target->name != models.device.name) return nullptr;
+  const auto* comm = dynamic_cast<const AlphaBetaModel*>(models.model("comm"));
+  return comm != nullptr && !comm->sync_jitter.empty() ? &comm->sync_jitter : nullptr;
+}
+
+double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
+                   const MultiRankOptions& options) {
+  const DeviceSpec& dest = opts.target ? *opts.target : models.device;
+  if (dest.kind != DeviceKind::kCpu || world_size < 2 || options.host_cores < 0) return 0;
+  if (options.host_cores > 0) return options.host_cores;
+  return double(std::max<int64_t>(dest.compute_units, 1));
+}
 
 std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
   std::map<std::string, FamilyTotals> out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "predictors/comm/sync_jitter.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
 
@@ -95,6 +96,17 @@ struct MultiRankOptions {
 // check) or their orders of collectives cross.
 MultiRankPrediction predictRanks(const std::vector<RankInput>& ranks, const ModelSet& models,
                                  const MultiRankOptions& options = {});
+
+// The cores a CPU job's ranks share: all ranks on one machine (`--nproc N`
+// on one host) unless the options give each a host of its own (host_cores
+// < 0). 0: not shared (a GPU device, one rank, or separate hosts).
+double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t world_size,
+                   const MultiRankOptions& options = {});
+
+// The arrival jitter the comm model measured; null when it has none, or when
+// the prediction is for another device or a system's cluster: the jitter is
+// the measured host's (its scheduler, its tenants), not the destination's.
+const SyncJitter* syncJitterOf(const ModelSet& models, const PredictOptions& opts);
 
 // Per-family totals of a prediction's ops.
 std::map<std::string, FamilyTotals> familyTotals(const Prediction& p);

@@ -460,6 +460,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     o.gap_us = s.t1;
     o.host_us = s.cpu_only ? o.predicted_us : hostUs(s);
     o.kernels = s.cpu_only ? -1 : s.launches;
+    o.memory_share = s.memory_share;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
   }
   p.uncalibrated_ops = uncalibratedOps(recs);
@@ -468,6 +469,16 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   // Compiled regions whose kernels the trace lacks predict too short a step.
   for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
   return prepared;
+}
+
+double predictCollectiveUs(const OpFeatures& f, const ModelSet& models,
+                           const PredictOptions& opts) {
+  // The choice predictDeviceTimes makes for the comm family.
+  const ModelSet& set = models.setFor("comm", f.precision);
+  if (opts.system.has_value()) return TopologyCommModel(*opts.system).predictUs(f, set.device);
+  if (const KernelModel* model = set.model("comm")) return model->predictUs(f, set.device);
+  const DeviceSpec& spec = opts.target ? *opts.target : set.device;
+  return AlphaBetaModel::fromDevice(spec, opts.comm_link)->predictUs(f, spec);
 }
 
 void completePrediction(const SimResult& res, Prediction* p) {

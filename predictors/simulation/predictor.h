@@ -110,6 +110,9 @@ struct OpPrediction {
   // The inputs' reuse distance in the iteration, where the op's trees read
   // it (reuse_distance.h); negative otherwise.
   double input_reuse_bytes = -1.0;
+  // Of the op's time on a CPU, the part its bytes take at the device's memory
+  // bandwidth (colocation.h's memoryShare): what co-located ranks contend for.
+  double memory_share = 0.0;
 };
 
 struct Breakdown {
@@ -168,6 +171,12 @@ struct PreparedPrediction {
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts);
 void completePrediction(const SimResult& result, Prediction* p);
+
+// One collective's time (us) as a prediction with `opts` times it: a
+// system's topology, else the comm model of the set for f's precision, else
+// alpha-beta from the device's link (opts.comm_link). `f`: family "comm",
+// collective, world_size and message_bytes set.
+double predictCollectiveUs(const OpFeatures& f, const ModelSet& models, const PredictOptions& opts);
 // Moves a simulation's kept schedule (simulate(sim, true)) into
 // p->schedule, one ScheduledOp per simulated op (per_op's order).
 void attachSchedule(const std::vector<SimOp>& sim, SimResult* res, Prediction* p);

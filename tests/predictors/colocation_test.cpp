@@ -161,12 +161,99 @@ TEST(Colocation, ContentionLastsOnlyWhileBothStream) {
   EXPECT_NEAR(r.stretch[1][0], 1.5, 1e-2);
 }
 
+TEST(Colocation, OnlyTheCoresWorthOfStreamsContend) {
+  // Four identical streaming ranks on 2 cores, kappa 1: each runs half the
+  // time, and while it runs one other streams beside it (the other two wait
+  // for a core), so 100 us of work take 100 * 2 * (1 + 1) = 400 us, not the
+  // 100 * 2 * (1 + 3) that counting every rank as streaming would give.
+  std::vector<JointRank> ranks(4, cpuRank({memoryBody(100, 1.0)}, {-1}));
+  Colocation c = oneHost(4, 2);
+  c.memory_contention = 1.0;
+  const ColocatedResult r = simulateColocated(ranks, {}, c);
+  ASSERT_TRUE(r.converged);
+  for (const SimResult& s : r.joint.ranks) EXPECT_NEAR(s.iteration_us, 400, 2);
+  EXPECT_DOUBLE_EQ(besideShare(2, 4, 1), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(besideShare(2, 2, 1), 1.0);  // a core each: all beside it
+  EXPECT_DOUBLE_EQ(besideShare(2, 4, 2), 0.0);  // it holds both cores while it runs
+}
+
+TEST(Colocation, TheGapsBetweenOpsTakeACoreToo) {
+  // On 1 core: rank 0 computes a 100 us body; rank 1 spends 100 us in the
+  // framework before a 1 us body (its T1 gap). 201 us of work on one core:
+  // both share it from the start, so rank 0 is done at about 200 us, not at
+  // 100 as if the gap were free.
+  SimOp overhead = cpuBody(1);
+  overhead.t1 = 100;
+  std::vector<JointRank> ranks = {cpuRank({cpuBody(100)}, {-1}), cpuRank({overhead}, {-1})};
+  const ColocatedResult r = simulateColocated(ranks, {}, oneHost(2, 1));
+  ASSERT_TRUE(r.converged);
+  EXPECT_NEAR(r.joint.ranks[0].iteration_us, 200, 4);
+  EXPECT_NEAR(r.joint.ranks[1].iteration_us, 201, 4);
+}
+
 TEST(Colocation, MemoryShareIsTheBytesTimeAtTheBandwidthOverTheOpsTime) {
   EXPECT_DOUBLE_EQ(memoryShare(1e6, 1e10, 200), 0.5);  // 100 us of 200
   EXPECT_DOUBLE_EQ(memoryShare(1e7, 1e10, 200), 1.0);  // capped
   EXPECT_DOUBLE_EQ(memoryShare(1e6, 0, 200), 0.0);     // no bandwidth measured
   EXPECT_DOUBLE_EQ(memorySpeed(0.5, 1, 1), 1 / 1.5);
   EXPECT_DOUBLE_EQ(memorySpeed(0, 1, 1), 1.0);
+}
+
+TEST(Colocation, SharedFinishTimesOnPaper) {
+  // Three jobs of 10, 30 and 60 us on 2 cores: all three at 2/3 speed until
+  // the first has its 10 (15 us); then two, one core each: the second is
+  // done 20 later (35), the third runs on alone for its last 30 (65).
+  const std::vector<double> f = sharedFinishTimes({60, 10, 30}, 2, 1);
+  EXPECT_NEAR(f[1], 15, 1e-9);
+  EXPECT_NEAR(f[2], 35, 1e-9);
+  EXPECT_NEAR(f[0], 65, 1e-9);
+  // Not shared: each alone.
+  EXPECT_EQ(sharedFinishTimes({60, 10}, 0, 1), (std::vector<double>{60, 10}));
+  // Eight equal jobs on 2 cores take 4x as long.
+  for (double t : sharedFinishTimes(std::vector<double>(8, 5), 2, 1)) EXPECT_NEAR(t, 20, 1e-9);
+}
+
+TEST(Colocation, SharedFinishTimesAgreeWithTheSimulatedSharing) {
+  // The closed form and the fixed point over the joint simulation are the
+  // same model for ranks that start together and then meet at a collective.
+  const std::vector<double> work = {40, 70, 10, 25, 55};
+  std::vector<JointRank> ranks;
+  std::vector<size_t> members;
+  for (size_t r = 0; r < work.size(); ++r) {
+    ranks.push_back(cpuRank({cpuBody(work[r]), glooCollective(0)}, {-1, 0}));
+    members.push_back(r);
+  }
+  const std::vector<JointCollective> group = {{"all_reduce #0", members}};
+  const ColocatedResult sim = simulateColocated(ranks, group, oneHost(work.size(), 2));
+  ASSERT_TRUE(sim.converged);
+  const std::vector<double> closed = sharedFinishTimes(work, 2, 1);
+  for (size_t r = 0; r < work.size(); ++r) {
+    EXPECT_NEAR(sim.joint.ranks[r].end_us[0], closed[r], 0.01 * closed[r]) << r;
+  }
+}
+
+TEST(Colocation, SharedFinishTimesWithMemoryContentionAgreeWithTheSimulation) {
+  const std::vector<double> work = {40, 70, 10, 25, 55};
+  const std::vector<double> shares = {1.0, 0.2, 0.6, 0.0, 0.8};
+  std::vector<JointRank> ranks;
+  std::vector<size_t> members;
+  for (size_t r = 0; r < work.size(); ++r) {
+    ranks.push_back(cpuRank({memoryBody(work[r], shares[r]), glooCollective(0)}, {-1, 0}));
+    members.push_back(r);
+  }
+  const std::vector<JointCollective> group = {{"all_reduce #0", members}};
+  Colocation c = oneHost(work.size(), 2);
+  c.memory_contention = 0.5;
+  const ColocatedResult sim = simulateColocated(ranks, group, c);
+  ASSERT_TRUE(sim.converged);
+  const std::vector<double> closed = sharedFinishTimes(work, 2, 1, 0.5, shares);
+  for (size_t r = 0; r < work.size(); ++r) {
+    EXPECT_NEAR(sim.joint.ranks[r].end_us[0], closed[r], 0.01 * closed[r]) << r;
+  }
+  // Four streaming jobs on 2 cores, kappa 1 (OnlyTheCoresWorthOfStreamsContend).
+  for (double t : sharedFinishTimes(std::vector<double>(4, 100), 2, 1, 1.0, {1, 1, 1, 1})) {
+    EXPECT_NEAR(t, 400, 1e-6);
+  }
 }
 
 TEST(Colocation, ANegativeContentionIsAUsageError) {

@@ -156,6 +156,57 @@ TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
   EXPECT_EQ(ranked[2].predicted_by, "composed");
 }
 
+// Six CPU ranks on the bundled host's 2 cores take every phase in turns
+// (processor sharing, with memory contention): the composed model shares the
+// cores as the joint prediction does, not as if each rank had a host. Its
+// terms carry the round-robin plan's cache shares, so it is held to plans
+// that spread the tables as that one does (docs/sweeps.md, "Speed").
+TEST(SweepRun, ComposedModelSharesTheHostsCoresAsTheJointPredictionDoes) {
+  const SweepSpec s = parseSweepSpec(R"(world_size: 6
+batch_size: 16
+tables:
+  - {name: a, rows: 50000, dim: 16, pooling: 20}
+  - {name: b, rows: 20000, dim: 32, pooling: 10}
+  - {name: c, rows: 1000, dim: 16, pooling: 2}
+  - {name: d, rows: 50000, dim: 64, pooling: 40}
+  - {name: e, rows: 5000, dim: 16, pooling: 10, zipf: 1.1}
+  - {name: f, rows: 20000, dim: 32, pooling: 20}
+  - {name: g, rows: 100000, dim: 16, pooling: 30}
+plans:
+  - {name: rr, strategy: round_robin}
+)",
+                                     "s6.yaml");
+  const predictors::ModelSet models = hostModels();
+  ASSERT_EQ(models.device.compute_units, 2);
+  SweepOptions o;
+  const ComposedModel composed = calibrateComposed(s, models, o.predict);
+  EXPECT_EQ(composed.cores, 2);
+  std::vector<double> c, j;
+  for (const std::vector<int>& owner : std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 0},
+                                                                     {3, 1, 1, 0, 2, 4, 5},
+                                                                     {5, 4, 3, 2, 1, 0, 5},
+                                                                     {1, 2, 0, 5, 4, 3, 2},
+                                                                     {0, 1, 2, 3, 4, 5, 5}}) {
+    const Plan plan{"p", "explicit", owner, {}};
+    c.push_back(composed.estimate(plan).predicted_ms);
+    j.push_back(predictPlan(s, plan, models, o).predicted_ms);
+    EXPECT_NEAR(c.back() / j.back(), 1.0, 0.02)
+        << "plan " << c.size() << ": composed " << c.back() << " ms, joint " << j.back() << " ms";
+  }
+  for (size_t a = 0; a < c.size(); ++a) {
+    for (size_t b = a + 1; b < c.size(); ++b) {
+      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) {
+        EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
+      }
+    }
+  }
+  // Without the sharing (a host per rank) the screen was off by about 2x.
+  ComposedModel apart = composed;
+  apart.cores = 0;
+  const Plan first{"p", "explicit", {0, 1, 2, 3, 4, 5, 0}, {}};
+  EXPECT_LT(apart.estimate(first).predicted_ms, 0.6 * j[0]);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep
 
