@@ -17,6 +17,7 @@
 #include "cli/sweep_measure.h"
 #include "core/errors.h"
 #include "predictors/models/model_set.h"
+#include "predictors/simulation/joint_prediction.h"
 #include "predictors/specs/device_spec.h"
 #include "predictors/specs/system_spec.h"
 #include "sweep/step_trace.h"
@@ -123,11 +124,11 @@ void runSweep(const SweepArgs& args) {
              args.file, spec.tables.size(), spec.world_size, spec.batch_size,
              spec.sparse_grad ? "sparse" : "dense");
   fmt::print("device:     {}\n", device.name);
-  if (device.kind == predictors::DeviceKind::kCpu && spec.world_size > 1) {
-    fmt::print("note:       {} ranks on CPU devices: predicted as if each had its own; ranks that "
-               "share one host share its cores, memory bandwidth and caches (docs/sweeps.md, "
-               "\"Limits\")\n",
-               spec.world_size);
+  if (const double cores = predictors::sharedCores(models, options.predict, spec.world_size);
+      cores > 0) {
+    fmt::print("note:       {} ranks on one CPU host of {:g} cores: they share its cores, memory "
+               "bandwidth and last-level cache (docs/prediction.md, \"Co-located ranks\")\n",
+               spec.world_size, cores);
   }
   size_t infeasible = 0;
   for (const auto& p : ranked) infeasible += p.feasible ? 0 : 1;
