@@ -39,11 +39,14 @@ std::vector<double> a2aScales(const predictors::ModelSet& models,
   return scale;
 }
 
-// Adds one rank's ops to the terms; its common ops only for rank 0 (the
-// same on every rank).
-void addRankTerms(const PlanGraphs& g, size_t rank, const predictors::Prediction& p,
-                  ComposedTerms* terms, std::array<double, 4>* per_dims,
-                  std::array<double, 4>* per_dims_memory) {
+// Adds one rank's table ops to `tables` and returns its other ops' terms,
+// with `part` its part of the tables' traffic.
+RankTerms addRankTerms(const PlanGraphs& g, size_t rank, const predictors::Prediction& p,
+                       int64_t rank_dims, double part, TableTerms* tables) {
+  RankTerms own;
+  own.part = part;
+  own.has_dims = rank_dims > 0;
+  std::array<double, 4> per_dims{}, per_dims_memory{};
   for (const predictors::OpPrediction& op : p.per_op) {
     auto it = g.tags[rank].find(op.id);
     if (it == g.tags[rank].end() || it->second.part == StepPart::kComm) continue;
@@ -52,18 +55,45 @@ void addRankTerms(const PlanGraphs& g, size_t rank, const predictors::Prediction
     const double memory_ms = op.predicted_us * op.memory_share / 1000;
     const size_t phase = size_t(tag.phase);
     if (tag.table >= 0) {
-      terms->table_ms[size_t(tag.table)][phase] += ms;
-      terms->table_memory_ms[size_t(tag.table)][phase] += memory_ms;
-      continue;
-    }
-    if (tag.table == kPerRankDimsOp) {
-      (*per_dims)[phase] += ms;
-      (*per_dims_memory)[phase] += memory_ms;
-    } else if (rank == 0) {
-      terms->common_ms[phase] += ms;
-      terms->common_memory_ms[phase] += memory_ms;
+      tables->ms[size_t(tag.table)][phase] += ms;
+      tables->memory_ms[size_t(tag.table)][phase] += memory_ms;
+    } else if (tag.table == kPerRankDimsOp) {
+      per_dims[phase] += ms;
+      per_dims_memory[phase] += memory_ms;
+    } else {
+      own.common_ms[phase] += ms;
+      own.common_memory_ms[phase] += memory_ms;
     }
   }
+  for (size_t k = 0; k < 4 && rank_dims > 0; ++k) {
+    own.per_dim_ms[k] = per_dims[k] / double(rank_dims);
+    own.per_dim_memory_ms[k] = per_dims_memory[k] / double(rank_dims);
+  }
+  return own;
+}
+
+double sum4(const std::array<double, 4>& a) { return a[0] + a[1] + a[2] + a[3]; }
+
+// One calibration plan: its tables' terms, and each rank's other terms with
+// its part of the tables' traffic (`table_part`; a rank without tables
+// keeps no per-dims terms of its own).
+TableTerms planTerms(const SweepSpec& spec, const std::vector<int>& owner, const PlanGraphs& g,
+                     const predictors::MultiRankPrediction& p,
+                     const std::vector<double>& table_part, std::vector<RankTerms>* ranks) {
+  const size_t W = size_t(spec.world_size), T = spec.tables.size();
+  TableTerms tables;
+  tables.ms.assign(T, {0, 0, 0, 0});
+  tables.memory_ms.assign(T, {0, 0, 0, 0});
+  std::vector<int64_t> dims(W, 0);
+  std::vector<double> part(W, 0.0);
+  for (size_t t = 0; t < T; ++t) {
+    dims[size_t(owner[t])] += spec.tables[t].dim;
+    part[size_t(owner[t])] += table_part.empty() ? 0.0 : table_part[t];
+  }
+  for (size_t r = 0; r < W; ++r) {
+    ranks->push_back(addRankTerms(g, r, p.ranks[r].prediction, dims[r], part[r], &tables));
+  }
+  return tables;
 }
 
 }  // namespace
@@ -83,7 +113,6 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
 
   const size_t W = size_t(spec.world_size), T = spec.tables.size();
   const std::vector<int> owner = roundRobinAssign(T, spec.world_size);
-  const PlanGraphs g = buildGraphs(spec, owner, spec.world_size);
   std::vector<int64_t> rank_dims(W, 0);
   for (size_t t = 0; t < T; ++t) rank_dims[size_t(owner[t])] += spec.tables[t].dim;
   int64_t total_dims = 0;
@@ -91,21 +120,56 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
   m.calibration_max_dims =
       std::max<int64_t>(1, *std::max_element(rank_dims.begin(), rank_dims.end()));
 
-  // The terms: every rank's ops as the plan's joint prediction times them
-  // (each rank with its share of the last-level cache there).
+  // The terms: every rank's ops as round robin's joint prediction times
+  // them (each rank with its share of the last-level cache there).
+  const PlanGraphs g = buildGraphs(spec, owner, spec.world_size);
   const predictors::MultiRankPrediction p = predictGraphs(spec, g, models, opts, spec.world_size);
-  ComposedTerms& terms = m.terms;
-  terms.table_ms.assign(T, {0, 0, 0, 0});
-  terms.table_memory_ms.assign(T, {0, 0, 0, 0});
-  std::array<double, 4> per_dims{}, per_dims_memory{};
-  for (size_t r = 0; r < W; ++r) {
-    addRankTerms(g, r, p.ranks[r].prediction, &terms, &per_dims, &per_dims_memory);
+  std::vector<RankTerms> spread_ranks;
+  m.spread = planTerms(spec, owner, g, p, {}, &spread_ranks);
+  // Each table's part of the tables' traffic through the cache, by its
+  // memory-bound time; the part its round-robin owner held.
+  m.table_part.assign(T, 0.0);
+  double all = 0;
+  for (size_t t = 0; t < T; ++t) all += sum4(m.spread.memory_ms[t]);
+  for (size_t t = 0; t < T; ++t) {
+    m.table_part[t] = all > 0 ? sum4(m.spread.memory_ms[t]) / all : 1.0 / double(T);
   }
-  for (size_t k = 0; k < 4; ++k) {
-    terms.per_dim_ms[k] = total_dims > 0 ? per_dims[k] / double(total_dims) : 0;
-    terms.per_dim_memory_ms[k] = total_dims > 0 ? per_dims_memory[k] / double(total_dims) : 0;
+  std::vector<double> rank_part(W, 0.0);
+  for (size_t t = 0; t < T; ++t) rank_part[size_t(owner[t])] += m.table_part[t];
+  m.spread_part.assign(T, 0.0);
+  for (size_t t = 0; t < T; ++t) m.spread_part[t] = rank_part[size_t(owner[t])];
+  for (size_t r = 0; r < W; ++r) spread_ranks[r].part = rank_part[r];
+  m.gathered = m.spread;
+  m.rank_terms = spread_ranks;
+  // Ranks of one host share its last-level cache by their traffic: a rank
+  // holding more of the tables holds more of the cache, and its ops run
+  // warmer than round robin's. Every table on rank 0 gives the other end
+  // (part 1), and a rank with no table (part 0).
+  if (m.cores > 0 && W > 1) {
+    const std::vector<int> on_zero(T, 0);
+    const PlanGraphs gg = buildGraphs(spec, on_zero, spec.world_size);
+    const predictors::MultiRankPrediction pg =
+        predictGraphs(spec, gg, models, opts, spec.world_size);
+    std::vector<RankTerms> gathered_ranks;
+    m.gathered = planTerms(spec, on_zero, gg, pg, m.table_part, &gathered_ranks);
+    m.rank_terms.push_back(gathered_ranks[0]);
+    m.rank_terms.push_back(gathered_ranks[1]);
   }
-  // The collectives' transfers.
+  std::stable_sort(m.rank_terms.begin(), m.rank_terms.end(),
+                   [](const RankTerms& a, const RankTerms& b) { return a.part < b.part; });
+  // A rank that held no dims has no per-dims terms: the nearest one's apply.
+  for (size_t pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < m.rank_terms.size(); ++i) {
+      const size_t k = pass == 0 ? m.rank_terms.size() - 1 - i : i;
+      const size_t from = pass == 0 ? k + 1 : k - 1;
+      if (m.rank_terms[k].has_dims || from >= m.rank_terms.size()) continue;
+      if (!m.rank_terms[from].has_dims) continue;
+      m.rank_terms[k].per_dim_ms = m.rank_terms[from].per_dim_ms;
+      m.rank_terms[k].per_dim_memory_ms = m.rank_terms[from].per_dim_memory_ms;
+      m.rank_terms[k].has_dims = true;
+    }
+  }
+  // The collectives' transfers: round robin's joint prediction.
   int a2a = 0;
   for (const predictors::CollectiveReport& c : p.collectives) {
     const double ms = c.transfer_us / 1000;

@@ -12,6 +12,9 @@
 // - each phase runs under processor sharing of the host's cores (the ranks
 //   start it together, at the collective before it), with the ops' memory
 //   contention, instead of max_r;
+// - a rank's ops see its share of the last-level cache, which grows with its
+//   part of the tables' traffic: its terms are interpolated between round
+//   robin and every table on one rank;
 // - with the comm model's arrival jitter, a phase ends at the expected
 //   latest arrival.
 // It is a screen: the best plans it finds are predicted in full afterwards.
@@ -29,19 +32,37 @@
 
 namespace tracetwin::sweep {
 
-// The ops' times (ms) per StepPhase in the calibration plan's joint
-// prediction, and the same weighted by the ops' memory shares (the time their bytes take at the
-// memory bandwidth: what co-located ranks contend for).
-struct ComposedTerms {
-  std::vector<std::array<double, 4>> table_ms, table_memory_ms;  // per table
-  std::array<double, 4> common_ms{}, common_memory_ms{};         // ops of no table
-  std::array<double, 4> per_dim_ms{}, per_dim_memory_ms{};       // per unit of a rank's dims
+// Each table's ops' times (ms) per StepPhase in a calibration plan's joint
+// prediction, and the same weighted by the ops' memory shares (the time
+// their bytes take at the memory bandwidth: what co-located ranks contend
+// for).
+struct TableTerms {
+  std::vector<std::array<double, 4>> ms, memory_ms;  // per table
+};
+
+// A calibration rank's other ops: those every rank runs (common) and those
+// that scale with its tables' dims (per dim), at its part of the tables'
+// traffic.
+struct RankTerms {
+  double part = 0;
+  bool has_dims = false;
+  std::array<double, 4> common_ms{}, common_memory_ms{};
+  std::array<double, 4> per_dim_ms{}, per_dim_memory_ms{};
 };
 
 struct ComposedModel {
   int64_t world_size = 1;
   std::vector<int64_t> dims;  // per table
-  ComposedTerms terms;
+  // The terms at two calibration plans, round robin ("spread") and every
+  // table on rank 0 ("gathered"). Between them a rank's terms follow its part
+  // of the tables' traffic, which gives it its share of a CPU host's
+  // last-level cache (docs/sweeps.md, "Speed"); equal without a shared host.
+  TableTerms spread, gathered;
+  std::vector<double> table_part;   // per table: its part of the tables' traffic (sums to 1)
+  std::vector<double> spread_part;  // per table: the part its round-robin owner held
+  // Every calibration rank's other terms, by ascending part: round robin's
+  // ranks and, gathered, rank 0 (part 1) and a rank with no table (part 0).
+  std::vector<RankTerms> rank_terms;
   // Collectives' transfer in the calibration plan and the largest rank's
   // dims there: an all_to_all's bytes scale with the largest share.
   double a2a_fwd_ms = 0, a2a_bwd_ms = 0, allreduce_ms = 0;

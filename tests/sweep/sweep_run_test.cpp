@@ -138,7 +138,7 @@ TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
   }
   for (size_t a = 0; a < c.size(); ++a) {
     for (size_t b = a + 1; b < c.size(); ++b) {
-      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) {
+      if (std::abs(j[a] - j[b]) > 0.03 * j[a]) {
         EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
       }
     }
@@ -157,10 +157,10 @@ TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
 }
 
 // Six CPU ranks on the bundled host's 2 cores take every phase in turns
-// (processor sharing, with memory contention): the composed model shares the
-// cores as the joint prediction does, not as if each rank had a host. Its
-// terms carry the round-robin plan's cache shares, so it is held to plans
-// that spread the tables as that one does (docs/sweeps.md, "Speed").
+// (processor sharing, with memory contention), and a rank that holds more of
+// the tables holds more of the last-level cache: the composed model follows
+// the joint prediction on plans that spread the tables and on plans that
+// gather them (docs/sweeps.md, "Speed").
 TEST(SweepRun, ComposedModelSharesTheHostsCoresAsTheJointPredictionDoes) {
   const SweepSpec s = parseSweepSpec(R"(world_size: 6
 batch_size: 16
@@ -186,16 +186,19 @@ plans:
                                                                      {3, 1, 1, 0, 2, 4, 5},
                                                                      {5, 4, 3, 2, 1, 0, 5},
                                                                      {1, 2, 0, 5, 4, 3, 2},
-                                                                     {0, 1, 2, 3, 4, 5, 5}}) {
+                                                                     {0, 1, 2, 3, 4, 5, 5},
+                                                                     {0, 0, 0, 0, 0, 0, 0},
+                                                                     {0, 0, 1, 1, 2, 2, 3},
+                                                                     {0, 0, 0, 0, 0, 1, 1}}) {
     const Plan plan{"p", "explicit", owner, {}};
     c.push_back(composed.estimate(plan).predicted_ms);
     j.push_back(predictPlan(s, plan, models, o).predicted_ms);
-    EXPECT_NEAR(c.back() / j.back(), 1.0, 0.02)
+    EXPECT_NEAR(c.back() / j.back(), 1.0, 0.03)
         << "plan " << c.size() << ": composed " << c.back() << " ms, joint " << j.back() << " ms";
   }
   for (size_t a = 0; a < c.size(); ++a) {
     for (size_t b = a + 1; b < c.size(); ++b) {
-      if (std::abs(j[a] - j[b]) > 0.02 * j[a]) {
+      if (std::abs(j[a] - j[b]) > 0.03 * j[a]) {
         EXPECT_EQ(c[a] < c[b], j[a] < j[b]) << a << b;
       }
     }
