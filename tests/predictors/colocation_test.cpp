@@ -121,6 +121,23 @@ SimOp memoryBody(double us, double share) {
   return s;
 }
 
+// Ranks that each run one op (`work` us, memory share `shares`) and then
+// meet at an all-reduce that moves nothing.
+struct Meeting {
+  std::vector<JointRank> ranks;
+  std::vector<JointCollective> group;
+};
+Meeting meetingAfter(const std::vector<double>& work, const std::vector<double>& shares) {
+  Meeting m;
+  std::vector<size_t> members;
+  for (size_t r = 0; r < work.size(); ++r) {
+    m.ranks.push_back(cpuRank({memoryBody(work[r], shares[r]), glooCollective(0)}, {-1, 0}));
+    members.push_back(r);
+  }
+  m.group = {{"all_reduce #0", members}};
+  return m;
+}
+
 TEST(Colocation, TwoMemoryBoundOpsSlowEachOtherByTheContention) {
   // Two ranks, a core each, one op apiece that is all memory traffic, side by
   // side: with kappa 0.5 each runs at 1 / (1 + 0.5 * 1 * 1) of its speed.
@@ -217,14 +234,8 @@ TEST(Colocation, SharedFinishTimesAgreeWithTheSimulatedSharing) {
   // The closed form and the fixed point over the joint simulation are the
   // same model for ranks that start together and then meet at a collective.
   const std::vector<double> work = {40, 70, 10, 25, 55};
-  std::vector<JointRank> ranks;
-  std::vector<size_t> members;
-  for (size_t r = 0; r < work.size(); ++r) {
-    ranks.push_back(cpuRank({cpuBody(work[r]), glooCollective(0)}, {-1, 0}));
-    members.push_back(r);
-  }
-  const std::vector<JointCollective> group = {{"all_reduce #0", members}};
-  const ColocatedResult sim = simulateColocated(ranks, group, oneHost(work.size(), 2));
+  const Meeting m = meetingAfter(work, std::vector<double>(work.size(), 0.0));
+  const ColocatedResult sim = simulateColocated(m.ranks, m.group, oneHost(work.size(), 2));
   ASSERT_TRUE(sim.converged);
   const std::vector<double> closed = sharedFinishTimes(work, 2, 1);
   for (size_t r = 0; r < work.size(); ++r) {
@@ -235,16 +246,10 @@ TEST(Colocation, SharedFinishTimesAgreeWithTheSimulatedSharing) {
 TEST(Colocation, SharedFinishTimesWithMemoryContentionAgreeWithTheSimulation) {
   const std::vector<double> work = {40, 70, 10, 25, 55};
   const std::vector<double> shares = {1.0, 0.2, 0.6, 0.0, 0.8};
-  std::vector<JointRank> ranks;
-  std::vector<size_t> members;
-  for (size_t r = 0; r < work.size(); ++r) {
-    ranks.push_back(cpuRank({memoryBody(work[r], shares[r]), glooCollective(0)}, {-1, 0}));
-    members.push_back(r);
-  }
-  const std::vector<JointCollective> group = {{"all_reduce #0", members}};
+  const Meeting m = meetingAfter(work, shares);
   Colocation c = oneHost(work.size(), 2);
   c.memory_contention = 0.5;
-  const ColocatedResult sim = simulateColocated(ranks, group, c);
+  const ColocatedResult sim = simulateColocated(m.ranks, m.group, c);
   ASSERT_TRUE(sim.converged);
   const std::vector<double> closed = sharedFinishTimes(work, 2, 1, 0.5, shares);
   for (size_t r = 0; r < work.size(); ++r) {

@@ -160,22 +160,9 @@ TEST(SweepRun, ComposedModelFollowsTheJointPrediction) {
 // (processor sharing, with memory contention), and a rank that holds more of
 // the tables holds more of the last-level cache: the composed model follows
 // the joint prediction on plans that spread the tables and on plans that
-// gather them (docs/sweeps.md, "Speed").
+// gather them (docs/sweeps.md, "Speed"; the file's own plans are some of these).
 TEST(SweepRun, ComposedModelSharesTheHostsCoresAsTheJointPredictionDoes) {
-  const SweepSpec s = parseSweepSpec(R"(world_size: 6
-batch_size: 16
-tables:
-  - {name: a, rows: 50000, dim: 16, pooling: 20}
-  - {name: b, rows: 20000, dim: 32, pooling: 10}
-  - {name: c, rows: 1000, dim: 16, pooling: 2}
-  - {name: d, rows: 50000, dim: 64, pooling: 40}
-  - {name: e, rows: 5000, dim: 16, pooling: 10, zipf: 1.1}
-  - {name: f, rows: 20000, dim: 32, pooling: 20}
-  - {name: g, rows: 100000, dim: 16, pooling: 30}
-plans:
-  - {name: rr, strategy: round_robin}
-)",
-                                     "s6.yaml");
+  const SweepSpec s = loadSweepSpec(testing::sourcePath("configs/sweeps/coloc/gather6.yaml"));
   const predictors::ModelSet models = hostModels();
   ASSERT_EQ(models.device.compute_units, 2);
   SweepOptions o;
