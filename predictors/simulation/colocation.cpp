@@ -65,7 +65,8 @@ Demand demandOf(const SharedHost& host, const std::vector<JointRank>& ranks,
       const double share = stretchable(op) ? op.memory_share : 0.0;
       // The T1 gap before the body is the rank's thread at work too (the
       // framework's dispatch, freeing what earlier ops made); it moves no
-      // tensor data.
+      // tensor data. (An op that then waited for a collective had its gap
+      // before the wait; it is counted as ending at the body's start.)
       const double from = stretchable(op) ? s.start_us[i] - op.t1 : s.start_us[i];
       delta[from].first += want;
       delta[s.start_us[i]].second += share;

@@ -253,26 +253,15 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     // them).
     const DeviceSpec& origin = set->device;
     const DeviceSpec scale_from = opts.target ? scalingOrigin(origin, *opts.target) : origin;
-    const KernelModel* model = set->model(family);
-    if (family == "triton" && model == nullptr) {
+    if (family == "triton" && set->model(family) == nullptr) {
       idx = predictBorrowed(recs, idx, ids, models, opts, scale_from);
       if (idx.empty()) continue;
     }
-    std::shared_ptr<const KernelModel> fallback;
-    // A system's topology times collectives on its own links.
+    const FamilyModel chosen = familyModel(family, *set, opts);
+    const KernelModel* model = chosen.model;
+    const DeviceSpec& spec = *chosen.spec;
+    const bool unmodelled = chosen.unmodelled;
     const bool topology = family == "comm" && opts.system.has_value();
-    if (topology) {
-      fallback = std::make_shared<TopologyCommModel>(*opts.system);
-      model = fallback.get();
-    }
-    bool unmodelled = model == nullptr;
-    // Unmodelled ops are predicted straight on the destination device.
-    const DeviceSpec& spec = (unmodelled && opts.target) ? *opts.target : origin;
-    if (unmodelled) {
-      fallback = family == "comm" ? AlphaBetaModel::fromDevice(spec, opts.comm_link)
-                                  : familyEntry(family).fallback(spec);
-      model = fallback.get();
-    }
     const DistinctOps shapes = distinctOps(recs, idx, ids);
     std::vector<double> us = predictDistinct(*model, spec, shapes);
     predictLaunchCounts(recs, idx, shapes, models);
@@ -471,14 +460,31 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   return prepared;
 }
 
+FamilyModel familyModel(const std::string& family, const ModelSet& set,
+                        const PredictOptions& opts) {
+  FamilyModel out;
+  out.model = set.model(family);
+  out.spec = &set.device;
+  // A system's topology times collectives on its own links.
+  if (family == "comm" && opts.system.has_value()) {
+    out.owned = std::make_shared<TopologyCommModel>(*opts.system);
+    out.model = out.owned.get();
+    return out;
+  }
+  if (out.model != nullptr) return out;
+  // Unmodelled ops are predicted straight on the destination device.
+  out.unmodelled = true;
+  if (opts.target) out.spec = &*opts.target;
+  out.owned = family == "comm" ? AlphaBetaModel::fromDevice(*out.spec, opts.comm_link)
+                               : familyEntry(family).fallback(*out.spec);
+  out.model = out.owned.get();
+  return out;
+}
+
 double predictCollectiveUs(const OpFeatures& f, const ModelSet& models,
                            const PredictOptions& opts) {
-  // The choice predictDeviceTimes makes for the comm family.
-  const ModelSet& set = models.setFor("comm", f.precision);
-  if (opts.system.has_value()) return TopologyCommModel(*opts.system).predictUs(f, set.device);
-  if (const KernelModel* model = set.model("comm")) return model->predictUs(f, set.device);
-  const DeviceSpec& spec = opts.target ? *opts.target : set.device;
-  return AlphaBetaModel::fromDevice(spec, opts.comm_link)->predictUs(f, spec);
+  const FamilyModel chosen = familyModel("comm", models.setFor("comm", f.precision), opts);
+  return chosen.model->predictUs(f, *chosen.spec);
 }
 
 void completePrediction(const SimResult& res, Prediction* p) {
