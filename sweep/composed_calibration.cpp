@@ -1,5 +1,7 @@
-// calibrateComposed: the composed model's terms from the round-robin plan
-// (composed_model.h), from its joint prediction.
+// calibrateComposed: the composed model's terms (composed_model.h) from the
+// joint predictions of two plans, round robin and, where the ranks share a
+// CPU host, every table on rank 0; the collectives' transfers from round
+// robin's.
 #include <algorithm>
 #include <string>
 
@@ -39,12 +41,10 @@ std::vector<double> a2aScales(const predictors::ModelSet& models,
   return scale;
 }
 
-// Adds one rank's table ops to `tables` and returns its other ops' terms,
-// with `part` its part of the tables' traffic.
+// Adds one rank's table ops to `tables` and returns its other ops' terms.
 RankTerms addRankTerms(const PlanGraphs& g, size_t rank, const predictors::Prediction& p,
-                       int64_t rank_dims, double part, TableTerms* tables) {
+                       int64_t rank_dims, TableTerms* tables) {
   RankTerms own;
-  own.part = part;
   own.has_dims = rank_dims > 0;
   std::array<double, 4> per_dims{}, per_dims_memory{};
   for (const predictors::OpPrediction& op : p.per_op) {
@@ -74,24 +74,26 @@ RankTerms addRankTerms(const PlanGraphs& g, size_t rank, const predictors::Predi
 
 double sum4(const std::array<double, 4>& a) { return a[0] + a[1] + a[2] + a[3]; }
 
-// One calibration plan: its tables' terms, and each rank's other terms with
-// its part of the tables' traffic (`table_part`; a rank without tables
-// keeps no per-dims terms of its own).
+// Each rank's part of the tables' traffic in a plan.
+std::vector<double> rankParts(const std::vector<int>& owner, const std::vector<double>& table_part,
+                              size_t ranks) {
+  std::vector<double> part(ranks, 0.0);
+  for (size_t t = 0; t < owner.size(); ++t) part[size_t(owner[t])] += table_part[t];
+  return part;
+}
+
+// One calibration plan: its tables' terms, and each rank's other terms (a
+// rank without tables keeps no per-dims terms of its own; parts unset).
 TableTerms planTerms(const SweepSpec& spec, const std::vector<int>& owner, const PlanGraphs& g,
-                     const predictors::MultiRankPrediction& p,
-                     const std::vector<double>& table_part, std::vector<RankTerms>* ranks) {
+                     const predictors::MultiRankPrediction& p, std::vector<RankTerms>* ranks) {
   const size_t W = size_t(spec.world_size), T = spec.tables.size();
   TableTerms tables;
   tables.ms.assign(T, {0, 0, 0, 0});
   tables.memory_ms.assign(T, {0, 0, 0, 0});
   std::vector<int64_t> dims(W, 0);
-  std::vector<double> part(W, 0.0);
-  for (size_t t = 0; t < T; ++t) {
-    dims[size_t(owner[t])] += spec.tables[t].dim;
-    part[size_t(owner[t])] += table_part.empty() ? 0.0 : table_part[t];
-  }
+  for (size_t t = 0; t < T; ++t) dims[size_t(owner[t])] += spec.tables[t].dim;
   for (size_t r = 0; r < W; ++r) {
-    ranks->push_back(addRankTerms(g, r, p.ranks[r].prediction, dims[r], part[r], &tables));
+    ranks->push_back(addRankTerms(g, r, p.ranks[r].prediction, dims[r], &tables));
   }
   return tables;
 }
@@ -125,7 +127,7 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
   const PlanGraphs g = buildGraphs(spec, owner, spec.world_size);
   const predictors::MultiRankPrediction p = predictGraphs(spec, g, models, opts, spec.world_size);
   std::vector<RankTerms> spread_ranks;
-  m.spread = planTerms(spec, owner, g, p, {}, &spread_ranks);
+  m.spread = planTerms(spec, owner, g, p, &spread_ranks);
   // Each table's part of the tables' traffic through the cache, by its
   // memory-bound time; the part its round-robin owner held.
   m.table_part.assign(T, 0.0);
@@ -134,8 +136,7 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
   for (size_t t = 0; t < T; ++t) {
     m.table_part[t] = all > 0 ? sum4(m.spread.memory_ms[t]) / all : 1.0 / double(T);
   }
-  std::vector<double> rank_part(W, 0.0);
-  for (size_t t = 0; t < T; ++t) rank_part[size_t(owner[t])] += m.table_part[t];
+  const std::vector<double> rank_part = rankParts(owner, m.table_part, W);
   m.spread_part.assign(T, 0.0);
   for (size_t t = 0; t < T; ++t) m.spread_part[t] = rank_part[size_t(owner[t])];
   for (size_t r = 0; r < W; ++r) spread_ranks[r].part = rank_part[r];
@@ -151,7 +152,9 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
     const predictors::MultiRankPrediction pg =
         predictGraphs(spec, gg, models, opts, spec.world_size);
     std::vector<RankTerms> gathered_ranks;
-    m.gathered = planTerms(spec, on_zero, gg, pg, m.table_part, &gathered_ranks);
+    m.gathered = planTerms(spec, on_zero, gg, pg, &gathered_ranks);
+    const std::vector<double> gathered_part = rankParts(on_zero, m.table_part, W);
+    for (size_t r = 0; r < W; ++r) gathered_ranks[r].part = gathered_part[r];
     m.rank_terms.push_back(gathered_ranks[0]);
     m.rank_terms.push_back(gathered_ranks[1]);
   }
