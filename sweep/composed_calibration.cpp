@@ -6,6 +6,7 @@
 #include <string>
 
 #include "predictors/kernels/feature_shapes.h"
+#include "predictors/simulation/family_model.h"
 #include "predictors/simulation/joint_prediction.h"
 #include "sweep/composed_model.h"
 #include "sweep/step_trace.h"

@@ -20,26 +20,27 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "core/sparse_layout.h"
-#include "predictors/host/between_ops.h"
 #include "predictors/comm/comm_model.h"
 #include "predictors/comm/topology.h"
+#include "predictors/host/between_ops.h"
+#include "predictors/host/fresh_pages.h"
+#include "predictors/host/op_cpu_costs.h"
+#include "predictors/host/reuse_distance.h"
+#include "predictors/host/step_cache_terms.h"
+#include "predictors/host/step_touches.h"
+#include "predictors/kernels/cross_device.h"
+#include "predictors/kernels/fused_kernels.h"
+#include "predictors/kernels/rnn_steps.h"
+#include "predictors/kernels/sparse_rows.h"
+#include "predictors/kernels/xgb_model.h"
 #include "predictors/simulation/autocast_parts.h"
 #include "predictors/simulation/critical_path.h"
 #include "predictors/simulation/data_loading.h"
 #include "predictors/simulation/distinct_ops.h"
-#include "predictors/kernels/cross_device.h"
-#include "predictors/kernels/fused_kernels.h"
-#include "predictors/kernels/sparse_rows.h"
-#include "predictors/host/fresh_pages.h"
-#include "predictors/host/op_cpu_costs.h"
+#include "predictors/simulation/family_model.h"
 #include "predictors/simulation/op_record.h"
-#include "predictors/simulation/prediction_notes.h"
 #include "predictors/simulation/op_timing.h"
-#include "predictors/host/reuse_distance.h"
-#include "predictors/kernels/rnn_steps.h"
-#include "predictors/host/step_cache_terms.h"
-#include "predictors/host/step_touches.h"
-#include "predictors/kernels/xgb_model.h"
+#include "predictors/simulation/prediction_notes.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -458,33 +459,6 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   // Compiled regions whose kernels the trace lacks predict too short a step.
   for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
   return prepared;
-}
-
-FamilyModel familyModel(const std::string& family, const ModelSet& set,
-                        const PredictOptions& opts) {
-  FamilyModel out;
-  out.model = set.model(family);
-  out.spec = &set.device;
-  // A system's topology times collectives on its own links.
-  if (family == "comm" && opts.system.has_value()) {
-    out.owned = std::make_shared<TopologyCommModel>(*opts.system);
-    out.model = out.owned.get();
-    return out;
-  }
-  if (out.model != nullptr) return out;
-  // Unmodelled ops are predicted straight on the destination device.
-  out.unmodelled = true;
-  if (opts.target) out.spec = &*opts.target;
-  out.owned = family == "comm" ? AlphaBetaModel::fromDevice(*out.spec, opts.comm_link)
-                               : familyEntry(family).fallback(*out.spec);
-  out.model = out.owned.get();
-  return out;
-}
-
-double predictCollectiveUs(const OpFeatures& f, const ModelSet& models,
-                           const PredictOptions& opts) {
-  const FamilyModel chosen = familyModel("comm", models.setFor("comm", f.precision), opts);
-  return chosen.model->predictUs(f, *chosen.spec);
 }
 
 void completePrediction(const SimResult& res, Prediction* p) {

@@ -171,22 +171,6 @@ struct PreparedPrediction {
 PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& models,
                                      const PredictOptions& opts);
 void completePrediction(const SimResult& result, Prediction* p);
-
-// The model that times a family's ops of `set` with `opts`, and the device
-// it predicts on: a system's topology for collectives, else the set's model
-// (on the set's device), else the family's fallback (alpha-beta from the
-// link for collectives) on the destination device (`unmodelled`).
-struct FamilyModel {
-  std::shared_ptr<const KernelModel> owned;  // a model made for the call
-  const KernelModel* model = nullptr;
-  const DeviceSpec* spec = nullptr;
-  bool unmodelled = false;
-};
-FamilyModel familyModel(const std::string& family, const ModelSet& set, const PredictOptions& opts);
-
-// One collective's time (us) as a prediction with `opts` times it, by
-// familyModel("comm"). `f`: collective, world_size and message_bytes set.
-double predictCollectiveUs(const OpFeatures& f, const ModelSet& models, const PredictOptions& opts);
 // Moves a simulation's kept schedule (simulate(sim, true)) into
 // p->schedule, one ScheduledOp per simulated op (per_op's order).
 void attachSchedule(const std::vector<SimOp>& sim, SimResult* res, Prediction* p);
