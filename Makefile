@@ -11,11 +11,13 @@ CMAKE_ARGS ?=
 # first build then fills the cache that `install-deps.sh` has just installed.
 CCACHE ?= $(shell command -v ccache 2>/dev/null)
 CACHE_LAUNCHER = $(filter-out off,$(CCACHE))
-CACHE_ARGS = $(if $(CACHE_LAUNCHER),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CACHE_LAUNCHER) -DCMAKE_C_COMPILER_LAUNCHER=$(CACHE_LAUNCHER))
-# ccache's own settings (no effect without it).
-export CCACHE_BASEDIR := $(CURDIR)
-export CCACHE_NOHASHDIR := true
-export CCACHE_SLOPPINESS := include_file_mtime,include_file_ctime,time_macros,pch_defines
+# ccache's settings travel in the launcher (`env VAR=... ccache`), not in this
+# Makefile's environment: a build run as `ninja -C build` or `cmake --build`
+# then hashes the same relative paths as `make build`. Without them every
+# clone's absolute paths made its own cache entries, and a fresh clone never hit.
+CACHE_ENV = CCACHE_BASEDIR=$(CURDIR);CCACHE_NOHASHDIR=true;CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros,pch_defines
+CACHE_COMMAND = /usr/bin/env;$(CACHE_ENV);$(CACHE_LAUNCHER)
+CACHE_ARGS = $(if $(CACHE_LAUNCHER),"-DCMAKE_CXX_COMPILER_LAUNCHER=$(CACHE_COMMAND)" "-DCMAKE_C_COMPILER_LAUNCHER=$(CACHE_COMMAND)")
 DEMO_TRACE ?= data/mlp.et.json.gz
 
 .PHONY: deps configure build demo test bench fuzz asan clean
