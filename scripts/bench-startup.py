@@ -9,12 +9,16 @@ binary and the binary under test, and prints medians and their ratio:
   big      tracetwin inspect BIG (two copies of resnet_1.1.0's iteration,
            27 MB, made with scripts/make-big-trace.py unless --big names one:
            the size of the 24 MB GPT-2 trace of issue 38)
+  predict  tracetwin predict data/mlp.et.json.gz --models M (M: --base-models for
+           the baseline, --new-models for the binary under test; both default to
+           data/models/host): start-up plus loading a model set's trees
   json     python3 -c 'json.load(open(BIG))', the same file, whole process
 
 The targets of issue 38: help and small under 30 ms and 30 MB for the binary
 under test; big at least 20x faster than json. Standard library only.
 
   scripts/bench-startup.py --base OLD/tracetwin --new build/tracetwin [--rounds 15]
+      [--base-models OLD_SET --new-models NEW_SET]
 """
 import argparse
 import os
@@ -48,28 +52,33 @@ def main():
     ap.add_argument("--big", default="/tmp/tracetwin_big.et.json")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--python", default=sys.executable, help="python for the json.load case")
+    bundle = os.path.join(ROOT, "data", "models", "host")
+    ap.add_argument("--base-models", default=bundle, help="model set of the baseline's predict")
+    ap.add_argument("--new-models", default=bundle, help="model set of the predict under test")
     args = ap.parse_args()
 
     if not os.path.exists(args.big):
         subprocess.run([sys.executable, os.path.join(HERE, "make-big-trace.py"), "--size-mb", "27",
                         "--out", args.big], check=True)
     small = os.path.join(ROOT, "data", "mlp.et.json.gz")
-    cases = {
-        "help": lambda b: [b, "--help"],
-        "small": lambda b: [b, "inspect", small],
-        "big": lambda b: [b, "inspect", args.big],
+    cases = {  # each makes the argv of "base" or "new" (the binary is args.base or args.new)
+        "help": lambda w: [getattr(args, w), "--help"],
+        "small": lambda w: [getattr(args, w), "inspect", small],
+        "big": lambda w: [getattr(args, w), "inspect", args.big],
+        "predict": lambda w: [getattr(args, w), "predict", small, "--models",
+                              getattr(args, w + "_models")],
     }
     json_cmd = [args.python, "-c", "import json,sys; json.load(open(sys.argv[1]))", args.big]
 
-    results = {}  # (case, which) -> [(wall, rss)]
+    results = {}  # (case, which) -> [(wall, rss, cpu)]
     for which in ("base", "new"):  # warm the page cache, unmeasured
         for make in cases.values():
-            run(make(getattr(args, which)))
+            run(make(which))
     run(json_cmd)
     for _ in range(args.rounds):
         for case, make in cases.items():
             for which in ("base", "new"):
-                results.setdefault((case, which), []).append(run(make(getattr(args, which))))
+                results.setdefault((case, which), []).append(run(make(which)))
         results.setdefault(("json", "python"), []).append(run(json_cmd))
 
     def med(key, i):

@@ -101,7 +101,7 @@ LaunchCountModel LaunchCountModel::fit(const std::vector<LaunchSample>& samples,
     Trees t;
     t.booster = trainCounts(points, cols, params);
     t.n_features = cols;
-    t.file = "launches." + fileStem(op) + ".xgb.json";
+    t.file = "launches." + fileStem(op) + kXgbModelExtension;
     m.trees_[op] = std::move(t);
   }
   return m;

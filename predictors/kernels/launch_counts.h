@@ -64,7 +64,7 @@ class LaunchCountModel {
   // trees' rounded prediction, at least 1, else the op's median.
   std::vector<int> predict(const std::string& op, const std::vector<const OpFeatures*>& ops) const;
 
-  // Trees go to files in `dir` ("launches.<op>.xgb.json").
+  // Trees go to files in `dir` ("launches.<op>.xgb.ubj").
   nlohmann::json save(const std::string& dir) const;
   // Throws InputError naming `source` on a malformed object or missing file.
   static LaunchCountModel fromJson(const nlohmann::json& j, const std::string& dir,

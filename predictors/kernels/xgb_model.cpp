@@ -169,7 +169,7 @@ void XgbResidualModel::predictBatch(const std::vector<const OpFeatures*>& ops, c
 }
 
 nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string& stem) const {
-  std::string file = stem + ".xgb.json";
+  std::string file = stem + kXgbModelExtension;
   booster_->save((std::filesystem::path(dir) / file).string());
   nlohmann::json j = {{"base_kind", base_->kind()},
                       {"base", base_->save(dir, stem + ".base")},

@@ -124,12 +124,12 @@ TEST_F(LaunchCountFiles, AMissingTreeFileOrAMalformedEntryIsAnError) {
   const nlohmann::json j = m.save(dir_.string());
   const std::string source = (dir_ / "manifest.json").string();
   EXPECT_NO_THROW(LaunchCountModel::fromJson(j, dir_.string(), source));
-  fs::remove(dir_ / "launches.aten__conv2d.xgb.json");
+  fs::remove(dir_ / "launches.aten__conv2d.xgb.ubj");
   try {
     LaunchCountModel::fromJson(j, dir_.string(), source);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("launches.aten__conv2d.xgb.json"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("launches.aten__conv2d.xgb.ubj"), std::string::npos)
         << e.what();
   }
   EXPECT_THROW(LaunchCountModel::fromJson({{"median", "x"}}, dir_.string(), source), InputError);

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "predictors/kernels/analytic_models.h"
+#include "predictors/kernels/xgb_model.h"
 #include "predictors/models/training.h"
 #include "tests/support/graphs.h"
 #include "tests/support/paths.h"
@@ -73,7 +74,7 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
   set.overheads.t[0]["aten::mm"] = {7.5, 1.0, 10};
   set.save(dir_.string());
   EXPECT_TRUE(fs::exists(dir_ / "manifest.json"));
-  EXPECT_TRUE(fs::exists(dir_ / "gemm.xgb.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "gemm.xgb.ubj"));
   ModelSet back = ModelSet::load(dir_.string(), "H100-SXM5-80GB");
   EXPECT_EQ(back.device.name, "H100-SXM5-80GB");
   EXPECT_EQ(back.torch_version, "1.13.1");
@@ -94,10 +95,34 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
   EXPECT_GT(interleaved / alone, 1.15);
 }
 
+// Sets written before the binary trees name `*.xgb.json` files (XGBoost's
+// JSON): they still load, and predict what the same trees do in UBJSON.
+TEST_F(ModelSetTest, TreesInXgboostsJsonStillLoad) {
+  ModelSet set = fitted();
+  set.save(dir_.string());
+  Booster::load((dir_ / "gemm.xgb.ubj").string())->save((dir_ / "gemm.xgb.json").string());
+  fs::remove(dir_ / "gemm.xgb.ubj");
+  nlohmann::json j;
+  std::ifstream(dir_ / "manifest.json") >> j;
+  // The entry names its files, and so do the trees' own parameters.
+  for (nlohmann::json* entry : {&j["models"]["gemm"], &j["models"]["gemm"]["params"]}) {
+    ASSERT_EQ((*entry)["files"], nlohmann::json::array({"gemm.xgb.ubj"}));
+    (*entry)["files"] = {"gemm.xgb.json"};
+  }
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  std::ifstream json_file(dir_ / "gemm.xgb.json");
+  ASSERT_EQ(json_file.get(), '{');  // JSON text, not UBJSON
+  const ModelSet back = ModelSet::load(dir_.string(), "H100-SXM5-80GB");
+  const OpFeatures f = computeFeatures(
+      opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
+  EXPECT_NEAR(back.model("gemm")->predictUs(f, back.device),
+              set.model("gemm")->predictUs(f, set.device), 1e-3);
+}
+
 TEST_F(ModelSetTest, MissingModelFileIsNamed) {
   fitted().save(dir_.string());
-  fs::remove(dir_ / "gemm.xgb.json");
-  EXPECT_THAT(loadError(), HasSubstr("gemm.xgb.json: model file of family 'gemm' missing"));
+  fs::remove(dir_ / "gemm.xgb.ubj");
+  EXPECT_THAT(loadError(), HasSubstr("gemm.xgb.ubj: model file of family 'gemm' missing"));
 }
 
 TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
@@ -129,9 +154,9 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
 
 TEST_F(ModelSetTest, ACorruptBoosterFileIsNamedWithoutXgboostsStackTrace) {
   fitted().save(dir_.string());
-  std::ofstream(dir_ / "gemm.xgb.json") << "hello";
+  std::ofstream(dir_ / "gemm.xgb.ubj") << "hello";
   const std::string error = loadError();
-  EXPECT_THAT(error, HasSubstr("gemm.xgb.json: cannot load XGBoost model: "));
+  EXPECT_THAT(error, HasSubstr("gemm.xgb.ubj: cannot load XGBoost model: "));
   EXPECT_EQ(error.find("Stack trace"), std::string::npos) << error;
   EXPECT_EQ(error.find("[bt]"), std::string::npos) << error;
 }
@@ -148,7 +173,7 @@ TEST_F(ModelSetTest, StepCostsLoadWithoutTheKernelModels) {
   ModelSet set = fitted();
   set.overheads.t[static_cast<int>(Overhead::kT1)][kAllOps] = {0.5, 0.0, 10};
   set.save(dir_.string());
-  for (const std::string& family : set.families()) fs::remove(dir_ / (family + ".xgb.json"));
+  for (const std::string& family : set.families()) fs::remove(dir_ / (family + kXgbModelExtension));
   const ModelSet costs = ModelSet::loadStepCosts(dir_.string());
   EXPECT_EQ(costs.overheads.toJson(), set.overheads.toJson());
   EXPECT_TRUE(costs.families().empty());
