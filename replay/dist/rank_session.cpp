@@ -5,22 +5,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <deque>
-#include <mutex>
 #include <chrono>
+#include <csignal>
+#include <deque>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <unordered_map>
 
+#include "core/comm/collective_sequence.h"
 #include "replay/comm/c10d_backend.h"
-#include "replay/comm/comm_replayer.h"
 #include "replay/comm/collective_names.h"
+#include "replay/comm/comm_replayer.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/mark_clock.h"
-#include "core/comm/collective_sequence.h"
 
 namespace tracetwin::replay::dist {
 namespace {
@@ -232,6 +233,12 @@ RankSession::RankSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RankSession::~RankSession() = default;
 
 std::shared_ptr<RankSession> RankSession::connect(const RankSessionOptions& options) {
+  // A peer that dies leaves Gloo's socket to it closed: a write to it raises
+  // SIGPIPE, which would end this rank without a word. Ignored, the write
+  // fails with EPIPE, and the failure is explained like any other (Python
+  // ignores SIGPIPE too, so PyTorch's own ranks never met this). This process
+  // is a rank for the rest of its life: the setting is not undone.
+  std::signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->timeout = std::chrono::milliseconds(int64_t(options.comm_timeout_s * 1000.0));

@@ -174,15 +174,29 @@ expect_failure no_launch 2 "needs one process per rank" 10 \
 rank_faults() {
 # 7. a rank killed mid-replay, and 8. one that hangs (SIGSTOP): found among the launcher's
 #    children once they are replaying.
+rank_pid() { # LAUNCHER RANK: the child of LAUNCHER with RANK=RANK in its environment (pids
+  # wrap around, so the launcher's second child is not always the higher pid)
+  local p
+  for p in $(pgrep -P "$1"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "RANK=$2" && echo "$p" && return
+  done
+}
 kill_a_rank() { # SIGNAL
   local launcher rank1
   for _ in $(seq 100); do
     launcher=$(pgrep -f "^$bin replay $data/ddp_mlp" | head -n 1)
-    [ -n "$launcher" ] && rank1=$(pgrep -P "$launcher" | sed -n 2p)
+    [ -n "$launcher" ] && rank1=$(rank_pid "$launcher" 1)
     [ -n "${rank1:-}" ] && grep -q "" "/proc/$rank1/status" 2>/dev/null && break
     sleep 0.1
   done
   sleep 4 # into the measured loop, usually; before it the survivor names rank 1 as well
+  # The survivor ignores SIGPIPE (bit 13 of SigIgn): its writes to the dead peer's socket
+  # must fail and be explained, not end it silently.
+  local rank0 ignored
+  rank0=$(rank_pid "$launcher" 0)
+  ignored=$(awk '/^SigIgn:/ {print $2}' "/proc/$rank0/status" 2>/dev/null)
+  if [ -n "$ignored" ] && (((16#$ignored >> 12) & 1)); then echo yes; else echo "no ($ignored)"; fi \
+    >"$work/sigpipe_ignored.$1"
   [ -n "${rank1:-}" ] && kill "-$1" "$rank1"
 }
 kill_a_rank KILL &
@@ -190,6 +204,8 @@ expect_failure killed 4 "rank 1 \(pid [0-9]+\) was killed by signal 9" $((timeou
   "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
   --comm-timeout-s $timeout_s
 wait
+[ "$(cat "$work/sigpipe_ignored.KILL" 2>/dev/null)" = yes ] ||
+  fail "killed: rank 0 does not ignore SIGPIPE: $(cat "$work/sigpipe_ignored.KILL" 2>/dev/null)"
 grep -Eq "rank 0: (failed in .*(rank\(s\) 1 sent no word|Connection)|rank\(s\) 1 did not reach)" \
   "$work/killed.log" || {
   fail "killed: rank 0 does not say what it was doing and who went silent"
