@@ -13,10 +13,11 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
-#include "cli/index_distribution_option.h"
 #include "cli/command_registry.h"
+#include "cli/index_distribution_option.h"
 #include "cli/keep_until_exit.h"
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
@@ -141,7 +142,8 @@ void runPredict(const PredictArgs& args) {
   }
   // Left to the OS at exit (cli/keep_until_exit.h).
   core::Graph& graph = keepUntilExit(core::readTrace(args.trace));
-  predictors::ModelSet models = predictors::ModelSet::load(args.models);
+  const std::set<core::DType> precisions = predictors::halfPrecisionsIn(graph);
+  predictors::ModelSet models = predictors::ModelSet::load(args.models, "", &precisions);
   predictors::PredictOptions opts;
   applyTargets(args, &opts);
   if (!args.overheads.empty()) opts.overheads = predictors::loadOverheads(args.overheads);

@@ -198,7 +198,18 @@ fs::path fileInDir(const std::string& dir, const nlohmann::json& name, const std
 }
 }  // namespace
 
-ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device) {
+std::set<core::DType> halfPrecisionsIn(const core::Graph& graph) {
+  std::set<core::DType> found;
+  for (const core::TensorRecord& t : graph.tensors()) {
+    for (core::DType dtype : kPrecisionDtypes) {
+      if (t.dtype == dtype) found.insert(dtype);
+    }
+  }
+  return found;
+}
+
+ModelSet ModelSet::load(const std::string& dir, const std::string& expected_device,
+                        const std::set<core::DType>* only_precisions) {
   fs::path path = fs::path(dir) / kManifestName;
   nlohmann::json manifest = readManifest(path);
   ModelSet set;
@@ -250,6 +261,7 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
     }
   }
   for (core::DType dtype : kPrecisionDtypes) {
+    if (only_precisions != nullptr && only_precisions->count(dtype) == 0) continue;
     const fs::path sub = fs::path(dir) / core::dtypeName(dtype);
     if (fs::exists(sub / kManifestName))
       set.precision_sets[dtype] = std::make_shared<const ModelSet>(load(sub.string(), device_name));

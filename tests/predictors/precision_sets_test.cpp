@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "core/errors.h"
@@ -178,6 +179,28 @@ TEST_F(PrecisionSetFiles, APrecisionSetOfAnotherDeviceIsRefused) {
     EXPECT_NE(std::string(e.what()).find("bfloat16/manifest.json"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("host-cpu"), std::string::npos) << e.what();
   }
+}
+
+// `predict` reads only the precision sets whose dtypes the trace holds: a
+// float32 trace none (the bundled bfloat16 set's trees were a third of it).
+TEST_F(PrecisionSetFiles, OnlyTheNamedPrecisionSetsAreRead) {
+  withBf16Gemm().save(dir_.string());
+  const std::set<DType> none, bf16 = {DType::kBFloat16};
+  EXPECT_EQ(ModelSet::load(dir_.string(), "", &none).precision_sets.size(), 0u);
+  EXPECT_EQ(ModelSet::load(dir_.string(), "", &bf16).precision_sets.count(DType::kBFloat16), 1u);
+  EXPECT_EQ(ModelSet::load(dir_.string()).precision_sets.count(DType::kBFloat16), 1u);
+}
+
+TEST(PrecisionSets, AGraphNeedsTheSetsOfTheHalfDtypesItsTensorsHold) {
+  EXPECT_TRUE(
+      halfPrecisionsIn(testing::graphOfOps({mm(DType::kFloat32, DType::kFloat32)})).empty());
+  EXPECT_EQ(halfPrecisionsIn(testing::graphOfOps(
+                {mm(DType::kFloat32, DType::kFloat32), mm(DType::kFloat32, DType::kFloat16)})),
+            std::set<DType>{DType::kFloat16});
+  EXPECT_EQ(halfPrecisionsIn(core::readTrace(testing::sourcePath("data/amp/mlp_bf16.et.json.gz"))),
+            std::set<DType>{DType::kBFloat16});
+  EXPECT_TRUE(
+      halfPrecisionsIn(core::readTrace(testing::sourcePath("data/mlp.et.json.gz"))).empty());
 }
 
 }  // namespace
