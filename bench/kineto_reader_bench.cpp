@@ -7,14 +7,15 @@
 
 #include <string>
 
+#include "bench/bench_paths.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
 
 namespace {
 
 const std::string& linearJson() {
-  static const std::string bytes = tracetwin::core::readMaybeGzipFile(
-      std::string(TRACETWIN_SHARED_TRACES) + "/linear_kineto.json.gz");
+  static const std::string bytes =
+      tracetwin::core::readMaybeGzipFile(tracetwin::bench::sharedTrace("linear_kineto.json.gz"));
   return bytes;
 }
 
@@ -43,7 +44,7 @@ BENCHMARK(BM_ParseKinetoTrace)->Unit(benchmark::kMillisecond);
 
 // Including gzip decompression (what `tracetwin link` pays per file).
 void BM_ReadKinetoTraceGz(benchmark::State& state) {
-  const std::string path = std::string(TRACETWIN_SHARED_TRACES) + "/linear_kineto.json.gz";
+  const std::string path = tracetwin::bench::sharedTrace("linear_kineto.json.gz");
   for (auto _ : state) {
     auto trace = tracetwin::core::kineto::readKinetoTrace(path);
     benchmark::DoNotOptimize(trace.events.data());

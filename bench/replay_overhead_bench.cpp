@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "core/statistics.h"
 #include "core/trace_reader.h"
 #include "replay/direct_dispatch.h"
@@ -32,7 +33,7 @@ constexpr double kTargetOverheadUs = 0.5;
 constexpr int kWarmup = 3;
 constexpr int kIters = 15;
 
-std::string tracePath() { return std::string(TRACETWIN_SOURCE_DIR) + "/data/adds5k.et.json.gz"; }
+std::string tracePath() { return bench::sourcePath("data/adds5k.et.json.gz"); }
 
 const core::Graph& adds5k() {
   static const core::Graph graph = core::readTrace(tracePath());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_paths.h"
 #include "predictors/models/model_set.h"
 #include "sweep/composed_model.h"
 #include "sweep/strategies.h"
@@ -49,10 +50,10 @@ double kendallTau(const std::vector<double>& a, const std::vector<double>& b) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::stoi(argv[1]) : 3;
-  const std::string root = TRACETWIN_SOURCE_DIR;
-  const sweep::SweepSpec spec = sweep::loadSweepSpec(root + "/configs/sweeps/bench_64x8.yaml");
-  const predictors::ModelSet models =
-      predictors::ModelSet::load(argc > 2 ? std::string(argv[2]) : root + "/data/models/host");
+  const sweep::SweepSpec spec =
+      sweep::loadSweepSpec(bench::sourcePath("configs/sweeps/bench_64x8.yaml"));
+  const predictors::ModelSet models = predictors::ModelSet::load(
+      argc > 2 ? std::string(argv[2]) : bench::sourcePath("data/models/host"));
   sweep::SweepOptions options;
   std::vector<double> one, all;
   size_t plan_count = 0;

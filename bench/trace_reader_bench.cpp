@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/bench_paths.h"
 #include "core/trace_reader.h"
 
 namespace {
@@ -29,7 +30,7 @@ double cpuSeconds() {
 
 std::string tracePath() {
   if (const char* env = std::getenv("TRACETWIN_BENCH_TRACE")) return env;
-  return std::string(TRACETWIN_SHARED_TRACES) + "/resnet_1.1.0_et.json.gz";
+  return tracetwin::bench::sharedTrace("resnet_1.1.0_et.json.gz");
 }
 
 // Decompressed once, outside every timed loop.
