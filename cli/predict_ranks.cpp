@@ -10,6 +10,7 @@
 #include <deque>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,17 +71,21 @@ void predictRanksCommand(const PredictArgs& args) {
     throw UsageError("--rank-starts recorded reads when each rank entered the iteration from its "
                      "--kernel-times trace; give --kernel-times 'DIR/rank{rank}.kineto.json.gz'");
   }
-  const predictors::ModelSet models = predictors::ModelSet::load(args.models);
+  std::deque<core::Graph> graphs;    // the inputs point into it
+  std::set<core::DType> precisions;  // the precision sets any rank needs
+  for (const std::string& trace : traces) {
+    graphs.push_back(core::readTrace(trace));
+    for (core::DType d : predictors::halfPrecisionsIn(graphs.back())) precisions.insert(d);
+  }
+  const predictors::ModelSet models = predictors::ModelSet::load(args.models, "", &precisions);
   predictors::PredictOptions common;
   applyTargets(args, &common);
-  std::deque<core::Graph> graphs;  // the inputs point into it
   std::vector<predictors::RankInput> inputs;
   std::vector<std::optional<timeline::View>> originals(traces.size());
   for (size_t r = 0; r < traces.size(); ++r) {
     const int rank = int(r);
-    graphs.push_back(core::readTrace(traces[r]));
     predictors::RankInput in;
-    in.graph = &graphs.back();
+    in.graph = &graphs[r];
     in.opts = common;
     in.opts.comm_link = args.comm_link;
     in.opts.default_world_size = int64_t(traces.size());
@@ -88,17 +93,17 @@ void predictRanksCommand(const PredictArgs& args) {
       in.opts.overheads = predictors::loadOverheads(perRank("--overheads", args.overheads, rank));
     if (!args.index_distribution.empty()) {
       const IndexDistributionUse use = indexDistributionsFor(
-          perRank("--index-distribution", args.index_distribution, rank), graphs.back());
+          perRank("--index-distribution", args.index_distribution, rank), graphs[r]);
       in.opts.index_reuse = use.index_reuse;
       for (const std::string& note : use.notes) fmt::print("note: rank {}: {}\n", rank, note);
     }
     if (!args.kernel_times.empty()) {
       const auto linked = recordedKernels(
-          graphs.back(), perRank("--kernel-times", args.kernel_times, rank), models, &in.opts);
+          graphs[r], perRank("--kernel-times", args.kernel_times, rank), models, &in.opts);
       if (args.rank_starts == "recorded") in.start_us = linked.iteration_start_us;
       if (!args.timeline.empty()) {
         originals[r] = timeline::originalView(
-            graphs.back(), linked, perRank("--kernel-times", args.kernel_times, rank), rank);
+            graphs[r], linked, perRank("--kernel-times", args.kernel_times, rank), rank);
       }
     }
     inputs.push_back(std::move(in));
