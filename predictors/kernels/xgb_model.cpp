@@ -90,6 +90,13 @@ std::unique_ptr<Booster> Booster::load(const std::string& path) {
 void Booster::save(const std::string& path) const {
   std::lock_guard<std::mutex> lock(mu_);
   xgbCheck(xgbApi().XGBoosterSaveModel(handle_, path.c_str()), "XGBoosterSaveModel", path);
+  // The same trees in the JSON of sets written before the binary format (a
+  // refit in place of such a set): the manifest names the new file now.
+  const std::string ubj = kXgbModelExtension;
+  if (path.size() > ubj.size() && path.compare(path.size() - ubj.size(), ubj.size(), ubj) == 0) {
+    std::error_code ignored;
+    std::filesystem::remove(path.substr(0, path.size() - ubj.size()) + ".xgb.json", ignored);
+  }
 }
 
 std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) const {

@@ -119,6 +119,19 @@ TEST_F(ModelSetTest, TreesInXgboostsJsonStillLoad) {
               set.model("gemm")->predictUs(f, set.device), 1e-3);
 }
 
+// A refit in place of such a set writes the binary trees and leaves no stale
+// JSON copy of them behind.
+TEST_F(ModelSetTest, SavingOverASetInJsonRemovesItsJsonTrees) {
+  ModelSet set = fitted();
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "gemm.xgb.json") << "{}";
+  std::ofstream(dir_ / "notes.json") << "{}";  // not a tree file: kept
+  set.save(dir_.string());
+  EXPECT_TRUE(fs::exists(dir_ / "gemm.xgb.ubj"));
+  EXPECT_FALSE(fs::exists(dir_ / "gemm.xgb.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "notes.json"));
+}
+
 TEST_F(ModelSetTest, MissingModelFileIsNamed) {
   fitted().save(dir_.string());
   fs::remove(dir_ / "gemm.xgb.ubj");
