@@ -185,16 +185,22 @@ ComposedModel calibrateComposed(const SweepSpec& spec, const predictors::ModelSe
       m.a2a_bwd_ms = ms;
     }
   }
-  // The first all_to_all of the rank with the most dims: the largest message.
+  // The first all_to_all (by node id: the tags are a hash map) of the rank
+  // with the most dims: the largest message.
   const size_t widest =
       size_t(std::max_element(rank_dims.begin(), rank_dims.end()) - rank_dims.begin());
+  int64_t first = -1;
+  predictors::CommShape first_shape;
   for (const auto& [id, tag] : g.tags[widest]) {
-    if (tag.part != StepPart::kComm) continue;
+    if (tag.part != StepPart::kComm || (first >= 0 && id > first)) continue;
     const predictors::CommShape shape = predictors::commShape(g.graphs[widest].node(id));
     if (shape.collective.find("all_to_all") == std::string::npos) continue;
+    first = id;
+    first_shape = shape;
+  }
+  if (first >= 0) {
     m.a2a_scale_by_max_dims =
-        a2aScales(models, opts, shape, spec.world_size, m.calibration_max_dims, total_dims);
-    break;
+        a2aScales(models, opts, first_shape, spec.world_size, m.calibration_max_dims, total_dims);
   }
   return m;
 }

@@ -20,8 +20,6 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "core/sparse_layout.h"
-#include "predictors/comm/comm_model.h"
-#include "predictors/comm/topology.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/host/fresh_pages.h"
 #include "predictors/host/op_cpu_costs.h"
