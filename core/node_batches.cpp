@@ -6,7 +6,6 @@
 #include "core/node_batches.h"
 
 #include <fmt/core.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include <system_error>
 
 #include "core/errors.h"
+#include "core/usable_cores.h"
 
 namespace tracetwin::core::detail {
 namespace {
@@ -25,15 +25,6 @@ constexpr uint64_t kParallelReadMinBytes = uint64_t{3} << 19;  // 1.5 MiB
 // Parsing is memory-bound past a few threads, and each holds a batch and
 // simdjson's index of it (~2 MB).
 constexpr unsigned kMaxReaderThreads = 8;
-
-unsigned usableCoresForReading() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 }  // namespace
 
@@ -49,7 +40,7 @@ unsigned readerThreads(uint64_t size_hint, unsigned requested) {
     return static_cast<unsigned>(n);
   }
   if (size_hint < kParallelReadMinBytes) return 1;
-  return std::min(usableCoresForReading(), kMaxReaderThreads);
+  return std::min(usableCores(), kMaxReaderThreads);
 }
 
 NodeBatchPipeline::NodeBatchPipeline(const std::string& source, unsigned threads,

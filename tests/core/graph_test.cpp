@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/errors.h"
@@ -119,6 +120,48 @@ TEST(Graph, TensorTableKeepsEachIdentityFromItsFirstUse) {
   EXPECT_EQ(reused.storage_id, 7);
   EXPECT_EQ(reused.first_node, 4);
   EXPECT_FALSE(reused.first_seen_as_input);
+}
+
+// From 4096 nodes finalize builds the tensor table on a second thread while
+// it links and checks the structure: same table, and a bad structure still
+// throws (after the table's thread is done).
+TEST(Graph, BigGraphsTensorTableMatchesSmallOnesAndErrorsStillThrow) {
+  const auto build = [](NodeId ops, bool cycle) {
+    Graph g = baseGraph();
+    // Written children before parents, as PyTorch does: the table must
+    // follow ids, not file order.
+    for (NodeId id = ops + 2; id >= 3; --id) {
+      Node n = makeNode(id, 2, "aten::add", kAdd);
+      n.inputs.push_back(tensorValue(id % 97, id % 97));  // ids reused across nodes
+      n.outputs.push_back(tensorValue(1000 + id, 1000 + id));
+      g.addNode(std::move(n));
+    }
+    if (cycle) {
+      g.addNode(makeNode(ops + 3, ops + 4, "x"));
+      g.addNode(makeNode(ops + 4, ops + 3, "y"));
+    }
+    return g;
+  };
+  for (NodeId ops : {NodeId{100}, NodeId{6000}}) {
+    Graph g = build(ops, false);
+    g.finalize();
+    ASSERT_EQ(g.tensors().size(), static_cast<size_t>(97 + ops)) << ops;
+    // Node 3 (the first op) uses tensor 3 in and 1003 out; tensor 0 first
+    // appears at node 97.
+    EXPECT_EQ(g.tensors()[0].tensor_id, 3);
+    EXPECT_TRUE(g.tensors()[0].first_seen_as_input);
+    EXPECT_EQ(g.tensors()[1].tensor_id, 1003);
+    EXPECT_FALSE(g.tensors()[1].first_seen_as_input);
+    const auto zero = std::find_if(g.tensors().begin(), g.tensors().end(),
+                                   [](const TensorRecord& t) { return t.tensor_id == 0; });
+    ASSERT_NE(zero, g.tensors().end());
+    EXPECT_EQ(zero->first_node, 97);
+    for (size_t i = 1; i < g.tensors().size(); ++i) {
+      ASSERT_LE(g.tensors()[i - 1].first_node, g.tensors()[i].first_node) << i;
+    }
+    Graph bad = build(ops, true);
+    EXPECT_THROW(bad.finalize(), InputError) << ops;
+  }
 }
 
 TEST(Graph, SchemasAreParsedAndBadOnesWarn) {
