@@ -53,7 +53,10 @@ class DMatrix {
 }  // namespace
 
 Booster::Booster() { XGB_CALL(XGBoosterCreate, nullptr, 0, &handle_); }
-Booster::~Booster() { xgbApi().XGBoosterFree(handle_); }
+Booster::Booster(std::string deferred_path) : deferred_path_(std::move(deferred_path)) {}
+Booster::~Booster() {
+  if (handle_ != nullptr) xgbApi().XGBoosterFree(handle_);
+}
 
 std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols,
                                         const std::vector<float>& y, const XgbParams& p) {
@@ -79,17 +82,34 @@ std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols
 }
 
 std::unique_ptr<Booster> Booster::load(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
-  auto b = std::make_unique<Booster>();
-  if (xgbApi().XGBoosterLoadModel(b->handle_, path.c_str()) != 0) {
-    throw InputError(fmt::format("{}: cannot load XGBoost model: {}", path, xgbLastError()));
-  }
+  std::unique_ptr<Booster> b = loadWhenUsed(path);
+  const std::lock_guard<std::mutex> lock(b->mu_);
+  b->handleLocked();
   return b;
+}
+
+std::unique_ptr<Booster> Booster::loadWhenUsed(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
+  return std::unique_ptr<Booster>(new Booster(path));
+}
+
+void* Booster::handleLocked() const {
+  if (deferred_path_.empty()) return handle_;
+  BoosterHandle h = nullptr;
+  XGB_CALL(XGBoosterCreate, nullptr, 0, &h);
+  if (xgbApi().XGBoosterLoadModel(h, deferred_path_.c_str()) != 0) {
+    const std::string reason = xgbLastError();
+    xgbApi().XGBoosterFree(h);
+    throw InputError(fmt::format("{}: cannot load XGBoost model: {}", deferred_path_, reason));
+  }
+  handle_ = h;
+  deferred_path_.clear();
+  return handle_;
 }
 
 void Booster::save(const std::string& path) const {
   std::lock_guard<std::mutex> lock(mu_);
-  xgbCheck(xgbApi().XGBoosterSaveModel(handle_, path.c_str()), "XGBoosterSaveModel", path);
+  xgbCheck(xgbApi().XGBoosterSaveModel(handleLocked(), path.c_str()), "XGBoosterSaveModel", path);
   // The same trees in the JSON of sets written before the binary format (a
   // refit in place of such a set): the manifest names the new file now.
   const std::string ubj = kXgbModelExtension;
@@ -105,7 +125,7 @@ std::vector<float> Booster::predict(const std::vector<float>& x, size_t cols) co
   std::lock_guard<std::mutex> lock(mu_);
   bst_ulong len = 0;
   const float* out = nullptr;
-  XGB_CALL(XGBoosterPredict, handle_, d.get(), 0, 0, 0, &len, &out);
+  XGB_CALL(XGBoosterPredict, handleLocked(), d.get(), 0, 0, 0, &len, &out);
   return std::vector<float>(out, out + len);
 }
 
@@ -204,7 +224,7 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
     std::string file = j.at("files").at(0).get<std::string>();
     auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
     std::shared_ptr<const Booster> booster =
-        Booster::load((std::filesystem::path(dir) / file).string());
+        Booster::loadWhenUsed((std::filesystem::path(dir) / file).string());
     const size_t n_features = j.at("n_features").get<size_t>();
     const size_t repeated_column = j.value("repeated_column", kNoRepeatedColumn);
     if (repeated_column != kNoRepeatedColumn && repeated_column >= n_features) {

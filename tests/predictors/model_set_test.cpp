@@ -165,13 +165,56 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
   EXPECT_THAT(loadError(), HasSubstr("manifest.json: device_file: expected a file name in"));
 }
 
+// Trees are read when a prediction first needs them (Booster::loadWhenUsed):
+// a corrupt file is named then, as an InputError, every time it is asked for.
 TEST_F(ModelSetTest, ACorruptBoosterFileIsNamedWithoutXgboostsStackTrace) {
   fitted().save(dir_.string());
   std::ofstream(dir_ / "gemm.xgb.ubj") << "hello";
-  const std::string error = loadError();
-  EXPECT_THAT(error, HasSubstr("gemm.xgb.ubj: cannot load XGBoost model: "));
-  EXPECT_EQ(error.find("Stack trace"), std::string::npos) << error;
-  EXPECT_EQ(error.find("[bt]"), std::string::npos) << error;
+  const ModelSet set = ModelSet::load(dir_.string());
+  ASSERT_NE(set.model("gemm"), nullptr);
+  const OpFeatures f =
+      computeFeatures(opNode("aten::mm", {tensor({64, 64}), tensor({64, 64})}, {tensor({64, 64})}));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      set.model("gemm")->predictUs(f, set.device);
+      ADD_FAILURE() << "a corrupt tree file predicted";
+    } catch (const InputError& e) {
+      const std::string error = e.what();
+      EXPECT_THAT(error, HasSubstr("gemm.xgb.ubj: cannot load XGBoost model: "));
+      EXPECT_EQ(error.find("Stack trace"), std::string::npos) << error;
+      EXPECT_EQ(error.find("[bt]"), std::string::npos) << error;
+    }
+  }
+  // Saving the set reads the trees too: the corrupt file is named, not copied.
+  try {
+    set.save((dir_ / "copy").string());
+    ADD_FAILURE() << "a corrupt tree file was saved";
+  } catch (const InputError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("gemm.xgb.ubj: cannot load XGBoost model: "));
+  }
+}
+
+// A family's trees are read only when one of its ops is predicted: a
+// prediction that needs none of them predicts from a set whose trees it
+// never reads (here gone from disk after loading), and one that needs them
+// reads them then and predicts as an eagerly loaded set does.
+TEST_F(ModelSetTest, TreesAreReadWhenAPredictionFirstNeedsThem) {
+  const ModelSet set = fitted();
+  set.save(dir_.string());
+  const OpFeatures f = computeFeatures(
+      opNode("aten::mm", {tensor({512, 256}), tensor({256, 1024})}, {tensor({512, 1024})}));
+  {
+    const ModelSet unread = ModelSet::load(dir_.string());
+    fs::rename(dir_ / "gemm.xgb.ubj", dir_ / "moved.xgb.ubj");
+    ASSERT_NE(unread.model("gemm"), nullptr);  // loaded, its trees not read
+    EXPECT_THROW(unread.model("gemm")->predictUs(f, unread.device), InputError);
+    fs::rename(dir_ / "moved.xgb.ubj", dir_ / "gemm.xgb.ubj");
+    EXPECT_NEAR(unread.model("gemm")->predictUs(f, unread.device),
+                set.model("gemm")->predictUs(f, set.device), 1e-3);
+  }
+  // A file missing at load is still refused at load.
+  fs::remove(dir_ / "gemm.xgb.ubj");
+  EXPECT_THAT(loadError(), HasSubstr("gemm.xgb.ubj: model file of family 'gemm' missing"));
 }
 
 TEST_F(ModelSetTest, MissingManifestIsNamed) {
