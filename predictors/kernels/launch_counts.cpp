@@ -156,7 +156,7 @@ LaunchCountModel LaunchCountModel::fromJson(const nlohmann::json& j, const std::
       if (!std::filesystem::exists(path))
         throw InputError(fmt::format("{}: launch-count trees of {} missing (listed in {})",
                                      path.string(), op, source));
-      t.booster = Booster::load(path.string());
+      t.booster = Booster::loadWhenUsed(path.string());  // read when an op of it is first counted
       m.trees_[op] = std::move(t);
     }
   } catch (const nlohmann::json::exception& e) {
