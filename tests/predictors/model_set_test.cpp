@@ -194,10 +194,9 @@ TEST_F(ModelSetTest, ACorruptBoosterFileIsNamedWithoutXgboostsStackTrace) {
   }
 }
 
-// A family's trees are read only when one of its ops is predicted: a
-// prediction that needs none of them predicts from a set whose trees it
-// never reads (here gone from disk after loading), and one that needs them
-// reads them then and predicts as an eagerly loaded set does.
+// Loading a set reads no trees: with a family's file moved away after the
+// load, it is the first prediction of that family that fails; once the file
+// is back, that prediction reads the trees and predicts as the fitted set.
 TEST_F(ModelSetTest, TreesAreReadWhenAPredictionFirstNeedsThem) {
   const ModelSet set = fitted();
   set.save(dir_.string());
