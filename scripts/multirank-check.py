@@ -15,7 +15,11 @@ same workload's rank-0 trace on one process (`compare TRACE`: the same models an
 and no process group; the mean of its iterations, as the 2-rank step; until session 35 it was a
 1-rank distributed replay, whose Gloo calls on a group of one read dlrm_tw at -31.5% where the
 plain compare read -2%), which separates what the host and the single-rank models miss from
-what two ranks add.
+what two ranks add. --concurrent adds, in each round, every rank's trace on a process of its own,
+all at once, each pinned to a core of its own and without a process group: the host with all its
+cores busy but no collectives. The 2-rank step is then split into the slower process's time
+(against the slowest rank predicted alone) and what the group adds on top (against the joint
+prediction minus that).
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -32,6 +36,11 @@ ap.add_argument("--workloads", default="ddp_mlp,dlrm_tw,ddp_resnet18")
 ap.add_argument("--control", action="store_true",
                 help="also rank 0 alone: `compare` of its trace on one process, no process group "
                      "(the mean of its iterations, as the 2-rank step)")
+ap.add_argument("--concurrent", action="store_true",
+                help="also, in each round, every rank's trace replayed on a process of its own, all "
+                     "at once, each pinned to its own core (no process group): the host with every "
+                     "core busy, without the collectives; splits the 2-rank error into the slower "
+                     "process's compute and what the group adds")
 ap.add_argument("--apart", action="store_true",
                 help="also, interleaved, the prediction with every rank on a host of its own "
                      "(--host-cores -1: before co-located ranks were modelled)")
@@ -45,6 +54,7 @@ workloads = args.workloads.split(",")
 errors = {w: [] for w in workloads}
 controls = {w: [] for w in workloads}
 aparts = {w: [] for w in workloads}
+concurrents = {w: [] for w in workloads}
 loads = []
 
 
@@ -77,6 +87,39 @@ def compare_alone(trace, out, what):
             "error_pct": 100.0 * (doc["predicted_ms"] - measured) / measured}
 
 
+def predict_ms(trace, out, what):
+    """`tracetwin predict TRACE --json-out OUT`: the predicted iteration (one rank: the trace
+    alone; with {rank}: the joint step) and the JSON."""
+    p = subprocess.run([tt, "predict", trace, "--models", args.models, "--json-out", out],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
+    doc = json.load(open(out))
+    return doc["iteration_ms"], doc
+
+
+def replay_concurrently(traces, tmp, what):
+    """Every trace replayed at once, each on a process of its own pinned to core i % cores (no
+    process group: its collectives are not replayed); each process's mean iteration (ms)."""
+    cores = sorted(os.sched_getaffinity(0))
+    procs = []
+    for i, trace in enumerate(traces):
+        out = os.path.join(tmp, "concurrent%d.json" % i)
+        core = cores[i % len(cores)]
+        procs.append((out, subprocess.Popen(
+            [tt, "replay", trace, "--iters", str(args.iters), "--json-out", out],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda c=core: os.sched_setaffinity(0, {c}))))
+    means = []
+    for out, p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit("%s failed:\n%s" % (what, err[-2000:]))
+        it = json.load(open(out))["iterations_ms"]
+        means.append(sum(it) / len(it))
+    return means
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(args.rounds):
         if args.quiet_ms > 0:
@@ -93,6 +136,19 @@ with tempfile.TemporaryDirectory() as tmp:
                 controls[w].append(c["error_pct"])
                 print("round %d %-14s one process: measured %8.3f ms predicted %8.3f ms error %+6.1f%%"
                       % (r, w, c["measured_ms"], c["predicted_ms"], c["error_pct"]), flush=True)
+            if args.concurrent:
+                n = 0
+                while os.path.exists(trace.replace("{rank}", str(n))):
+                    n += 1
+                rank_traces = [trace.replace("{rank}", str(k)) for k in range(n)]
+                means = replay_concurrently(rank_traces, tmp, "%s round %d, concurrent," % (w, r))
+                alone = max(predict_ms(t, os.path.join(tmp, "alone%d.json" % k),
+                                       "predict %s" % t)[0] for k, t in enumerate(rank_traces))
+                concurrents[w].append((max(means), alone, means))
+                print("round %d %-14s concurrent, no group: processes %s ms, the slower %8.3f ms, "
+                      "predicted alone %8.3f ms, error %+6.1f%%"
+                      % (r, w, " ".join("%.3f" % m for m in means), max(means), alone,
+                         100 * (alone - max(means)) / max(means)), flush=True)
             if args.apart:
                 a = compare_step(trace, 2, os.path.join(tmp, "%s.%d.apart.json" % (w, r)),
                                  "%s round %d, apart," % (w, r), ("--host-cores", "-1"))
@@ -120,6 +176,17 @@ for w in workloads:
         c = controls[w]
         print("%-14s one process (rank 0 alone): median error %+6.1f%% (range %+.1f .. %+.1f%%)"
               % (w, statistics.median(c), min(c), max(c)))
+    if concurrents[w]:
+        # The 2-rank step = the slower process's compute + what the group adds (collectives,
+        # waiting); the prediction splits the same way (joint step - the slowest rank alone).
+        errs = [100 * (a - m) / m for m, a, _ in concurrents[w]]
+        added = [e[1] - m for e, (m, _, _) in zip(errors[w], concurrents[w])]
+        predicted_added = [e[2] - a for e, (_, a, _) in zip(errors[w], concurrents[w])]
+        print("%-14s concurrent, no group: the slower process, median error %+6.1f%% (range "
+              "%+.1f .. %+.1f%%); what the group adds: measured %.2f ms (%.2f .. %.2f), predicted "
+              "%.2f ms" % (w, statistics.median(errs), min(errs), max(errs),
+                           statistics.median(added), min(added), max(added),
+                           statistics.median(predicted_added)))
     if aparts[w]:
         a = aparts[w]
         print("%-14s hosts apart (--host-cores -1): median error %+6.1f%% (range %+.1f .. %+.1f%%)"

@@ -171,6 +171,45 @@ double memorySpeed(double kappa, double own, double others) {
   return 1.0 / (1.0 + kappa * own * others);
 }
 
+namespace {
+
+// Per collective, the members on each shared host (host index -> count):
+// a transfer's threads run on its members' hosts.
+std::vector<std::map<size_t, double>> membersByHost(const std::vector<JointCollective>& collectives,
+                                                    const Colocation& c, size_t rank_count) {
+  std::vector<int64_t> host_of(rank_count, -1);
+  for (size_t h = 0; h < c.hosts.size(); ++h) {
+    if (c.hosts[h].ranks.size() < 2) continue;  // alone: nothing to share
+    for (size_t r : c.hosts[h].ranks) host_of[r] = int64_t(h);
+  }
+  std::vector<std::map<size_t, double>> out(collectives.size());
+  for (size_t k = 0; k < collectives.size(); ++k) {
+    for (size_t r : collectives[k].members) {
+      if (r < rank_count && host_of[r] >= 0) out[k][size_t(host_of[r])] += 1.0;
+    }
+  }
+  return out;
+}
+
+// The stretch a collective's transfer got: its span over the work its
+// slowest host let it do. The comm models were measured with every member
+// of the group on one host moving data and nothing else running (the comm
+// sweep), so the speed is against that: the members' transfer threads on
+// the host are the "own" threads of sharedSpeed.
+double transferStretch(const CollectiveOutcome& o, const std::map<size_t, double>& hosts,
+                       const std::vector<Demand>& demands, const Colocation& c) {
+  const double span = o.end_us - o.start_us;
+  if (hosts.empty() || !(span > 0) || !(c.transfer_threads > 0)) return 1.0;
+  double work = span;
+  for (const auto& [h, members] : hosts) {
+    work = std::min(work, demands[h].work(o.start_us, o.end_us, c.hosts[h].cores,
+                                          members * c.transfer_threads, 0.0, 0.0));
+  }
+  return work > 0 ? span / work : 1.0;
+}
+
+}  // namespace
+
 ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
                                   const std::vector<JointCollective>& collectives,
                                   const Colocation& colocation) {
@@ -178,13 +217,29 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
   ColocatedResult out;
   out.stretch.resize(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) out.stretch[r].assign(ranks[r].ops.size(), 1.0);
+  out.transfer_stretch.assign(collectives.size(), 1.0);
   std::vector<JointRank> scaled = ranks;
+  std::vector<JointCollective> scaled_collectives = collectives;
+  const std::vector<std::map<size_t, double>> collective_hosts =
+      membersByHost(collectives, colocation, ranks.size());
+  // Jumps to the new stretch in the first two passes, then half way, so that
+  // two ranks taking turns on the cores cannot swap for ever.
+  const auto settle = [](double& f, double wanted, int pass, double& moved) {
+    moved = std::max(moved, std::abs(wanted - f) / f);
+    f = pass <= 2 ? wanted : 0.5 * (f + wanted);
+  };
   for (int pass = 1;; ++pass) {
     for (size_t r = 0; r < ranks.size(); ++r) {
       for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
         const SimOp& base = ranks[r].ops[i];
-        if (!stretchable(base)) continue;
         SimOp& op = scaled[r].ops[i];
+        if (base.is_comm && ranks[r].collective.size() > i && ranks[r].collective[i] >= 0) {
+          // A member's own transfer time (a collective without one of its own
+          // takes the longest of them).
+          op.device_us = base.device_us * out.transfer_stretch[size_t(ranks[r].collective[i])];
+          continue;
+        }
+        if (!stretchable(base)) continue;
         const double f = out.stretch[r][i];
         op.t1 = base.t1 * f;
         op.t2 = base.t2 * f;
@@ -192,12 +247,30 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
         op.device_us = base.device_us * f;
       }
     }
-    out.joint = simulateJoint(scaled, collectives, colocation.keep_schedule, colocation.jitter);
+    for (size_t k = 0; k < collectives.size(); ++k) {
+      if (collectives[k].transfer_us >= 0) {
+        scaled_collectives[k].transfer_us = collectives[k].transfer_us * out.transfer_stretch[k];
+      }
+    }
+    out.joint =
+        simulateJoint(scaled, scaled_collectives, colocation.keep_schedule, colocation.jitter);
     out.iterations = pass;
     double moved = 0;
-    for (const SharedHost& h : colocation.hosts) {
+    std::vector<Demand> demands(colocation.hosts.size());
+    for (size_t h = 0; h < colocation.hosts.size(); ++h) {
+      if (colocation.hosts[h].ranks.size() >= 2) {
+        demands[h] = demandOf(colocation.hosts[h], scaled, out.joint, colocation);
+      }
+    }
+    for (size_t k = 0; k < collectives.size(); ++k) {
+      const double wanted =
+          transferStretch(out.joint.collectives[k], collective_hosts[k], demands, colocation);
+      settle(out.transfer_stretch[k], wanted, pass, moved);
+    }
+    for (size_t hi = 0; hi < colocation.hosts.size(); ++hi) {
+      const SharedHost& h = colocation.hosts[hi];
       if (h.ranks.size() < 2) continue;
-      const Demand d = demandOf(h, scaled, out.joint, colocation);
+      const Demand& d = demands[hi];
       for (size_t r : h.ranks) {
         const SimResult& s = out.joint.ranks[r];
         for (size_t i = 0; i < ranks[r].ops.size(); ++i) {
@@ -210,12 +283,7 @@ ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
                                      colocation.threads[r], 0.0, colocation.memory_contention) +
                               d.work(s.start_us[i], s.end_us[i], h.cores, colocation.threads[r],
                                      ranks[r].ops[i].memory_share, colocation.memory_contention);
-          const double wanted = work > 0 ? span / work : 1.0;
-          double& f = out.stretch[r][i];
-          moved = std::max(moved, std::abs(wanted - f) / f);
-          // Early passes jump to the new stretch; later ones go half way, so
-          // that two ranks taking turns on the cores cannot swap for ever.
-          f = pass <= 2 ? wanted : 0.5 * (f + wanted);
+          settle(out.stretch[r][i], work > 0 ? span / work : 1.0, pass, moved);
         }
       }
     }

@@ -25,11 +25,14 @@ struct Colocation {
   // Per rank: the intra-op threads its CPU op bodies keep busy (the replay's
   // --threads; the host models were calibrated alone with this many).
   std::vector<double> threads;
-  // Threads a collective's transfer keeps busy: Gloo moves and reduces the
-  // data on a worker thread of the process group, while the thread that
-  // waits for the group sleeps on a condition variable (no core; see the
-  // docs). Its transfer time is not stretched: the comm models were
-  // calibrated with the peers running (`calibrate --families comm`).
+  // Threads a collective's transfer keeps busy on each member: Gloo moves
+  // and reduces the data on a worker thread of the process group, while the
+  // thread that waits for the group sleeps on a condition variable (no core;
+  // see the docs). A transfer is stretched like an op, against the speed the
+  // comm models were calibrated at: its group's members on one host moving
+  // data and nothing else running (`calibrate --families comm`). So a
+  // transfer that overlaps the ranks' compute (DDP's buckets during the
+  // backward pass) slows down, and one between phases does not.
   double transfer_threads = 1.0;
   // kappa: how much slower an op whose time is all memory traffic runs while
   // another op of the host moves memory at full speed too (1 + kappa; the
@@ -45,13 +48,15 @@ struct Colocation {
 struct ColocatedResult {
   JointResult joint;
   std::vector<std::vector<double>> stretch;  // per rank, per op: wall / alone (1: not shared)
+  std::vector<double> transfer_stretch;      // per collective: its transfer's, likewise
   int iterations = 0;
   bool converged = true;
 };
 
 // Throws UsageError when a rank is on two hosts, a host has no cores or a
 // rank no threads. Ops that are not cpu_only (a GPU rank's kernels) are
-// never stretched: a device of its own per rank.
+// never stretched: a device of its own per rank; nor are the transfers of
+// collectives with no member on a shared host.
 ColocatedResult simulateColocated(const std::vector<JointRank>& ranks,
                                   const std::vector<JointCollective>& collectives,
                                   const Colocation& colocation);

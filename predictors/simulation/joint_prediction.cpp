@@ -260,10 +260,20 @@ JointResult simulateRanks(const std::vector<JointRank>& joint,
       stretched += op.device_us * res.stretch[r][i];
     }
   }
+  // The transfers against the comm model's times (measured with nothing
+  // else running), weighted by their time.
+  double transfers = 0, transfers_alone = 0;
+  for (size_t k = 0; k < res.joint.collectives.size(); ++k) {
+    const double t = res.joint.collectives[k].transfer_us;
+    transfers += t;
+    transfers_alone += t / res.transfer_stretch[k];
+  }
   notes->push_back(fmt::format(
       "{} ranks share {:g} cores ({:g} intra-op thread(s) each; a transfer keeps 1 busy, a wait "
-      "for the group none): their CPU ops ran {:.2f}x their time alone on average ({} pass(es){})",
-      joint.size(), cores, c.threads[0], busy > 0 ? stretched / busy : 1.0, res.iterations,
+      "for the group none): their CPU ops ran {:.2f}x their time alone on average, their "
+      "collectives' transfers {:.2f}x the comm model's ({} pass(es){})",
+      joint.size(), cores, c.threads[0], busy > 0 ? stretched / busy : 1.0,
+      transfers_alone > 0 ? transfers / transfers_alone : 1.0, res.iterations,
       res.converged ? "" : ", not converged"));
   notes->push_back(
       memory_contention > 0

@@ -77,6 +77,46 @@ TEST(Colocation, ARankWaitingForItsGroupLeavesTheCoreToItsPeer) {
   EXPECT_DOUBLE_EQ(apart.collectives[0].start_us, 100);
 }
 
+TEST(Colocation, ATransferBesideComputeSlowsDownAndOneBetweenPhasesDoesNot) {
+  // Two ranks on 2 cores. Each issues an all-reduce of 100 us (as the comm
+  // sweep measured it: both transfer threads on the host, nothing else) and
+  // computes 100 us beside it, as DDP's buckets overlap the backward pass:
+  // 4 threads want the 2 cores, so the bodies and the transfers all run at
+  // half speed and end at 200 us. Before transfers were stretched, the
+  // transfer took its 100 us and the bodies 50 us of work by then, 150 in all.
+  std::vector<JointRank> overlapped(2, cpuRank({glooCollective(100), cpuBody(100)}, {0, -1}));
+  const std::vector<JointCollective> group = {{"all_reduce #0", {0, 1}}};
+  const ColocatedResult r = simulateColocated(overlapped, group, oneHost(2, 2));
+  ASSERT_TRUE(r.converged);
+  ASSERT_EQ(r.transfer_stretch.size(), 1u);
+  EXPECT_NEAR(r.transfer_stretch[0], 2.0, 0.01);
+  EXPECT_NEAR(r.joint.collectives[0].end_us - r.joint.collectives[0].start_us, 200, 1.0);
+  for (const SimResult& s : r.joint.ranks) EXPECT_NEAR(s.end_us[1], 200, 1.0);
+
+  // The same transfer after the compute has the cores to itself: as measured.
+  std::vector<JointRank> phased(2, cpuRank({cpuBody(100), glooCollective(100)}, {-1, 0}));
+  const ColocatedResult p = simulateColocated(phased, group, oneHost(2, 2));
+  EXPECT_NEAR(p.transfer_stretch[0], 1.0, 1e-6);
+  EXPECT_NEAR(p.joint.collectives[0].end_us, 200, 0.5);
+
+  // Ranks on hosts of their own share nothing, transfers included.
+  Colocation apart = oneHost(2, 2);
+  apart.hosts = {{{0}, 2}, {{1}, 2}};
+  const ColocatedResult a = simulateColocated(overlapped, group, apart);
+  EXPECT_DOUBLE_EQ(a.transfer_stretch[0], 1.0);
+  EXPECT_DOUBLE_EQ(a.joint.collectives[0].end_us - a.joint.collectives[0].start_us, 100);
+}
+
+TEST(Colocation, AGroupLargerThanTheCoresIsTakenAsTheSweepMeasuredIt) {
+  // Three ranks' transfers on 2 cores: the comm sweep ran the same group on
+  // the same cores, so its time already holds that sharing.
+  std::vector<JointRank> ranks(3, cpuRank({glooCollective(90)}, {0}));
+  const std::vector<JointCollective> group = {{"all_reduce #0", {0, 1, 2}}};
+  const ColocatedResult r = simulateColocated(ranks, group, oneHost(3, 2));
+  EXPECT_NEAR(r.transfer_stretch[0], 1.0, 1e-6);
+  EXPECT_NEAR(r.joint.collectives[0].end_us, 90, 0.5);
+}
+
 TEST(Colocation, GpuRanksAreNotStretched) {
   SimOp kernel;
   kernel.t4 = 1;
