@@ -88,14 +88,13 @@ def compare_alone(trace, out, what):
 
 
 def predict_ms(trace, out, what):
-    """`tracetwin predict TRACE --json-out OUT`: the predicted iteration (one rank: the trace
-    alone; with {rank}: the joint step) and the JSON."""
+    """`tracetwin predict TRACE --json-out OUT`: the predicted iteration (ms) of one rank's trace
+    alone."""
     p = subprocess.run([tt, "predict", trace, "--models", args.models, "--json-out", out],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("%s failed:\n%s" % (what, p.stdout[-2000:] + p.stderr[-2000:]))
-    doc = json.load(open(out))
-    return doc["iteration_ms"], doc
+    return json.load(open(out))["iteration_ms"]
 
 
 def replay_concurrently(traces, tmp, what):
@@ -142,8 +141,8 @@ with tempfile.TemporaryDirectory() as tmp:
                     n += 1
                 rank_traces = [trace.replace("{rank}", str(k)) for k in range(n)]
                 means = replay_concurrently(rank_traces, tmp, "%s round %d, concurrent," % (w, r))
-                alone = max(predict_ms(t, os.path.join(tmp, "alone%d.json" % k),
-                                       "predict %s" % t)[0] for k, t in enumerate(rank_traces))
+                alone = max(predict_ms(t, os.path.join(tmp, "alone%d.json" % k), "predict %s" % t)
+                            for k, t in enumerate(rank_traces))
                 concurrents[w].append((max(means), alone, means))
                 print("round %d %-14s concurrent, no group: processes %s ms, the slower %8.3f ms, "
                       "predicted alone %8.3f ms, error %+6.1f%%"
