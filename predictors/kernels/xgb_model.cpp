@@ -81,13 +81,6 @@ std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols
   return b;
 }
 
-std::unique_ptr<Booster> Booster::load(const std::string& path) {
-  std::unique_ptr<Booster> b = loadWhenUsed(path);
-  const std::lock_guard<std::mutex> lock(b->mu_);
-  b->handleLocked();
-  return b;
-}
-
 std::unique_ptr<Booster> Booster::loadWhenUsed(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
   return std::unique_ptr<Booster>(new Booster(path));

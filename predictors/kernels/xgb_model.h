@@ -37,7 +37,6 @@ class Booster {
   // Trains on rows x (n x cols, row-major) against labels y.
   static std::unique_ptr<Booster> train(const std::vector<float>& x, size_t cols,
                                         const std::vector<float>& y, const XgbParams& p);
-  static std::unique_ptr<Booster> load(const std::string& path);
   // The trees at `path`, read when first used (predict, save): a model set
   // names every family's trees and one prediction needs a few (data/mlp 4
   // of the bundled host set's 8: its `predict` took 0.64x the time). The file
