@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the trace reader with libFuzzer for a bounded time, then the
-# operator-schema and device-spec parsers, the Kineto reader and the Chakra
-# reader for half of it each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
+# operator-schema and device-spec parsers, the Kineto reader, the Chakra
+# reader and the sweep-file loader for half of it each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
 # Crashing inputs are written to <build-dir>/crashes/ and fail the script.
 set -euo pipefail
 seconds="${1:-120}"
@@ -16,7 +16,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz \
-  kineto_reader_fuzz chakra_reader_fuzz
+  kineto_reader_fuzz chakra_reader_fuzz sweep_spec_fuzz
 
 # Seeds: the small shared traces (uncompressed and gzip), plus snippets that
 # reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
@@ -65,6 +65,13 @@ if [ -x build/tracetwin ]; then
   build/tracetwin export --chakra "$build/corpus-chakra/allgather.et" "$traces/allgather_1.0.2_et.json.gz" >/dev/null
 fi
 
+# Seeds of the sweep-file loader: the shipped sweep files (every strategy,
+# row- and column-wise splits, Zipf tables), named by their folder.
+mkdir -p "$build/corpus-sweeps"
+for f in $(find configs/sweeps -name '*.yaml'); do
+  cp "$f" "$build/corpus-sweeps/$(echo "${f#configs/sweeps/}" | tr / _)"
+done
+
 # fuzz TARGET CORPUS SECONDS: -rss_limit_mb keeps each within a few times its
 # input (inputs are capped at 1 MiB here); -timeout catches hangs.
 fuzz() {
@@ -88,3 +95,4 @@ fuzz op_schema_fuzz "$build/corpus-schemas" $(( (seconds + 1) / 2 ))
 fuzz device_spec_fuzz "$build/corpus-specs" $(( (seconds + 1) / 2 ))
 fuzz kineto_reader_fuzz "$build/corpus-kineto" $(( (seconds + 1) / 2 ))
 fuzz chakra_reader_fuzz "$build/corpus-chakra" $(( (seconds + 1) / 2 ))
+fuzz sweep_spec_fuzz "$build/corpus-sweeps" $(( (seconds + 1) / 2 ))
