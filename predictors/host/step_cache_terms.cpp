@@ -196,7 +196,7 @@ void addCodeColdPenalties(std::vector<OpRecord>& recs, const ModelSet& models,
   shapes.reserve(recs.size());
   us.reserve(recs.size());
   for (const OpRecord& r : recs) {
-    names.push_back(&r.f.op);
+    names.push_back(&r.f.op.str());
     shapes.push_back(r.shape_hash);
     us.push_back(r.out.predicted_us);
   }

@@ -415,16 +415,18 @@ namespace {
 
 // What depends on the op name only, computed once per distinct name.
 struct NameInfo {
-  std::string op;
+  core::InternedText op;  // copied into every op's features: a pointer copy
   std::string family;
   const Extractor* extract = nullptr;
 };
 
 const NameInfo& nameInfo(const core::Node& node) {
   // Per-thread cache: traces repeat a few hundred names over 100k ops.
-  thread_local std::unordered_map<std::string, NameInfo> cache;
-  thread_local std::string key;
-  key.assign(node.name).push_back(static_cast<char>('0' + static_cast<int>(node.category)));
+  // Keyed by the name's interned text, which lives as long as the process
+  // (core/interned_text.h), and the category (under 16 kinds).
+  thread_local std::unordered_map<uint64_t, NameInfo> cache;
+  const uint64_t key =
+      (reinterpret_cast<uintptr_t>(&node.name.str()) << 4) | static_cast<uint64_t>(node.category);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   NameInfo info;

@@ -23,7 +23,9 @@ inline constexpr int kReuseBins = 8;
 inline constexpr int kReuseValuesWithUnique = kReuseBins + 1;
 
 struct OpFeatures {
-  std::string op;                             // "aten::addmm" (no overload)
+  // "aten::addmm" (no overload). Interned: a 100k-op prediction copies it
+  // into every op's features and compares it to group them.
+  core::InternedText op;
   std::string family;                         // core::opFamily
   // Memory-bound ops: op plus flags for operand patterns that take another
   // kernel path at the same op name ("aten::add_#0d": a 0-dim tensor operand,
@@ -78,7 +80,7 @@ bool sameReuseColumn(const OpFeatures& a, const OpFeatures& b);
 
 // The op's variant, or its name when it has no flags.
 inline const std::string& variantKey(const OpFeatures& f) {
-  return f.variant.empty() ? f.op : f.variant;
+  return f.variant.empty() ? f.op.str() : f.variant;
 }
 
 // Computes the features of `node`. `index_reuse` (may be null or empty) is a
