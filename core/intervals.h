@@ -8,10 +8,11 @@
 
 namespace tracetwin::core {
 
-// Overlaps count once; empty and inverted intervals count nothing.
+// Intervals already in order of start (ties in any order): overlaps count
+// once; empty and inverted intervals count nothing. For callers that hold
+// them sorted, or take several unions of one sorted set.
 template <typename T>
-T unionLength(std::vector<std::pair<T, T>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
+T unionLengthOfSorted(const std::vector<std::pair<T, T>>& intervals) {
   T total{}, start{}, end{};
   bool open = false;
   for (const auto& [a, b] : intervals) {
@@ -27,6 +28,13 @@ T unionLength(std::vector<std::pair<T, T>> intervals) {
   }
   if (open) total += end - start;
   return total;
+}
+
+// Overlaps count once; empty and inverted intervals count nothing.
+template <typename T>
+T unionLength(std::vector<std::pair<T, T>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  return unionLengthOfSorted(intervals);
 }
 
 }  // namespace tracetwin::core

@@ -134,29 +134,36 @@ void RankTimeline::advance(double group_start_us, double device_us) {
 }
 
 void RankTimeline::summarise(SimResult* r) const {
+  // The kernels in order of start, sorted once: each union below reads them
+  // in that order (sorting each list apart was 9% of predicting a 100k-op
+  // step).
+  std::vector<Interval> iv = intervals_;
+  std::sort(iv.begin(), iv.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   std::vector<std::pair<double, double>> all, comm, compute;
-  for (const Interval& i : intervals_) {
+  all.reserve(iv.size());
+  for (const Interval& i : iv) {
     all.push_back({i.start, i.end});
     (i.comm ? comm : compute).push_back({i.start, i.end});
   }
+  std::vector<std::pair<double, double>> waits = waits_;
+  std::sort(waits.begin(), waits.end());
   const double iteration = r->iteration_us;
-  r->device_active_us = core::unionLength(all);
+  r->device_active_us = core::unionLengthOfSorted(all);
   r->device_idle_us = std::max(0.0, iteration - r->device_active_us);
-  r->compute_us = core::unionLength(compute);
-  r->comm_us = core::unionLength(comm);
-  r->wait_us = core::unionLength(waits_);
+  r->compute_us = core::unionLengthOfSorted(compute);
+  r->comm_us = core::unionLengthOfSorted(comm);
+  r->wait_us = core::unionLengthOfSorted(waits);
   // Exposed communication: comm time (transfer and the wait for the group)
   // not hidden under compute, i.e. |comm U wait U compute| - |compute|.
-  std::vector<std::pair<double, double>> busy = all;
-  busy.insert(busy.end(), waits_.begin(), waits_.end());
-  r->exposed_comm_us = std::max(0.0, core::unionLength(std::move(busy)) - r->compute_us);
+  std::vector<std::pair<double, double>> busy(all.size() + waits.size());
+  std::merge(all.begin(), all.end(), waits.begin(), waits.end(), busy.begin(),
+             [](const auto& a, const auto& b) { return a.first < b.first; });
+  r->exposed_comm_us = std::max(0.0, core::unionLengthOfSorted(busy) - r->compute_us);
   // CPU-bound: device gaps that end with a kernel waiting for its launch (or
   // for a stream that was itself launch-limited), plus the tail after the
   // last kernel while the CPU finishes. Gaps that end on a rank arrival are
   // waiting for other ranks, not for this CPU.
-  std::vector<Interval> iv = intervals_;
-  std::sort(iv.begin(), iv.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   double covered_to = start_us_;
   for (const Interval& i : iv) {
     if (i.start > covered_to && i.reason != SimWait::kRanks)

@@ -24,6 +24,16 @@ TEST(RankSummary, UnionLengthMergesOverlaps) {
   EXPECT_DOUBLE_EQ(core::unionLength<double>({{20, 25}, {0, 30}}), 30);
 }
 
+TEST(RankSummary, UnionOfIntervalsSortedByStartIsTheUnionWhateverTheTiesOrder) {
+  // Equal starts in either order, an empty and an inverted interval: what
+  // the predictor's timeline passes after sorting its kernels by start only.
+  const std::vector<std::pair<double, double>> a = {{0, 4}, {0, 10}, {3, 3}, {12, 11}, {12, 14}};
+  const std::vector<std::pair<double, double>> b = {{0, 10}, {0, 4}, {3, 3}, {12, 14}, {12, 11}};
+  EXPECT_DOUBLE_EQ(core::unionLengthOfSorted(a), 12);
+  EXPECT_DOUBLE_EQ(core::unionLengthOfSorted(b), 12);
+  EXPECT_DOUBLE_EQ(core::unionLength(a), 12);
+}
+
 TEST(RankSummary, SplitsComputeAndCommunicationInTheStepWindow) {
   KinetoEvent step = cpuOp("ProfilerStep#2", 1, 0, 1000);
   step.category = EventCategory::kUserAnnotation;
