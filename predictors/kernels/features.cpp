@@ -161,7 +161,7 @@ bool contiguous(const core::TensorValue& t) {
 }
 
 // See OpFeatures::variant. Inputs only: outputs are allocated by the op.
-std::string memoryVariant(const core::Node& node, const std::string& op) {
+std::string memoryVariant(const core::Node& node, std::string_view op) {
   bool zero_dim = false, mixed = false, strided = false;
   core::DType first = core::DType::kUnknown;
   double widest = 0;
@@ -187,7 +187,7 @@ std::string memoryVariant(const core::Node& node, const std::string& op) {
   if (zero_dim) v += "#0d";
   if (mixed) v += "#mix";
   if (strided) v += "#nc";
-  return v.empty() ? v : op + v;
+  return v.empty() ? v : std::string(op) + v;
 }
 
 void memoryFeatures(const core::Node& node, OpFeatures* f) {
@@ -418,7 +418,11 @@ struct NameInfo {
   core::InternedText op;  // copied into every op's features: a pointer copy
   std::string family;
   const Extractor* extract = nullptr;
+  // An elementwise or copy op, which may have returned an input as it was.
+  bool may_pass_input = false;
 };
+
+bool mayPassInput(std::string_view family) { return family == "elementwise" || family == "copy"; }
 
 const NameInfo& nameInfo(const core::Node& node) {
   // Per-thread cache: traces repeat a few hundred names over 100k ops.
@@ -436,6 +440,7 @@ const NameInfo& nameInfo(const core::Node& node) {
   info.family = core::opFamily(node);
   auto ex = extractors().find(info.family);
   info.extract = ex == extractors().end() ? nullptr : &ex->second;
+  info.may_pass_input = mayPassInput(info.family);
   return cache.emplace(key, std::move(info)).first->second;
 }
 
@@ -478,11 +483,12 @@ OpFeatures computeFeatures(const core::Node& node, const std::vector<double>* in
   } else {
     std::string family = core::opFamily(node);
     const Extractor* extract = family == "triton" ? &extractors().at("triton") : nullptr;
-    triton = {node.name, std::move(family), extract};
+    const bool may_pass_input = mayPassInput(family);
+    triton = {node.name, std::move(family), extract, may_pass_input};
   }
   // A memory-bound op that did no work costs what a view does.
   NameInfo passed;
-  if ((info->family == "elementwise" || info->family == "copy") && returnsAnInputAsItWas(node)) {
+  if (info->may_pass_input && returnsAnInputAsItWas(node)) {
     passed = {info->op, "view", &extractors().at("view")};
     info = &passed;
   }

@@ -48,7 +48,7 @@ bool copiesToHost(const core::Node& node) {
 
 }  // namespace
 
-int launchesOf(const std::string& family) { return family == "view" ? 0 : 1; }
+int launchesOf(std::string_view family) { return family == "view" ? 0 : 1; }
 
 bool isSynchronising(const core::Node& node) {
   const int kind = syncKindOf(node);
@@ -67,7 +67,7 @@ bool CommDependencies::touched(int64_t storage) const {
   return storages_.count(storage) > 0;
 }
 
-OpDependencies CommDependencies::observe(const core::Node& node, const std::string& family) {
+OpDependencies CommDependencies::observe(const core::Node& node, std::string_view family) {
   OpDependencies d;
   const int kind = perSchema(sync_kind_, node, [&node] { return syncKindOf(node); });
   d.synchronising = kind == 1 || (kind == 2 && copiesToHost(node));

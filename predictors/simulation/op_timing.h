@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -19,7 +20,7 @@ inline constexpr int64_t kComputeStream = 0;
 inline constexpr int64_t kCommStream = 1;
 
 // Kernels launched by an op of `family`: views and metadata ops launch none.
-int launchesOf(const std::string& family);
+int launchesOf(std::string_view family);
 
 // True for ops that block the CPU until the device is done: aten::item,
 // _local_scalar_dense, nonzero, and copies from a CUDA tensor to the CPU.
@@ -41,7 +42,7 @@ struct OpDependencies {
 // order they are simulated.
 class CommDependencies {
  public:
-  OpDependencies observe(const core::Node& node, const std::string& family);
+  OpDependencies observe(const core::Node& node, std::string_view family);
 
  private:
   void record(int64_t storage);
