@@ -28,15 +28,19 @@ double BetweenOpTerms::us(const core::Node& node, int wrapped_numbers, double op
 }
 
 double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default) {
-  const Entry e = perSchema(memo_, *r.node, [&] {
-    Entry all;
-    for (size_t w = 0; w < all.us.size(); ++w)
-      all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w], stat_);
-    return all;
-  });
+  const core::OpSchema* schema = r.node->schema.get();
+  if (schema == nullptr || schema != last_schema_) {
+    last_ = perSchema(memo_, *r.node, [&] {
+      Entry all;
+      for (size_t w = 0; w < all.us.size(); ++w)
+        all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w], stat_);
+      return all;
+    });
+    last_schema_ = schema;
+  }
   const auto w = static_cast<size_t>(which);
-  *used_default = e.used_default[w];
-  return e.us[w];
+  *used_default = last_.used_default[w];
+  return last_.us[w];
 }
 
 void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,

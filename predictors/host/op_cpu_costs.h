@@ -47,6 +47,10 @@ class OverheadLookup {
   const OverheadTable& table_;
   OverheadStatistic stat_;
   std::unordered_map<const core::OpSchema*, Entry> memo_;
+  // The last op's entry: an op asks for T1..T5 in turn (a hash lookup each
+  // was 3% of predicting a 100k-op step).
+  const core::OpSchema* last_schema_ = nullptr;
+  Entry last_;
 };
 
 // Sets OpRecord::predicted_launches from the model set's launch counts (GPU
