@@ -99,6 +99,8 @@ CompiledSummary summarizeCompiled(const Graph& graph, const Selection& selection
       ++s.kernels;
       ++(inBackwardPass(graph, op) ? s.backward_kernels : s.forward_kernels);
     }
+    // Most steps have no compiled region: no parent chain to walk per op.
+    if (region_index.empty()) continue;
     for (NodeId p = op.parent; p != graph.rootId(); p = graph.node(p).parent) {
       if (auto it = region_index.find(p); it != region_index.end()) {
         ++(kernel ? s.regions[it->second].kernels : s.regions[it->second].other_ops);
