@@ -100,8 +100,16 @@ double product(const std::vector<int64_t>& dims, size_t from, size_t to) {
 }
 
 std::string baseOpName(const std::string& name) {
-  size_t start = name.rfind("::");
-  start = start == std::string::npos ? 0 : start + 2;
+  // After the last "::" (a loop over characters: std::string::rfind with a
+  // two-character needle calls memcmp at every position, and convolution
+  // and GEMM shapes ask for every op's base name).
+  size_t start = 0;
+  for (size_t i = name.size(); i >= 2; --i) {
+    if (name[i - 2] == ':' && name[i - 1] == ':') {
+      start = i;
+      break;
+    }
+  }
   size_t dot = name.find('.', start);
   return name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
 }

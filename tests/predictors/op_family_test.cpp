@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "predictors/kernels/node_args.h"
+
 namespace tracetwin::core {
 namespace {
 
@@ -47,3 +49,20 @@ TEST(OpFamily, NodeCategoryWins) {
 
 }  // namespace
 }  // namespace tracetwin::core
+
+namespace tracetwin::predictors {
+namespace {
+
+TEST(OpFamily, BaseOpNameIsWhatFollowsTheLastDoubleColonUpToTheOverload) {
+  EXPECT_EQ(baseOpName("aten::convolution"), "convolution");
+  EXPECT_EQ(baseOpName("aten::add_.Tensor"), "add_");
+  EXPECT_EQ(baseOpName("fbgemm::ns::lookup.out"), "lookup");
+  EXPECT_EQ(baseOpName("gloo:all_reduce"), "gloo:all_reduce");  // one colon: no namespace
+  EXPECT_EQ(baseOpName("::x"), "x");
+  EXPECT_EQ(baseOpName("mm"), "mm");
+  EXPECT_EQ(baseOpName(""), "");
+  EXPECT_EQ(baseOpName("aten::"), "");
+}
+
+}  // namespace
+}  // namespace tracetwin::predictors
