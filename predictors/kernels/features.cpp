@@ -200,7 +200,12 @@ void memoryFeatures(const core::Node& node, OpFeatures* f) {
   };
   eachTensor(node.inputs, widest);
   eachTensor(node.outputs, widest);
-  f->flops = flopsPerElement(f->op) * elems;
+  // Per name, once: the table lookup hashes the op's base name (the op is
+  // interned, so its text's address names it for the life of the process).
+  thread_local std::unordered_map<const std::string*, double> per_element;
+  auto [it, fresh] = per_element.try_emplace(&f->op.str(), 0.0);
+  if (fresh) it->second = flopsPerElement(f->op);
+  f->flops = it->second * elems;
   f->x = {lg(f->bytes), lg(elems)};
 }
 
