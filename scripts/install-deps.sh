@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer and sanitizer runtimes
   time  # /usr/bin/time -v: peak RSS in scripts/measure-reader-memory.sh
+  valgrind bc  # instruction counts in scripts/predict-instructions.sh (this host's timings drift)
 )
 
 missing=()
