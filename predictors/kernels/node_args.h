@@ -34,4 +34,8 @@ double product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = SI
 // Op name without namespace and overload: "aten::add_.Tensor" -> "add_".
 std::string baseOpName(const std::string& name);
 
+// Whether every output is one of the inputs as it was (same tensor id,
+// storage, offset and size) and the op mutates none of its arguments.
+bool returnsAnInputAsItWas(const core::Node& node);
+
 }  // namespace tracetwin::predictors
