@@ -30,7 +30,7 @@ double BetweenOpTerms::us(const core::Node& node, int wrapped_numbers, double op
 double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default) {
   const core::OpSchema* schema = r.node->schema.get();
   if (schema == nullptr || schema != last_schema_) {
-    last_ = perSchema(memo_, *r.node, [&] {
+    last_ = perSchema(memo_, schema, [&] {
       Entry all;
       for (size_t w = 0; w < all.us.size(); ++w)
         all.us[w] = table_.us(static_cast<Overhead>(w), r.f.op, &all.used_default[w], stat_);

@@ -208,17 +208,8 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       std::unordered_map<const core::OpSchema*, bool> seen;
       for (size_t k = 0; k < idx.size(); ++k) {
         const size_t i = idx[k];
-        const core::OpSchema* schema = schema_of[i];
-        const auto fitted = [&] { return fitted_on->count(recs[i].f.op) > 0; };
-        bool calibrated;
-        if (schema == nullptr) {
-          calibrated = fitted();
-        } else {
-          auto it = seen.find(schema);
-          if (it == seen.end()) it = seen.emplace(schema, fitted()).first;
-          calibrated = it->second;
-        }
-        if (calibrated) continue;
+        if (perSchema(seen, schema_of[i], [&] { return fitted_on->count(recs[i].f.op) > 0; }))
+          continue;
         unseen.push_back(k);
         unseen_idx.push_back(i);
         unseen_of[i] = 1;

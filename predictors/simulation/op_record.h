@@ -44,14 +44,20 @@ struct DistinctOps {
 // kept in `memo` for the ops after it; every time for a node without one.
 // Per-op lookups by name (map and substring searches) are a large part of
 // predicting a 100k-op graph. `memo` lives no longer than the graph.
+// Keyed by the schema itself (null: no memo), for callers that hold the
+// schemas apart from the nodes; the Node form below reads it from the node.
 template <typename T, typename Compute>
-T perSchema(std::unordered_map<const core::OpSchema*, T>& memo, const core::Node& node,
+T perSchema(std::unordered_map<const core::OpSchema*, T>& memo, const core::OpSchema* schema,
             Compute compute) {
-  const core::OpSchema* schema = node.schema.get();
   if (schema == nullptr) return compute();
   auto it = memo.find(schema);
   if (it == memo.end()) it = memo.emplace(schema, compute()).first;
   return it->second;
+}
+template <typename T, typename Compute>
+T perSchema(std::unordered_map<const core::OpSchema*, T>& memo, const core::Node& node,
+            Compute compute) {
+  return perSchema(memo, node.schema.get(), compute);
 }
 
 }  // namespace tracetwin::predictors
