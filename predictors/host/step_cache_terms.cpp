@@ -129,7 +129,7 @@ void addColdDramReads(std::vector<OpRecord>& recs, const ModelSet& models,
                                             : 1e6 / bandwidth;
   // The family's model is looked up for ops with cold inputs only, and
   // again only when the family changes.
-  const std::string* family = nullptr;
+  const core::InternedText* family = nullptr;
   bool hot_only = false;
   for (OpRecord& r : recs) {
     if (r.fallback) continue;

@@ -421,7 +421,7 @@ namespace {
 // What depends on the op name only, computed once per distinct name.
 struct NameInfo {
   core::InternedText op;  // copied into every op's features: a pointer copy
-  std::string family;
+  core::InternedText family;
   const Extractor* extract = nullptr;
   // An elementwise or copy op, which may have returned an input as it was.
   bool may_pass_input = false;
@@ -467,7 +467,8 @@ OpFeatures computeFeatures(const core::Node& node, const std::vector<double>* in
   // A memory-bound op that did no work costs what a view does.
   NameInfo passed;
   if (info->may_pass_input && returnsAnInputAsItWas(node)) {
-    passed = {info->op, "view", &extractors().at("view")};
+    static const core::InternedText kView("view");  // interned once, not per op
+    passed = {info->op, kView, &extractors().at("view")};
     info = &passed;
   }
   f.op = info->op;

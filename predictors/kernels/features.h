@@ -26,7 +26,7 @@ struct OpFeatures {
   // "aten::addmm" (no overload). Interned: a 100k-op prediction copies it
   // into every op's features and compares it to group them.
   core::InternedText op;
-  std::string family;                         // core::opFamily
+  core::InternedText family;  // core::opFamily; interned like op
   // Memory-bound ops: op plus flags for operand patterns that take another
   // kernel path at the same op name ("aten::add_#0d": a 0-dim tensor operand,
   // ~2 us of type promotion vs ~0.6 us; "#mix": operands of several dtypes;

@@ -115,7 +115,8 @@ std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vect
     groups[label].first = m;
     groups[label].second.push_back(i);
   }
-  for (const auto& [label, group] : groups) {
+  for (const auto& [label_text, group] : groups) {
+    const core::InternedText label(label_text);  // once per group: ops copy a pointer
     const std::vector<double> us =
         predictDistinct(*group.first, models.device, distinctOps(recs, group.second, ids));
     for (size_t k = 0; k < group.second.size(); ++k) {
@@ -171,7 +172,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::string family;
     DeviceSpec origin, scale_from;
     bool unmodelled = false, topology = false;
-    std::string modelled_label, uncalibrated_label;
+    core::InternedText modelled_label, uncalibrated_label;  // copied to every op: pointers
   };
   constexpr uint32_t kNoOutcome = UINT32_MAX;
   std::vector<FamilyOutcome> outcomes;

@@ -40,11 +40,12 @@ namespace {
 int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
   if (opts.recorded_kernels.empty()) return 0;
   int64_t applied = 0;
+  const core::InternedText recorded("recorded");  // interned once, not per op
   for (OpRecord& r : recs) {
     auto it = opts.recorded_kernels.find(r.out.id);
     if (it == opts.recorded_kernels.end()) continue;
     r.out.predicted_us = it->second.device_us;
-    r.out.model = "recorded";
+    r.out.model = recorded;
     r.out.code_cold_us = 0;
     r.out.cold_output_us = 0;
     r.out.cold_input_us = 0;

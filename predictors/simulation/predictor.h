@@ -77,8 +77,8 @@ struct PredictOptions {
 
 struct OpPrediction {
   core::NodeId id = core::kNoNode;
-  std::string name;
-  std::string family;
+  core::InternedText name;  // the node's: a pointer copy per op, not a string
+  core::InternedText family;
   double predicted_us = 0.0;  // device time (CPU device: op time)
   double cpu_us = 0.0;        // CPU time charged to the op (T1..T5)
   // The host's side in two parts (replay --host-time model): the gap before
@@ -90,7 +90,7 @@ struct OpPrediction {
   // Kernels the simulation launched for the op on a GPU (a linked trace's,
   // the model set's launch counts, else one per kernel family); -1 on a CPU.
   int kernels = -1;
-  std::string model;          // kind of model used; "fallback:<kind>" when unmodelled
+  core::InternedText model;   // kind of model used; "fallback:<kind>" when unmodelled
   double code_cold_us = 0.0;  // of predicted_us, the code-cold term (CPU models; code_cold.h)
   // Of predicted_us, reading cold output lines from DRAM before writing them
   // (CPU models; ColdBytes::outputs in cache_reuse.h).
