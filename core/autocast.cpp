@@ -28,9 +28,13 @@ bool isInputOf(const TensorValue& t, const std::vector<const TensorValue*>& inpu
   return false;
 }
 
+bool isCastName(const Node& child) {
+  return child.name == "aten::to" || child.name == "aten::_to_copy";
+}
+
 // aten::to / aten::_to_copy of one of `inputs` to another floating dtype.
 bool isAutocastCast(const Node& child, const std::vector<const TensorValue*>& inputs) {
-  if (child.name != "aten::to" && child.name != "aten::_to_copy") return false;
+  if (!isCastName(child)) return false;
   if (child.inputs.empty() || !child.inputs[0].isTensor() || child.outputs.empty() ||
       !child.outputs[0].isTensor())
     return false;
@@ -51,7 +55,17 @@ DType firstFloatingInput(const Node& node) {
 
 std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& node) {
   if (!node.schema || node.children.empty()) return std::nullopt;
-  const std::vector<const TensorValue*> inputs = inputTensors(node);
+  // The call's tensors, collected once a child could be a cast of one: most
+  // ops with children are not autocast's, and their first child says so
+  // (this runs for every such node of a graph, and the vector was an
+  // allocation each).
+  std::vector<const TensorValue*> inputs;
+  bool collected = false;
+  auto callInputs = [&]() -> const std::vector<const TensorValue*>& {
+    if (!collected) inputs = inputTensors(node);
+    collected = true;
+    return inputs;
+  };
   AutocastCall call;
   for (NodeId id : node.children) {
     const Node* child = graph.findNode(id);
@@ -59,7 +73,8 @@ std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& nod
     if (child->name == node.name && child->op_schema_text == node.op_schema_text) {
       if (call.inner != kNoNode) return std::nullopt;  // two inner calls: not autocast's shape
       call.inner = id;
-    } else if (call.inner == kNoNode && isAutocastCast(*child, inputs)) {
+    } else if (call.inner == kNoNode && isCastName(*child) &&
+               isAutocastCast(*child, callInputs())) {
       call.casts.push_back(id);  // cached_cast runs before the inner call
     } else {
       return std::nullopt;
@@ -69,7 +84,7 @@ std::optional<AutocastCall> findAutocastCall(const Graph& graph, const Node& nod
   const Node& inner = graph.node(call.inner);
   if (inner.inputs.size() != node.inputs.size()) return std::nullopt;
   bool changed = false;
-  for (const TensorValue* t : inputTensors(inner)) changed |= !isInputOf(*t, inputs);
+  for (const TensorValue* t : inputTensors(inner)) changed |= !isInputOf(*t, callInputs());
   if (!changed) return std::nullopt;
   return call;
 }

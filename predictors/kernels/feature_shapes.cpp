@@ -32,10 +32,27 @@ const std::unordered_map<std::string, GemmOperands>& gemmOperands() {
   return t;
 }
 
-std::vector<int64_t> shapeOf(const core::TensorValue* t) {
-  if (!t) return {};
-  if (!t->shape.empty()) return t->shape;
-  return {t->numel};
+// A GEMM operand as a stack of matrices: its last two dims (at least 1
+// each) and the product of those before them. A 0-dim record is its numel;
+// a vector is one row of A or one column of B. Read in place: copies of the
+// shapes were two allocations per GEMM of a 100k-op graph.
+struct MatrixDims {
+  double leading = 1, rows = 1, cols = 1;
+};
+
+MatrixDims matrixDims(const core::TensorValue& t, bool vector_is_row) {
+  const int64_t* dims = t.shape.empty() ? &t.numel : t.shape.data();
+  const size_t n = t.shape.empty() ? 1 : t.shape.size();
+  const auto at_least_one = [](int64_t d) { return static_cast<double>(std::max<int64_t>(d, 1)); };
+  MatrixDims m;
+  if (n == 1) {
+    (vector_is_row ? m.cols : m.rows) = at_least_one(dims[0]);
+    return m;
+  }
+  for (size_t i = 0; i + 2 < n; ++i) m.leading *= at_least_one(dims[i]);
+  m.rows = at_least_one(dims[n - 2]);
+  m.cols = at_least_one(dims[n - 1]);
+  return m;
 }
 
 // Comms attributes name dtypes as c10::ScalarType does ("Float", "Half").
@@ -81,17 +98,15 @@ GemmShape gemmShape(const core::Node& node) {
     }
   }
   if (!a) return s;
-  std::vector<int64_t> sa = shapeOf(a), sb = shapeOf(b);
-  if (sa.size() == 1) sa.insert(sa.begin(), 1);  // vector as a 1-row matrix
-  if (sb.size() == 1) sb.push_back(1);
-  s.m = std::max<double>(sa[sa.size() - 2], 1);
-  s.k = std::max<double>(sa.back(), 1);
+  const MatrixDims da = matrixDims(*a, true), db = matrixDims(*b, false);
+  s.m = da.rows;
+  s.k = da.cols;
   if (b_t) {
-    s.n = std::max<double>(sb[sb.size() - 2], 1);
-    s.m = product(sa, 0, sa.size() - 1);  // linear folds leading dims into M
+    s.n = db.rows;
+    s.m = da.leading * da.rows;  // linear folds leading dims into M
   } else {
-    s.n = std::max<double>(sb.back(), 1);
-    s.batch = std::max(product(sa, 0, sa.size() - 2), product(sb, 0, sb.size() - 2));
+    s.n = db.cols;
+    s.batch = std::max(da.leading, db.leading);
   }
   s.a_transposed = columnMajor(a);
   s.b_transposed = b_t != columnMajor(b);
