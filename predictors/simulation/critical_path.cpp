@@ -28,18 +28,18 @@ RankTimeline::RankTimeline(const std::vector<SimOp>& ops, double start_us, bool 
 }
 
 double RankTimeline::handedOverClock(const SimOp& op) const {
-  auto own = cpu_.find(op.thread);
-  double clock = own == cpu_.end() ? start_us_ : own->second;
+  const double* own = cpu_.find(op.thread);
+  double clock = own == nullptr ? start_us_ : *own;
   if (next_ > 0 && ops_[next_ - 1].thread != op.thread) {
-    auto prev = cpu_.find(ops_[next_ - 1].thread);
-    if (prev != cpu_.end()) clock = std::max(clock, prev->second);
+    const double* prev = cpu_.find(ops_[next_ - 1].thread);
+    if (prev != nullptr) clock = std::max(clock, *prev);
   }
   return clock;
 }
 
 double& RankTimeline::threadClock(const SimOp& op) {
   const double clock = handedOverClock(op);
-  double& c = cpu_[op.thread];
+  double& c = cpu_.at(op.thread, clock);
   c = clock;
   return c;
 }
@@ -47,8 +47,8 @@ double& RankTimeline::threadClock(const SimOp& op) {
 double RankTimeline::readyUs() const {
   const SimOp& op = ops_[next_];
   auto freeOf = [this](int64_t stream) {
-    auto it = stream_free_.find(stream);
-    return it == stream_free_.end() ? start_us_ : it->second;
+    const double* free = stream_free_.find(stream);
+    return free == nullptr ? start_us_ : *free;
   };
   double clock = handedOverClock(op) + op.t1;
   if (op.cpu_only) {
@@ -69,9 +69,7 @@ void RankTimeline::advance(double group_start_us, double device_us) {
   const double ready = group_start_us >= 0 ? readyUs() : 0.0;
   const double total_device = device_us >= 0 ? device_us : op.device_us;
   double& clock = threadClock(op);
-  auto freeOf = [this](int64_t stream) -> double& {
-    return stream_free_.try_emplace(stream, start_us_).first->second;
-  };
+  auto freeOf = [this](int64_t stream) -> double& { return stream_free_.at(stream, start_us_); };
   clock += op.t1;
   ++next_;
   if (op.cpu_only) {
