@@ -1,5 +1,7 @@
 #include "predictors/simulation/distinct_ops.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -87,12 +89,20 @@ std::vector<uint32_t> featureIds(const std::vector<OpRecord>& recs) {
 DistinctOps distinctOps(const std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
                         const std::vector<uint32_t>& ids) {
   DistinctOps d;
-  std::unordered_map<uint32_t, size_t> slot_of;  // feature set number -> index into `features`
+  // Feature set number -> index into `features`. The numbers count from 1
+  // up to the sets of the step: a vector indexed by them, not a hash map.
+  constexpr size_t kNone = SIZE_MAX;
+  uint32_t largest = 0;
+  for (size_t i : idx) largest = std::max(largest, ids[i]);
+  std::vector<size_t> slot_of(size_t{largest} + 1, kNone);
   d.slot.resize(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
-    auto [it, inserted] = slot_of.try_emplace(ids[idx[k]], d.features.size());
-    if (inserted) d.features.push_back(&recs[idx[k]].f);
-    d.slot[k] = it->second;
+    size_t& slot = slot_of[ids[idx[k]]];
+    if (slot == kNone) {
+      slot = d.features.size();
+      d.features.push_back(&recs[idx[k]].f);
+    }
+    d.slot[k] = slot;
   }
   return d;
 }
