@@ -189,28 +189,54 @@ bool mayHoldSparse(const Graph& graph) {
 
 SparseTensors inferSparseTensors(const Graph& graph) {
   if (!mayHoldSparse(graph)) return {};
+  // What the passes ask of a node's name, once per distinct name (interned:
+  // its text's address names it). Cutting and hashing every node's name in
+  // each of the three passes was ~2% of a joint 8-rank prediction.
+  struct Roles {
+    std::string base;  // without the overload
+    bool consumer = false, propagator = false, in_place = false;
+    bool producer = false;
+    int sparse_flag = -1;  // a producer's `sparse` input, -1: always sparse
+  };
+  std::unordered_map<const char*, Roles> by_name;
+  std::vector<const Roles*> roles;
+  roles.reserve(graph.nodes().size());
+  for (const Node& n : graph.nodes()) {
+    auto [it, added] = by_name.try_emplace(n.name.view().data());
+    Roles& r = it->second;
+    if (added) {
+      r.base = baseName(n.name);
+      r.consumer = sparseOnlyConsumers().count(r.base) > 0;
+      r.propagator = propagators().count(r.base) > 0;
+      r.in_place = isInPlace(r.base);
+      const auto p = producers().find(r.base);
+      r.producer = p != producers().end();
+      if (r.producer) r.sparse_flag = p->second;
+    }
+    roles.push_back(&r);
+  }
   Inference inf;
+  const auto& nodes = graph.nodes();
   // Consumers first: a sparse gradient zeroed by zero_grad is used before any
   // producer of it runs (sparse_resize_and_clear_ at the step's start).
-  for (const Node& n : graph.nodes()) {
-    if (sparseOnlyConsumers().count(baseName(n.name)) > 0)
-      inf.mark(tensorAt(n.inputs, 0), n.id, false);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (roles[i]->consumer) inf.mark(tensorAt(nodes[i].inputs, 0), nodes[i].id, false);
   }
   // Producers and propagation in execution order (nodes are sorted by id).
-  for (const Node& n : graph.nodes()) {
-    const std::string op = baseName(n.name);
-    auto p = producers().find(op);
-    if (p != producers().end() && (p->second < 0 || boolAt(n, size_t(p->second))))
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const Roles& r = *roles[i];
+    if (r.producer && (r.sparse_flag < 0 || boolAt(n, size_t(r.sparse_flag))))
       inf.mark(tensorAt(n.outputs, 0), n.id, true);
-    if (propagators().count(op) > 0 && inf.isSparse(tensorAt(n.inputs, 0)))
+    if (r.propagator && inf.isSparse(tensorAt(n.inputs, 0)))
       inf.mark(tensorAt(n.outputs, 0), n.id, true);
     // In place, a storage-less self taking a sparse operand: a sparse .grad
     // AccumulateGrad adds the backward's result into (a dense self has storage).
-    if (isInPlace(op) && inf.isSparse(tensorAt(n.inputs, 1)))
+    if (r.in_place && inf.isSparse(tensorAt(n.inputs, 1)))
       inf.mark(tensorAt(n.inputs, 0), n.id, false);
     // In place on a sparse self: the output is the self (same id), already marked.
   }
-  for (const Node& n : graph.nodes()) readStructure(n, baseName(n.name), inf);
+  for (size_t i = 0; i < nodes.size(); ++i) readStructure(nodes[i], roles[i]->base, inf);
   return inf.take();
 }
 
