@@ -3,7 +3,9 @@
 // descending into it, descend through labels, skip DataLoader subtrees, and
 // keep one iteration when ProfilerStep#N labels mark them.
 #include <algorithm>
+#include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "core/graph.h"
 
@@ -12,6 +14,25 @@ namespace {
 
 bool isProfilerStep(const Node& n) {
   return std::string_view(n.name).substr(0, 13) == "ProfilerStep#";
+}
+
+// Sorts ids that arrive as a few ascending runs (the walk's threads) by
+// merging the runs: sorting 100k ids from scratch was ~1.5% of a prediction.
+void sortRuns(std::vector<NodeId>* ids) {
+  constexpr size_t kMostRuns = 16;  // past this, a plain sort
+  std::vector<size_t> run_starts;
+  for (size_t i = 1; i < ids->size(); ++i) {
+    if ((*ids)[i] < (*ids)[i - 1]) run_starts.push_back(i);
+    if (run_starts.size() > kMostRuns) {
+      std::sort(ids->begin(), ids->end());
+      return;
+    }
+  }
+  run_starts.push_back(ids->size());
+  for (size_t r = 0; r + 1 < run_starts.size(); ++r) {
+    std::inplace_merge(ids->begin(), ids->begin() + static_cast<std::ptrdiff_t>(run_starts[r]),
+                       ids->begin() + static_cast<std::ptrdiff_t>(run_starts[r + 1]));
+  }
 }
 
 }  // namespace
@@ -54,7 +75,7 @@ Selection selectTopLevelOps(const Graph& graph) {
   }
   // The walk goes thread by thread; execution order across threads is id
   // order (ids are taken from one process-wide counter on entry).
-  std::sort(sel.ops.begin(), sel.ops.end());
+  sortRuns(&sel.ops);
   std::sort(sel.data_loaders.begin(), sel.data_loaders.end());
   return sel;
 }

@@ -276,5 +276,25 @@ TEST(Selection, OpsOfTwoThreadsComeInIdOrder) {
   EXPECT_EQ(g.threadRoots().size(), 2u);
 }
 
+// The walk yields one ascending run per thread; few runs are merged, many
+// sorted. Either way the ops come in id order.
+TEST(Selection, OpsOfManyThreadsComeInIdOrder) {
+  for (const int threads : {3, 24}) {
+    Graph g = baseGraph();
+    std::vector<NodeId> thread_ids = {2};
+    for (int t = 1; t < threads; ++t) {
+      thread_ids.push_back(2 + t);
+      g.addNode(makeNode(2 + t, 1, "[pytorch|profiler|execution_trace|thread]"));
+    }
+    std::vector<NodeId> want;
+    for (NodeId id = 100; id < 100 + 5 * threads; ++id) {  // round-robin over the threads
+      g.addNode(makeNode(id, thread_ids[size_t(id) % thread_ids.size()], "aten::a", kAdd));
+      want.push_back(id);
+    }
+    g.finalize();
+    EXPECT_EQ(selectTopLevelOps(g).ops, want) << threads << " threads";
+  }
+}
+
 }  // namespace
 }  // namespace tracetwin::core
