@@ -32,9 +32,8 @@ bool isCastName(const Node& child) {
   return child.name == "aten::to" || child.name == "aten::_to_copy";
 }
 
-// aten::to / aten::_to_copy of one of `inputs` to another floating dtype.
+// A cast by name (isCastName) of one of `inputs` to another floating dtype.
 bool isAutocastCast(const Node& child, const std::vector<const TensorValue*>& inputs) {
-  if (!isCastName(child)) return false;
   if (child.inputs.empty() || !child.inputs[0].isTensor() || child.outputs.empty() ||
       !child.outputs[0].isTensor())
     return false;

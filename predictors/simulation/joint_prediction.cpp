@@ -335,8 +335,7 @@ double sharedCores(const ModelSet& models, const PredictOptions& opts, int64_t w
 }
 
 std::map<std::string, FamilyTotals> familyTotals(const Prediction& p) {
-  // Summed by the interned family first: a step has a dozen families, and a
-  // pointer compare per op is cheaper than the map's string compares.
+  // By interned family first: a pointer compare per op, not the map's string compares.
   std::vector<std::pair<core::InternedText, FamilyTotals>> by_family;
   for (const OpPrediction& o : p.per_op) {
     auto it = std::find_if(by_family.begin(), by_family.end(),
