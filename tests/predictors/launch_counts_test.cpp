@@ -168,7 +168,8 @@ TEST(HostCostsPerLaunch, AFallingLineKeepsTheOpsOneHostTime) {
   std::vector<HostCostSample> s;
   for (int k = 1; k <= 3; ++k)
     for (int i = 0; i < 3; ++i) s.push_back({"aten::mm", 30.0 - 5 * k, 1.0, k});
-  const HostCost& mm = fitHostCosts(s).per_op.at("aten::mm");
+  const HostCostFit fit = fitHostCosts(s);  // held: a reference into a temporary dangled
+  const HostCost& mm = fit.per_op.at("aten::mm");
   EXPECT_DOUBLE_EQ(mm.per_launch_us, 0.0);
   EXPECT_DOUBLE_EQ(mm.host_us, 25.0) << "the smaller-kernel half's median";
 }
