@@ -203,22 +203,25 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   // Weights: the largest floating tensor (fbgemm's table-batched ops pass all
   // tables flattened into one 1-D `dev_weights`); indices and offsets by
   // name, else the two largest integer tensors.
+  // The two largest integer tensors, the earlier first among equals (found
+  // in one pass: collecting and sorting them was ~6 allocations per op).
   const core::TensorValue* weight = nullptr;
-  std::vector<const core::TensorValue*> ints;
-  for (const core::TensorValue* t : inputTensors(node)) {
-    if (core::isFloatingPoint(t->dtype)) {
-      if (!weight || t->numel > weight->numel) weight = t;
-    } else {
-      ints.push_back(t);
+  const core::TensorValue* largest_int = nullptr;
+  const core::TensorValue* second_int = nullptr;
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
+    if (core::isFloatingPoint(t.dtype)) {
+      if (!weight || t.numel > weight->numel) weight = &t;
+    } else if (!largest_int || t.numel > largest_int->numel) {
+      second_int = largest_int;
+      largest_int = &t;
+    } else if (!second_int || t.numel > second_int->numel) {
+      second_int = &t;
     }
-  }
-  std::stable_sort(
-      ints.begin(), ints.end(),
-      [](const core::TensorValue* a, const core::TensorValue* b) { return a->numel > b->numel; });
+  });
   const core::TensorValue* indices = tensorArg(node, "indices", 999);
   const core::TensorValue* offsets = tensorArg(node, "offsets", 999);
-  if (!indices) indices = ints.empty() ? nullptr : ints[0];
-  if (!offsets && ints.size() >= 2 && ints[1] != indices) offsets = ints[1];
+  if (!indices) indices = largest_int;
+  if (!offsets && second_int != nullptr && second_int != indices) offsets = second_int;
   s.bagged = offsets != nullptr;
   s.sparse = intArg(node, "sparse", 999, 0) != 0;
   double lookups = indices ? static_cast<double>(std::max<int64_t>(indices->numel, 1)) : 1.0;
@@ -228,8 +231,9 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   // Row width: each bag produces one pooled row, so output elements / bags;
   // backward ops take it from the gradient's last dimension.
   double out_numel = 0;
-  for (const core::TensorValue* t : outputTensors(node))
-    out_numel = std::max(out_numel, static_cast<double>(t->numel));
+  forEachDefinedTensor(node.outputs, [&](const core::TensorValue& t) {
+    out_numel = std::max(out_numel, static_cast<double>(t.numel));
+  });
   if (!s.backward && out_numel > 0) {
     s.dim = std::max(1.0, std::round(out_numel / s.batch));
   } else if (weight && !weight->shape.empty()) {

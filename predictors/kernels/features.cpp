@@ -15,28 +15,18 @@ namespace {
 
 float lg(double v) { return static_cast<float>(std::log2(std::max(v, 1.0))); }
 
-// Calls fn on every defined tensor of `values` without allocating (per op).
-template <typename Fn>
-void eachTensor(const std::vector<core::Value>& values, Fn&& fn) {
-  for (const core::Value& v : values) {
-    core::forEachTensor(v, [&](const core::TensorValue& t) {
-      if (t.defined()) fn(t);
-    });
-  }
-}
-
 void addTensorBytes(const core::Node& node, OpFeatures* f) {
   double bytes = 0;
   auto add = [&](const core::TensorValue& t) { bytes += static_cast<double>(t.bytes()); };
-  eachTensor(node.inputs, add);
-  eachTensor(node.outputs, add);
+  forEachDefinedTensor(node.inputs, add);
+  forEachDefinedTensor(node.outputs, add);
   f->bytes = bytes;
 }
 
 core::DType mainDtype(const core::Node& node) {
   core::DType best = core::DType::kUnknown;
   int64_t best_numel = -1;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
     if (t.numel > best_numel) {
       best = t.dtype;
       best_numel = t.numel;
@@ -130,7 +120,7 @@ void embeddingFeatures(const core::Node& node, const std::vector<double>* reuse,
     // A dense weight gradient is zero-filled and written whole: rows x dim,
     // whatever the lookups (DLRM's 20000 x 16 table: 1.28 MB per step).
     double grad_bytes = 0;
-    eachTensor(node.outputs, [&](const core::TensorValue& t) {
+    forEachDefinedTensor(node.outputs, [&](const core::TensorValue& t) {
       grad_bytes = std::max(grad_bytes, static_cast<double>(t.bytes()));
     });
     f->bytes += grad_bytes;
@@ -165,10 +155,10 @@ std::string memoryVariant(const core::Node& node, std::string_view op) {
   bool zero_dim = false, mixed = false, strided = false;
   core::DType first = core::DType::kUnknown;
   double widest = 0;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
     widest = std::max(widest, static_cast<double>(t.numel));
   });
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
     zero_dim |= t.shape.empty() && widest > 0;
     if (first == core::DType::kUnknown) first = t.dtype;
     mixed |= t.dtype != first && t.dtype != core::DType::kUnknown;
@@ -198,8 +188,8 @@ void memoryFeatures(const core::Node& node, OpFeatures* f) {
   auto widest = [&](const core::TensorValue& t) {
     elems = std::max(elems, static_cast<double>(t.numel));
   };
-  eachTensor(node.inputs, widest);
-  eachTensor(node.outputs, widest);
+  forEachDefinedTensor(node.inputs, widest);
+  forEachDefinedTensor(node.outputs, widest);
   // Per name, once: the table lookup hashes the op's base name (the op is
   // interned, so its text's address names it for the life of the process).
   thread_local std::unordered_map<const std::string*, double> per_element;
@@ -278,13 +268,13 @@ void shapeFeatures(const core::Node& node, OpFeatures* f) {
   // The smallest input that is not a scalar: below the output's size it is
   // broadcast (a zero stride, no contiguous inner loop).
   double smallest = 0;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
     inputs += 1;
     if (in == nullptr || t.numel > in->numel) in = &t;
     if (!t.shape.empty() && (smallest == 0 || static_cast<double>(t.numel) < smallest))
       smallest = static_cast<double>(std::max<int64_t>(t.numel, 1));
   });
-  eachTensor(node.outputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.outputs, [&](const core::TensorValue& t) {
     if (out == nullptr || t.numel > out->numel) out = &t;
   });
   const double in_numel = in ? static_cast<double>(std::max<int64_t>(in->numel, 1)) : 1.0;
@@ -350,7 +340,7 @@ void fusedKernelFeatures(const core::Node& node, OpFeatures* f) {
   f->dtype = mainDtype(node);
   addTensorBytes(node, f);
   double elems = 0;
-  eachTensor(node.inputs, [&](const core::TensorValue& t) {
+  forEachDefinedTensor(node.inputs, [&](const core::TensorValue& t) {
     elems = std::max(elems, static_cast<double>(t.numel));
   });
   f->flops = elems;

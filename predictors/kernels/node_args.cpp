@@ -72,11 +72,7 @@ int64_t intListElementAt(const core::Node& node, size_t i, size_t d, int64_t dfl
 namespace {
 std::vector<const core::TensorValue*> collect(const std::vector<core::Value>& values) {
   std::vector<const core::TensorValue*> out;
-  for (const core::Value& v : values) {
-    core::forEachTensor(v, [&](const core::TensorValue& t) {
-      if (t.defined()) out.push_back(&t);
-    });
-  }
+  forEachDefinedTensor(values, [&](const core::TensorValue& t) { out.push_back(&t); });
   return out;
 }
 }  // namespace

@@ -26,6 +26,16 @@ int64_t intListElement(const core::Node& node, const char* name, size_t fallback
 // The same at an argument index found once with argIndex (convShape reads
 // stride, padding and dilation per spatial dim of every convolution).
 int64_t intListElementAt(const core::Node& node, size_t index, size_t d, int64_t dflt);
+// Calls fn(const core::TensorValue&) on every defined tensor of `values`
+// (lists flattened), in order, without collecting them (per op of a graph).
+template <typename Fn>
+void forEachDefinedTensor(const std::vector<core::Value>& values, Fn&& fn) {
+  for (const core::Value& v : values) {
+    core::forEachTensor(v, [&](const core::TensorValue& t) {
+      if (t.defined()) fn(t);
+    });
+  }
+}
 // All defined tensors of the inputs (lists flattened), in order.
 std::vector<const core::TensorValue*> inputTensors(const core::Node& node);
 std::vector<const core::TensorValue*> outputTensors(const core::Node& node);
