@@ -202,9 +202,8 @@ EmbeddingShape embeddingShape(const core::Node& node) {
   s.backward = base.find("backward") != std::string::npos;
   // Weights: the largest floating tensor (fbgemm's table-batched ops pass all
   // tables flattened into one 1-D `dev_weights`); indices and offsets by
-  // name, else the two largest integer tensors.
-  // The two largest integer tensors, the earlier first among equals (found
-  // in one pass: collecting and sorting them was ~6 allocations per op).
+  // name, else the two largest integer tensors, the earlier first among
+  // equals. One pass: collecting and sorting them was ~6 allocations per op.
   const core::TensorValue* weight = nullptr;
   const core::TensorValue* largest_int = nullptr;
   const core::TensorValue* second_int = nullptr;

@@ -164,9 +164,8 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
       r.f.repeated = variantKey(recs[prev->second].f) == variantKey(r.f);
       prev->second = recs.size();
     }
-    // As a view: the literal's length is compared first, inline (a
-    // std::string's compare with a char* is a call, three per op here).
-    const bool comm = std::string_view(r.f.family) == "comm";
+    // An interned text compares with a literal as a view: length first, inline.
+    const bool comm = r.f.family == "comm";
     if (comm && (r.f.world_size < 1 || opts.force_world_size)) {
       if (r.f.world_size < 1) ++unsized_comms;
       r.f.world_size = opts.default_world_size;
@@ -219,7 +218,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     const OpRecord& r = recs[i];
     SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device, &defaults_used);
     scaleHostCosts(opts.host_scale, &s);
-    const bool comm = std::string_view(r.f.family) == "comm";
+    const bool comm = r.f.family == "comm";
     if (comm && cpu_device) {
       // Gloo runs a collective on its own thread: the op only enqueues it,
       // and the first op that touches its tensors waits for it (as the
