@@ -95,17 +95,7 @@ bool readShape(const core::Node& rnn, RnnShape* s) {
 
 core::Value tensorOf(const RnnShape& s, std::vector<int64_t> shape,
                      std::vector<int64_t> strides = {}) {
-  core::Value v;
-  v.kind = core::ValueKind::kTensor;
-  v.type = "Tensor";
-  core::TensorValue& t = *v.tensor;
-  t.dtype = s.like.dtype;
-  t.itemsize = s.like.itemsize;
-  t.device = s.like.device;
-  t.numel = product(shape);
-  t.shape = std::move(shape);
-  t.strides = std::move(strides);
-  return v;
+  return standInTensor(s.like, std::move(shape), std::move(strides));
 }
 
 // A [batch, hidden] slice of the [batch, gates * hidden] gate matrix.
@@ -115,30 +105,21 @@ core::Value gateSlice(const RnnShape& s) {
 
 core::Value state(const RnnShape& s, int64_t width) { return tensorOf(s, {s.batch, width}); }
 
-core::Node opNode(std::string name, std::vector<core::Value> inputs,
-                  std::vector<core::Value> outputs) {
-  core::Node n;
-  n.name = std::move(name);
-  n.category = core::NodeCategory::kAtenCompute;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  return n;
-}
-
 // linear(x [rows, in], w [gates * hidden, in], b) -> [rows, gates * hidden].
 core::Node linear(const RnnShape& s, std::vector<int64_t> x_shape, int64_t in) {
   std::vector<int64_t> out_shape = x_shape;
   out_shape.back() = s.gates * s.hidden;
   core::Value bias = s.biases ? tensorOf(s, {s.gates * s.hidden}) : core::Value{};
-  return opNode("aten::linear",
-                {tensorOf(s, std::move(x_shape)), tensorOf(s, {s.gates * s.hidden, in}), bias},
-                {tensorOf(s, std::move(out_shape))});
+  return standInNode("aten::linear",
+                     {tensorOf(s, std::move(x_shape)), tensorOf(s, {s.gates * s.hidden, in}), bias},
+                     {tensorOf(s, std::move(out_shape))});
 }
 
 // The cell's arithmetic after the step's linear, as ATen's cells write it.
-void cellOps(const RnnShape& s, std::vector<RnnPart>* out) {
+void cellOps(const RnnShape& s, std::vector<StandInOp>* out) {
   auto add = [&](std::string name, std::vector<core::Value> in, core::Value result) {
-    out->push_back({opNode(std::move(name), std::move(in), {std::move(result)}), double(s.steps)});
+    out->push_back(
+        {standInNode(std::move(name), std::move(in), {std::move(result)}), double(s.steps)});
   };
   const int64_t h = s.hidden;
   const core::Value gates = state(s, s.gates * h);
@@ -191,16 +172,16 @@ core::Node stack(const RnnShape& s, int64_t count, int64_t width) {
   core::Value dim;
   dim.kind = core::ValueKind::kInt;
   dim.type = "Int";
-  return opNode("aten::stack", {tensorList(count, state(s, width)), dim},
-                {tensorOf(s, {count, s.batch, width})});
+  return standInNode("aten::stack", {tensorList(count, state(s, width)), dim},
+                     {tensorOf(s, {count, s.batch, width})});
 }
 
 }  // namespace
 
-std::vector<RnnPart> rnnSteps(const core::Node& rnn) {
+std::vector<StandInOp> rnnSteps(const core::Node& rnn) {
   RnnShape s;
   if (!readShape(rnn, &s)) return {};
-  std::vector<RnnPart> parts;
+  std::vector<StandInOp> parts;
   for (int64_t layer = 0; layer < s.layers; ++layer) {
     const int64_t in = layer == 0 ? s.input : s.output * s.directions;
     for (int64_t d = 0; d < s.directions; ++d) {
@@ -209,16 +190,16 @@ std::vector<RnnPart> rnnSteps(const core::Node& rnn) {
       cellOps(s, &parts);
       if (s.output != s.hidden) {  // LSTM projection: hy = hy @ w_hr^T
         core::Node proj =
-            opNode("aten::matmul", {state(s, s.hidden), tensorOf(s, {s.hidden, s.output})},
-                   {state(s, s.output)});
+            standInNode("aten::matmul", {state(s, s.hidden), tensorOf(s, {s.hidden, s.output})},
+                        {state(s, s.output)});
         parts.push_back({std::move(proj), double(s.steps)});
       }
       parts.push_back({stack(s, s.steps, s.output), 1.0});
     }
     if (s.directions == 2) {  // the two directions' outputs side by side
       parts.push_back(
-          {opNode("aten::cat", {tensorList(2, tensorOf(s, {s.steps, s.batch, s.output}))},
-                  {tensorOf(s, {s.steps, s.batch, 2 * s.output})}),
+          {standInNode("aten::cat", {tensorList(2, tensorOf(s, {s.steps, s.batch, s.output}))},
+                       {tensorOf(s, {s.steps, s.batch, 2 * s.output})}),
            1.0});
     }
   }

@@ -16,19 +16,14 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "predictors/kernels/stand_in_ops.h"
 
 namespace tracetwin::predictors {
 
-// One op of the decomposition and how many times it runs.
-struct RnnPart {
-  core::Node node;
-  double count = 1;
-};
-
-// The ops of `rnn`, in the order ATen runs them within a layer (the step's
-// ops once, with count = time steps). Empty when `rnn` is not one of the
-// four ops, is the packed-sequence overload, or its arguments cannot be
-// read (no input tensor, parameter list too short for the layers).
-std::vector<RnnPart> rnnSteps(const core::Node& rnn);
+// The ops of `rnn` (each with how many times it runs), in the order ATen runs them within a layer
+// (the step's ops once, with count = time steps). Empty when `rnn` is not one of the four ops, is
+// the packed-sequence overload, or its arguments cannot be read (no input tensor, parameter list
+// too short for the layers).
+std::vector<StandInOp> rnnSteps(const core::Node& rnn);
 
 }  // namespace tracetwin::predictors

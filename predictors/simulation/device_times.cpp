@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "predictors/host/op_cpu_costs.h"
 #include "predictors/host/reuse_distance.h"
+#include "predictors/kernels/attention_gemms.h"
 #include "predictors/kernels/cross_device.h"
 #include "predictors/kernels/fused_kernels.h"
 #include "predictors/kernels/rnn_steps.h"
@@ -79,11 +80,23 @@ bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, do
 // instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
 // own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
 // without children.
+// A fused attention op as the GEMMs it computes (attention_gemms.h), whether
+// or not its family has a model: no calibration measures attention, and its
+// recorded children are the same kernel under other names. False when `r`
+// is not one.
+bool predictAsAttention(OpRecord& r, const core::Graph& graph, const ModelSet& models,
+                        const PredictOptions& opts) {
+  const std::vector<StandInOp> gemms = attentionGemms(*r.node);
+  std::vector<std::pair<const core::Node*, double>> parts;
+  for (const StandInOp& g : gemms) parts.push_back({&g.node, g.count});
+  return predictAsSum(r, parts, "attention_gemms", graph, models, opts);
+}
+
 void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& models,
                       const PredictOptions& opts) {
   std::vector<const core::Node*> kids;
   childOps(graph, *r.node, &kids);
-  const std::vector<RnnPart> steps = rnnSteps(*r.node);
+  const std::vector<StandInOp> steps = rnnSteps(*r.node);
   const bool fused_rnn = std::any_of(kids.begin(), kids.end(), [](const core::Node* k) {
     return k->name.find("_rnn") != std::string::npos;
   });
@@ -93,7 +106,7 @@ void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& mod
     if (predictAsSum(r, parts, "children", graph, models, opts)) return;
     parts.clear();
   }
-  for (const RnnPart& p : steps) parts.push_back({&p.node, p.count});
+  for (const StandInOp& p : steps) parts.push_back({&p.node, p.count});
   predictAsSum(r, parts, "rnn_steps", graph, models, opts);
 }
 
@@ -172,6 +185,9 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::string family;
     DeviceSpec origin, scale_from;
     bool unmodelled = false, topology = false;
+    // Whether the family's ops may be fused attention: the forward is a
+    // "gemm" op, the backwards have no family ("other", unmodelled).
+    bool attention_here = false;
     core::InternedText modelled_label, uncalibrated_label;  // copied to every op: pointers
   };
   constexpr uint32_t kNoOutcome = UINT32_MAX;
@@ -231,6 +247,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     o.scale_from = scale_from;
     o.unmodelled = unmodelled;
     o.topology = family == "comm" && opts.system.has_value();
+    o.attention_here = family == "gemm" || (unmodelled && family != "comm");
     o.modelled_label = (unmodelled ? "fallback:" + model->kind() : model->kind()) + precision;
     o.uncalibrated_label = "uncalibrated:" + base->kind() + precision;
     const auto number = static_cast<uint32_t>(outcomes.size() - 1);
@@ -254,6 +271,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     r.out.predicted_us = t;
     r.out.model = r.uncalibrated ? o.uncalibrated_label : o.modelled_label;
     r.fallback = o.unmodelled;
+    if (o.attention_here && predictAsAttention(r, graph, models, opts)) continue;
     if (o.unmodelled && o.family != "comm") predictFromParts(r, graph, models, opts);
   }
 }

@@ -39,14 +39,14 @@ core::Node lstmNode(bool batch_first = true) {
   return n;
 }
 
-int64_t partsNamed(const std::vector<RnnPart>& parts, const std::string& name, double count) {
+int64_t partsNamed(const std::vector<StandInOp>& parts, const std::string& name, double count) {
   int64_t n = 0;
-  for (const RnnPart& p : parts) n += (p.node.name == name && p.count == count) ? 1 : 0;
+  for (const StandInOp& p : parts) n += (p.node.name == name && p.count == count) ? 1 : 0;
   return n;
 }
 
 TEST(RnnSteps, LstmRunsAProjectionPerLayerThenAStepPerTimeStep) {
-  const std::vector<RnnPart> parts = rnnSteps(lstmNode());
+  const std::vector<StandInOp> parts = rnnSteps(lstmNode());
   ASSERT_FALSE(parts.empty());
   // Per layer: the input projection once and the hidden linear 32 times.
   EXPECT_EQ(partsNamed(parts, "aten::linear", 1), 2);
@@ -65,8 +65,8 @@ TEST(RnnSteps, LstmRunsAProjectionPerLayerThenAStepPerTimeStep) {
 }
 
 TEST(RnnSteps, TimeMajorInputReadsStepsFromTheFirstDimension) {
-  const std::vector<RnnPart> a = rnnSteps(lstmNode(true));
-  const std::vector<RnnPart> b = rnnSteps(lstmNode(false));
+  const std::vector<StandInOp> a = rnnSteps(lstmNode(true));
+  const std::vector<StandInOp> b = rnnSteps(lstmNode(false));
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].count, b[i].count);
 }
@@ -78,7 +78,7 @@ TEST(RnnSteps, GruHasThreeGatesAndItsOwnCell) {
                           {x, h, rnnParams(3, 16, 32, 1), boolValue(true), intValue(1),
                            core::Value{}, boolValue(false), boolValue(true), boolValue(false)},
                           {});
-  const std::vector<RnnPart> parts = rnnSteps(gru);
+  const std::vector<StandInOp> parts = rnnSteps(gru);
   // Bidirectional, one layer: two directions' linears, one cat, one final stack.
   EXPECT_EQ(partsNamed(parts, "aten::linear", 10), 2);
   EXPECT_EQ(partsNamed(parts, "aten::sub", 10), 2);
