@@ -80,10 +80,10 @@ bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, do
 // instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
 // own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
 // without children.
-// A fused attention op as the GEMMs it computes (attention_gemms.h), whether
-// or not its family has a model: no calibration measures attention, and its
-// recorded children are the same kernel under other names. False when `r`
-// is not one.
+// A fused attention op the models never saw (none of the calibrations
+// measures attention) as the GEMMs it computes (attention_gemms.h), before
+// its recorded children, which are the same kernel under other names.
+// False when `r` is not one.
 bool predictAsAttention(OpRecord& r, const core::Graph& graph, const ModelSet& models,
                         const PredictOptions& opts) {
   const std::vector<StandInOp> gemms = attentionGemms(*r.node);
@@ -185,9 +185,6 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::string family;
     DeviceSpec origin, scale_from;
     bool unmodelled = false, topology = false;
-    // Whether the family's ops may be fused attention: the forward is a
-    // "gemm" op, the backwards have no family ("other", unmodelled).
-    bool attention_here = false;
     core::InternedText modelled_label, uncalibrated_label;  // copied to every op: pointers
   };
   constexpr uint32_t kNoOutcome = UINT32_MAX;
@@ -247,7 +244,6 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     o.scale_from = scale_from;
     o.unmodelled = unmodelled;
     o.topology = family == "comm" && opts.system.has_value();
-    o.attention_here = family == "gemm" || (unmodelled && family != "comm");
     o.modelled_label = (unmodelled ? "fallback:" + model->kind() : model->kind()) + precision;
     o.uncalibrated_label = "uncalibrated:" + base->kind() + precision;
     const auto number = static_cast<uint32_t>(outcomes.size() - 1);
@@ -271,8 +267,11 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     r.out.predicted_us = t;
     r.out.model = r.uncalibrated ? o.uncalibrated_label : o.modelled_label;
     r.fallback = o.unmodelled;
-    if (o.attention_here && predictAsAttention(r, graph, models, opts)) continue;
-    if (o.unmodelled && o.family != "comm") predictFromParts(r, graph, models, opts);
+    // What no model saw: a fused attention op as its GEMMs, an unmodelled
+    // op as its parts.
+    if (o.family == "comm" || !(o.unmodelled || r.uncalibrated)) continue;
+    if (predictAsAttention(r, graph, models, opts)) continue;
+    if (o.unmodelled) predictFromParts(r, graph, models, opts);
   }
 }
 
