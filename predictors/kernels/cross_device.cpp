@@ -33,10 +33,22 @@ double habitatGamma(double flops, double bytes, core::DType dtype, const DeviceS
   return std::clamp(0.5 - 0.5 * x / kBandLog2, 0.0, 1.0);
 }
 
+double memoryRatio(const DeviceSpec& origin, const DeviceSpec& dest, double bytes) {
+  const double dram = ratio(origin.memory_bandwidth, dest.memory_bandwidth);
+  const double cache =
+      static_cast<double>(std::min(origin.lastLevelCacheBytes(), dest.lastLevelCacheBytes()));
+  if (cache <= 0 || bytes <= 0) return dram;
+  const double on_chip =
+      ratio(origin.clock_hz, dest.clock_hz) *
+      ratio(static_cast<double>(origin.compute_units), static_cast<double>(dest.compute_units));
+  const double in_cache = std::min(bytes, cache);
+  return (in_cache * on_chip + (bytes - in_cache) * dram) / bytes;
+}
+
 double habitatScale(double origin_us, double gamma, const DeviceSpec& origin,
-                    const DeviceSpec& dest) {
+                    const DeviceSpec& dest, double bytes) {
   double g = std::clamp(gamma, 0.0, 1.0);
-  double bw = std::pow(ratio(origin.memory_bandwidth, dest.memory_bandwidth), g);
+  double bw = std::pow(memoryRatio(origin, dest, bytes), g);
   double clk = std::pow(ratio(origin.clock_hz, dest.clock_hz), 1.0 - g);
   double sm = std::pow(
       ratio(static_cast<double>(origin.compute_units), static_cast<double>(dest.compute_units)),
@@ -48,12 +60,18 @@ bool lacksComputeFacts(const DeviceSpec& d) {
   return d.kind == DeviceKind::kGpu && d.compute_units <= 1;
 }
 
+bool lacksCacheFacts(const DeviceSpec& origin, const DeviceSpec& dest) {
+  return origin.kind == DeviceKind::kGpu && dest.kind == DeviceKind::kGpu &&
+         origin.caches.empty() && !dest.caches.empty();
+}
+
 DeviceSpec scalingOrigin(const DeviceSpec& origin, const DeviceSpec& dest) {
   DeviceSpec out = origin;
   if (lacksComputeFacts(origin)) {
     out.compute_units = dest.compute_units;
     out.clock_hz = dest.clock_hz;
   }
+  if (lacksCacheFacts(origin, dest)) out.caches = dest.caches;
   return out;
 }
 

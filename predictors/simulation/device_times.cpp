@@ -137,7 +137,7 @@ std::vector<size_t> predictBorrowed(std::vector<OpRecord>& recs, const std::vect
       double t = std::max(us[k], 0.0);
       if (opts.target) {
         t = habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target), scale_from,
-                         *opts.target);
+                         *opts.target, r.f.bytes);
       }
       r.out.predicted_us = t;
       r.out.model = label;
@@ -185,6 +185,10 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::string family;
     DeviceSpec origin, scale_from;
     bool unmodelled = false, topology = false;
+    // The families attention ops fall in (core/op_family.h): the forward's
+    // "gemm", the backwards' "other". Checked per family, not by every
+    // uncalibrated op's name.
+    bool may_be_attention = false;
     core::InternedText modelled_label, uncalibrated_label;  // copied to every op: pointers
   };
   constexpr uint32_t kNoOutcome = UINT32_MAX;
@@ -244,6 +248,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     o.scale_from = scale_from;
     o.unmodelled = unmodelled;
     o.topology = family == "comm" && opts.system.has_value();
+    o.may_be_attention = family == "gemm" || family == "other";
     o.modelled_label = (unmodelled ? "fallback:" + model->kind() : model->kind()) + precision;
     o.uncalibrated_label = "uncalibrated:" + base->kind() + precision;
     const auto number = static_cast<uint32_t>(outcomes.size() - 1);
@@ -262,7 +267,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
       t = o.family == "comm"
               ? commScale(t, o.origin, *opts.target, opts.comm_link)
               : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
-                             o.scale_from, *opts.target);
+                             o.scale_from, *opts.target, r.f.bytes);
     }
     r.out.predicted_us = t;
     r.out.model = r.uncalibrated ? o.uncalibrated_label : o.modelled_label;
@@ -270,7 +275,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     // What no model saw: a fused attention op as its GEMMs, an unmodelled
     // op as its parts.
     if (o.family == "comm" || !(o.unmodelled || r.uncalibrated)) continue;
-    if (predictAsAttention(r, graph, models, opts)) continue;
+    if (o.may_be_attention && predictAsAttention(r, graph, models, opts)) continue;
     if (o.unmodelled) predictFromParts(r, graph, models, opts);
   }
 }

@@ -46,6 +46,13 @@ void addPredictionNotes(const PredictionFacts& f, Prediction* p) {
           "compute was taken as '{}''s, and only memory bandwidth scaled",
           f.models.device.name, f.opts.target->name));
     }
+    if (lacksCacheFacts(f.models.device, *f.opts.target)) {
+      p->notes.push_back(fmt::format(
+          "the models' device '{}' lists no L2 (GPU calibrations keep it in their sources): "
+          "'{}''s {} MiB was taken as its own, and memory traffic within it scaled with clock and "
+          "SMs, the rest with memory bandwidth",
+          f.models.device.name, f.opts.target->name, f.opts.target->lastLevelCacheBytes() >> 20));
+    }
     if (f.opts.target->kind != f.models.device.kind) {
       p->notes.push_back(
           "calibration and target devices are of different kinds (cpu vs gpu): scaling is a rough "

@@ -293,8 +293,10 @@ TEST(Predictor, TargetDeviceScalesTimes) {
   Prediction on_h100 = predictGraph(smallGraph(), set, PredictOptions{});
   Prediction on_a100 = predictGraph(smallGraph(), set, to_a100);
   EXPECT_EQ(on_a100.device, "A100-SXM4-80GB");
-  // relu is memory-bound (gamma 1): time scales by the bandwidth ratio.
-  EXPECT_NEAR(on_a100.per_op[1].predicted_us / on_h100.per_op[1].predicted_us, 3350.0 / 2039, 1e-6);
+  // relu is memory-bound (gamma 1): its 8 MB stay within both L2s (50 and
+  // 40 MB), so time scales by the chips' clock and SM ratios, not DRAM's.
+  EXPECT_NEAR(on_a100.per_op[1].predicted_us / on_h100.per_op[1].predicted_us,
+              (1980.0 / 1410) * (132.0 / 108), 1e-6);
   EXPECT_GT(on_a100.per_op[0].predicted_us, on_h100.per_op[0].predicted_us);
 }
 
@@ -307,9 +309,11 @@ TEST(Predictor, GpuModelsWithoutAnSmCountScaleOnlyByBandwidth) {
   calibrated.compute_units = 1;
   calibrated.clock_hz = 2.1e9;  // the host CPU's
   calibrated.memory_bandwidth = 4209e9;
+  calibrated.caches.clear();  // neither lists a cache: all traffic is DRAM's
   const ModelSet set = handMadeModels(calibrated);
   PredictOptions to_h100;
   to_h100.target = h100();
+  to_h100.target->caches.clear();
   const Prediction here = predictGraph(smallGraph(), set, PredictOptions{});
   const Prediction there = predictGraph(smallGraph(), set, to_h100);
   // mm of 1024^3 is compute-bound (gamma 0): no SM or clock ratio applies.
