@@ -185,6 +185,7 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     std::string family;
     DeviceSpec origin, scale_from;
     bool unmodelled = false, topology = false;
+    bool comm = false;  // the family is "comm" (asked per op: no string compare)
     // The families attention ops fall in (core/op_family.h): the forward's
     // "gemm", the backwards' "other". Checked per family, not by every
     // uncalibrated op's name.
@@ -247,7 +248,8 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     o.origin = origin;
     o.scale_from = scale_from;
     o.unmodelled = unmodelled;
-    o.topology = family == "comm" && opts.system.has_value();
+    o.comm = family == "comm";
+    o.topology = o.comm && opts.system.has_value();
     o.may_be_attention = family == "gemm" || family == "other";
     o.modelled_label = (unmodelled ? "fallback:" + model->kind() : model->kind()) + precision;
     o.uncalibrated_label = "uncalibrated:" + base->kind() + precision;
@@ -264,17 +266,16 @@ void predictDeviceTimes(std::vector<OpRecord>& recs, const core::Graph& graph,
     if (unseen_of[i]) r.uncalibrated = true;
     double t = std::max(us_of[i], 0.0);
     if (opts.target && !o.unmodelled && !o.topology) {
-      t = o.family == "comm"
-              ? commScale(t, o.origin, *opts.target, opts.comm_link)
-              : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
-                             o.scale_from, *opts.target, r.f.bytes);
+      t = o.comm ? commScale(t, o.origin, *opts.target, opts.comm_link)
+                 : habitatScale(t, habitatGamma(r.f.flops, r.f.bytes, r.f.dtype, *opts.target),
+                                o.scale_from, *opts.target, r.f.bytes);
     }
     r.out.predicted_us = t;
     r.out.model = r.uncalibrated ? o.uncalibrated_label : o.modelled_label;
     r.fallback = o.unmodelled;
     // What no model saw: a fused attention op as its GEMMs, an unmodelled
     // op as its parts.
-    if (o.family == "comm" || !(o.unmodelled || r.uncalibrated)) continue;
+    if (o.comm || !(o.unmodelled || r.uncalibrated)) continue;
     if (o.may_be_attention && predictAsAttention(r, graph, models, opts)) continue;
     if (o.unmodelled) predictFromParts(r, graph, models, opts);
   }
