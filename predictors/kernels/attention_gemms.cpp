@@ -14,7 +14,8 @@ enum class Pass { kForward, kBackward };
 
 bool isFusedAttention(const core::Node& op, Pass* pass) {
   const std::string_view name(op.name);
-  // Cheap test first: it runs for every uncalibrated op of a prediction.
+  // Cheap test first: it runs for every uncalibrated GEMM and every op of
+  // the "other" family.
   if (name.find("dot_product") == std::string_view::npos) return false;
   const std::string base = baseOpName(op.name);
   if (base.find("scaled_dot_product") == std::string::npos ||

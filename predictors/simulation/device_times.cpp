@@ -73,13 +73,6 @@ bool predictAsSum(OpRecord& r, const std::vector<std::pair<const core::Node*, do
   return true;
 }
 
-// An op no model covers whose trace records the ops it ran (aten::lstm on a
-// CPU: per step a linear, sigmoid_, tanh, mul and add_) is predicted as the
-// sum of those children: the family fallback on its tensor bytes put lstm's
-// 45 ms at 0.06 ms. A GPU trace records a fused kernel op under an RNN op
-// instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
-// own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
-// without children.
 // A fused attention op the models never saw (none of the calibrations
 // measures attention) as the GEMMs it computes (attention_gemms.h), before
 // its recorded children, which are the same kernel under other names.
@@ -92,6 +85,13 @@ bool predictAsAttention(OpRecord& r, const core::Graph& graph, const ModelSet& m
   return predictAsSum(r, parts, "attention_gemms", graph, models, opts);
 }
 
+// An op no model covers whose trace records the ops it ran (aten::lstm on a
+// CPU: per step a linear, sigmoid_, tanh, mul and add_) is predicted as the
+// sum of those children: the family fallback on its tensor bytes put lstm's
+// 45 ms at 0.06 ms. A GPU trace records a fused kernel op under an RNN op
+// instead (aten::_cudnn_rnn), which no model covers: there the ops of ATen's
+// own step loop stand in (rnn_steps.h), as they do for an RNN op recorded
+// without children.
 void predictFromParts(OpRecord& r, const core::Graph& graph, const ModelSet& models,
                       const PredictOptions& opts) {
   std::vector<const core::Node*> kids;
