@@ -14,6 +14,11 @@ measured kernels), how often the predicted kernel count per call was exact.
 It is how data/models/h200/README.md's table was made.
 
   scripts/gpu-eval.py --models data/models/h200 [--data data/h200] [--suffix .call1]
+                      [--device-spec configs/devices/h200.yaml]
+
+With --device-spec, a set calibrated (or `fit`) on another GPU is scaled to the
+stored replays' GPU: an H100 set fitted from data/h100's Kineto captures
+against the H200 replays is the H100 -> H200 direction of cross-GPU scaling.
 """
 import argparse
 import collections
@@ -105,7 +110,11 @@ def main():
                     help="where NAME_et.json.gz lives for a compare without a capture beside it")
     ap.add_argument("--suffix", default="", help="read NAME.compare<SUFFIX>.json.gz (e.g. .call1)")
     ap.add_argument("--tracetwin", default=os.path.join(ROOT, "build", "tracetwin"))
+    ap.add_argument("--device-spec", default="",
+                    help="scale the models to this device (configs/devices/h200.yaml for a set "
+                         "of another GPU: the other direction of cross-GPU scaling)")
     args = ap.parse_args()
+    scale = ["--device-spec", args.device_spec] if args.device_spec else []
     if not os.path.isdir(args.data):
         sys.exit(f"gpu-eval: {args.data}: no such directory")
     if not os.access(args.tracetwin, os.X_OK):
@@ -125,10 +134,11 @@ def main():
         for name in names:
             measured = load_json(os.path.join(args.data, name + ending))
             trace = trace_for(name, args.data, args.shared_traces)
-            predicted = predict(args.tracetwin, trace, args.models, out)
+            predicted = predict(args.tracetwin, trace, args.models, out, scale)
             kineto = os.path.join(tmp, "replayed_kernels.json")
             write_replayed_kernels(trace, measured, predicted, kineto)
-            host_side = predict(args.tracetwin, trace, args.models, out, ["--kernel-times", kineto])
+            host_side = predict(args.tracetwin, trace, args.models, out,
+                                ["--kernel-times", kineto, *scale])
             by_id = {o["id"]: o for o in predicted["per_op"]}
             device = [0.0, 0.0]
             host = [0.0, 0.0]
