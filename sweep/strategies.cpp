@@ -71,12 +71,21 @@ std::vector<int> roundRobinAssign(size_t tables, int64_t world_size) {
 
 std::vector<std::vector<int>> randomAssigns(size_t tables, int64_t world_size, int64_t count,
                                             uint64_t seed) {
+  std::vector<std::vector<int>> out;
+  if (world_size < 1 || count < 1) return out;
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> pick(0, int(world_size) - 1);
   std::set<std::vector<int>> seen;
-  std::vector<std::vector<int>> out;
-  // Give up after 20x count draws: a small file has fewer distinct plans.
-  for (int64_t tries = 0; int64_t(out.size()) < count && tries < 20 * count; ++tries) {
+  // A small file has fewer distinct plans than asked (world_size^tables):
+  // stop once all are drawn, else after 20x the wanted draws. Drawing for
+  // the count alone made `count: 100000000` over two tables and two ranks
+  // spin through 2e9 draws for its four plans.
+  int64_t wanted = 1;  // min(count, world_size^tables), without overflow
+  for (size_t t = 0; t < tables && wanted < count; ++t) {
+    wanted = wanted > count / world_size ? count : wanted * world_size;
+  }
+  wanted = std::min(wanted, count);
+  for (int64_t tries = 0; int64_t(out.size()) < wanted && tries < 20 * wanted; ++tries) {
     std::vector<int> owner(tables);
     for (int& r : owner) r = pick(rng);
     if (seen.insert(owner).second) out.push_back(std::move(owner));

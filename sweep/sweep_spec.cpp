@@ -219,6 +219,11 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
   }
   if (p.strategy == "random") {
     p.count = m.has("count") ? m.positiveInt("count") : 100;
+    if (p.count > kMaxRandomPlans) {
+      m.fail(m.get("count"),
+             fmt::format("plan '{}': count {} is over the {} plans a random search may draw",
+                         p.name, p.count, kMaxRandomPlans));
+    }
     if (m.has("seed")) {
       try {
         p.seed = m.get("seed").as<uint64_t>();

@@ -51,6 +51,12 @@ std::string placementCode(const Placement& p);
 // Every table table-wise: owner[t] is its rank.
 std::vector<Placement> tableWise(const std::vector<int>& owner);
 
+// The most plans one random-search entry may ask for (its `count`): a
+// million table-wise plans take minutes to predict on a 2-core host (10,000
+// take about one second), and a typo of a few zeros should be an error, not
+// an hour.
+inline constexpr int64_t kMaxRandomPlans = 1'000'000;
+
 struct PlanSpec {
   std::string name;
   std::string strategy;  // "explicit" (assign), "round_robin", "greedy", "greedy_size", "random"

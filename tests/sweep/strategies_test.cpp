@@ -31,8 +31,12 @@ TEST(Strategies, RandomIsSeededDistinctAndInRange) {
   for (const auto& owner : a) {
     for (int r : owner) EXPECT_TRUE(r >= 0 && r < 3);
   }
-  // Two tables on two ranks: only four plans exist.
+  // Two tables on two ranks: only four plans exist, however many are asked
+  // for (drawing stops once all four are in, not after 20x the count).
   EXPECT_EQ(randomAssigns(2, 2, 100, 1).size(), 4u);
+  EXPECT_EQ(randomAssigns(2, 2, 100'000'000, 1).size(), 4u);
+  EXPECT_EQ(randomAssigns(3, 1, 10, 1).size(), 1u);
+  EXPECT_TRUE(randomAssigns(3, 0, 10, 1).empty());
 }
 
 TEST(Strategies, ExpandPlansInFileOrder) {

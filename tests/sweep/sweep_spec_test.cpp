@@ -94,6 +94,13 @@ TEST(SweepSpec, TableNeverAssigned) {
   EXPECT_NE(e.find("no rank to table 't1'"), std::string::npos) << e;
 }
 
+TEST(SweepSpec, ARandomSearchOfMoreThanAMillionPlansIsRefused) {
+  const std::string e = errorOf(replace(kGood, "count: 20,", "count: 20000000,"));
+  EXPECT_NE(e.find("s.yaml:11:"), std::string::npos) << e;
+  EXPECT_NE(e.find("count 20000000 is over the 1000000 plans"), std::string::npos) << e;
+  EXPECT_EQ(errorOf(replace(kGood, "count: 20,", "count: 1000000,")), "");
+}
+
 TEST(SweepSpec, RankOutOfRange) {
   const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 2}"));
   EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;
