@@ -270,6 +270,10 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
   SweepSpec s;
   s.source = source;
   s.world_size = m.positiveInt("world_size");
+  if (s.world_size > kMaxSweepRanks) {
+    m.fail(m.get("world_size"), fmt::format("world_size {} is over the {} ranks a sweep simulates",
+                                            s.world_size, kMaxSweepRanks));
+  }
   s.batch_size = m.positiveInt("batch_size");
   if (m.has("sparse_grad")) s.sparse_grad = readBool(m, "sparse_grad");
   if (m.has("dense")) s.dense = readDense(m.get("dense"), source);

@@ -51,6 +51,13 @@ std::string placementCode(const Placement& p);
 // Every table table-wise: owner[t] is its rank.
 std::vector<Placement> tableWise(const std::vector<int>& owner);
 
+// The most ranks a sweep file may have. A sweep builds and simulates every
+// rank of a plan, and each rank's all-to-all names every peer: one plan of
+// 1,024 ranks took 43 s and 1.2 GB on a 2-core host, 4,096 over a minute
+// and 4.6 GB, and one of 100,000 ranks had grown past 2.6 GB within 20 s:
+// a typo's zeros should be an error, not a host out of memory.
+inline constexpr int64_t kMaxSweepRanks = 4096;
+
 // The most plans one random-search entry may ask for (its `count`): a
 // million table-wise plans take minutes to predict on a 2-core host (10,000
 // take about one second), and a typo of a few zeros should be an error, not

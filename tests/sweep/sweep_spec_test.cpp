@@ -101,6 +101,12 @@ TEST(SweepSpec, ARandomSearchOfMoreThanAMillionPlansIsRefused) {
   EXPECT_EQ(errorOf(replace(kGood, "count: 20,", "count: 1000000,")), "");
 }
 
+TEST(SweepSpec, MoreRanksThanASweepSimulatesAreRefused) {
+  const std::string e = errorOf(replace(kGood, "world_size: 2", "world_size: 100000"));
+  EXPECT_NE(e.find("s.yaml:1:"), std::string::npos) << e;
+  EXPECT_NE(e.find("world_size 100000 is over the 4096 ranks"), std::string::npos) << e;
+}
+
 TEST(SweepSpec, RankOutOfRange) {
   const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 2}"));
   EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;
