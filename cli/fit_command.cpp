@@ -144,10 +144,11 @@ void runFit(const FitArgs& args) {
       }
       const UnprofiledOverheads unprofiled = unprofiledOverheads(et, timeline, kineto);
       fmt::print("{}\n", unprofiled.note);
-      overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph), unprofiled.host_us);
-    if (unprofiled.host_us > 0)
-      fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
-                 overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale);
+      overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph), unprofiled.host_us,
+                         /*borrow_correction=*/true);
+      if (unprofiled.host_us > 0)
+        fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
+                   overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale);
     }
     if (runs.size() > 1) {
       std::vector<predictors::LinkedRank> ranks;
@@ -164,6 +165,15 @@ void runFit(const FitArgs& args) {
   }
   if (samples.empty()) {
     throw InputError("fit: no op of these traces has recorded kernels to learn from");
+  }
+  if (overheads.borrowingTraces() > 0) {
+    fmt::print(
+        "T1-T5 samples of the {} trace(s) without an unprofiled host span: {}\n",
+        overheads.borrowingTraces(),
+        overheads.borrowedPerRecordUs() > 0
+            ? fmt::format("{:.3f} us per profiler record off, the median of the corrected traces",
+                          overheads.borrowedPerRecordUs())
+            : std::string("as recorded (no trace had one to borrow from)"));
   }
   predictors::FitOptions fo = args.fit;
   fo.torch_version = "recorded traces";

@@ -26,11 +26,16 @@ UnprofiledOverheads unprofiledOverheads(const std::string& et_path,
     out.host_us = h.span_ms * 1000.0;
     out.note = fmt::format(
         "{}: T1-T5 of the unprofiled step: the profiler's cost taken off (host span {:.3f} ms "
-        "profiled, {:.3f} ms unprofiled{})",
-        et_path, h.recorded_span_ms, h.span_ms,
-        h.device_bound ? fmt::format(", device-bound: the span whose kernels give the {:.3f} ms step",
-                                     h.unprofiled_ms)
-                       : "");
+        "profiled{}, {:.3f} ms unprofiled{})",
+        et_path, h.recorded_span_ms,
+        h.profiler_stall_ms > 0
+            ? fmt::format(" after {:.3f} ms of the profiler's stalls", h.profiler_stall_ms)
+            : "",
+        h.span_ms,
+        h.device_bound
+            ? fmt::format(", device-bound: the span whose kernels give the {:.3f} ms step",
+                          h.unprofiled_ms)
+            : "");
   } else {
     out.note = fmt::format(
         "{}: host span {:.3f} ms not longer than the unprofiled step {:.3f} ms: T1-T5 as recorded",

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/kineto/profiler_stalls.h"
+
 namespace tracetwin::core::kineto {
 namespace {
 
@@ -36,17 +38,23 @@ std::vector<OpDeviceWork> opDeviceWork(const LinkedTimeline& timeline, const Kin
     std::stable_sort(calls.begin(), calls.end(),
                      [](const SyncCall& a, const SyncCall& b) { return a.ts < b.ts; });
   }
+  // Offsets in the op's recorded time without the profiler's stalls, as
+  // recordedHostTime gives the op's own time.
+  const ProfilerStalls stalls(trace);
   std::vector<OpDeviceWork> out;
   out.reserve(host.ops.size());
   for (const LinkedOp& op : timeline.ops) {
     if (!op.matched) continue;
     OpDeviceWork w;
     const double end = op.start_us + op.duration_us;
+    const double op_us = std::max(op.duration_us - stalls.within(op.start_us, end), 0.0);
+    auto offset = [&](double at) {
+      return std::clamp(at - op.start_us - stalls.within(op.start_us, at), 0.0, op_us);
+    };
     for (const LinkedKernel& k : op.kernels) {
       auto it = launch_ts.find(k.correlation);
       const double at = it != launch_ts.end() ? it->second : k.start_us;
-      w.kernels.push_back({std::clamp(at - op.start_us, 0.0, op.duration_us), k.stream,
-                           std::max(k.duration_us, 0.0)});
+      w.kernels.push_back({offset(at), k.stream, std::max(k.duration_us, 0.0)});
     }
     auto thread = syncs_by_thread.find(op.kineto_tid);
     if (thread != syncs_by_thread.end()) {
@@ -54,7 +62,8 @@ std::vector<OpDeviceWork> opDeviceWork(const LinkedTimeline& timeline, const Kin
       auto first = std::lower_bound(calls.begin(), calls.end(), op.start_us,
                                     [](const SyncCall& c, double t) { return c.ts < t; });
       for (auto c = first; c != calls.end() && c->ts < end; ++c) {
-        w.syncs.push_back({c->ts - op.start_us, std::clamp(c->dur, 0.0, end - c->ts)});
+        const double wait = std::min(c->dur, end - c->ts) - stalls.within(c->ts, c->ts + c->dur);
+        w.syncs.push_back({offset(c->ts), std::clamp(wait, 0.0, op_us)});
       }
     }
     out.push_back(std::move(w));

@@ -36,6 +36,7 @@ const std::unordered_map<std::string_view, EventCategory>& categoryTable() {
       {"Memcpy", EventCategory::kGpuMemcpy},
       {"gpu_memset", EventCategory::kGpuMemset},
       {"Memset", EventCategory::kGpuMemset},
+      {"overhead", EventCategory::kProfilerOverhead},
   };
   return table;
 }
@@ -268,7 +269,7 @@ struct ErrorLocator : nlohmann::json_sax<nlohmann::json> {
 const char* eventCategoryName(EventCategory category) {
   static const char* const kNames[] = {"cpu_op",   "user_annotation", "cuda_runtime", "cuda_driver",
                                        "kernel",   "gpu_memcpy",      "gpu_memset",   "flow_start",
-                                       "flow_end", "metadata",        "other"};
+                                       "flow_end", "metadata",        "overhead",     "other"};
   return kNames[static_cast<size_t>(category)];
 }
 

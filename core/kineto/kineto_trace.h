@@ -12,17 +12,18 @@ namespace tracetwin::core::kineto {
 
 // The `cat` of an event (or, for flow and metadata events, their `ph`).
 enum class EventCategory : uint8_t {
-  kCpuOp,           // "cpu_op": an operator (RecordFunction scope)
-  kUserAnnotation,  // "user_annotation": record_function labels, ProfilerStep#N
-  kCudaRuntime,     // "cuda_runtime": cudaLaunchKernel, cudaMemcpyAsync ...
-  kCudaDriver,      // "cuda_driver": cuLaunchKernel ...
-  kKernel,          // "kernel"
-  kGpuMemcpy,       // "gpu_memcpy"
-  kGpuMemset,       // "gpu_memset"
-  kFlowStart,       // ph "s" (ac2g / fwdbwd flows)
-  kFlowEnd,         // ph "f"
-  kMetadata,        // ph "M"
-  kOther,           // anything else ("Trace", "python_function", instants ...)
+  kCpuOp,             // "cpu_op": an operator (RecordFunction scope)
+  kUserAnnotation,    // "user_annotation": record_function labels, ProfilerStep#N
+  kCudaRuntime,       // "cuda_runtime": cudaLaunchKernel, cudaMemcpyAsync ...
+  kCudaDriver,        // "cuda_driver": cuLaunchKernel ...
+  kKernel,            // "kernel"
+  kGpuMemcpy,         // "gpu_memcpy"
+  kGpuMemset,         // "gpu_memset"
+  kFlowStart,         // ph "s" (ac2g / fwdbwd flows)
+  kFlowEnd,           // ph "f"
+  kMetadata,          // ph "M"
+  kProfilerOverhead,  // "overhead": CUPTI's buffer requests ... (profiler_stalls.h)
+  kOther,             // anything else ("Trace", "python_function", instants ...)
 };
 const char* eventCategoryName(EventCategory category);
 inline bool isGpuActivity(EventCategory c) {

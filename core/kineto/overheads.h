@@ -1,7 +1,9 @@
 // CPU overheads T1-T5 (DESIGN.md "Prediction / CPU overheads", after Lin et
 // al., arXiv 2201.07821) measured from Kineto traces:
 //   T1  gap between consecutive top-level ops on a thread, keyed by the op
-//       that follows the gap (and "__all__");
+//       that follows the gap (and "__all__"), or by its place in the step
+//       where the latest op before it ran on another thread or there is
+//       none (step_position_keys.h);
 //   T2  op start -> start of its first device call, keyed by op name;
 //   T3  end of its last device call -> op end, keyed by op name;
 //   T4  the device call itself, keyed by API name ("cudaLaunchKernel" ...);
@@ -9,7 +11,8 @@
 //       for op names that never issue a device call, their whole CPU time.
 // A "device call" is a cuda_runtime / cuda_driver event that caused a GPU
 // activity (matched by correlation), so cudaEventQuery & co. do not count.
-// Every table also has an "__all__" entry over all samples.
+// Every table also has an "__all__" entry over all samples. Each sample
+// leaves out the profiler's stalls inside it (profiler_stalls.h).
 // Data loading (the outermost user annotations the top-level selection drops,
 // core::isDataLoaderLabel) is a region of its own: its ops are neither
 // top-level ops nor T1 samples, its span is a "regions" sample keyed by the
@@ -82,16 +85,36 @@ struct OverheadTable {
 // sum to that span. 0 keeps the samples as recorded.
 class OverheadCollector {
  public:
+  // `unprofiled_host_us` > 0: the samples are corrected to that host span
+  // (profilerCorrection). Else, with `borrow_correction` (the step does not
+  // tell the host span: its kernels fill it), they wait for finish(), which
+  // takes off the median per-record cost of the traces that were corrected.
   void addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator,
-                double unprofiled_host_us = 0);
+                double unprofiled_host_us = 0, bool borrow_correction = false);
   // The correction the last addTrace applied (none: 0 per record, scale 1).
   const ProfilerCorrection& lastCorrection() const { return last_correction_; }
+  // What finish() takes off per profiler record of the traces waiting for
+  // a borrowed correction (0: none waits, or no trace was corrected).
+  double borrowedPerRecordUs() const;
+  int borrowingTraces() const { return static_cast<int>(borrowing_.size()); }
   OverheadTable finish() const;
   int64_t topLevelOps() const { return top_level_ops_; }
 
  private:
   using Samples = std::map<std::string, std::vector<double>>;
-  void add(int which, const std::string& key, double value_us);
+  // One sample of a trace with the profiler records inside its interval
+  // (kNoKernelSample in `which`: an op's whole CPU time where it launched
+  // nothing).
+  struct PendingSample {
+    int which;
+    std::string key;
+    double us;
+    int64_t events;
+  };
+  void store(const PendingSample& p, double us, std::array<Samples, 5>& samples,
+             Samples& no_kernel) const;
+  std::vector<std::vector<PendingSample>> borrowing_;  // traces waiting for finish()
+  std::vector<double> per_record_us_;                  // of each corrected trace
   std::vector<std::string> sources_;
   std::array<Samples, 5> samples_;
   Samples no_kernel_time_;                         // op name -> whole CPU time of kernel-less calls

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/kineto/device_bound_host.h"
+#include "core/kineto/profiler_stalls.h"
 
 namespace tracetwin::core::kineto {
 namespace {
@@ -92,21 +93,30 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   out.lead_in = timeline.iteration_source.rfind("ProfilerStep", 0) == 0;
   std::vector<size_t> linked;
   double latest_end = 0;
+  const ProfilerStalls stalls(trace);
+  double stalled = 0;
+  // The recorded time of [from, to), without the profiler's stalls in it.
+  auto recorded = [&](double from, double to) {
+    if (to <= from) return 0.0;
+    const double stall = std::min(stalls.within(from, to), to - from);
+    stalled += stall;
+    return to - from - stall;
+  };
   for (size_t i = 0; i < timeline.ops.size(); ++i) {
     const LinkedOp& op = timeline.ops[i];
     if (!op.matched) continue;
     RecordedHostOp r;
     r.id = op.id;
     r.name = op.name;
-    r.recorded_op_us = std::max(op.duration_us, 0.0);
+    const double end = op.start_us + std::max(op.duration_us, 0.0);
+    r.recorded_op_us = recorded(op.start_us, end);
     if (linked.empty()) {
-      r.recorded_gap_us = out.lead_in ? std::max(0.0, op.start_us - timeline.iteration_start_us) : 0;
+      r.recorded_gap_us = out.lead_in ? recorded(timeline.iteration_start_us, op.start_us) : 0;
     } else {
       // From the latest end so far: ops of another thread may overlap.
-      r.recorded_gap_us = std::max(0.0, op.start_us - latest_end);
+      r.recorded_gap_us = recorded(latest_end, op.start_us);
     }
-    latest_end = linked.empty() ? op.start_us + r.recorded_op_us
-                                : std::max(latest_end, op.start_us + r.recorded_op_us);
+    latest_end = linked.empty() ? end : std::max(latest_end, end);
     linked.push_back(i);
     out.ops.push_back(std::move(r));
   }
@@ -114,9 +124,10 @@ RecordedHostTime recordedHostTime(const LinkedTimeline& timeline, const KinetoTr
   const double span_start = out.lead_in ? timeline.iteration_start_us
                                         : timeline.ops[linked.front()].start_us;
   countEvents(timeline, trace, linked, &out, span_start, latest_end);
-  double recorded = 0;
-  for (const RecordedHostOp& op : out.ops) recorded += op.recorded_gap_us + op.recorded_op_us;
-  out.recorded_span_ms = recorded / 1000.0;
+  double recorded_us = 0;
+  for (const RecordedHostOp& op : out.ops) recorded_us += op.recorded_gap_us + op.recorded_op_us;
+  out.recorded_span_ms = recorded_us / 1000.0;
+  out.profiler_stall_ms = stalled / 1000.0;
   double target_us = out.unprofiled_ms * 1000.0;
   if (target_us > 0) {
     const HostSpanTarget t =

@@ -52,7 +52,8 @@ struct RecordedHostOp {
 
 struct RecordedHostTime {
   std::vector<RecordedHostOp> ops;  // the linked ops, in execution order
-  double recorded_span_ms = 0;      // the sum of gaps and ops as recorded
+  double recorded_span_ms = 0;      // the sum of gaps and ops as recorded, stalls out
+  double profiler_stall_ms = 0;     // the profiler's stalls taken out (profiler_stalls.h)
   double span_ms = 0;               // after the correction
   double unprofiled_ms = 0;         // the original's step without a profiler; 0: unknown
   double profiler_us_per_event = 0;  // step 1, the cost removed per event; 0: none

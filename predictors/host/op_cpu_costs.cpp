@@ -43,6 +43,14 @@ double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default)
   return last_.us[w];
 }
 
+double OverheadLookup::positionT1(const char* key) const {
+  const auto& t1 = table_.t[static_cast<int>(Overhead::kT1)];
+  auto it = t1.find(key);
+  if (it == t1.end()) return -1;
+  const OverheadStat& s = it->second;
+  return stat_ == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
+}
+
 void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,
                          const DistinctOps& shapes, const ModelSet& models) {
   if (models.launch_counts.empty() || models.device.kind != DeviceKind::kGpu || idx.empty() ||
@@ -72,14 +80,15 @@ void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>&
 
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
                const BetweenOpTerms& between, bool cpu_device, const DeviceSpec& device,
-               int* defaults_used) {
+               int* defaults_used, const char* position) {
   SimOp s;
   s.thread = r.node->tid;
   s.device_us = r.out.predicted_us;
   bool used = false;
+  const double position_t1 = position ? table.positionT1(position) : -1;
   if (cpu_device) {
     s.cpu_only = true;
-    double t1 = table.us(Overhead::kT1, r, &used);
+    double t1 = position_t1 >= 0 ? position_t1 : table.us(Overhead::kT1, r, &used);
     s.t1 = used ? 0.0 : t1;
     // Freeing what the op produced, later in the iteration (between_ops.h).
     s.t1 += between.us(*r.node, wrapped_numbers, r.out.predicted_us);
@@ -93,7 +102,7 @@ SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
     *defaults_used += used ? 1 : 0;
     return v;
   };
-  s.t1 = get(Overhead::kT1);
+  s.t1 = position_t1 >= 0 ? position_t1 : get(Overhead::kT1);
   s.launches = r.recorded_launches >= 0    ? static_cast<int>(r.recorded_launches)
                : r.predicted_launches >= 0 ? r.predicted_launches
                                            : launchesOf(r.f.family);

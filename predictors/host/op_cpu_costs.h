@@ -38,6 +38,9 @@ class OverheadLookup {
 
   // OverheadTable::us for the op of `r`.
   double us(Overhead which, const OpRecord& r, bool* used_default);
+  // The T1 the table keeps for a place in the step (step_positions.h); -1
+  // where it has none.
+  double positionT1(const char* key) const;
 
  private:
   struct Entry {
@@ -63,10 +66,12 @@ void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>&
 // CPU costs of one op. GPU: T1..T5 from the table (defaults when missing,
 // counted in `defaults_used`); CPU device: the fitted kernel times include
 // dispatch, so only a measured per-op loop cost (T1) is added, and the op's
-// memory share (`device`'s bandwidth) is set for co-located ranks.
+// memory share (`device`'s bandwidth) is set for co-located ranks. T1 is the
+// table's entry for `position` (stepPositionKeys; nullptr: none) where it
+// has one.
 SimOp cpuCosts(const OpRecord& r, int wrapped_numbers, OverheadLookup& table,
                const BetweenOpTerms& between, bool cpu_device, const DeviceSpec& device,
-               int* defaults_used);
+               int* defaults_used, const char* position = nullptr);
 
 // PredictOptions::host_scale: the CPU-side costs T1..T5 of `s` times `scale`
 // (the op's device time, a CPU op's body included, stays).

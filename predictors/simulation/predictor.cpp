@@ -21,6 +21,7 @@
 #include "predictors/host/op_cpu_costs.h"
 #include "predictors/host/reuse_distance.h"
 #include "predictors/host/step_cache_terms.h"
+#include "predictors/host/step_positions.h"
 #include "predictors/host/step_touches.h"
 #include "predictors/kernels/sparse_rows.h"
 #include "predictors/simulation/autocast_parts.h"
@@ -214,9 +215,11 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   OverheadLookup lookup(table, statistic);
   const std::vector<int> wrapped =
       between.per_wrapped_us != 0 ? wrappedNumbers(nodes) : std::vector<int>(nodes.size(), 0);
+  const std::vector<const char*> positions = stepPositionKeys(recs);
   for (size_t i = 0; i < recs.size(); ++i) {
     const OpRecord& r = recs[i];
-    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device, &defaults_used);
+    SimOp s = cpuCosts(r, wrapped[i], lookup, between, cpu_device, models.device, &defaults_used,
+                       positions[i]);
     scaleHostCosts(opts.host_scale, &s);
     const bool comm = r.f.family == "comm";
     if (comm && cpu_device) {

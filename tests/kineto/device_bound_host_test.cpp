@@ -131,12 +131,16 @@ StoredCapture storedCapture(const std::string& stem) {
 
 TEST(StoredH100Captures, ADeviceBoundCnnStepAimsBelowItsStep) {
   // cnn, batch 256: kernels 7.14 ms of a 7.61 ms step, a profiled host span
-  // of 11.7 ms and no synchronising call. Aimed at the step the replay
-  // measured 11.63 ms (1.528); the simulation of that gives 1.522.
+  // of 11.7 ms, 5.3 ms of it two CUPTI buffer requests, and no synchronising
+  // call. Aimed at the step the replay measured 11.63 ms (1.528) with those
+  // stalls in the recorded host time, and the simulation of that gave 1.522;
+  // without them it gives 1.174 (a GPU session re-measures the replay). The
+  // span that gives the step: 2.28 ms with the stalls, 4.03 ms without.
   const StoredCapture c = storedCapture("h100/s31/check/cnn_fp32");
   EXPECT_TRUE(c.host.device_bound);
   EXPECT_NEAR(c.host.device_only_ms, 7.14, 0.01);
-  EXPECT_LT(c.host.target_ms, 0.3 * c.step_ms);
+  EXPECT_NEAR(c.host.profiler_stall_ms, 5.30, 0.01);
+  EXPECT_LT(c.host.target_ms, 0.6 * c.step_ms);
   EXPECT_NEAR(c.host.span_ms, c.host.target_ms, 1e-6);
   EXPECT_NEAR(c.host.simulated_step_ms, c.step_ms, 0.01 * c.step_ms);
 }
@@ -144,7 +148,8 @@ TEST(StoredH100Captures, ADeviceBoundCnnStepAimsBelowItsStep) {
 TEST(StoredH100Captures, ForAPredictionAnEncoderWithSynchronisingCallsAimsBelowItsStep) {
   // encoder fp32: 30 synchronising calls, kernels 9.99 of an 11.79 ms step.
   // Its T1-T5 aimed at the step predicted it at 1.317 of the original; at
-  // the simulated span, 1.029 (scripts/gpu-fit-eval.py, "self").
+  // the simulated span (9.80 ms, the profiler's stalls out), 1.039
+  // (scripts/gpu-fit-eval.py, "self").
   const std::string stem = "h100/s31/check/encoder_fp32";
   const Graph graph = readTrace(testing::dataPath(stem + ".et.json.gz"));
   const KinetoTrace trace = readKinetoTrace(testing::dataPath(stem + ".kineto.json.gz"));
@@ -154,7 +159,7 @@ TEST(StoredH100Captures, ForAPredictionAnEncoderWithSynchronisingCallsAimsBelowI
       recordedHostTime(linkTraces(graph, trace), trace, step_ms, HostTimeFor::kPrediction);
   EXPECT_TRUE(h.sync_calls);
   EXPECT_TRUE(h.device_bound);
-  EXPECT_LT(h.target_ms, 0.7 * step_ms);
+  EXPECT_LT(h.target_ms, 0.85 * step_ms);
   EXPECT_NEAR(h.simulated_step_ms, step_ms, 0.01 * step_ms);
 }
 

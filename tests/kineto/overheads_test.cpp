@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/robust_stats.h"
+#include "core/kineto/step_position_keys.h"
 #include "core/trace_reader.h"
 #include "tests/support/graphs.h"
 #include "tests/support/kineto.h"
@@ -78,20 +79,25 @@ TEST(Overheads, AGapWhileAnotherThreadRunsOpsIsAWaitNotT1) {
   // backward ops; the optimizer's first op then starts long after the last
   // forward op. T1 runs from the latest end of any thread's op: the wait for
   // the other thread is not T1, the hand-overs before and after it are (as
-  // the recorded host time counts them, recorded_host_time.h).
+  // the recorded host time counts them, recorded_host_time.h), each keyed by
+  // its place in the step (step_position_keys.h), not by the op after it.
   OverheadCollector collector;
   collector.addTrace(fakeKineto({
                          cpuOp("aten::mm", 1, 0, 10), cpuOp("aten::relu", 1, 15, 5),  // T1 5
-                         cpuOp("aten::mm", 2, 40, 100),    // backward: T1 40 - 20
-                         cpuOp("aten::add_", 1, 150, 5),   // 150 - 140, not 150 - 20
-                         cpuOp("aten::mul_", 1, 162, 5),   // T1 7
+                         cpuOp("aten::mm", 2, 40, 100),   // backward: T1 40 - 20
+                         cpuOp("aten::mm", 2, 143, 5),    // T1 3
+                         cpuOp("aten::add_", 1, 160, 5),  // 160 - 148, not 160 - 20
+                         cpuOp("aten::mul_", 1, 172, 5),  // T1 7
                      }),
                      defaultOperatorPredicate());
   OverheadTable t = collector.finish();
-  EXPECT_EQ(t.t[0].at(kAllKey).count, 4);
+  EXPECT_EQ(t.t[0].at(kAllKey).count, 5);
   EXPECT_DOUBLE_EQ(t.t[0].at("aten::relu").median, 5);
-  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mm").median, 20);
-  EXPECT_DOUBLE_EQ(t.t[0].at("aten::add_").median, 10);
+  EXPECT_DOUBLE_EQ(t.t[0].at(kThreadEntryKey).median, 20);
+  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mm").median, 3);
+  EXPECT_EQ(t.t[0].at("aten::mm").count, 1);
+  EXPECT_DOUBLE_EQ(t.t[0].at(kThreadReturnKey).median, 12);
+  EXPECT_EQ(t.t[0].count("aten::add_"), 0u);
   EXPECT_DOUBLE_EQ(t.t[0].at("aten::mul_").median, 7);
 }
 
@@ -117,7 +123,7 @@ TEST(Overheads, TheProfilersCostComesOffLikeTheRecordedHostTime) {
   EXPECT_DOUBLE_EQ(collector.lastCorrection().scale, 130.0 / 135.0);
   const OverheadTable t = collector.finish();
   const double k = 130.0 / 135.0;
-  EXPECT_DOUBLE_EQ(t.t[0].at("aten::mm").median, 10 * k);  // the lead-in: no record inside
+  EXPECT_DOUBLE_EQ(t.t[0].at(kStepStartKey).median, 10 * k);  // the lead-in: no record inside
   EXPECT_DOUBLE_EQ(t.t[1].at("aten::mm").median, (30 - 20) * k);
   EXPECT_DOUBLE_EQ(t.t[3].at("cudaLaunchKernel").median, 0);
   EXPECT_DOUBLE_EQ(t.t[2].at("aten::mm").median, 65 * k);
@@ -145,6 +151,29 @@ TEST(Overheads, TheProfilersCostComesOffLikeTheRecordedHostTime) {
   }
 }
 
+TEST(Overheads, ATraceWithoutAnUnprofiledSpanBorrowsTheCorrectedTracesCostPerRecord) {
+  // The corrected step takes 10 us off per record (test above); the second
+  // copy has no unprofiled span (its kernels fill the step) and borrows it
+  // at finish(): mm's T2 of 30 with 2 records inside is 10 in both, where the
+  // first also has the x130/135 scale.
+  OverheadCollector collector;
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 130);
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 0, /*borrow_correction=*/true);
+  EXPECT_EQ(collector.borrowingTraces(), 1);
+  EXPECT_DOUBLE_EQ(collector.borrowedPerRecordUs(), 10);
+  const OverheadTable t = collector.finish();
+  const RobustStat& t2 = t.t[1].at("aten::mm");
+  EXPECT_EQ(t2.count, 2);
+  EXPECT_DOUBLE_EQ(t2.median, (10 * 130.0 / 135.0 + 10) / 2);
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median, (40 * 130.0 / 135.0 + 40) / 2)
+      << "view's 50 less its record";
+
+  // With no corrected trace to borrow from, the samples stay as recorded.
+  OverheadCollector alone;
+  alone.addTrace(profiledStep(), defaultOperatorPredicate(), 0, /*borrow_correction=*/true);
+  EXPECT_DOUBLE_EQ(alone.borrowedPerRecordUs(), 0);
+  EXPECT_DOUBLE_EQ(alone.finish().t[1].at("aten::mm").median, 30);
+}
 TEST(Overheads, BlockingInASyncIsNotCpuOverhead) {
   // aten::to copies to the host and waits 600 us in cudaStreamSynchronize
   // for its stream (on a rank of a job: for its peers' collective); item

@@ -8,8 +8,10 @@
 #include <map>
 
 #include "core/errors.h"
+#include "core/kineto/step_position_keys.h"
 #include "core/trace_reader.h"
 #include "predictors/comm/comm_model.h"
+#include "predictors/host/step_positions.h"
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/xgb_model.h"
 #include "predictors/models/training.h"
@@ -199,6 +201,43 @@ TEST(Predictor, TheMeanStatisticChargesMeansWhereTheFileHasThem) {
   opts.overheads->t[0][kAllOps].mean_us = -1;
   const Prediction old = predictGraph(smallGraph(), set, opts);
   EXPECT_DOUBLE_EQ(old.iteration_ms, median.iteration_ms);
+}
+
+TEST(Predictor, GapsSetByAnOpsPlaceInTheStepTakeTheirOwnT1) {
+  // smallGraph's ops with view and item on a second thread (the autograd
+  // engine's): mm opens the step, view enters thread 2, my_op returns to
+  // thread 1 (the optimizer after backward()).
+  core::Graph two = graphWithOneThread();
+  core::NodeId id = 3;
+  for (const core::Node& n : smallGraph().nodes()) {
+    if (!core::isOperator(n.category)) continue;
+    core::Node copy = withIds(n, id, 2, n.op_schema_text);
+    if (n.name == "aten::view" || n.name == "aten::item") copy.tid = 2;
+    two.addNode(copy);
+    ++id;
+  }
+  two.finalize();
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {2.0, 0, 100};
+  const Prediction plain = predictGraph(two, set, opts);
+  opts.overheads->t[0][core::kineto::kStepStartKey] = {50.0, 0, 3};
+  opts.overheads->t[0][core::kineto::kThreadEntryKey] = {300.0, 0, 3};
+  opts.overheads->t[0][core::kineto::kThreadReturnKey] = {700.0, 0, 3};
+  const Prediction placed = predictGraph(two, set, opts);
+  ASSERT_EQ(placed.per_op.size(), 5u);
+  const double extra[] = {48, 0, 298, 0, 698};
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_NEAR(placed.per_op[i].cpu_us - plain.per_op[i].cpu_us, extra[i], 1e-9) << i;
+  const std::vector<const char*> keys = {core::kineto::kStepStartKey, nullptr,
+                                         core::kineto::kThreadEntryKey, nullptr,
+                                         core::kineto::kThreadReturnKey};
+  std::vector<OpPrediction> outs(5);
+  std::vector<OpRecord> recs;
+  for (size_t i = 0; i < 5; ++i)
+    recs.push_back(OpRecord{two.findNode(placed.per_op[i].id), {}, outs[i]});
+  EXPECT_EQ(stepPositionKeys(recs), keys);
 }
 
 TEST(Predictor, ATableCorrectedForTheProfilerIsChargedByItsMeanUnlessTheUserChose) {
