@@ -37,6 +37,15 @@ const std::vector<double> kZipfExponents = {1.05, 1.2};
 const std::vector<double> kSparseZipfExponents = {0.0, 1.05, 1.2};
 constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
 constexpr int64_t kMaxLookups = 100000;
+// Token embeddings of language models: sequences of tokens over vocabularies
+// at model widths the DLRM grid above (dim <= 128) does not reach. The H100
+// decoder and encoder steps' embedding_backward (4,096 tokens, 8,192 x 512)
+// were predicted at 2.3-2.8x their kernels, extrapolated from dim 128.
+const std::vector<int64_t> kTokenSequences = {4, 16, 64};  // batch
+const std::vector<int64_t> kTokenLength = {128, 512, 2048};
+const std::vector<int64_t> kVocabulary = {8192, 32000, 50304};
+const std::vector<int64_t> kModelWidth = {256, 512, 1024};
+constexpr int64_t kMaxTokenTableBytes = int64_t{128} << 20;
 
 using core::schemas::kEmbeddingBag;
 using core::schemas::kEmbeddingBagBackward;
@@ -157,6 +166,14 @@ std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
         }
       }
     }
+    for (int64_t sequences : kTokenSequences)
+      for (int64_t length : kTokenLength)
+        for (int64_t vocabulary : kVocabulary)
+          for (int64_t width : kModelWidth) {
+            if (vocabulary * width * core::dtypeItemsize(dt) > kMaxTokenTableBytes) continue;
+            cases.push_back(
+                embeddingCase(grid, {sequences, vocabulary, width, length, vocabulary, false}, dt));
+          }
   }
   return cases;
 }

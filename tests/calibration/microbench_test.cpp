@@ -393,6 +393,26 @@ TEST(Microbench, EmbeddingBagHasZipfPoints) {
   EXPECT_GT(predictors::uniqueFraction(u.index_reuse), 0.95);
 }
 
+// Token embeddings at model widths (a language model's embedding and its
+// dense backward), beside the DLRM grid's narrow tables.
+TEST(Microbench, EmbeddingHasTokenEmbeddingsAtModelWidths) {
+  const auto cases = embeddingCases(GridOptions{});
+  const MicrobenchCase& t =
+      findCase(cases, "embedding b=16 rows=8192 d=512 l=512 hot=8192 float32");
+  const core::Graph g = t.build();
+  const auto ops = core::selectTopLevelOps(g).ops;
+  const core::Node& fwd = g.node(ops.at(0));
+  const core::Node& bwd = g.node(ops.at(1));
+  EXPECT_EQ(fwd.name, "aten::embedding");
+  EXPECT_EQ(fwd.inputs[1].tensor->numel, 16 * 512);
+  EXPECT_EQ(bwd.name, "aten::embedding_backward");
+  EXPECT_EQ(bwd.inputs[2].int_value, 8192);
+  EXPECT_EQ(bwd.outputs[0].tensor->numel, 8192 * 512);
+  // 50,304 x 1,024 float32 tables (206 MB) are past the 128 MiB cap.
+  for (const MicrobenchCase& c : cases)
+    EXPECT_EQ(c.label.find("rows=50304 d=1024 l=128 hot=50304 float32"), std::string::npos);
+}
+
 TEST(Microbench, UnknownFamilyListsTheKnownOnes) {
   try {
     microbenchFamily("gemmm");
