@@ -201,7 +201,7 @@ void OverheadCollector::addTrace(const KinetoTrace& trace, const OperatorPredica
     auto lit = index.launches_by_tid.find(tid);
     const std::vector<size_t>& launches = lit == index.launches_by_tid.end() ? kNone : lit->second;
     size_t next_launch = 0;
-    double first_on_thread = tops.empty() ? 0 : trace.events[tops.front()].ts;
+    const double first_on_thread = tops.empty() ? 0 : trace.events[tops.front()].ts;
     for (size_t i : tops) {
       const KinetoEvent& op = trace.events[i];
       const Span* before = latestBefore(op.ts);
