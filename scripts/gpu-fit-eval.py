@@ -130,6 +130,11 @@ def check_table(tt, models, only, tmp):
         rows[n] = row
         print(f"{n:<14} {orig:>7.3f}ms {replay:>7.3f} {row['full']:>6.3f} {row['host']:>6.3f} "
               f"{row['self']:>6.3f} {row['device']:>7.3f}", flush=True)
+    if rows:
+        def mean_err(col):
+            return 100.0 * sum(abs(r[col] - 1.0) for r in rows.values()) / len(rows)
+        print(f"{'mean |error|':<24} {'':>7} {mean_err('full'):>5.1f}% {mean_err('host'):>5.1f}% "
+              f"{mean_err('self'):>5.1f}% {mean_err('device'):>6.1f}%")
     return rows
 
 
