@@ -19,6 +19,7 @@ using testing::cpuOp;
 using testing::fakeKineto;
 using testing::kernel;
 using testing::launch;
+using testing::linkedOp;
 
 KinetoEvent stall(double ts, double dur) {
   KinetoEvent e = cpuOp("Activity Buffer Request", 0, ts, dur);
@@ -68,18 +69,7 @@ TEST(ProfilerStalls, ComeOutOfTheRecordedHostTimeAndTheLaunchOffsets) {
   // holds [205, 215).
   LinkedTimeline timeline;
   timeline.iteration_source = "traced span";
-  for (auto [id, name, start, dur] :
-       {std::tuple<NodeId, const char*, double, double>{1, "aten::mm", 100, 100},
-        {2, "aten::relu", 220, 10}}) {
-    LinkedOp op;
-    op.id = id;
-    op.name = name;
-    op.matched = true;
-    op.kineto_tid = 1;
-    op.start_us = start;
-    op.duration_us = dur;
-    timeline.ops.push_back(op);
-  }
+  timeline.ops = {linkedOp(1, "aten::mm", 1, 100, 100), linkedOp(2, "aten::relu", 1, 220, 10)};
   LinkedKernel k;
   k.stream = 7;
   k.start_us = 175;

@@ -13,17 +13,7 @@ namespace {
 
 using testing::cpuOp;
 using testing::launch;
-
-LinkedOp linked(NodeId id, const std::string& name, int64_t tid, double start, double dur) {
-  LinkedOp o;
-  o.id = id;
-  o.name = name;
-  o.matched = true;
-  o.kineto_tid = tid;
-  o.start_us = start;
-  o.duration_us = dur;
-  return o;
-}
+using testing::linkedOp;
 
 // Three ops on thread 1: [100, 120) with a nested op and a launch inside,
 // [130, 140), [160, 200) with one nested op; a label in the second gap; an
@@ -33,8 +23,8 @@ struct Fixture {
   KinetoTrace trace;
   Fixture() {
     timeline.iteration_source = "traced span";
-    timeline.ops = {linked(10, "aten::linear", 1, 100, 20), linked(11, "aten::relu", 1, 130, 10),
-                    linked(12, "aten::mm", 1, 160, 40)};
+    timeline.ops = {linkedOp(10, "aten::linear", 1, 100, 20),
+                    linkedOp(11, "aten::relu", 1, 130, 10), linkedOp(12, "aten::mm", 1, 160, 40)};
     LinkedOp unlinked;
     unlinked.id = 13;
     unlinked.name = "aten::add";
@@ -99,8 +89,8 @@ TEST(RecordedHostTime, AProfilerStepGivesTheFirstOpItsLeadIn) {
 
 TEST(RecordedHostTime, OverlappingOpsOfAnotherThreadLeaveNoNegativeGap) {
   Fixture f;
-  f.timeline.ops.push_back(linked(14, "aten::copy_", 2, 150, 100));  // to 250
-  f.timeline.ops.push_back(linked(15, "aten::sum", 1, 240, 5));
+  f.timeline.ops.push_back(linkedOp(14, "aten::copy_", 2, 150, 100));  // to 250
+  f.timeline.ops.push_back(linkedOp(15, "aten::sum", 1, 240, 5));
   const RecordedHostTime h = recordedHostTime(f.timeline, f.trace, 0.0);
   ASSERT_EQ(h.ops.size(), 5u);
   EXPECT_DOUBLE_EQ(h.ops[3].recorded_gap_us, 0.0) << "starts before the mm ended";

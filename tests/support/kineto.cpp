@@ -17,6 +17,18 @@ core::kineto::KinetoEvent cpuOp(const std::string& name, int64_t tid, double ts,
   return e;
 }
 
+core::kineto::LinkedOp linkedOp(core::NodeId id, const std::string& name, int64_t tid, double start,
+                                double dur) {
+  core::kineto::LinkedOp o;
+  o.id = id;
+  o.name = name;
+  o.matched = true;
+  o.kineto_tid = tid;
+  o.start_us = start;
+  o.duration_us = dur;
+  return o;
+}
+
 core::kineto::KinetoEvent launch(const std::string& api, int64_t tid, double ts, double dur,
                                  int64_t correlation) {
   core::kineto::KinetoEvent e;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kineto/kineto_trace.h"
+#include "core/kineto/linker.h"
 
 namespace tracetwin::testing {
 
@@ -20,6 +21,10 @@ core::kineto::KinetoEvent launch(const std::string& api, int64_t tid, double ts,
 // A kernel on `stream`, correlated with its launch.
 core::kineto::KinetoEvent kernel(const std::string& name, int64_t stream, double ts, double dur,
                                  int64_t correlation);
+// A top-level op of a linked timeline, matched to its Kineto op on thread
+// `tid` over [start, start + dur) us, without kernels.
+core::kineto::LinkedOp linkedOp(core::NodeId id, const std::string& name, int64_t tid, double start,
+                                double dur);
 // The trace of `events`, indexed in order.
 core::kineto::KinetoTrace fakeKineto(std::vector<core::kineto::KinetoEvent> events);
 
