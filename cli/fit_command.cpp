@@ -149,6 +149,8 @@ void runFit(const FitArgs& args) {
       if (unprofiled.host_us > 0)
         fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
                    overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale);
+      else
+        fmt::print("  T1-T5 samples: the corrected traces' median cost per record off (below)\n");
     }
     if (runs.size() > 1) {
       std::vector<predictors::LinkedRank> ranks;

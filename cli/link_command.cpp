@@ -154,6 +154,8 @@ void runSingle(const LinkArgs& args) {
     if (unprofiled.host_us > 0)
       fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
                  collector.lastCorrection().per_event_us, collector.lastCorrection().scale);
+    else
+      fmt::print("  T1-T5 samples: as recorded (the profiler's own cost included)\n");
     writeFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
   }
 }

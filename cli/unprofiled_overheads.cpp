@@ -14,8 +14,7 @@ UnprofiledOverheads unprofiledOverheads(const std::string& et_path,
   const auto meta = replay::readTraceMeta(et_path);
   if (!meta || meta->iteration_ms <= 0) {
     out.note = fmt::format(
-        "{}: no meta file with the unprofiled step time: T1-T5 as profiled (the profiler's own "
-        "cost included)",
+        "{}: no meta file with the unprofiled step time: the profiler's cost is not measured",
         et_path);
     return out;
   }
@@ -38,7 +37,8 @@ UnprofiledOverheads unprofiledOverheads(const std::string& et_path,
             : "");
   } else {
     out.note = fmt::format(
-        "{}: host span {:.3f} ms not longer than the unprofiled step {:.3f} ms: T1-T5 as recorded",
+        "{}: host span {:.3f} ms not longer than the unprofiled step {:.3f} ms: the step does not "
+        "tell the profiler's cost",
         et_path, h.recorded_span_ms, meta->iteration_ms);
   }
   return out;
