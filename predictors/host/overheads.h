@@ -1,4 +1,5 @@
-// CPU overheads T1-T5 (DESIGN.md "Prediction"), keyed by op name or "__all__",
+// CPU overheads T1-T5 (DESIGN.md "Prediction"), keyed by op name or "__all__"
+// (and T1 also by a place in the step, core/kineto/step_position_keys.h),
 // read from the JSON `tracetwin link` writes:
 // {"format":"tracetwin-overheads/1","sources":[...],
 //  "t1":{"<op or __all__>":{"median_us","iqr_us","count"}}, "t2":{...}, ... "t5":{...},
