@@ -16,7 +16,6 @@ namespace tracetwin::core::kineto {
 
 class ProfilerStalls {
  public:
-  ProfilerStalls() = default;
   explicit ProfilerStalls(const KinetoTrace& trace);
 
   // Microseconds of stalls inside [from, to).

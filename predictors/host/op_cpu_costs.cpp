@@ -46,9 +46,7 @@ double OverheadLookup::us(Overhead which, const OpRecord& r, bool* used_default)
 double OverheadLookup::positionT1(const char* key) const {
   const auto& t1 = table_.t[static_cast<int>(Overhead::kT1)];
   auto it = t1.find(key);
-  if (it == t1.end()) return -1;
-  const OverheadStat& s = it->second;
-  return stat_ == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
+  return it == t1.end() ? -1 : it->second.us(stat_);
 }
 
 void predictLaunchCounts(std::vector<OpRecord>& recs, const std::vector<size_t>& idx,

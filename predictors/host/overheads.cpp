@@ -26,11 +26,8 @@ double OverheadTable::us(Overhead which, const std::string& op, bool* used_defau
                         OverheadStatistic stat) const {
   const auto& table = t[static_cast<int>(which)];
   if (used_default) *used_default = false;
-  auto pick = [stat](const OverheadStat& s) {
-    return stat == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
-  };
-  if (auto it = table.find(op); it != table.end()) return pick(it->second);
-  if (auto it = table.find(kAllOps); it != table.end()) return pick(it->second);
+  if (auto it = table.find(op); it != table.end()) return it->second.us(stat);
+  if (auto it = table.find(kAllOps); it != table.end()) return it->second.us(stat);
   if (used_default) *used_default = true;
   return defaultOverheadUs(which);
 }
@@ -38,8 +35,7 @@ double OverheadTable::us(Overhead which, const std::string& op, bool* used_defau
 double OverheadTable::regionUs(const std::string& label, OverheadStatistic stat) const {
   auto it = regions.find(label);
   if (it == regions.end()) return -1;
-  const OverheadStat& s = it->second;
-  return stat == OverheadStatistic::kMean && s.mean_us >= 0 ? s.mean_us : s.median_us;
+  return it->second.us(stat);
 }
 
 bool OverheadTable::empty() const {

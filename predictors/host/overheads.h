@@ -15,17 +15,22 @@
 
 namespace tracetwin::predictors {
 
+// Which statistic of a measured overhead the simulation charges: the median
+// (robust, the default) or the mean, which a step's sum of many gaps
+// averages to (docs/prediction.md "Multi-rank prediction").
+enum class OverheadStatistic { kMedian, kMean };
+
 struct OverheadStat {
   double median_us = 0.0;
   double iqr_us = 0.0;
   int64_t count = 0;
   double mean_us = -1.0;  // of every sample, outliers included; -1: not recorded
-};
 
-// Which statistic of a measured overhead the simulation charges: the median
-// (robust, the default) or the mean, which a step's sum of many gaps
-// averages to (docs/prediction.md "Multi-rank prediction").
-enum class OverheadStatistic { kMedian, kMean };
+  // By `stat`: the mean where the entry has one, else the median.
+  double us(OverheadStatistic stat) const {
+    return stat == OverheadStatistic::kMean && mean_us >= 0 ? mean_us : median_us;
+  }
+};
 
 // T1 gap between ops, T2 op start -> first launch, T3 last launch -> op end,
 // T4 the launch call, T5 gap between launches (ops with no kernels: their
