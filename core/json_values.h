@@ -94,6 +94,9 @@ class ValueBuilder {
   // `shapes` holds one JSON array parallel to `values`; attaches shapes (or
   // strides) to the tensors inside them.
   void attachShapes(const TokenList& shapes, std::vector<Value>& values, bool strides) const;
+  // Refuses a tensor among `values` whose shape, strides and sizes cannot
+  // exist (core/tensor_geometry.h). `shapes_recorded`: the side had shapes.
+  void checkTensors(const std::vector<Value>& values, bool shapes_recorded) const;
 
  private:
   size_t readValue(const std::vector<Token>& t, size_t i, std::string_view type, Value& out,

@@ -6,6 +6,7 @@
 #include "core/trace_reader.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
@@ -394,6 +395,7 @@ void TraceParser::finishSide(SideBuffers& side, std::vector<Value>& out, const c
   builder.build(side.values, side.types, out);
   if (!side.shapes.empty()) builder.attachShapes(side.shapes, out, false);
   if (!side.strides.empty()) builder.attachShapes(side.strides, out, true);
+  builder.checkTensors(out, side.shapes.tokens().size() > 2);  // "shapes": [] records none
 }
 
 }  // namespace detail
@@ -431,6 +433,18 @@ Graph parseTrace(std::string_view json, const std::string& source) {
 }
 
 Graph readTrace(const std::string& path) {
+  // A pipe or FIFO (`inspect /dev/stdin`, `<(zcat t.gz)`) can be read only
+  // once: all of it, then parsed from memory. Opening it twice lost the
+  // sniffed bytes, or waited forever on a FIFO's gone writer.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    const std::unique_ptr<ByteSource> source = openByteSource(path);
+    std::string bytes;
+    char piece[1 << 16];
+    for (size_t n; (n = source->read(piece, sizeof piece)) > 0;) bytes.append(piece, n);
+    if (chakra::looksLikeChakraTrace(bytes)) return chakra::parseChakraTrace(bytes, path);
+    return parseTrace(bytes, path);
+  }
   // A Chakra protobuf ET (told by its first bytes, gzip or not) goes to its
   // own reader; it turns the nodes back into ET JSON (core/chakra).
   {

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/json_values.h"
+#include "core/tensor_geometry.h"
 #include "core/text.h"
 
 namespace tracetwin::core::detail {
@@ -407,8 +408,32 @@ void ValueBuilder::attachShapes(const TokenList& shapes, std::vector<Value>& val
   // Triton nodes append a stream pointer input with no strides entry, so
   // fewer entries than values is normal; extra entries are ignored.
   size_t i = 1;
-  for (size_t k = 0; k < values.size() && t[i].kind != Token::kEnd; ++k) {
+  size_t k = 0;
+  for (; k < values.size() && t[i].kind != Token::kEnd; ++k) {
     i = attachShape(t, i, values[k], strides);
+  }
+  // A tensor left without a shape would be read as a scalar ("shapes": []
+  // records none, as hand-written traces do: no shape is read then).
+  if (strides || t.size() == 2) return;
+  for (; k < values.size(); ++k) {
+    if (values[k].kind == ValueKind::kTensor && values[k].tensor->defined()) {
+      cx_.failAt(t[0].at, fmt::format("a shape for each tensor: value {} is a tensor and the "
+                                      "shapes array ends before it",
+                                      k));
+    }
+  }
+}
+
+void ValueBuilder::checkTensors(const std::vector<Value>& values, bool shapes_recorded) const {
+  for (const Value& v : values) {
+    if (v.kind == ValueKind::kTensor) {
+      const std::string problem = tensorGeometryProblem(*v.tensor, shapes_recorded);
+      if (!problem.empty()) {
+        cx_.fail(fmt::format("a tensor that can exist (tensor {})", v.tensor->tensor_id), problem);
+      }
+    } else if (!v.elements.empty()) {
+      checkTensors(v.elements, shapes_recorded);
+    }
   }
 }
 

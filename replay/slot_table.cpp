@@ -245,9 +245,17 @@ void SlotTable::materialiseUpfront(const std::vector<const core::Node*>& op_node
       const SlotInfo& info = slots[size_t(s)];
       const auto& m = info.meta;
       auto opts = optionsFor(m, devices_);
-      at::Tensor view = at::empty({0}, opts).set_(storage, m.offset, m.shape, stridesFor(m));
-      const int64_t flat_len = TensorPlan::extentElements(m) - m.offset;
-      at::Tensor flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
+      at::Tensor view, flat;
+      try {
+        view = at::empty({0}, opts).set_(storage, m.offset, m.shape, stridesFor(m));
+        const int64_t flat_len = TensorPlan::extentElements(m) - m.offset;
+        flat = at::empty({0}, opts).set_(storage, m.offset, {flat_len}, {1});
+      } catch (const c10::Error&
+                   e) {  // the reader refuses impossible shapes; LibTorch has the last word
+        throw RuntimeFailure(fmt::format("tensor {} of op {}: LibTorch refuses its view: {}",
+                                         m.tensor_id, op_nodes[size_t(info.first_op)]->id,
+                                         e.what_without_backtrace()));
+      }
       const std::optional<IntFill>& fill = view_fills[size_t(s)].int_fill;
       const FloatFill& float_fill = view_fills[size_t(s)].float_fill;
       fills_.push_back({flat, view, float_fill, fill});

@@ -2,9 +2,12 @@
 // offset or node id, and what was expected. Never a crash or a partial graph.
 #include <gtest/gtest.h>
 #include <libdeflate.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
@@ -201,6 +204,39 @@ TEST(BadInput, MultiMemberGzipIsOneStream) {
   EXPECT_EQ(readTrace(path).nodes().size(), 3u);
 }
 
+// Writes `bytes` into the FIFO `path` from another thread while it is read.
+Graph readThroughFifo(const std::string& path, const std::string& bytes) {
+  EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::thread writer([&] {
+    if (FILE* f = std::fopen(path.c_str(), "wb")) {  // blocks until the reader opens it
+      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      std::fclose(f);
+    }
+  });
+  try {
+    Graph g = readTrace(path);
+    writer.join();
+    return g;
+  } catch (...) {
+    writer.join();
+    throw;
+  }
+}
+
+TEST(PipedTraces, AFifoIsReadOnceGzipOrNot) {
+  // Opened twice (to sniff the format, then to parse), a pipe lost its first
+  // bytes ("not JSON") and a FIFO waited forever for its gone writer.
+  TempDir dir;
+  EXPECT_EQ(readThroughFifo(dir.path() + "/plain", kGood).nodes().size(), 3u);
+  EXPECT_EQ(readThroughFifo(dir.path() + "/gz", gzip(kGood)).nodes().size(), 3u);
+  try {
+    readThroughFifo(dir.path() + "/bad", "not a trace");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), dir.path() + "/bad")) << e.what();
+  }
+}
+
 TEST(BadInput, DirectoryIsNotATrace) {
   TempDir dir;
   try {
@@ -218,6 +254,41 @@ TEST(BadInput, MissingFile) {
   } catch (const InputError& e) {
     EXPECT_TRUE(has(e.what(), "/nonexistent/trace.json: cannot open"));
   }
+}
+
+// A relu over one float tensor [5,6,0,NUMEL,ITEMSIZE] of shape SHAPE.
+std::string reluOver(const std::string& tensor, const std::string& shapes) {
+  return modernTrace(modernNode(3, 2, "aten::relu", "aten::relu(Tensor self) -> Tensor",
+                                "[" + tensor + "]", shapes, R"J(["Tensor(float)"])J"));
+}
+
+TEST(BadInput, TensorsThatCannotExistAreRefusedAtTheirNode) {
+  // Found by a bad-input hunt: these read, predicted (a 2^32 x 2^32 shape at
+  // 3.6e15 ms) and aborted the replay inside LibTorch.
+  const std::string negative = errorReading(reluOver(R"([5,6,0,4,4,"cpu"])", "[[-2,-2]]"));
+  EXPECT_TRUE(has(negative, "(node 3)") && has(negative, "a negative dimension")) << negative;
+  EXPECT_TRUE(has(errorReading(reluOver(R"([5,6,0,4,4,"cpu"])", "[[4294967296,4294967296]]")),
+                  "more elements than 64 bits count"));
+  EXPECT_TRUE(has(errorReading(reluOver(R"([5,6,0,4096,4,"cpu"])", "[[32,7]]")),
+                  "shape [32, 7] holds 224 elements, the tensor records numel 4096"));
+  EXPECT_TRUE(has(errorReading(reluOver(R"([5,6,0,4,0,"cpu"])", "[[4]]")), "itemsize 0"));
+  EXPECT_TRUE(has(errorReading(reluOver(R"([5,6,9223372036854775807,4,4,"cpu"])", "[[4]]")),
+                  "beyond 64 bits"));
+  // Two tensors and one shape: the second would have been read as a scalar.
+  const std::string short_shapes = modernTrace(modernNode(
+      3, 2, "aten::add", "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+      R"([[5,6,0,4,4,"cpu"],[7,8,0,4,4,"cpu"],1])", "[[4]]",
+      R"J(["Tensor(float)","Tensor(float)","Int"])J"));
+  EXPECT_TRUE(has(errorReading(short_shapes), "value 1 is a tensor and the shapes array ends"));
+}
+
+TEST(BadInput, TensorsWithoutRecordedShapesStillRead) {
+  TempDir dir;
+  // "shapes": [] records none (hand-written traces); undefined tensors have no shape.
+  EXPECT_EQ(readTrace(dir.write("a.json", reluOver(R"([5,6,0,4,4,"cpu"])", "[]"))).nodes().size(),
+            3u);
+  EXPECT_EQ(readTrace(dir.write("b.json", reluOver(R"([5,0,0,0,0,""])", "[[]]"))).nodes().size(),
+            3u);
 }
 
 TEST(BadInput, DeepNestingIsRefusedNotAStackOverflow) {
