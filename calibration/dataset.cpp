@@ -6,9 +6,11 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/errors.h"
 #include "core/op_family.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 
 namespace tracetwin::calibration {
@@ -133,8 +135,7 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
 }
 
 std::vector<DatasetRow> readDataset(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open the calibration dataset", path));
+  std::istringstream in(core::readTextFile(path, "a calibration dataset"));
   std::vector<DatasetRow> rows;
   // All nodes go into one synthetic 1.0.1 trace under one thread node, with
   // fresh ids, and come back typed through core's trace parser.

@@ -20,9 +20,10 @@
 #include "predictors/simulation/joint_prediction.h"
 #include "predictors/specs/device_spec.h"
 #include "predictors/specs/system_spec.h"
-#include "sweep/step_trace.h"
 #include "sweep/composed_model.h"
 #include "sweep/index_side_file.h"
+#include "sweep/plan_traces.h"
+#include "sweep/step_trace.h"
 #include "sweep/strategies.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
@@ -68,21 +69,9 @@ std::function<void(size_t, size_t)> progressBar() {
 
 void emitTraces(const sweep::SweepSpec& spec, const std::vector<sweep::Plan>& plans,
                 const std::string& dir) {
-  for (const sweep::Plan& plan : plans) {
-    std::string stem = plan.name;
-    for (char& c : stem) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
-    }
-    const std::filesystem::path pdir = std::filesystem::path(dir) / stem;
-    std::filesystem::create_directories(pdir);
-    for (int r = 0; r < spec.world_size; ++r) {
-      const sweep::RankStep step = sweep::buildRankStep(spec, sweep::placementsOf(plan), r);
-      writeText(step.trace.dump(), (pdir / fmt::format("rank{}.et.json", r)).string());
-      // The lookups' index distributions (Zipf tables), for replay --index-distribution.
-      writeText(sweep::indexDistributionYaml(spec, sweep::placementsOf(plan), step),
-                (pdir / sweep::indexSideFileName(r)).string());
-    }
-  }
+  std::vector<const sweep::Plan*> all;
+  for (const sweep::Plan& plan : plans) all.push_back(&plan);
+  sweep::writePlanTraces(spec, all, dir);
   fmt::print("traces:     {} plans x {} ranks under {}/PLAN/rank{{rank}}.et.json (indices: "
              "--index-distribution {}/PLAN/{})\n",
              plans.size(), spec.world_size, dir, dir, sweep::indexSideFileName(-1));

@@ -14,8 +14,9 @@
 #include <map>
 
 #include "core/errors.h"
-#include "sweep/measure_stats.h"
 #include "sweep/index_side_file.h"
+#include "sweep/measure_stats.h"
+#include "sweep/plan_traces.h"
 #include "sweep/step_trace.h"
 
 namespace tracetwin::cli {
@@ -57,14 +58,6 @@ int run(const std::vector<std::string>& argv, const std::string& log) {
   return WEXITSTATUS(status);
 }
 
-std::string stem(const std::string& name) {
-  std::string s = name;
-  for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
-  }
-  return s;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -94,22 +87,13 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     if (::mkdtemp(tmpl.data()) == nullptr) throw RuntimeFailure("cannot make a temporary directory");
     dir = tmpl;
   }
+  std::vector<const sweep::Plan*> measured_plans;
+  for (const sweep::PlanResult* p : chosen) measured_plans.push_back(&p->plan);
+  sweep::writePlanTraces(spec, measured_plans, dir);
   std::vector<std::string> patterns;
   std::vector<std::string> side_files;  // per plan: 'PLAN/rank{rank}.index.yaml'
   for (const sweep::PlanResult* p : chosen) {
-    const fs::path pdir = fs::path(dir) / stem(p->plan.name);
-    fs::create_directories(pdir);
-    for (int r = 0; r < spec.world_size; ++r) {
-      const sweep::RankStep step = sweep::buildRankStep(spec, sweep::placementsOf(p->plan), r);
-      std::ofstream out(pdir / fmt::format("rank{}.et.json", r));
-      out << step.trace.dump();
-      // The Zipf tables' indices drawn Zipf in the replay too (index_side_file.h).
-      std::ofstream side(pdir / sweep::indexSideFileName(r));
-      side << sweep::indexDistributionYaml(spec, sweep::placementsOf(p->plan), step);
-      if (!out || !side) {
-        throw RuntimeFailure(fmt::format("cannot write traces under {}", pdir.string()));
-      }
-    }
+    const fs::path pdir = fs::path(dir) / sweep::planDirectoryName(p->plan.name);
     patterns.push_back((pdir / "rank{rank}.et.json").string());
     side_files.push_back((pdir / sweep::indexSideFileName(-1)).string());
   }
@@ -121,8 +105,10 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   for (int64_t r = 0; r < args.rounds; ++r) {
     for (size_t k = 0; k < chosen.size(); ++k) {
       const size_t i = (k + size_t(r)) % chosen.size();  // A B C, B C A, ...
-      const fs::path report = fs::path(dir) / stem(chosen[i]->plan.name) / "replay.json";
-      const std::string log = (fs::path(dir) / stem(chosen[i]->plan.name) / "replay.log").string();
+      const fs::path report =
+          fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.json";
+      const std::string log =
+          (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
       const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
                           "--device", args.device, "--warmup", "2", "--iters",
                           std::to_string(args.iters), "--index-distribution", side_files[i],

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/text_file.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -66,11 +67,11 @@ std::string metaPathForTrace(const std::string& trace_path) {
 
 std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
   const std::string path = metaPathForTrace(trace_path);
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  const std::optional<std::string> text = core::readTextFileIfPresent(path, "a trace's meta file");
+  if (!text) return std::nullopt;
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
   }

@@ -262,6 +262,44 @@ std::vector<Placement> tableWise(const std::vector<int>& owner) {
 
 const std::vector<std::string>& strategyNames() { return kStrategies; }
 
+namespace {
+
+// Each size is capped at 2^62, their products are not: a 2^62 x 2^62 table
+// wrapped to 42 KB and was planned as feasible, and a huge batch failed in
+// the generated trace instead of at its line. The step's largest tensors
+// (docs/sweeps.md, "The step") must count their bytes in 64 bits.
+void checkStepSizes(const SweepSpec& s, const y::MapReader& m, const YAML::Node& tables) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62 bytes
+  for (size_t i = 0; i < s.tables.size(); ++i) {
+    const TableSpec& t = s.tables[i];
+    const double weight = double(t.rows) * double(t.dim) * 4;
+    if (weight > kLimit) {
+      y::failAt(s.source, tables[i],
+                fmt::format("table '{}': {} rows x {} dim x 4 bytes = {:g} bytes, over 2^62",
+                            t.name, t.rows, t.dim, weight));
+    }
+  }
+  const double global_batch = double(s.world_size) * double(s.batch_size);
+  double widest = 0;  // of the lookups' indices (int64) and pooled rows (float)
+  double pooled_dims = 0;
+  for (const TableSpec& t : s.tables) {
+    widest = std::max({widest, double(t.pooling) * 8, double(t.dim) * 4});
+    pooled_dims += double(t.dim);
+  }
+  const DenseSpec& d = s.dense;
+  widest = std::max({widest, (pooled_dims + double(d.features)) * 4});
+  for (const int64_t w : d.bottom_mlp) widest = std::max(widest, double(w) * 4);
+  for (const int64_t w : d.top_mlp) widest = std::max(widest, double(w) * 4);
+  if (global_batch * widest > kLimit) {
+    m.fail(m.get("batch_size"),
+           fmt::format("world_size {} x batch_size {} x the widest row of the step ({:g} bytes) "
+                       "is over 2^62 bytes",
+                       s.world_size, s.batch_size, widest));
+  }
+}
+
+}  // namespace
+
 SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source) {
   const YAML::Node root = y::parse(yaml_text, source);
   y::MapReader m(root, source, "sweep");
@@ -292,6 +330,7 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
       y::failAt(source, tables[i], fmt::format("table '{}' is defined twice", s.tables.back().name));
     }
   }
+  checkStepSizes(s, m, tables);
   const YAML::Node plans = m.get("plans");
   if (!plans.IsSequence() || plans.size() == 0) {
     m.fail(plans, "'plans' must be a non-empty list of {name, assign | strategy}");
@@ -307,7 +346,7 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
 }
 
 SweepSpec loadSweepSpec(const std::string& path) {
-  return parseSweepSpec(y::readTextFile(path, "sweep file"), path);
+  return parseSweepSpec(y::readTextFile(path, "a sweep file"), path);
 }
 
 }  // namespace tracetwin::sweep

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "core/errors.h"
+#include "core/text_file.h"
 #include "predictors/models/json_fields.h"
 
 namespace tracetwin::predictors {
@@ -114,11 +113,10 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
 }
 
 OverheadTable loadOverheads(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open overheads file", path));
+  const std::string text = core::readTextFile(path, "an overheads file");
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path, e.byte, e.what()));
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/text_file.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -103,9 +104,10 @@ SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::stri
 
 SparseAddModel SparseAddModel::loadFrom(const std::string& dir) {
   const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
-  std::ifstream in(path);
-  if (!in) return {};
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const std::optional<std::string> text =
+      core::readTextFileIfPresent(path.string(), "a sparse-add model");
+  if (!text) return {};
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) throw InputError(fmt::format("{}: not JSON", path.string()));
   return fromJson(j, path.string());
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/text_file.h"
 
 namespace tracetwin::predictors {
 namespace fs = std::filesystem;
@@ -24,14 +25,13 @@ std::string todayUtc() {
 }
 
 nlohmann::json readJson(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in)
+  const std::optional<std::string> text =
+      core::readTextFileIfPresent(path.string(), "a model file");
+  if (!text)
     throw InputError(
         fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
   try {
-    nlohmann::json j;
-    in >> j;
-    return j;
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path.string(), e.byte, e.what()));
   }

@@ -7,9 +7,10 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/text_file.h"
+#include "core/units.h"
 #include "predictors/specs/link_specs.h"
 #include "predictors/specs/yaml_strict.h"
-#include "core/units.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -177,10 +178,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
 }
 
 DeviceSpec loadDeviceSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open device spec", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parseDeviceSpec(text, path);
+  return parseDeviceSpec(core::readTextFile(path, "a device spec"), path);
 }
 
 std::string deviceSpecToYaml(const DeviceSpec& spec) {

@@ -110,7 +110,7 @@ IndexDistributionSpec parseIndexDistributions(const std::string& text, const std
 }
 
 IndexDistributionSpec loadIndexDistributions(const std::string& path) {
-  return parseIndexDistributions(y::readTextFile(path, "the index distribution file"), path);
+  return parseIndexDistributions(y::readTextFile(path, "an index distribution file"), path);
 }
 
 ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec& spec,

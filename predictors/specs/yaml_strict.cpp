@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/errors.h"
+#include "core/text_file.h"
 
 namespace tracetwin::predictors::yaml {
 
@@ -29,14 +28,12 @@ YAML::Node parse(const std::string& text, const std::string& source) {
 }
 
 std::string readTextFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open {}", path, what));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  return core::readTextFile(path, what);
 }
 
-YAML::Node parseFile(const std::string& path) { return parse(readTextFile(path, "file"), path); }
+YAML::Node parseFile(const std::string& path) {
+  return parse(readTextFile(path, "a YAML file"), path);
+}
 
 MapReader::MapReader(const YAML::Node& node, std::string source, std::string what)
     : node_(node), source_(std::move(source)), what_(std::move(what)) {
@@ -145,7 +142,11 @@ int64_t MapReader::positiveBytes(const char* key, double unit_bytes) const {
     fail(get(key), fmt::format("'{}' must be at most 2^62 bytes, got {:g}", key, bytes));
   // Rounded, not truncated: 2.007018905 GB is 2,007,018,904.9999998 bytes
   // in double, and truncating lost a byte on every write and read back.
-  return std::llround(bytes);
+  const int64_t rounded = std::llround(bytes);
+  // Positive but under half a byte would round to 0, which callers read as "not set".
+  if (rounded < 1)
+    fail(get(key), fmt::format("'{}' must be at least one byte, got {:g} bytes", key, bytes));
+  return rounded;
 }
 
 std::vector<std::string> MapReader::strList(const char* key) const {

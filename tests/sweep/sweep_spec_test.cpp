@@ -107,6 +107,27 @@ TEST(SweepSpec, MoreRanksThanASweepSimulatesAreRefused) {
   EXPECT_NE(e.find("world_size 100000 is over the 4096 ranks"), std::string::npos) << e;
 }
 
+TEST(SweepSpec, SizesWhoseProductsOverflowAreRefusedAtTheirLine) {
+  // Each size is capped at 2^62; a bad-input hunt found their products were
+  // not: a 2^62 x 2^62 table wrapped to 42 KB and was planned as feasible.
+  const std::string table =
+      errorOf(replace(kGood, "rows: 200000, dim: 32", "rows: 4611686018427387904, dim: 32"));
+  EXPECT_NE(table.find("s.yaml:6:"), std::string::npos) << table;
+  EXPECT_NE(table.find("table 't0': 4611686018427387904 rows x 32 dim x 4 bytes"),
+            std::string::npos)
+      << table;
+  const std::string batch =
+      errorOf(replace(kGood, "batch_size: 256", "batch_size: 100000000000000000"));
+  EXPECT_NE(batch.find("s.yaml:2:"), std::string::npos) << batch;
+  EXPECT_NE(batch.find("is over 2^62 bytes"), std::string::npos) << batch;
+  EXPECT_EQ(errorOf(replace(kGood, "rows: 200000", "rows: 1000000000")), "");  // 128 GB: fine
+}
+
+TEST(SweepSpec, AMemoryLimitUnderOneByteIsRefusedNotReadAsUnset) {
+  const std::string e = errorOf(replace(kGood, "memory_gb: 2", "memory_gb: 1e-12"));
+  EXPECT_NE(e.find("'memory_gb' must be at least one byte"), std::string::npos) << e;
+}
+
 TEST(SweepSpec, RankOutOfRange) {
   const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 2}"));
   EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;

@@ -1,0 +1,50 @@
+#include "core/text_file.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "core/errors.h"
+
+namespace tracetwin::core {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+std::optional<std::string> read(const std::string& path, std::string_view what, bool optional) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (optional && errno == ENOENT) return std::nullopt;
+    throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not {}", path, what));
+  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
+  }
+  std::string text;
+  char piece[1 << 14];
+  for (size_t n; (n = std::fread(piece, 1, sizeof piece, file.get())) > 0;) text.append(piece, n);
+  if (std::ferror(file.get())) {
+    throw InputError(fmt::format("{}: read error: {}", path, std::strerror(errno)));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string readTextFile(const std::string& path, std::string_view what) {
+  return *read(path, what, false);
+}
+
+std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what) {
+  return read(path, what, true);
+}
+
+}  // namespace tracetwin::core

@@ -1,0 +1,22 @@
+// The whole of a small text file a user names (a spec, a model file, a side
+// file), read with errors that say which file and why. Opening a directory
+// with std::ifstream succeeds and the first read throws a bare
+// std::ios_base::failure ("basic_filebuf::underflow"), which reached users as
+// an internal error: every loader of user files reads through here instead.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tracetwin::core {
+
+// Throws InputError "<path>: cannot open <what>: <reason>", "<path>: is a
+// directory, not <what>" or "<path>: read error: <reason>".
+std::string readTextFile(const std::string& path, std::string_view what);
+
+// As readTextFile, but std::nullopt when nothing exists at `path` (optional
+// side files); a directory or an unreadable file is still an error.
+std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what);
+
+}  // namespace tracetwin::core

@@ -1,0 +1,52 @@
+// core/text_file.h: user-named text files, read or refused with their name.
+#include "core/text_file.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/errors.h"
+#include "tests/support/traces.h"
+
+namespace tracetwin::core {
+namespace {
+
+using testing::TempDir;
+
+std::string errorOf(const std::string& path, bool optional) {
+  try {
+    if (optional) {
+      readTextFileIfPresent(path, "a device spec");
+    } else {
+      readTextFile(path, "a device spec");
+    }
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TextFile, ReadsWholeFiles) {
+  TempDir dir;
+  const std::string big(100000, 'x');  // several reads
+  EXPECT_EQ(readTextFile(dir.write("a.yaml", big + "\n"), "a device spec"), big + "\n");
+  EXPECT_EQ(readTextFile(dir.write("empty.yaml", ""), "a device spec"), "");
+  EXPECT_EQ(readTextFileIfPresent(dir.path() + "/a.yaml", "a device spec"), big + "\n");
+}
+
+TEST(TextFile, DirectoriesAndMissingFilesAreInputErrorsNamingThePath) {
+  // A directory used to reach users as "internal error: basic_filebuf::underflow".
+  TempDir dir;
+  EXPECT_EQ(errorOf(dir.path(), false), dir.path() + ": is a directory, not a device spec");
+  EXPECT_EQ(errorOf(dir.path(), true), dir.path() + ": is a directory, not a device spec");
+  const std::string missing = dir.path() + "/none.yaml";
+  EXPECT_EQ(errorOf(missing, false),
+            missing + ": cannot open a device spec: No such file or directory");
+  // Optional files may be absent, but not behind a path that cannot exist.
+  EXPECT_EQ(readTextFileIfPresent(missing, "a device spec"), std::nullopt);
+  const std::string under_file = dir.write("f", "x") + "/spec.yaml";
+  EXPECT_NE(errorOf(under_file, true).find("Not a directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracetwin::core
