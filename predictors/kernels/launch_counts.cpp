@@ -146,17 +146,14 @@ LaunchCountModel LaunchCountModel::fromJson(const nlohmann::json& j, const std::
             fmt::format("{}: launch_counts.trees.{}.file: '{}' is not a file name "
                         "in the model directory",
                         source, op, t.file));
-      t.n_features = entry.at("n_features").get<size_t>();
-      if (t.n_features == 0)
-        throw InputError(
-            fmt::format("{}: launch_counts.trees.{}.n_features: expected a count of "
-                        "the family's feature columns, got 0",
-                        source, op));
+      t.n_features = checkedFeatureCount(entry.at("n_features").get<int64_t>(),
+                                         fmt::format("{}: launch_counts.trees.{}", source, op));
       const std::filesystem::path path = std::filesystem::path(dir) / t.file;
       if (!std::filesystem::exists(path))
         throw InputError(fmt::format("{}: launch-count trees of {} missing (listed in {})",
                                      path.string(), op, source));
-      t.booster = Booster::loadWhenUsed(path.string());  // read when an op of it is first counted
+      t.booster = Booster::loadWhenUsed(path.string(),
+                                        t.n_features);  // read when an op of it is first counted
       m.trees_[op] = std::move(t);
     }
   } catch (const nlohmann::json::exception& e) {

@@ -61,6 +61,7 @@ XgbApi loadXgbApi(const std::string& path, const std::string& soname) {
     BIND(XGBoosterPredict);
     BIND(XGBoosterSaveModel);
     BIND(XGBoosterLoadModel);
+    BIND(XGBoosterGetNumFeature);
 #undef BIND
   } catch (...) {
     ::dlclose(library);

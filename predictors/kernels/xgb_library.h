@@ -24,6 +24,7 @@ struct XgbApi {
   decltype(&::XGBoosterPredict) XGBoosterPredict;
   decltype(&::XGBoosterSaveModel) XGBoosterSaveModel;
   decltype(&::XGBoosterLoadModel) XGBoosterLoadModel;
+  decltype(&::XGBoosterGetNumFeature) XGBoosterGetNumFeature;
 };
 
 // The library the build found (its path, then its soname on the loader's

@@ -53,7 +53,8 @@ class DMatrix {
 }  // namespace
 
 Booster::Booster() { XGB_CALL(XGBoosterCreate, nullptr, 0, &handle_); }
-Booster::Booster(std::string deferred_path) : deferred_path_(std::move(deferred_path)) {}
+Booster::Booster(std::string deferred_path, size_t n_features)
+    : deferred_path_(std::move(deferred_path)), deferred_features_(n_features) {}
 Booster::~Booster() {
   if (handle_ != nullptr) xgbApi().XGBoosterFree(handle_);
 }
@@ -81,9 +82,9 @@ std::unique_ptr<Booster> Booster::train(const std::vector<float>& x, size_t cols
   return b;
 }
 
-std::unique_ptr<Booster> Booster::loadWhenUsed(const std::string& path) {
+std::unique_ptr<Booster> Booster::loadWhenUsed(const std::string& path, size_t n_features) {
   if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: model file missing", path));
-  return std::unique_ptr<Booster>(new Booster(path));
+  return std::unique_ptr<Booster>(new Booster(path, n_features));
 }
 
 void* Booster::handleLocked() const {
@@ -94,6 +95,12 @@ void* Booster::handleLocked() const {
     const std::string reason = xgbLastError();
     xgbApi().XGBoosterFree(h);
     throw InputError(fmt::format("{}: cannot load XGBoost model: {}", deferred_path_, reason));
+  }
+  bst_ulong read = 0;
+  if (xgbApi().XGBoosterGetNumFeature(h, &read) != 0 || read != deferred_features_) {
+    xgbApi().XGBoosterFree(h);
+    throw InputError(fmt::format("{}: the trees read {} features, the manifest's n_features is {}",
+                                 deferred_path_, read, deferred_features_));
   }
   handle_ = h;
   deferred_path_.clear();
@@ -211,14 +218,26 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
   return j;
 }
 
+size_t checkedFeatureCount(int64_t n_features, const std::string& where) {
+  // Far above any family's feature vector (a few dozen columns): a bound that
+  // keeps a corrupt manifest from sizing gigabytes of rows.
+  constexpr int64_t kMaxFeatures = 4096;
+  if (n_features < 1 || n_features > kMaxFeatures) {
+    throw InputError(fmt::format("{}: n_features {} is not a column count in 1..{}", where,
+                                 n_features, kMaxFeatures));
+  }
+  return static_cast<size_t>(n_features);
+}
+
 std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::json& j,
                                                               const std::string& dir) {
   try {
     std::string file = j.at("files").at(0).get<std::string>();
     auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
+    const size_t n_features =
+        checkedFeatureCount(j.at("n_features").get<int64_t>(), dir + ": xgboost model");
     std::shared_ptr<const Booster> booster =
-        Booster::loadWhenUsed((std::filesystem::path(dir) / file).string());
-    const size_t n_features = j.at("n_features").get<size_t>();
+        Booster::loadWhenUsed((std::filesystem::path(dir) / file).string(), n_features);
     const size_t repeated_column = j.value("repeated_column", kNoRepeatedColumn);
     if (repeated_column != kNoRepeatedColumn && repeated_column >= n_features) {
       throw InputError(

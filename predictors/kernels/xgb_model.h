@@ -28,6 +28,11 @@ struct XgbParams {
 inline constexpr const char* kXgbModelExtension = ".xgb.ubj";
 
 // RAII owner of an XGBoost booster handle (C API).
+// A manifest's n_features, read signed (get<size_t> turned -1 into 2^64-1,
+// and a reserve() of it aborted): throws InputError naming `where` unless it
+// is a plausible column count.
+size_t checkedFeatureCount(int64_t n_features, const std::string& where);
+
 class Booster {
  public:
   Booster();  // empty booster, to load into
@@ -42,16 +47,20 @@ class Booster {
   // of the bundled host set's 8: its `predict` took 0.64x the time). The file
   // must exist now; one XGBoost cannot read throws InputError, naming it,
   // at its first use.
-  static std::unique_ptr<Booster> loadWhenUsed(const std::string& path);
+  // `n_features`: the columns the manifest says the trees read; trees that
+  // read another count are refused at their first use, naming the file (a
+  // wrong count failed inside XGBoosterPredict without naming either).
+  static std::unique_ptr<Booster> loadWhenUsed(const std::string& path, size_t n_features);
   void save(const std::string& path) const;
   std::vector<float> predict(const std::vector<float>& x, size_t cols) const;
 
  private:
-  explicit Booster(std::string deferred_path);
+  Booster(std::string deferred_path, size_t n_features);
   void* handleLocked() const;  // under mu_: reads deferred trees first
 
   mutable void* handle_ = nullptr;
   mutable std::string deferred_path_;  // trees not read yet; empty once read
+  size_t deferred_features_ = 0;       // the columns they must read
   mutable std::mutex mu_;  // XGBoosterPredict is not safe to call concurrently
 };
 

@@ -100,10 +100,12 @@ TEST_F(ModelSetTest, SaveLoadRoundTripPredictsTheSame) {
 TEST_F(ModelSetTest, TreesInXgboostsJsonStillLoad) {
   ModelSet set = fitted();
   set.save(dir_.string());
-  Booster::loadWhenUsed((dir_ / "gemm.xgb.ubj").string())->save((dir_ / "gemm.xgb.json").string());
-  fs::remove(dir_ / "gemm.xgb.ubj");
   nlohmann::json j;
   std::ifstream(dir_ / "manifest.json") >> j;
+  Booster::loadWhenUsed((dir_ / "gemm.xgb.ubj").string(),
+                        j["models"]["gemm"]["params"]["n_features"].get<size_t>())
+      ->save((dir_ / "gemm.xgb.json").string());
+  fs::remove(dir_ / "gemm.xgb.ubj");
   // The entry names its files, and so do the trees' own parameters.
   for (nlohmann::json* entry : {&j["models"]["gemm"], &j["models"]["gemm"]["params"]}) {
     ASSERT_EQ((*entry)["files"], nlohmann::json::array({"gemm.xgb.ubj"}));
@@ -163,6 +165,33 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
   outside["device_file"] = "/etc/device.yaml";
   std::ofstream(dir_ / "manifest.json") << outside.dump();
   EXPECT_THAT(loadError(), HasSubstr("manifest.json: device_file: expected a file name in"));
+}
+
+// Found by a bad-input hunt: n_features -1 aborted in a reserve(), and a
+// count the trees do not read failed inside XGBoosterPredict, naming neither.
+TEST_F(ModelSetTest, AFeatureCountTheTreesDoNotReadIsNamed) {
+  fitted().save(dir_.string());
+  nlohmann::json j;
+  std::ifstream(dir_ / "manifest.json") >> j;
+  nlohmann::json& count = j["models"]["gemm"]["params"]["n_features"];
+  const int64_t real = count.get<int64_t>();
+  count = -1;
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("n_features -1 is not a column count in 1..4096"));
+  count = real + 2;
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  const ModelSet set = ModelSet::load(dir_.string());
+  const OpFeatures f =
+      computeFeatures(opNode("aten::mm", {tensor({64, 64}), tensor({64, 64})}, {tensor({64, 64})}));
+  try {
+    set.model("gemm")->predictUs(f, set.device);
+    ADD_FAILURE() << "trees predicted from a wrong column count";
+  } catch (const InputError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr(fmt::format("gemm.xgb.ubj: the trees read {} features, the manifest's "
+                                      "n_features is {}",
+                                      real, real + 2)));
+  }
 }
 
 // Trees are read when a prediction first needs them (Booster::loadWhenUsed):
