@@ -54,6 +54,7 @@ std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json&
   m->memory_eff = requiredNumber(j, "memory_eff", "roofline model");
   if (m->compute_eff <= 0 || m->memory_eff <= 0)
     throw InputError("roofline model: efficiencies must be > 0");
+  if (m->t0_us < 0) throw InputError("roofline model: t0_us must be >= 0");
   return m;
 }
 
@@ -176,6 +177,17 @@ std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann:
   m->op_factor = optionalNumberMap(j, "op_factor", "bandwidth_curve model");
   // op_t0_us is absent in models from before per-op fixed costs.
   m->op_t0_us = optionalNumberMap(j, "op_t0_us", "bandwidth_curve model");
+  // Fixed costs are fitted clamped at 0 and factors are ratios of times: a
+  // negative one is a corrupt file (a -1e9 t0_us lowered every op silently).
+  if (m->t0_us < 0) throw InputError("bandwidth_curve model: t0_us must be >= 0");
+  for (const auto& [op, us] : m->op_t0_us) {
+    if (us < 0)
+      throw InputError(fmt::format("bandwidth_curve model: op_t0_us[{}] must be >= 0", op));
+  }
+  for (const auto& [op, factor] : m->op_factor) {
+    if (!(factor > 0))
+      throw InputError(fmt::format("bandwidth_curve model: op_factor[{}] must be > 0", op));
+  }
   if (j.contains("extrapolate_bandwidth")) {
     m->extrapolate_bandwidth = requiredNumber(j, "extrapolate_bandwidth", "bandwidth_curve model");
     if (m->extrapolate_bandwidth < 0)

@@ -258,6 +258,10 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
       set.setModel(family, loadModel(kind, entry["params"], dir));
     } catch (const UsageError& e) {
       throw InputError(fmt::format("{}: {}", path.string(), e.what()));
+    } catch (const InputError& e) {
+      // Parameter checks name the model kind, not the file: say which entry.
+      if (std::string_view(e.what()).rfind(dir, 0) == 0) throw;
+      throw InputError(fmt::format("{}: models.{}: {}", path.string(), family, e.what()));
     }
   }
   for (core::DType dtype : kPrecisionDtypes) {

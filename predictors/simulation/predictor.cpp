@@ -36,6 +36,23 @@
 namespace tracetwin::predictors {
 namespace {
 
+// No op or step takes a day (8.64e10 us). A model file edited or corrupted
+// into 1e300 us (or an overflow of such sums) used to print a 300-digit step,
+// or "inf" and null in the JSON, with exit 0.
+constexpr double kImplausibleUs = 8.64e10;
+
+void checkPlausible(const OpPrediction& o) {
+  for (const auto& [what, us] :
+       {std::pair{"device time", o.predicted_us}, std::pair{"host time", o.cpu_us}}) {
+    if (!std::isfinite(us) || us > kImplausibleUs) {
+      throw InputError(
+          fmt::format("the model set gives op {} ({}, model {}) a {} of {} us: not "
+                      "a time an op could take; check the model set's files",
+                      o.id, o.name.str(), o.model.str(), what, us));
+    }
+  }
+}
+
 // Recorded kernel times replace the models' (PredictOptions::recorded_kernels).
 // Returns how many ops took them.
 int64_t applyRecordedKernels(std::vector<OpRecord>& recs, const PredictOptions& opts) {
@@ -249,6 +266,7 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
     o.kernels = s.cpu_only ? -1 : s.launches;
     o.memory_share = s.memory_share;
     if (recs[i].fallback) p.unmodelled_ops.push_back(o);
+    checkPlausible(o);
   }
   p.uncalibrated_ops = uncalibratedOps(recs);
   addPredictionNotes({models, opts, cpu_device, recorded, recs.size(), unsized_comms, defaults_used},
@@ -259,6 +277,12 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
 }
 
 void completePrediction(const SimResult& res, Prediction* p) {
+  if (!std::isfinite(res.iteration_us) || res.iteration_us > kImplausibleUs) {
+    throw InputError(
+        fmt::format("the model set's times add up to a step of {} us: not a time a "
+                    "step could take; check the model set's files",
+                    res.iteration_us));
+  }
   p->iteration_ms = res.iteration_us / 1000.0;
   p->breakdown = {res.device_active_us / 1000.0, res.device_idle_us / 1000.0,
                   res.cpu_bound_us / 1000.0, res.exposed_comm_us / 1000.0};

@@ -399,6 +399,25 @@ TEST(BandwidthCurve, TheExtrapolationBandwidthIsSavedAndOptionalOnLoad) {
   EXPECT_THROW(BandwidthCurveModel::fromJson(j, ""), InputError);
 }
 
+TEST(AnalyticModels, NegativeFixedCostsAndFactorsAreCorruptFiles) {
+  // Found by a bad-input hunt: a t0_us of -1e9 silently took 2 ms off a step.
+  nlohmann::json roofline = {{"t0_us", -1e9}, {"compute_eff", 0.5}, {"memory_eff", 0.5}};
+  EXPECT_THROW(RooflineModel::fromJson(roofline, ""), InputError);
+  roofline["t0_us"] = 0.0;
+  EXPECT_NO_THROW(RooflineModel::fromJson(roofline, ""));
+  BandwidthCurveModel m;
+  m.knots_log2_bytes = {10};
+  m.knots_bandwidth = {1e9};
+  const nlohmann::json good = m.save("", "");
+  for (const auto& [key, bad] : {std::pair{"t0_us", nlohmann::json(-1.0)},
+                                 std::pair{"op_t0_us", nlohmann::json{{"aten::add", -2.0}}},
+                                 std::pair{"op_factor", nlohmann::json{{"aten::add", 0.0}}}}) {
+    nlohmann::json j = good;
+    j[key] = bad;
+    EXPECT_THROW(BandwidthCurveModel::fromJson(j, ""), InputError) << key;
+  }
+}
+
 // Samples of 128-384 KiB that take 12-20 us, as a GPU's small softmaxes do.
 std::vector<Sample> smallLatencyBoundSamples() {
   std::vector<Sample> out;

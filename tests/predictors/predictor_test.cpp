@@ -178,6 +178,24 @@ TEST(Predictor, OverheadsFileDrivesTheCpuSide) {
   EXPECT_GT(p.breakdown.cpu_bound_ms, 2.0);
 }
 
+TEST(Predictor, TimesNoStepCouldTakeAreRefusedNamingTheOp) {
+  // Found by a bad-input hunt: an overhead of 1.7e308 us printed "inf" (null
+  // in the JSON) and 1e300 a 300-digit step, both with exit 0.
+  ModelSet set = handMadeModels(h100());
+  PredictOptions opts;
+  opts.overheads = OverheadTable{};
+  opts.overheads->t[0][kAllOps] = {1.7e308, 0, 1};
+  try {
+    predictGraph(smallGraph(), set, opts);
+    FAIL() << "an implausible step was predicted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a host time of 1.7e+308 us"), std::string::npos)
+        << e.what();
+  }
+  opts.overheads->t[0][kAllOps] = {1e6, 0, 1};  // 1 s between ops: slow, not impossible
+  EXPECT_GT(predictGraph(smallGraph(), set, opts).iteration_ms, 1000);
+}
+
 // An overheads table whose one T1 entry has a median of 2 us and a mean of 50.
 PredictOptions optionsWithT1MedianTwoMeanFifty() {
   PredictOptions opts;

@@ -83,6 +83,25 @@ TEST(SparseAddModel, BadFilesAreInputErrors) {
   j = modelJson(std::vector<double>(8, 0.0));
   j.erase("table_cache_bytes");
   EXPECT_THROW(SparseAddModel::fromJson(j, "t.json"), InputError);
+  // Values no non-negative fit writes (a bad-input hunt's -1000 predicted -0.7 ms).
+  const auto error = [](const nlohmann::json& bad) {
+    try {
+      SparseAddModel::fromJson(bad, "t.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::vector<double> negative(8, 0.0);
+  negative[0] = -1000;
+  EXPECT_NE(error(modelJson(negative)).find("coefficients_us[0]"), std::string::npos);
+  std::vector<double> cold(8, 0.0);
+  cold[3] = -1;
+  EXPECT_NE(error(warmColdJson(cold, 1)).find("coefficients_us[3]"), std::string::npos);
+  EXPECT_NE(error(modelJson(std::vector<double>(8, 0.0), 1 << 20, -5)).find("table_cache_bytes"),
+            std::string::npos);
+  EXPECT_NE(error(modelJson(std::vector<double>(8, 0.0), 0)).find("values_cache_bytes"),
+            std::string::npos);
   const fs::path dir = fs::temp_directory_path() / "tracetwin-sparse-add-test";
   fs::create_directories(dir);
   std::ofstream(dir / SparseAddModel::kFileName) << "{not json";
