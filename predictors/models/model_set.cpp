@@ -264,6 +264,15 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
       throw InputError(fmt::format("{}: models.{}: {}", path.string(), family, e.what()));
     }
   }
+  // Calibration writes a family's ops and its model together: ops without a
+  // model are a damaged manifest, and their ops fell silently to the device
+  // default (a bad-input hunt's gemm: 0.031 ms for 6.712, exit 0).
+  for (const auto& [family, ops] : set.calibrated_ops) {
+    if (!manifest["models"].contains(family)) {
+      throw InputError(fmt::format("{}: calibrated_ops.{} lists {} ops but models.{} is missing",
+                                   path.string(), family, ops.size(), family));
+    }
+  }
   for (core::DType dtype : kPrecisionDtypes) {
     if (only_precisions != nullptr && only_precisions->count(dtype) == 0) continue;
     const fs::path sub = fs::path(dir) / core::dtypeName(dtype);

@@ -167,6 +167,17 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
   EXPECT_THAT(loadError(), HasSubstr("manifest.json: device_file: expected a file name in"));
 }
 
+TEST_F(ModelSetTest, CalibratedOpsWithoutTheirModelAreADamagedManifest) {
+  fitted().save(dir_.string());
+  nlohmann::json j;
+  std::ifstream(dir_ / "manifest.json") >> j;
+  ASSERT_TRUE(j["calibrated_ops"].contains("gemm"));
+  j["models"].erase("gemm");
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("calibrated_ops.gemm lists"));
+  EXPECT_THAT(loadError(), HasSubstr("but models.gemm is missing"));
+}
+
 // Found by a bad-input hunt: n_features -1 aborted in a reserve(), and a
 // count the trees do not read failed inside XGBoosterPredict, naming neither.
 TEST_F(ModelSetTest, AFeatureCountTheTreesDoNotReadIsNamed) {
