@@ -19,10 +19,11 @@
 #include "calibration/host_match.h"
 #include "calibration/host_probe.h"
 #include "calibration/host_speed.h"
-#include "cli/index_distribution_option.h"
 #include "cli/command_registry.h"
 #include "cli/compare_ranks.h"
+#include "cli/host_cores_option.h"
 #include "cli/host_malloc.h"
+#include "cli/index_distribution_option.h"
 #include "cli/original_host.h"
 #include "cli/recorded_kineto.h"
 #include "cli/replay_commands.h"
@@ -375,9 +376,9 @@ std::function<void()> setupCompare(CLI::App& sub) {
                  "on every rank")
       ->check(CLI::PositiveNumber);
   addIndexDistributionOption(sub, args->index_distribution);
-  sub.add_option("--host-cores", args->host_cores,
-                 "with --nproc on cpu: the ranks share this many cores in the prediction "
-                 "(default: the device spec's; -1: a host each)");
+  addHostCoresOption(sub, args->host_cores,
+                     "with --nproc on cpu: the ranks share this many cores in the prediction "
+                     "(default: the device spec's; -1: a host each)");
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "with --nproc: how long a collective, the store or a group may wait")
       ->capture_default_str()

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cli/command_registry.h"
+#include "cli/host_cores_option.h"
 #include "cli/index_distribution_option.h"
 #include "cli/keep_until_exit.h"
 #include "cli/predict_ranks.h"
@@ -120,6 +121,14 @@ void writeJson(const nlohmann::json& j, const std::string& path) {
 }
 
 void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
+  if (!args.system.empty() && !args.comm_link.empty()) {
+    // With a system the topology picks each collective's link; the option
+    // was ignored, misspelt or not (a bad-input hunt).
+    throw UsageError(fmt::format(
+        "--comm-link {} with --system {}: the system's intra_node_link and inter_node_link "
+        "choose each collective's link; drop --comm-link or edit the system file",
+        args.comm_link, args.system));
+  }
   if (!args.system.empty()) {
     opts->system = predictors::loadSystemSpec(args.system);
     opts->target = opts->system->device;
@@ -238,10 +247,10 @@ std::function<void()> setupPredict(CLI::App& sub) {
       ->check(CLI::IsMember({"median", "mean"}));
   sub.add_option("--comm-link", args->comm_link,
                  "Link collectives use (nvlink, pcie, ...); default: fastest");
-  sub.add_option("--host-cores", args->host_cores,
-                 "CPU ranks of a multi-rank prediction share this many cores of one host "
-                 "(default: the device spec's compute_units; -1: every rank on a host of its "
-                 "own; docs/prediction.md \"Co-located ranks\")");
+  addHostCoresOption(sub, args->host_cores,
+                     "CPU ranks of a multi-rank prediction share this many cores of one host "
+                     "(default: the device spec's compute_units; -1: every rank on a host of its "
+                     "own; docs/prediction.md \"Co-located ranks\")");
   sub.add_option("--host-scale", args->host_scale,
                  "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")

@@ -18,7 +18,7 @@ void addReplayLoopOptions(CLI::App& sub, replay::ReplayOptions& options) {
       ->check(CLI::NonNegativeNumber);
   sub.add_option("--threads", options.threads,
                  "intra-op threads (default: the trace's meta file, else LibTorch's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1024));  // 100000 threads ran past any timeout
   sub.add_option("--op-library", options.op_libraries,
                  "a shared library that registers operators the trace uses (fbgemm_gpu, "
                  "TorchRec, a model's extension ops), loaded before the replay; repeatable")

@@ -81,6 +81,18 @@ TEST(PredictRanksCli, MistakesAreUsageErrors) {
   r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --world-size 9");
   EXPECT_EQ(r.exit_code, 2) << r.output();
   EXPECT_NE(r.output().find("rank 8 of 9"), std::string::npos) << r.output();
+  // Core counts that read silently as the default or as one core (a bad-input hunt).
+  for (const char* cores : {"0", "-2", "nan", "inf", "1e-300"}) {
+    r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --host-cores " + cores);
+    EXPECT_EQ(r.exit_code, 2) << cores << ": " << r.output();
+    EXPECT_NE(r.output().find("expected a number of cores >= 1, or -1"), std::string::npos)
+        << r.output();
+  }
+  // A link named beside a system file, whose topology picks the links: it was ignored.
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --comm-link bogus --system " +
+                testing::sourcePath("configs/systems/dgx-a100.yaml"));
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("drop --comm-link"), std::string::npos) << r.output();
   // fit: {rank} on one side only.
   r = tracetwin("fit --device-spec " + kH100 + " --out /tmp/never " + dlrm("et") + " " +
           testing::sharedTrace("dlrm_8rank/rank0.kineto.json.gz"));
