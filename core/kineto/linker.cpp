@@ -233,8 +233,31 @@ int64_t totalNodes(const std::vector<ThreadLink>& threads) {
 
 }  // namespace
 
+namespace {
+
+// The ET and the profiler trace of one capture are written by one process:
+// every stored pair (72, data/ and the shared traces) has the ET's pid on
+// the profiler's ops. A pair from two runs linked a few ops by name and was
+// fed to fit, predict --kernel-times and replay --kineto as if it were one
+// (a bad-input hunt: 9 of 88 ops linked, exit 0 everywhere).
+void checkSameProcess(const Graph& graph, const KinetoTrace& trace) {
+  if (graph.pid <= 0) return;  // not recorded: nothing to compare
+  std::set<int64_t> op_pids;
+  for (const KinetoEvent& e : trace.events) {
+    if (e.category == EventCategory::kCpuOp && e.pid >= 0) op_pids.insert(e.pid);
+  }
+  if (op_pids.empty() || op_pids.count(graph.pid) > 0) return;
+  throw InputError(fmt::format(
+      "{}: its ops ran in process {}, and the ET {} was recorded by process {}: the two "
+      "traces come from different runs (pass the profiler trace written with this ET)",
+      trace.source_path, *op_pids.begin(), graph.source_path, graph.pid));
+}
+
+}  // namespace
+
 LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
                           const LinkOptions& options) {
+  checkSameProcess(graph, trace);
   LinkedTimeline out;
   out.et_source = graph.source_path;
   out.kineto_source = trace.source_path;
