@@ -65,6 +65,16 @@ void addPredictionNotes(const PredictionFacts& f, Prediction* p) {
         "placed {} (hierarchical alpha-beta on its links; the model set's comm model unused)",
         f.opts.system->name, f.opts.system->nodes, f.opts.system->devices_per_node,
         f.opts.system->intra_node_link, f.opts.system->inter_node_link, f.opts.system->placement));
+    // A system file describes a kind of node: a bigger job goes on to more
+    // of them (system_spec.h), which a user sizing a cluster must be told.
+    if (const int64_t devices = f.opts.system->worldSize(); f.opts.default_world_size > devices) {
+      p->notes.push_back(fmt::format(
+          "the job's {} ranks exceed the {} devices of system '{}': ranks {} and up are placed "
+          "on further nodes of its kind ({} nodes in all)",
+          f.opts.default_world_size, devices, f.opts.system->name, devices,
+          (f.opts.default_world_size + f.opts.system->devices_per_node - 1) /
+              f.opts.system->devices_per_node));
+    }
   }
   if (!f.opts.recorded_kernels.empty()) {
     p->notes.push_back(fmt::format(

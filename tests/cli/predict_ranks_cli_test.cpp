@@ -66,6 +66,16 @@ TEST(PredictRanksCli, ASystemFileTimesTheCollectives) {
   ASSERT_EQ(r.exit_code, 0) << r.output();
   EXPECT_NE(r.output().find("topology"), std::string::npos) << r.output();
   EXPECT_NE(r.output().find("A100"), std::string::npos) << r.output();  // the system's device
+  EXPECT_EQ(r.output().find("exceed the"), std::string::npos) << r.output();  // 8 ranks, 8 GPUs
+  // A job bigger than the system goes on to more nodes of its kind, and says so.
+  const CommandRun big =
+      tracetwin("predict " + testing::sharedTrace("dlrm_8rank/rank0.et.json.gz") +
+                " --world-size 64 --models " + kModels + " --system " +
+                testing::sourcePath("configs/systems/dgx-a100.yaml"));
+  ASSERT_EQ(big.exit_code, 0) << big.output();
+  EXPECT_NE(big.output().find("the job's 64 ranks exceed the 8 devices of system"),
+            std::string::npos)
+      << big.output();
 }
 
 TEST(PredictRanksCli, MistakesAreUsageErrors) {
