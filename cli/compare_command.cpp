@@ -25,6 +25,7 @@
 #include "cli/host_malloc.h"
 #include "cli/index_distribution_option.h"
 #include "cli/original_host.h"
+#include "cli/output_paths.h"
 #include "cli/recorded_kineto.h"
 #include "cli/replay_commands.h"
 #include "cli/replay_options.h"
@@ -280,6 +281,7 @@ void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
 }
 
 void runCompare(const CompareArgs& a) {
+  requireDistinctOutputs({{"--json-out", &a.json_out}, {"--timeline", &a.timeline}});
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;
@@ -365,7 +367,8 @@ std::function<void()> setupCompare(CLI::App& sub) {
       ->required();
   addReplayLoopOptions(sub, args->options);  // of the replay
   sub.add_option("--json-out", args->json_out,
-                 "write measured_ms, predicted_ms, error_pct and per-family rows as JSON");
+                 "write measured_ms, predicted_ms, error_pct and per-family rows as JSON")
+      ->check(outputFile());
   sub.add_flag("!--no-host-speed", args->host_speed_check,
                "skip the float32 mm probe before and after a CPU replay that compares the host's "
                "speed with the models' calibration (~0.2 s each)");
@@ -386,7 +389,8 @@ std::function<void()> setupCompare(CLI::App& sub) {
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--timeline", args->timeline,
                  "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "
-                 "replay and the prediction of the iteration side by side (docs/timeline.md)");
+                 "replay and the prediction of the iteration side by side (docs/timeline.md)")
+      ->check(outputFile());
   sub.add_option("--kineto", args->kineto,
                  "Kineto trace of the original run, for --timeline (default: the one the capture "
                  "recorded beside the trace, if any)");

@@ -140,6 +140,9 @@ void runExport(const ExportArgs& a) {
       recordedKinetoBeside(expandRankPath(a.trace, 0)).empty()) {
     throw UsageError("--from kineto needs --kineto K (no Kineto trace was recorded beside TRACE)");
   }
+  if (!a.models.empty() && a.from != "prediction") {
+    throw UsageError("--models is read by --from prediction only: add it, or drop --models");
+  }
   if (a.from == "replay" && !exportReplaysHere()) forwardToReplayHelper(a);
   std::unique_ptr<predictors::ModelSet> models;
   if (a.from == "prediction") {
@@ -187,7 +190,8 @@ std::function<void()> setupExport(CLI::App& sub) {
                  "recorded (default: the one recorded beside TRACE, if any)");
   sub.add_option("--from", args->from,
                  "where durations come from: kineto (the original run), replay (replays each "
-                 "rank's trace here), prediction (needs --models)");
+                 "rank's trace here), prediction (needs --models)")
+      ->check(CLI::IsMember({"kineto", "replay", "prediction"}));
   sub.add_option("--models", args->models, "--from prediction: the model directory");
   sub.add_option("--device", args->device, "--from replay: cpu, cuda or cuda:N")
       ->capture_default_str();

@@ -16,6 +16,7 @@
 
 #include "cli/command_registry.h"
 #include "cli/fidelity_report.h"
+#include "cli/output_paths.h"
 #include "cli/unprofiled_overheads.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -237,11 +238,17 @@ std::function<void()> setupLink(CLI::App& sub) {
   sub.add_option("--ranks", args->ranks,
                  "Directories or files holding one <stem>.kineto.json[.gz] (and optionally "
                  "<stem>.et.json[.gz]) per rank");
-  sub.add_option("--json-out", args->json_out, "Write the link / rank report as JSON");
+  sub.add_option("--json-out", args->json_out, "Write the link / rank report as JSON")
+      ->check(outputFile());
   sub.add_option("--overheads-out", args->overheads_out,
-                 "Write the T1-T5 CPU overheads (tracetwin-overheads/1 JSON)");
+                 "Write the T1-T5 CPU overheads (tracetwin-overheads/1 JSON)")
+      ->check(outputFile());
   sub.add_flag("--ops", args->print_ops, "Print every top-level op of the original iteration");
-  return [args] { args->ranks.empty() ? runSingle(*args) : runRanks(*args); };
+  return [args] {
+    requireDistinctOutputs(
+        {{"--json-out", &args->json_out}, {"--overheads-out", &args->overheads_out}});
+    args->ranks.empty() ? runSingle(*args) : runRanks(*args);
+  };
 }
 
 }  // namespace

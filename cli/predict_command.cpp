@@ -20,6 +20,7 @@
 #include "cli/host_cores_option.h"
 #include "cli/index_distribution_option.h"
 #include "cli/keep_until_exit.h"
+#include "cli/output_paths.h"
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
@@ -142,6 +143,7 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
 namespace {
 
 void runPredict(const PredictArgs& args) {
+  requireDistinctOutputs({{"--json-out", &args.json_out}, {"--timeline", &args.timeline}});
   if (replay::dist::hasRankPlaceholder(args.trace)) {
     predictRanksCommand(args);
     return;
@@ -255,11 +257,13 @@ std::function<void()> setupPredict(CLI::App& sub) {
                  "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
       ->check(CLI::PositiveNumber);
-  sub.add_option("--json-out", args->json_out, "Write the prediction as JSON");
-  sub.add_option("--timeline", args->timeline,
-                 "Write the simulated iteration as a Chrome/Perfetto timeline (.json or .json.gz), "
-                 "beside the original's with --kernel-times; with {rank}, each rank its own group and "
-                 "arrows between a collective's members (docs/timeline.md)");
+  sub.add_option("--json-out", args->json_out, "Write the prediction as JSON")->check(outputFile());
+  sub.add_option(
+         "--timeline", args->timeline,
+         "Write the simulated iteration as a Chrome/Perfetto timeline (.json or .json.gz), "
+         "beside the original's with --kernel-times; with {rank}, each rank its own group and "
+         "arrows between a collective's members (docs/timeline.md)")
+      ->check(outputFile());
   return [args] { runPredict(*args); };
 }
 

@@ -19,17 +19,18 @@
 
 #include "cli/command_registry.h"
 #include "cli/compiled_standins.h"
-#include "cli/replay_args.h"
 #include "cli/fidelity_report.h"
 #include "cli/host_malloc.h"
 #include "cli/host_time_source.h"
+#include "cli/index_distribution_option.h"
 #include "cli/original_gap.h"
 #include "cli/original_host.h"
+#include "cli/output_paths.h"
+#include "cli/replay_args.h"
 #include "cli/replay_commands.h"
 #include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
-#include "cli/index_distribution_option.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/trace_reader.h"
 #include "replay/replayer.h"
@@ -401,8 +402,16 @@ void runSingleReplay(const ReplayArgs& args) {
 }
 
 void runReplay(const ReplayArgs& args) {
+  requireDistinctOutputs({{"--json-out", &args.json_out},
+                          {"--chrome-trace", &args.chrome_trace},
+                          {"--timeline", &args.timeline}});
   const replay::dist::RankEnv env = replay::dist::detectRankEnv();
   if (env.launched()) return runReplayRank(args, env);
+  if (!args.rank_reports.empty() && args.nproc == 0) {
+    throw UsageError(
+        "--rank-reports writes each rank's report of a distributed replay: it needs "
+        "--nproc N");
+  }
   if (args.nproc > 0) return launchReplayRanks(args);
   runSingleReplay(args);
 }
@@ -416,14 +425,16 @@ std::function<void()> setupReplay(CLI::App& sub) {
                "CUDA: time iterations only, no kernel records");
   sub.add_option("--seed", args->options.seed, "seed for random tensor data")
       ->capture_default_str();
-  sub.add_option("--json-out", args->json_out, "write the report as JSON");
+  sub.add_option("--json-out", args->json_out, "write the report as JSON")->check(outputFile());
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--chrome-trace", args->chrome_trace,
-                 "write one replayed iteration as a Chrome trace");
+                 "write one replayed iteration as a Chrome trace")
+      ->check(outputFile());
   sub.add_option("--timeline", args->timeline,
                  "write one Chrome/Perfetto timeline (.json or .json.gz) of the replayed "
                  "iteration beside the original's (with --kineto), each rank its own group "
-                 "(docs/timeline.md)");
+                 "(docs/timeline.md)")
+      ->check(outputFile());
   sub.add_option("--kineto", args->kineto,
                  "Kineto trace of the original run: fidelity per op family, recorded streams, "
                  "placeholders for ops that cannot run");
@@ -463,7 +474,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "distributed replay: start N rank processes on this host (Gloo on cpu, NCCL on "
                  "cuda, one GPU per rank); '{rank}' in TRACE and --kineto is each rank's number, "
                  "and a TRACE without it replays the same trace on every rank")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1024));  // processes on one host
   addIndexDistributionOption(sub, args->index_distribution);
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "distributed replay: how long a rank waits for its peers before it fails (exit "

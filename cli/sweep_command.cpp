@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "cli/command_registry.h"
+#include "cli/output_paths.h"
 #include "cli/sweep_measure.h"
 #include "core/errors.h"
 #include "predictors/models/model_set.h"
@@ -78,6 +79,7 @@ void emitTraces(const sweep::SweepSpec& spec, const std::vector<sweep::Plan>& pl
 }
 
 void runSweep(const SweepArgs& args) {
+  requireDistinctOutputs({{"--json-out", &args.json_out}, {"--csv", &args.csv}});
   const sweep::SweepSpec spec = sweep::loadSweepSpec(args.file);
   const predictors::ModelSet models = predictors::ModelSet::load(args.models);
   sweep::SweepOptions options;
@@ -179,8 +181,9 @@ std::function<void()> setupSweep(CLI::App& sub) {
       ->required();
   sub.add_option("--json-out", args->json_out,
                  "Write every plan as JSON (plans: [{name, predicted_ms, ranks, assignment}], "
-                 "best_predicted)");
-  sub.add_option("--csv", args->csv, "Write the ranked plans as CSV");
+                 "best_predicted)")
+      ->check(outputFile());
+  sub.add_option("--csv", args->csv, "Write the ranked plans as CSV")->check(outputFile());
   sub.add_option("--top", args->top, "Print the best K plans (default 20)")
       ->check(CLI::PositiveNumber);
   sub.add_flag("--measure", args->measure,

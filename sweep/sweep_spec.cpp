@@ -315,8 +315,12 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
   s.batch_size = m.positiveInt("batch_size");
   if (m.has("sparse_grad")) s.sparse_grad = readBool(m, "sparse_grad");
   if (m.has("dense")) s.dense = readDense(m.get("dense"), source);
-  if (m.has("device")) s.device = m.str("device");
-  if (m.has("system")) s.system = m.str("system");
+  for (const char* key : {"device", "system"}) {
+    if (!m.has(key)) continue;
+    (key == std::string("device") ? s.device : s.system) = m.str(key);
+    // '' read as "not given" and the default device ran instead.
+    if (m.str(key).empty()) m.fail(m.get(key), fmt::format("'{}' names no file", key));
+  }
   if (m.has("memory_gb")) s.memory_bytes = m.positiveBytes("memory_gb", 1e9);
   if (m.has("lr")) s.lr = m.positive("lr");
   const YAML::Node tables = m.get("tables");

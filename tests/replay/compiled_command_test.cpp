@@ -23,16 +23,21 @@ using tracetwin::testing::TempDir;
 using tracetwin::testing::CommandRun;
 using tracetwin::testing::runTracetwin;
 
+// The process that wrote the ET (the linker refuses a profiler trace of
+// another); each trace builder below sets it first.
+int64_t event_pid = 0;
+
 std::string event(const char* cat, const std::string& name, int64_t tid, double ts, double dur,
                   const std::string& args) {
   return fmt::format(
-      R"({{"ph": "X", "cat": "{}", "name": "{}", "pid": 100, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
-      cat, name, tid, ts, dur, args);
+      R"({{"ph": "X", "cat": "{}", "name": "{}", "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
+      cat, name, event_pid, tid, ts, dur, args);
 }
 
 // Iteration 5 of the shared PT2 trace (rf ids 1..9) as the profiler saw it:
 // the Triton kernel ran 123.5 us on stream 7.
 std::string pt2Kineto() {
+  event_pid = 793657;  // the shared PT2 trace's
   return "{\"schemaVersion\": 1, \"traceEvents\": [\n" +
          event("user_annotation", "ProfilerStep#5", 200, 1000, 500,
                R"("External id": 1, "Record function id": 1)") +
@@ -93,6 +98,7 @@ TEST(CompiledReplayCommand, KernelsTheTraceDidNotRecordAreWarnedAboutAndCounted)
                       modernNode(13, 2, "aten::relu", kRelu, R"([[43,7,0,16,4,"cpu"]])", "[[16]]",
                                  R"j(["Tensor(float)"])j"),
                   "1.1.1-chakra.0.0.4");
+  event_pid = 7;  // modernTrace's
   const std::string kineto =
       "{\"schemaVersion\": 1, \"traceEvents\": [\n" +
       event("cpu_op", "CompiledFunction", 200, 1010, 300,

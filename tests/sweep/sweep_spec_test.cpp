@@ -128,6 +128,11 @@ TEST(SweepSpec, AMemoryLimitUnderOneByteIsRefusedNotReadAsUnset) {
   EXPECT_NE(e.find("'memory_gb' must be at least one byte"), std::string::npos) << e;
 }
 
+TEST(SweepSpec, AnEmptyDevicePathIsRefusedNotReadAsTheDefault) {
+  EXPECT_NE(errorOf(replace(kGood, "device: cpu", "device: ''")).find("'device' names no file"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, RankOutOfRange) {
   const std::string e = errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 2}"));
   EXPECT_NE(e.find("s.yaml:9:"), std::string::npos) << e;

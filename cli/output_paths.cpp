@@ -1,0 +1,47 @@
+#include "cli/output_paths.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace tracetwin::cli {
+
+namespace fs = std::filesystem;
+
+CLI::Validator outputFile() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) return fmt::format("{}: is a directory, not a file", path);
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent, ec)) {
+          return fmt::format("{}: its directory {} does not exist", path, parent.string());
+        }
+        return {};
+      },
+      "FILE (in an existing directory)");
+}
+
+void requireDistinctOutputs(
+    std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
+  std::vector<std::pair<std::string_view, fs::path>> seen;
+  for (const auto& [option, path] : outputs) {
+    if (path->empty()) continue;
+    const fs::path normal = fs::absolute(*path).lexically_normal();
+    for (const auto& [other, other_path] : seen) {
+      if (other_path == normal) {
+        throw UsageError(
+            fmt::format("{} and {} name one file, {}: the second would overwrite "
+                        "the first",
+                        other, option, *path));
+      }
+    }
+    seen.emplace_back(option, normal);
+  }
+}
+
+}  // namespace tracetwin::cli

@@ -1,0 +1,59 @@
+// Options that were accepted and then ignored, or found wrong only after the
+// work was done (a bad-input hunt): refused when the command line is read.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/paths.h"
+#include "tests/support/run.h"
+#include "tests/support/traces.h"
+
+namespace tracetwin {
+namespace {
+
+using testing::CommandRun;
+
+const std::string kOutMlp = testing::dataPath("mlp.et.json.gz");
+const std::string kOutModels = testing::sourcePath("data/models/host");
+
+void expectUsageError(const std::string& args, const std::string& says) {
+  const CommandRun r = testing::runTracetwin(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output();
+  EXPECT_NE(r.output().find(says), std::string::npos) << args << "\n" << r.output();
+}
+
+TEST(OutputOptionsCli, AFileInAMissingDirectoryIsRefusedBeforeAnyWork) {
+  // replay wrote its report only after the whole replay had run.
+  expectUsageError("replay " + kOutMlp + " --iters 1 --json-out /nonexistent/r.json",
+                   "its directory /nonexistent does not exist");
+  expectUsageError(
+      "predict " + kOutMlp + " --models " + kOutModels + " --timeline /nonexistent/t.json",
+      "its directory /nonexistent does not exist");
+  testing::TempDir dir;
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --json-out " + dir.path(),
+                   "is a directory, not a file");
+}
+
+TEST(OutputOptionsCli, TwoOutputsCannotBeOneFile) {
+  testing::TempDir dir;
+  const std::string out = dir.path() + "/out.json";
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --json-out " + out +
+                       " --timeline " + dir.path() + "/../" +
+                       std::filesystem::path(dir.path()).filename().string() + "/out.json",
+                   "--json-out and --timeline name one file");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
+  testing::TempDir dir;
+  expectUsageError("replay " + kOutMlp + " --iters 1 --rank-reports " + dir.path(),
+                   "needs --nproc N");
+  expectUsageError("replay " + kOutMlp + " --nproc 5000", "not in range 1 to 1024");
+  expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --models " + kOutModels,
+                   "--models is read by --from prediction only");
+  expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --from ''", "--from");
+}
+
+}  // namespace
+}  // namespace tracetwin
