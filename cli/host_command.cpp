@@ -146,7 +146,8 @@ std::function<void()> setupHost(CLI::App& sub) {
   auto args = std::make_shared<HostArgs>();
   sub.add_option("--models", args->models,
                  "a ModelSet directory: say whether its CPU models were calibrated on this host "
-                 "(the line 'fits: yes' or 'fits: no')");
+                 "(the line 'fits: yes' or 'fits: no')")
+      ->check(CLI::ExistingDirectory);  // "" was read as no --models at all
   sub.add_flag("--json", args->json, "print the host and the comparison as JSON");
   sub.add_flag("--measure-reuse", args->measure_reuse,
                "measure how much traffic a tensor survives in this host's caches (about 2 s; "

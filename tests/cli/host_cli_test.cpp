@@ -100,6 +100,8 @@ TEST(HostCli, GpuModelsAreNotThisHostsAndADirectoryWithoutModelsIsAnInputError) 
   const HostRun empty = runHost("--models " + dir.path());
   EXPECT_EQ(empty.code, 2) << empty.output;
   EXPECT_NE(empty.output.find(dir.path() + ": not a model set"), std::string::npos) << empty.output;
+  // An empty path was read as no --models at all (exit 0, no comparison).
+  EXPECT_EQ(runHost("--models ''").code, 2);
 }
 
 // --measure-reuse runs the reuse probe (calibration/reuse_probe.h): five
