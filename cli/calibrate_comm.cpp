@@ -12,6 +12,7 @@
 #include "cli/fit_report.h"
 #include "cli/rank_launcher.h"
 #include "core/errors.h"
+#include "core/text_file.h"
 #include "predictors/comm/comm_model.h"
 #include "predictors/models/model_set.h"
 
@@ -19,12 +20,6 @@ namespace tracetwin::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-void writeText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw InputError(fmt::format("{}: cannot write", path.string()));
-}
 
 nlohmann::json readJson(const fs::path& path) {
   std::ifstream in(path);
@@ -109,7 +104,7 @@ void calibrateComm(const CommCalibrationArgs& args) {
   for (int p : args.grid.group_sizes) {
     std::vector<calibration::CommSweepCase> cases;
     const fs::path trace = dir / fmt::format("comm_sweep.p{}.et.json", p);
-    writeText(trace, calibration::commSweepTrace(args.grid, p, device, &cases));
+    core::writeTextFile(trace.string(), calibration::commSweepTrace(args.grid, p, device, &cases));
     fmt::print("comm sweep: {} collectives on {} ranks ({} x {} sizes x {} copies)\n",
                cases.size(), p, args.grid.collectives.size(), args.grid.sizes_bytes.size(),
                args.grid.copies);

@@ -8,7 +8,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +23,7 @@
 #include "core/kineto/overheads.h"
 #include "core/kineto/rank_summary.h"
 #include "core/op_family.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 
 namespace tracetwin::cli {
@@ -40,11 +40,6 @@ struct LinkArgs {
   std::string overheads_out;
   bool print_ops = false;
 };
-
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw UsageError(fmt::format("cannot write '{}'", path));
-}
 
 // "rank3.kineto.json.gz" -> {"rank3", true}; "rank3.et.json" -> {"rank3", false}.
 std::pair<std::string, bool> stemOf(const fs::path& path) {
@@ -146,7 +141,7 @@ void runSingle(const LinkArgs& args) {
   kt::LinkedTimeline timeline = kt::linkTraces(graph, trace);
   printTimeline(timeline, args.print_ops);
   if (!args.json_out.empty())
-    writeFile(args.json_out, linkedTimelineJson(timeline, true).dump(2) + "\n");
+    core::writeTextFile(args.json_out, linkedTimelineJson(timeline, true).dump(2) + "\n");
   if (!args.overheads_out.empty()) {
     kt::OverheadCollector collector;
     const UnprofiledOverheads unprofiled = unprofiledOverheads(args.et_path, timeline, trace);
@@ -157,7 +152,7 @@ void runSingle(const LinkArgs& args) {
                  collector.lastCorrection().per_event_us, collector.lastCorrection().scale);
     else
       fmt::print("  T1-T5 samples: as recorded (the profiler's own cost included)\n");
-    writeFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
+    core::writeTextFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
   }
 }
 
@@ -225,10 +220,10 @@ void runRanks(const LinkArgs& args) {
   }
   if (!args.json_out.empty()) {
     nlohmann::json doc = {{"ranks", rows}, {"spread", spread}, {"links", links}};
-    writeFile(args.json_out, doc.dump(2) + "\n");
+    core::writeTextFile(args.json_out, doc.dump(2) + "\n");
   }
   if (!args.overheads_out.empty())
-    writeFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
+    core::writeTextFile(args.overheads_out, kt::overheadsToJson(collector.finish()));
 }
 
 std::function<void()> setupLink(CLI::App& sub) {

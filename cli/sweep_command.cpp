@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -17,6 +16,7 @@
 #include "cli/output_paths.h"
 #include "cli/sweep_measure.h"
 #include "core/errors.h"
+#include "core/text_file.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/joint_prediction.h"
 #include "predictors/specs/device_spec.h"
@@ -44,12 +44,6 @@ struct SweepArgs {
   size_t full_max = 50;
   size_t verify = 5;
 };
-
-void writeText(const std::string& text, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw UsageError(fmt::format("cannot write {}", path));
-  out << text;
-}
 
 // A progress bar on a terminal (stderr), redrawn at most every 100 ms.
 std::function<void(size_t, size_t)> progressBar() {
@@ -168,8 +162,8 @@ void runSweep(const SweepArgs& args) {
     if (m.traces_dir.empty()) m.traces_dir = args.emit_traces;
     j["measurement"] = measurePlans(spec, ranked, m);
   }
-  if (!args.json_out.empty()) writeText(j.dump(2) + "\n", args.json_out);
-  if (!args.csv.empty()) writeText(sweep::sweepCsv(spec, ranked), args.csv);
+  if (!args.json_out.empty()) core::writeTextFile(args.json_out, j.dump(2) + "\n");
+  if (!args.csv.empty()) core::writeTextFile(args.csv, sweep::sweepCsv(spec, ranked));
 }
 
 std::function<void()> setupSweep(CLI::App& sub) {

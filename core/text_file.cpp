@@ -47,4 +47,13 @@ std::optional<std::string> readTextFileIfPresent(const std::string& path, std::s
   return read(path, what, true);
 }
 
+void writeTextFile(const std::string& path, std::string_view text) {
+  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "wb"));
+  if (!file) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size() ||
+      std::fflush(file.get()) != 0) {
+    throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  }
+}
+
 }  // namespace tracetwin::core

@@ -19,4 +19,8 @@ std::string readTextFile(const std::string& path, std::string_view what);
 // side files); a directory or an unreadable file is still an error.
 std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what);
 
+// Writes `text` to `path` (replacing it); throws InputError "<path>: cannot
+// write: <reason>" (a missing directory, a full disk, a directory there).
+void writeTextFile(const std::string& path, std::string_view text);
+
 }  // namespace tracetwin::core

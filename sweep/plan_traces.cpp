@@ -4,11 +4,11 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <system_error>
 
 #include "core/errors.h"
+#include "core/text_file.h"
 #include "sweep/index_side_file.h"
 #include "sweep/step_trace.h"
 
@@ -16,12 +16,6 @@ namespace tracetwin::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-
-void writeText(const std::string& text, const fs::path& path) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw InputError(fmt::format("{}: cannot write", path.string()));
-}
 
 }  // namespace
 
@@ -55,9 +49,10 @@ void writePlanTraces(const SweepSpec& spec, const std::vector<const Plan*>& plan
     const std::vector<Placement> place = placementsOf(*plan);
     for (int r = 0; r < spec.world_size; ++r) {
       const RankStep step = buildRankStep(spec, place, r);
-      writeText(step.trace.dump(), pdir / fmt::format("rank{}.et.json", r));
+      core::writeTextFile((pdir / fmt::format("rank{}.et.json", r)).string(), step.trace.dump());
       // The Zipf tables' indices, for replay --index-distribution.
-      writeText(indexDistributionYaml(spec, place, step), pdir / indexSideFileName(r));
+      core::writeTextFile((pdir / indexSideFileName(r)).string(),
+                          indexDistributionYaml(spec, place, step));
     }
   }
 }
