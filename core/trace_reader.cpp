@@ -438,10 +438,7 @@ Graph readTrace(const std::string& path) {
   // sniffed bytes, or waited forever on a FIFO's gone writer.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-    const std::unique_ptr<ByteSource> source = openByteSource(path);
-    std::string bytes;
-    char piece[1 << 16];
-    for (size_t n; (n = source->read(piece, sizeof piece)) > 0;) bytes.append(piece, n);
+    const std::string bytes = readMaybeGzipFile(path);
     if (chakra::looksLikeChakraTrace(bytes)) return chakra::parseChakraTrace(bytes, path);
     return parseTrace(bytes, path);
   }

@@ -231,10 +231,6 @@ int64_t totalNodes(const std::vector<ThreadLink>& threads) {
   return n;
 }
 
-}  // namespace
-
-namespace {
-
 // The ET and the profiler trace of one capture are written by one process:
 // every stored pair (72, data/ and the shared traces) has the ET's pid on
 // the profiler's ops. A pair from two runs linked a few ops by name and was

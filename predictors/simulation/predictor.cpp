@@ -36,10 +36,11 @@
 namespace tracetwin::predictors {
 namespace {
 
-// No op or step takes a day (8.64e10 us). A model file edited or corrupted
-// into 1e300 us (or an overflow of such sums) used to print a 300-digit step,
-// or "inf" and null in the JSON, with exit 0.
-constexpr double kImplausibleUs = 8.64e10;
+// Far beyond any what-if a valid file can ask for (a sweep's step is capped
+// at 2^62 bytes of rows, ~5e15 us at 1 GB/s), yet a model file edited or
+// corrupted into 1e300 us (or an overflow of such sums) used to print a
+// 300-digit step, or "inf" and null in the JSON, with exit 0.
+constexpr double kImplausibleUs = 1e18;  // ~32,000 years
 
 void checkPlausible(const OpPrediction& o) {
   for (const auto& [what, us] :
