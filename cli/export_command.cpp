@@ -157,8 +157,7 @@ void runExport(const ExportArgs& a) {
   }
   int world = 1;
   if (ranks) {
-    world = 0;
-    while (std::filesystem::exists(expandRankPath(a.trace, world))) ++world;
+    world = replay::dist::countRankFiles(a.trace);
     if (world == 0) {
       throw InputError(
           fmt::format("{}: no file for rank 0 ({})", a.trace, expandRankPath(a.trace, 0)));

@@ -28,6 +28,7 @@ namespace {
 
 // Rank 0, 1, ... while the files exist, or exactly `world_size` of them.
 std::vector<std::string> rankTraces(const std::string& pattern, int64_t world_size) {
+  if (world_size <= 0) replay::dist::countRankFiles(pattern);  // refuses a gap
   std::vector<std::string> paths;
   for (int r = 0; world_size > 0 ? r < world_size : true; ++r) {
     std::string path = replay::dist::expandRankPath(pattern, r);

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -105,6 +106,21 @@ RankEnv detectRankEnv(const EnvLookup& lookup) {
 
 bool hasRankPlaceholder(const std::string& pattern) {
   return pattern.find(kPlaceholder) != std::string::npos;
+}
+
+int countRankFiles(const std::string& pattern) {
+  int world = 0;
+  while (std::filesystem::exists(expandRankPath(pattern, world))) ++world;
+  constexpr int kLookAhead = 4096;
+  for (int r = world + 1; r <= world + kLookAhead; ++r) {
+    if (std::filesystem::exists(expandRankPath(pattern, r))) {
+      throw UsageError(fmt::format(
+          "{}: rank {}'s file is missing but rank {}'s exists ({}): a job's ranks are numbered "
+          "0..N-1 without gaps",
+          pattern, world, r, expandRankPath(pattern, r)));
+    }
+  }
+  return world;
 }
 
 std::string expandRankPath(const std::string& pattern, int rank) {

@@ -43,4 +43,10 @@ RankEnv detectRankEnv(const EnvLookup& lookup = {});
 std::string expandRankPath(const std::string& pattern, int rank);
 bool hasRankPlaceholder(const std::string& pattern);
 
+// The ranks of a job found on disk: `pattern` expanded for 0, 1, ... up to
+// the first missing file. Throws UsageError when a file of a higher rank
+// (within 4096) exists past that gap: the job's ranks would silently shrink
+// to the ones before it (a bad-input hunt: 3 of dlrm's 8 ranks, exit 0).
+int countRankFiles(const std::string& pattern);
+
 }  // namespace tracetwin::replay::dist

@@ -3,7 +3,10 @@
 #include "replay/dist/rank_env.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -119,6 +122,27 @@ TEST(RankPath, ExpandsEveryPlaceholder) {
   EXPECT_EQ(expandRankPath("plain.json", 5), "plain.json");
   EXPECT_TRUE(hasRankPlaceholder("a{rank}"));
   EXPECT_FALSE(hasRankPlaceholder("a{rnk}"));
+}
+
+TEST(RankPath, RankFilesAreCountedAndAGapIsRefused) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tracetwin-ranks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string pattern = (dir / "rank{rank}.json").string();
+  EXPECT_EQ(countRankFiles(pattern), 0);
+  for (int r : {0, 1, 2}) std::ofstream(expandRankPath(pattern, r)) << "{}";
+  EXPECT_EQ(countRankFiles(pattern), 3);
+  // Rank 3 missing, rank 4 present: the job would have shrunk to 3 ranks.
+  std::ofstream(expandRankPath(pattern, 4)) << "{}";
+  try {
+    countRankFiles(pattern);
+    ADD_FAILURE() << "a gap in the ranks was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 3's file is missing but rank 4's exists"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
