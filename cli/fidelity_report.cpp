@@ -250,6 +250,7 @@ nlohmann::json linkedTimelineJson(const LinkedTimeline& t, bool with_ops) {
       {"all_nodes_matched", t.all_nodes_matched},
       {"kernels", t.kernels},
       {"kernels_matched", t.kernels_matched},
+      {"unlaunched_activities", t.unlaunched_activities},
       {"kernels_in_ops", t.kernels_in_ops},
       {"kernels_in_labels", t.kernels_in_labels},
       {"kernel_match_rate", t.kernels ? double(t.kernels_matched) / double(t.kernels) : 0.0},

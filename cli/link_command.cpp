@@ -110,6 +110,15 @@ void printTimeline(const kt::LinkedTimeline& t, bool print_ops) {
   for (const auto& l : t.labels)
     fmt::print("  label node {} {}: {} kernels, {:.1f} us\n", l.id, l.name, l.kernels.size(),
                l.device_us);
+  if (t.unlaunched_activities > 0) {
+    fmt::print(
+        "warning: {} of the trace's {} GPU activities have no launch in it: their ops' "
+        "device time is missing{}\n",
+        t.unlaunched_activities, t.activities,
+        2 * t.unlaunched_activities > t.activities
+            ? " (most of them: was the trace cut, or its cuda_runtime events dropped?)"
+            : "");
+  }
   fmt::print("iteration: {:.3f} ms ({})\n", t.iteration_ms, t.iteration_source);
   std::map<std::string, std::tuple<int64_t, double, double>> families;  // ops, cpu, device
   for (const auto& op : t.ops) {

@@ -111,6 +111,12 @@ core::kineto::LinkedTimeline recordedKernels(const core::Graph& graph, const std
   }
   fmt::print("kernel times: {} of {} top-level ops linked to {} ({})\n", timeline.matched_ops,
              timeline.top_level_ops, kineto, timeline.method);
+  if (timeline.unlaunched_activities > 0) {
+    fmt::print(
+        "warning: {} of the trace's {} GPU activities have no launch in it: their ops' "
+        "recorded device time is short by them\n",
+        timeline.unlaunched_activities, timeline.activities);
+  }
   return timeline;
 }
 

@@ -259,6 +259,8 @@ LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
   out.kineto_source = trace.source_path;
   if (trace.distributed) out.rank = trace.distributed->rank;
   TraceIndex index = buildTraceIndex(trace);
+  out.unlaunched_activities = index.orphan_activities;
+  out.activities = static_cast<int64_t>(index.activities.size());
   auto et = etThreads(graph);
   NodeMatch match;
   if (!options.force_alignment && hasRecordFunctionIds(trace)) {

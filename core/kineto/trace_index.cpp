@@ -1,8 +1,12 @@
 #include "core/kineto/trace_index.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cctype>
 #include <string_view>
+
+#include "core/errors.h"
 
 namespace tracetwin::core::kineto {
 
@@ -15,7 +19,18 @@ TraceIndex buildTraceIndex(const KinetoTrace& trace) {
       index.cpu_by_tid[e.tid].push_back(i);
     } else if (isLaunchCategory(e.category)) {
       index.launches_by_tid[e.tid].push_back(i);
-      if (e.correlation != kAbsent) index.launch_by_correlation.emplace(e.correlation, i);
+      if (e.correlation != kAbsent) {
+        const auto [it, fresh] = index.launch_by_correlation.emplace(e.correlation, i);
+        // Every stored trace has one launch per correlation id; with repeats
+        // every kernel went to the first launch (a bad-input hunt: gemm 0.006
+        // ms for 17.6, "100% attributed").
+        if (!fresh) {
+          throw InputError(fmt::format(
+              "{}: events {} and {} launch with one correlation id, {}: a profiler trace "
+              "gives each launch its own",
+              trace.source_path, it->second, i, e.correlation));
+        }
+      }
     } else if (isGpuActivity(e.category)) {
       index.activities.push_back(i);
     }

@@ -144,6 +144,25 @@ struct HandBuilt {
   });
 };
 
+// Found by a bad-input hunt: a trace without its launches attributed "3/3"
+// kernels and predicted mlp_big at a third of its step, silently.
+TEST(Linker, ActivitiesWithoutTheirLaunchAreCountedAndRepeatedLaunchIdsRefused) {
+  HandBuilt h;
+  EXPECT_EQ(linkTraces(h.graph, h.trace).unlaunched_activities, 0);
+  h.trace.events.push_back(kernel("no_launch", 7, 150, 2, 99));
+  const LinkedTimeline t = linkTraces(h.graph, h.trace);
+  EXPECT_EQ(t.unlaunched_activities, 1);
+  EXPECT_EQ(t.activities, 7);
+  h.trace.events.push_back(launch("cudaLaunchKernel", 500, 160, 1, 2));  // id 2 again
+  try {
+    linkTraces(h.graph, h.trace);
+    FAIL() << "two launches with one correlation id were linked";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("launch with one correlation id, 2"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Linker, AlignsHandBuiltTraceWithMissingAndExtraOps) {
   HandBuilt h;
   LinkedTimeline t = linkTraces(h.graph, h.trace);
