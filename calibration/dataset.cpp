@@ -153,63 +153,76 @@ std::vector<DatasetRow> readDataset(const std::string& path) {
           fmt::format("{}:{}: expected a JSON object with \"node\" and numeric \"measured_us\"",
                       path, line_no));
     }
+    if (!(j["measured_us"].get<double>() >= 0) || !j["node"].is_object()) {
+      throw InputError(fmt::format(
+          "{}:{}: expected a non-negative \"measured_us\" and \"node\" an object", path, line_no));
+    }
     DatasetRow row;
-    row.case_label = j.value("case", "");
-    row.sample.measured_us = j["measured_us"].get<double>();
-    row.sample.device = j.value("device", "");
-    // Datasets written before interleaving held repeated cases only.
-    row.sample.repeated = j.value("repeated", true);
-    if (j.contains("host_slowdown") && j["host_slowdown"].is_number())
-      row.host_slowdown = j["host_slowdown"].get<double>();
-    if (j.contains("idle_us") && j["idle_us"].is_number()) row.idle_us = j["idle_us"].get<double>();
-    if (j.contains("previous_us") && j["previous_us"].is_number())
-      row.previous_us = j["previous_us"].get<double>();
-    if (j.contains("repeats_us")) {
-      const json& rep = j["repeats_us"];
-      const bool numbers = rep.is_array() && std::all_of(rep.begin(), rep.end(), [](const json& x) {
-                             return x.is_number() && x.get<double>() >= 0;
-                           });
-      if (!numbers) {
-        throw InputError(fmt::format(
-            "{}:{}: \"repeats_us\" must be an array of non-negative numbers", path, line_no));
+    // The optional fields' types: a wrong one was nlohmann's type_error,
+    // reported as an internal error without the line (a bad-input hunt).
+    try {
+      row.case_label = j.value("case", "");
+      row.sample.measured_us = j["measured_us"].get<double>();
+      row.sample.device = j.value("device", "");
+      // Datasets written before interleaving held repeated cases only.
+      row.sample.repeated = j.value("repeated", true);
+      if (j.contains("host_slowdown") && j["host_slowdown"].is_number())
+        row.host_slowdown = j["host_slowdown"].get<double>();
+      if (j.contains("idle_us") && j["idle_us"].is_number())
+        row.idle_us = j["idle_us"].get<double>();
+      if (j.contains("previous_us") && j["previous_us"].is_number())
+        row.previous_us = j["previous_us"].get<double>();
+      if (j.contains("repeats_us")) {
+        const json& rep = j["repeats_us"];
+        const bool numbers =
+            rep.is_array() && std::all_of(rep.begin(), rep.end(), [](const json& x) {
+              return x.is_number() && x.get<double>() >= 0;
+            });
+        if (!numbers) {
+          throw InputError(fmt::format(
+              "{}:{}: \"repeats_us\" must be an array of non-negative numbers", path, line_no));
+        }
+        row.repeats_us = rep.get<std::vector<double>>();
       }
-      row.repeats_us = rep.get<std::vector<double>>();
-    }
-    // A GPU row's kernel count; its host time goes with one. Rows pooled
-    // from another host keep the count without the host time
-    // (scripts/gpu-session.sh, pool_prior): the count is the GPU's.
-    if (j.contains("kernels")) {
-      if (!j["kernels"].is_number_integer() || j["kernels"].get<int64_t>() < 0 ||
-          j["kernels"].get<int64_t>() > (1 << 20)) {
-        throw InputError(fmt::format(
-            "{}:{}: \"kernels\" must be a count of 0 or more (the kernels beside \"host_us\")",
-            path, line_no));
+      // A GPU row's kernel count; its host time goes with one. Rows pooled
+      // from another host keep the count without the host time
+      // (scripts/gpu-session.sh, pool_prior): the count is the GPU's.
+      if (j.contains("kernels")) {
+        if (!j["kernels"].is_number_integer() || j["kernels"].get<int64_t>() < 0 ||
+            j["kernels"].get<int64_t>() > (1 << 20)) {
+          throw InputError(fmt::format(
+              "{}:{}: \"kernels\" must be a count of 0 or more (the kernels beside \"host_us\")",
+              path, line_no));
+        }
+        row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
       }
-      row.kernels = static_cast<int>(j["kernels"].get<int64_t>());
-    }
-    if (j.contains("host_us")) {
-      if (!j["host_us"].is_number() || !(j["host_us"].get<double>() > 0) ||
-          !j.contains("kernels")) {
-        throw InputError(fmt::format(
-            "{}:{}: \"host_us\" must be a positive number, with \"kernels\" a count of 0 or more",
-            path, line_no));
+      if (j.contains("host_us")) {
+        if (!j["host_us"].is_number() || !(j["host_us"].get<double>() > 0) ||
+            !j.contains("kernels")) {
+          throw InputError(fmt::format(
+              "{}:{}: \"host_us\" must be a positive number, with \"kernels\" a count of 0 or more",
+              path, line_no));
+        }
+        row.host_us = j["host_us"].get<double>();
       }
-      row.host_us = j["host_us"].get<double>();
-    }
-    if (j.contains("reuse_bytes")) {
-      if (!j["reuse_bytes"].is_number() || !(j["reuse_bytes"].get<double>() >= 0)) {
-        throw InputError(
-            fmt::format("{}:{}: \"reuse_bytes\" must be a number of 0 or more", path, line_no));
+      if (j.contains("reuse_bytes")) {
+        if (!j["reuse_bytes"].is_number() || !(j["reuse_bytes"].get<double>() >= 0)) {
+          throw InputError(
+              fmt::format("{}:{}: \"reuse_bytes\" must be a number of 0 or more", path, line_no));
+        }
+        row.sample.reuse_bytes = j["reuse_bytes"].get<double>();
       }
-      row.sample.reuse_bytes = j["reuse_bytes"].get<double>();
-    }
-    if (j.contains("spaced")) {
-      if (!j["spaced"].is_boolean())
-        throw InputError(fmt::format("{}:{}: \"spaced\" must be true or false", path, line_no));
-      row.sample.spaced = j["spaced"].get<bool>();
-    }
-    if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
-      row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
+      if (j.contains("spaced")) {
+        if (!j["spaced"].is_boolean())
+          throw InputError(fmt::format("{}:{}: \"spaced\" must be true or false", path, line_no));
+        row.sample.spaced = j["spaced"].get<bool>();
+      }
+      if (j.contains("index_reuse") && j["index_reuse"].is_array()) {
+        row.sample.index_reuse = j["index_reuse"].get<std::vector<double>>();
+      }
+    } catch (const json::exception& e) {
+      throw InputError(
+          fmt::format("{}:{}: a field of the wrong type: {}", path, line_no, e.what()));
     }
     json node = j["node"];
     node["id"] = kFirstId + static_cast<int64_t>(rows.size());

@@ -18,10 +18,11 @@
 #include "core/statistics.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/kernels/feature_shapes.h"
-#include "predictors/specs/device_spec.h"
 #include "predictors/models/model_set.h"
+#include "predictors/specs/device_spec.h"
 #include "replay/replayer.h"
 #include "tests/calibration/toy_seams.h"
+#include "tests/support/traces.h"
 
 namespace tracetwin::calibration {
 namespace {
@@ -241,6 +242,27 @@ TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {
   const auto& t1 = models.overheads.t[static_cast<int>(predictors::Overhead::kT1)];
   EXPECT_EQ(t1.count(predictors::kAllOps), 1u);
   EXPECT_EQ(t1.count(predictors::kShareOfOpTime), 1u);
+}
+
+// Found by a bad-input hunt: a mistyped optional field was an internal
+// error, and a negative measured time refitted gemm at 14.6 ms for 0.6.
+TEST(Dataset, MistypedFieldsAndNegativeTimesNameTheirLine) {
+  testing::TempDir dir;
+  const std::string node =
+      R"("node": {"name": "aten::relu", "inputs": [], "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []})";
+  for (const auto& [line, says] :
+       {std::pair{"{" + node + R"(, "measured_us": 5, "repeated": "yes"})", "type must be boolean"},
+        std::pair{"{" + node + R"(, "measured_us": -1})", "a non-negative"},
+        std::pair{std::string(R"({"node": 5, "measured_us": 1})"), "an object"}}) {
+    const std::string path = dir.write("d.jsonl", line + "\n");
+    try {
+      readDataset(path);
+      ADD_FAILURE() << "read: " << line;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ":1: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(TinyCalibration, RefitReadsTheDatasetBack) {
