@@ -322,7 +322,9 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "(--dtypes bfloat16) is that precision's model set: copied to DIR/bfloat16 of "
                  "another set, its models serve the ops that ran in it (autocast steps)")
       ->delimiter(',');
-  sub.add_option("--seed", o.seed, "grid sampling order and tensor data")->capture_default_str();
+  sub.add_option("--seed", o.seed, "grid sampling order and tensor data")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 9.2e18));  // unsigned: -1 and 2^64 wrapped silently
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")
       ->capture_default_str()

@@ -249,6 +249,10 @@ std::optional<HostTimeTargets> hostTimeTargets(
     const std::optional<core::kineto::LinkedTimeline>& original,
     const std::optional<replay::TraceMeta>& meta) {
   const std::string& mode = args.options.host_time_mode;
+  // Checked for every mode: with recorded it was ignored, even a file of another kind.
+  if (!args.overheads.empty() && mode != "model") {
+    throw UsageError("--overheads applies with --host-time model");
+  }
   if (mode == "recorded") {
     if (!original) {
       throw UsageError(
@@ -266,7 +270,6 @@ std::optional<HostTimeTargets> hostTimeTargets(
     }
     return modelHostTargets(graph, args.models, args.overheads, args.options.device);
   }
-  if (!args.overheads.empty()) throw UsageError("--overheads applies with --host-time model");
   return std::nullopt;
 }
 
@@ -424,7 +427,8 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_flag("--no-cupti{false}", args->options.use_cupti,
                "CUDA: time iterations only, no kernel records");
   sub.add_option("--seed", args->options.seed, "seed for random tensor data")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 9.2e18));  // unsigned: -1 and 2^64 wrapped silently
   sub.add_option("--json-out", args->json_out, "write the report as JSON")->check(outputFile());
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--chrome-trace", args->chrome_trace,

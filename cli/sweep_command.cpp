@@ -197,9 +197,11 @@ std::function<void()> setupSweep(CLI::App& sub) {
                  "NCCL)");
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "
-                 "them with the composed model and predict the best --verify jointly");
+                 "them with the composed model and predict the best --verify jointly")
+      ->check(CLI::Range(0.0, 1e9));  // unsigned: -1 wrapped to every plan
   sub.add_option("--verify", args->verify,
-                 "Screened sweeps: how many of the best plans to predict jointly (default 5)");
+                 "Screened sweeps: how many of the best plans to predict jointly (default 5)")
+      ->check(CLI::Range(0.0, 1e9));
   sub.add_option("--emit-traces", args->emit_traces,
                  "Write each plan's per-rank execution traces to DIR/PLAN/rank{rank}.et.json "
                  "(replay them with `tracetwin replay 'DIR/PLAN/rank{rank}.et.json' --nproc N`)");

@@ -22,7 +22,11 @@ void loadOpLibraries(const std::vector<std::string>& paths) {
     }
     // RTLD_GLOBAL: a library of ops may need the symbols of one loaded before
     // it (fbgemm_gpu's several objects do). The handle is never closed.
-    if (::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    // The file checked above, by its absolute path: dlopen searches the
+    // library path for a name without a '/', so "ops.so" in the working
+    // directory failed, or loaded a system library of that name.
+    const std::string file = std::filesystem::absolute(path).string();
+    if (::dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* why = ::dlerror();
       throw InputError(fmt::format("--op-library {}: cannot load it: {}", path,
                                          why ? why : "unknown loader error"));

@@ -50,6 +50,9 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
   expectUsageError("replay " + kOutMlp + " --iters 1 --rank-reports " + dir.path(),
                    "needs --nproc N");
   expectUsageError("replay " + kOutMlp + " --nproc 5000", "not in range 1 to 1024");
+  expectUsageError("replay " + kOutMlp + " --seed -1", "--seed");  // unsigned: it wrapped
+  expectUsageError("replay " + kOutMlp + " --host-time recorded --overheads " + kOutMlp,
+                   "--overheads applies with --host-time model");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --models " + kOutModels,
                    "--models is read by --from prediction only");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --from ''", "--from");
