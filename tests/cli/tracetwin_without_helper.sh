@@ -62,7 +62,10 @@ echo "without tracetwin-replay: export --chakra and predict --timeline ran; expo
 # With the helper (a build with LibTorch): the forwarded commands parse there.
 helper=$(dirname "$bin")/tracetwin-replay
 if [ -x "$helper" ]; then
-  "$bin" replay --help | grep -q -- "--device" || { echo "FAIL: replay --help shows no options"; exit 1; }
+  # Into a file first: grep -q leaves the pipe at its first match, and a help
+  # longer than one 4 KiB write then dies of SIGPIPE under pipefail.
+  "$bin" replay --help >"$tmp/help"
+  grep -q -- "--device" "$tmp/help" || { echo "FAIL: replay --help shows no options"; exit 1; }
   rc=0
   "$bin" replay --no-such-option >"$tmp/out" 2>&1 || rc=$?
   [ "$rc" -eq 2 ] || { echo "FAIL: a bad replay option exited $rc, not 2:"; cat "$tmp/out"; exit 1; }
