@@ -10,7 +10,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +25,7 @@
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 #include "predictors/host/overheads.h"
 #include "predictors/models/model_set.h"
@@ -121,10 +121,7 @@ core::kineto::LinkedTimeline recordedKernels(const core::Graph& graph, const std
 }
 
 void writeJson(const nlohmann::json& j, const std::string& path) {
-  if (path.empty()) return;
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) throw InputError(fmt::format("{}: cannot write JSON report", path));
+  if (!path.empty()) core::writeTextFile(path, j.dump(2) + "\n");
 }
 
 void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {

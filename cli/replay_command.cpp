@@ -32,6 +32,7 @@
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 #include "replay/replayer.h"
 #include "replay/result_json.h"
@@ -371,9 +372,7 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
 }
 
 void writeJsonReport(const std::string& path, const nlohmann::json& doc) {
-  std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
-  out << doc.dump(2) << '\n';
+  core::writeTextFile(path, doc.dump(2) + "\n");
   fmt::print("json report: {}\n", path);
 }
 
