@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "cli/fit_report.h"
 #include "cli/host_malloc.h"
 #include "cli/replay_commands.h"
+#include "cli/stop_request.h"
 #include "core/errors.h"
 
 namespace tracetwin::cli {
@@ -169,8 +171,29 @@ void printReport(const calibration::CalibrationResult& r) {
   fmt::print("dataset: {}\ndevice:  {}\n", r.dataset_path, r.device_path);
 }
 
+// An --out directory this run made is removed again when the run fails or is
+// interrupted before writing into it; one that was there is left as it was.
+class RemoveIfLeftEmpty {
+ public:
+  explicit RemoveIfLeftEmpty(std::string dir)
+      : dir_(std::move(dir)), existed_(std::filesystem::exists(dir_)) {}
+  ~RemoveIfLeftEmpty() {
+    if (existed_ || dir_.empty()) return;
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir_, ec) && std::filesystem::is_empty(dir_, ec))
+      std::filesystem::remove(dir_, ec);
+  }
+  RemoveIfLeftEmpty(const RemoveIfLeftEmpty&) = delete;
+  RemoveIfLeftEmpty& operator=(const RemoveIfLeftEmpty&) = delete;
+
+ private:
+  std::string dir_;
+  bool existed_;
+};
+
 void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
+  const RemoveIfLeftEmpty cleanup(o.out_dir);
   // The models predict replays, which run pinned by default: measure alike.
   fmt::print("host allocator: {}\n", applyHostMalloc(args.malloc_mode));
   o.torch_version = calibration::libtorchVersion();
@@ -217,14 +240,35 @@ void runCalibrate(CalibrateArgs& args) {
              o.budget_s, o.out_dir,
              o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")), o.repeats);
   calibration::CalibrationResult r;
+  bool interrupted = false;
   {
+    // Ctrl-C stops at the next grid point; nothing is written then (the
+    // dataset and models are written together at the end).
+    const StopOnSigint stop_on_ctrl_c;
     auto printer = std::make_shared<ProgressPrinter>();
-    o.on_progress = [printer](const calibration::CalibrationProgress& p) { (*printer)(p); };
+    o.on_progress = [printer](const calibration::CalibrationProgress& p) {
+      (*printer)(p);
+      if (StopOnSigint::requested()) {
+        throw InterruptedError(
+            fmt::format("calibrate: stopped by Ctrl-C at point {} of {} of {} after {:.0f} s; "
+                        "nothing was written",
+                        p.done, p.total, p.family, p.elapsed_s));
+      }
+    };
     r = calibration::runCalibration(o);
     o.on_progress = nullptr;
+    interrupted = StopOnSigint::requested();
   }
   printReport(r);
   fmt::print("models:  {}\n", o.out_dir);
+  if (interrupted) {
+    // It arrived during the probes or the fit, where no point is polled.
+    throw InterruptedError(fmt::format(
+        "calibrate: Ctrl-C arrived after the last grid point; the "
+        "dataset and models were written in full to {}{}",
+        o.out_dir,
+        with_comm || with_sparse_add ? " (the comm / sparse_add steps were not run)" : ""));
+  }
   if (with_sparse_add) calibrateSparseAddFamily(args.sparse_add);
   if (with_comm) calibrateComm(args.comm);
 }

@@ -96,6 +96,19 @@ void printCommSplit(const predictors::CommTraceSamples& job, size_t ranks) {
   for (const std::string& n : job.notes) fmt::print("note: {}\n", n);
 }
 
+// The recording a trace is of: a run given twice (the same file under two
+// names, a repeated glob) would count its ops twice and put copies of
+// training samples in the hold-out set. Empty when the trace records no
+// time to tell runs apart by.
+std::string recordingOf(const core::Graph& graph) {
+  if (graph.time.empty() && graph.start_ts == 0 && graph.finish_ts == 0) return "";
+  return fmt::format(
+      "pid {}, recorded at {}{}, {} nodes", graph.pid,
+      graph.time.empty() ? "" : "'" + graph.time + "' ",
+      graph.start_ts != 0 ? fmt::format("(start_ts {})", graph.start_ts) : std::string(),
+      graph.nodes().size());
+}
+
 void runFit(const FitArgs& args) {
   if (args.traces.empty() || args.traces.size() % 2 != 0) {
     throw UsageError(fmt::format("fit takes pairs of ET and Kineto trace paths; got {} path(s)",
@@ -114,6 +127,7 @@ void runFit(const FitArgs& args) {
   std::vector<predictors::CommSample> comm_samples;
   core::kineto::OverheadCollector overheads;
   std::map<std::string, std::pair<int64_t, int64_t>> family_ops;  // with / without kernels
+  std::map<std::string, std::string> seen;  // recording -> the ET that holds it
   for (size_t i = 0; i < args.traces.size(); i += 2) {
     const auto runs = expandRanks(args.traces[i], args.traces[i + 1]);
     std::vector<core::Graph> graphs;
@@ -123,6 +137,13 @@ void runFit(const FitArgs& args) {
     for (const auto& [et, kineto_path] : runs) {
       graphs.push_back(core::readTrace(et));
       const core::Graph& graph = graphs.back();
+      const std::string recording = recordingOf(graph);
+      if (auto [it, fresh] = seen.emplace(recording, et); !fresh && !recording.empty()) {
+        throw InputError(fmt::format(
+            "fit: {} and {} are the same run ({}): its ops would be counted twice and the "
+            "hold-out set would hold copies of training samples",
+            it->second, et, recording));
+      }
       const core::kineto::KinetoTrace kineto = core::kineto::readKinetoTrace(kineto_path);
       timelines.push_back(core::kineto::linkTraces(graph, kineto));
       const core::kineto::LinkedTimeline& timeline = timelines.back();

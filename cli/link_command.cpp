@@ -195,13 +195,25 @@ void runRanks(const LinkArgs& args) {
   }
   std::sort(ranks.begin(), ranks.end(),
             [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  // Two traces of one rank would count it twice in the spread and the
+  // overheads (the same file under two names, or two runs mixed).
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i].rank != ranks[i - 1].rank) continue;
+    throw InputError(fmt::format(
+        "--ranks: {} and {} are both rank {} (the Kineto traces' distributedInfo, or their "
+        "order where they record none): give one trace per rank",
+        ranks[i - 1].kineto_source, ranks[i].kineto_source, ranks[i].rank));
+  }
   fmt::print("{:>4} {:>7} {:>12} {:>11} {:>9} {:>12} {:>9}  {}\n", "rank", "match%", "iteration ms",
              "compute ms", "comm ms", "exposed comm", "overlap", "window");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : ranks) {
-    fmt::print("{:>4} {:>7.2f} {:>12.3f} {:>11.3f} {:>9.3f} {:>12.3f} {:>9.3f}  {}\n", r.rank,
-               r.match_rate * 100.0, r.iteration_ms, r.compute_ms, r.comm_ms, r.exposed_comm_ms,
-               r.overlap_ms, r.iteration_source);
+    // Without its ET a rank has no match rate (-1).
+    const std::string match =
+        r.match_rate < 0 ? std::string("-") : fmt::format("{:.2f}", r.match_rate * 100.0);
+    fmt::print("{:>4} {:>7} {:>12.3f} {:>11.3f} {:>9.3f} {:>12.3f} {:>9.3f}  {}\n", r.rank, match,
+               r.iteration_ms, r.compute_ms, r.comm_ms, r.exposed_comm_ms, r.overlap_ms,
+               r.iteration_source);
     rows.push_back({{"rank", r.rank},
                     {"et", r.et_source},
                     {"kineto", r.kineto_source},
@@ -251,6 +263,8 @@ std::function<void()> setupLink(CLI::App& sub) {
   return [args] {
     requireDistinctOutputs(
         {{"--json-out", &args->json_out}, {"--overheads-out", &args->overheads_out}});
+    if (!args->ranks.empty() && (!args->et_path.empty() || !args->kineto_path.empty()))
+      throw UsageError("link: give ET and KINETO paths or --ranks, not both");
     args->ranks.empty() ? runSingle(*args) : runRanks(*args);
   };
 }

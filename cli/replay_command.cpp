@@ -9,8 +9,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <csignal>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,6 +27,7 @@
 #include "cli/replay_args.h"
 #include "cli/replay_commands.h"
 #include "cli/replay_options.h"
+#include "cli/stop_request.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
@@ -40,27 +39,6 @@
 
 namespace tracetwin::cli {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-
-extern "C" void onSigint(int) { g_stop_requested.store(true); }
-
-// Ctrl-C stops after the current op (the partial report is still written);
-// the previous handler comes back when the replay ends.
-class SigintGuard {
- public:
-  SigintGuard() {
-    g_stop_requested.store(false);
-    previous_ = std::signal(SIGINT, onSigint);
-  }
-  ~SigintGuard() { std::signal(SIGINT, previous_); }
-  SigintGuard(const SigintGuard&) = delete;
-  SigintGuard& operator=(const SigintGuard&) = delete;
-
- private:
-  void (*previous_)(int) = SIG_DFL;
-};
-
 
 std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
 
@@ -320,10 +298,10 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     unrecorded = unrecordedCompiledKernels(graph, *original);
   }
   if (!args.models.empty()) addPredictedKernelTimes(graph, args.models, &options);  // mode 3
-  options.should_stop = [] { return g_stop_requested.load(); };
+  options.should_stop = [] { return StopOnSigint::requested(); };
   replay::ReplayResult& result = run.result;
   {
-    SigintGuard guard;
+    const StopOnSigint stop_on_ctrl_c;  // the partial report is still written
     result = replay::replayGraph(graph, options);
   }
   if (host) {

@@ -1,14 +1,16 @@
 #include "core/comm/collective_sequence.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "core/errors.h"
 #include "core/comm/collective_spec.h"
+#include "core/comm/recorded_ranks.h"
+#include "core/errors.h"
 
 namespace tracetwin::core::comm {
 namespace {
@@ -76,16 +78,52 @@ std::vector<CollectiveStep> collectiveSequence(const core::Graph& graph,
                         (!spec.in_split.empty() || !spec.out_split.empty());
     step.bytes = uneven ? -1 : tensorBytes(node);
     step.backward = underBackward(graph, node);
+    step.group_rank = spec.group_rank;
+    step.group_size = spec.group_size;
+    if (node.comm) {
+      step.global_rank_start = node.comm->global_rank_start;
+      step.global_rank_stride = node.comm->global_rank_stride;
+    }
+    step.in_split = spec.in_split;
+    step.out_split = spec.out_split;
     steps.push_back(std::move(step));
   }
   return steps;
 }
 
+namespace {
+
+// A split list as one word: "-" for none, else "a,b,c".
+std::string splitsWord(const std::vector<int64_t>& v) {
+  return v.empty() ? "-" : fmt::format("{}", fmt::join(v, ","));
+}
+
+bool splitsFromWord(const std::string& word, std::vector<int64_t>& out) {
+  out.clear();
+  if (word == "-") return true;
+  std::istringstream in(word);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    try {
+      out.push_back(std::stoll(item, &used));
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (used != item.size()) return false;
+  }
+  return !out.empty();
+}
+
+}  // namespace
+
 std::string sequenceToText(const std::vector<CollectiveStep>& steps) {
   std::string out;
   for (const CollectiveStep& s : steps) {
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", s.node, s.name, s.bytes, s.backward ? 'B' : 'F',
-                       s.group);
+    out +=
+        fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", s.node, s.name, s.bytes,
+                    s.backward ? 'B' : 'F', s.group_rank, s.group_size, s.global_rank_start,
+                    s.global_rank_stride, splitsWord(s.in_split), splitsWord(s.out_split), s.group);
   }
   return out;
 }
@@ -100,9 +138,14 @@ std::vector<CollectiveStep> sequenceFromText(const std::string& text, const std:
     std::istringstream fields(line);
     CollectiveStep s;
     char phase = 0;
-    if (!(fields >> s.node >> s.name >> s.bytes >> phase) || (phase != 'B' && phase != 'F')) {
+    std::string in_split, out_split;
+    if (!(fields >> s.node >> s.name >> s.bytes >> phase >> s.group_rank >> s.group_size >>
+          s.global_rank_start >> s.global_rank_stride >> in_split >> out_split) ||
+        (phase != 'B' && phase != 'F') || !splitsFromWord(in_split, s.in_split) ||
+        !splitsFromWord(out_split, s.out_split)) {
       throw InputError(fmt::format(
-          "{}: collective sequence line {}: expected 'node name bytes F|B [group]', got '{}'",
+          "{}: collective sequence line {}: expected 'node name bytes F|B group_rank group_size "
+          "start stride in_split out_split [group]', got '{}'",
           from, number, line));
     }
     s.backward = phase == 'B';
@@ -170,6 +213,15 @@ std::vector<MatchedCollective> matchAcrossRanks(
   if (std::string why = firstSequenceMismatch(by_rank); !why.empty()) {
     throw InputError("the traces are not the ranks of one job: " + why);
   }
+  std::vector<MatchedCollective> matched = pairAcrossRanks(by_rank);
+  if (std::string why = firstRecordContradiction(matched, by_rank.size()); !why.empty()) {
+    throw InputError("the traces are not the ranks of one job: " + why);
+  }
+  return matched;
+}
+
+std::vector<MatchedCollective> pairAcrossRanks(
+    const std::vector<std::vector<CollectiveStep>>& by_rank) {
   const int n = int(by_rank.size());
   std::map<std::string, std::vector<int>> members;
   for (int r = 0; r < n; ++r) members[""].push_back(r);

@@ -25,6 +25,17 @@ struct CollectiveStep {
   // all_to_all_single without split sizes is paired with its forward
   // (deriveAllToAllSplits).
   bool backward = false;
+  // What the trace records about the group and this rank's place in it, for
+  // the check that the traces are the ranks of one job (-1 / empty: not
+  // recorded): the recording rank within the group, the group's size (recorded, or the
+  // length of the split sizes), its
+  // global ranks as start + k * stride, and all_to_all split sizes (dim-0
+  // rows sent to / received from each member).
+  int64_t group_rank = -1;
+  int64_t group_size = -1;
+  int64_t global_rank_start = -1;
+  int64_t global_rank_stride = -1;
+  std::vector<int64_t> in_split{}, out_split{};
 };
 
 // The collectives among `ops` (selected op ids, in execution order). "wait"
@@ -57,9 +68,13 @@ struct MatchedCollective {
 
 // Pairs the ranks' collectives: a named group's members are the ranks that
 // issue collectives on it, the default group every rank. In the order of
-// first appearance. Throws InputError with firstSequenceMismatch's sentence
-// when the ranks disagree on a group.
+// first appearance. Throws InputError with firstSequenceMismatch's or
+// firstRecordContradiction's (core/comm/recorded_ranks.h) sentence when the
+// ranks disagree on a group or their records contradict their places.
 std::vector<MatchedCollective> matchAcrossRanks(
+    const std::vector<std::vector<CollectiveStep>>& by_rank);
+// The pairing alone, for sequences firstSequenceMismatch accepted.
+std::vector<MatchedCollective> pairAcrossRanks(
     const std::vector<std::vector<CollectiveStep>>& by_rank);
 
 // Split sizes (elements) of one all_to_all_single, derived across ranks.

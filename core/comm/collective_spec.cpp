@@ -109,13 +109,15 @@ std::vector<int64_t> intList(const core::Value& v) {
 //   1.0.2:        [tensors], seq, pg ptr, rank, name, in_split, out_split, world_size
 //   1.0.3..1.1.x: [tensors], seq, (pg_name, pg_desc), rank, name, in_split, out_split,
 //                 global_rank_start, global_rank_stride, world_size
-// The tensors are absent for "wait"; the name is the first String input.
+// The tensors are absent for "wait"; the name is the first String input and
+// the rank (in the group) the input before it.
 void readPositional(const core::Node& node, CollectiveSpec& spec) {
   const auto& in = node.inputs;
   size_t s = 0;
   while (s < in.size() && in[s].kind != core::ValueKind::kString) ++s;
   if (s == in.size()) return;
   if (spec.recorded_name.empty()) spec.recorded_name = in[s].string_value;
+  if (s >= 1 && in[s - 1].kind == core::ValueKind::kInt) spec.group_rank = in[s - 1].int_value;
   if (s + 2 < in.size()) {
     if (spec.in_split.empty()) spec.in_split = intList(in[s + 1]);
     if (spec.out_split.empty()) spec.out_split = intList(in[s + 2]);

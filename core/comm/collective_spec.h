@@ -51,6 +51,9 @@ struct CollectiveSpec {
   Collective kind = Collective::kWait;
   std::string recorded_name;    // as the trace spells it
   int64_t group_size = -1;      // -1: not recorded
+  // The recording process's rank in the collective's group (record_param_comms'
+  // positional input before the name); -1: not recorded (c10d:: ops, labels).
+  int64_t group_rank = -1;
   std::string group_size_from;  // "pg_size attribute", "positional world size", "split sizes"
   std::vector<int64_t> in_split;
   std::vector<int64_t> out_split;

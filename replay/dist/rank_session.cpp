@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/comm/collective_sequence.h"
+#include "core/comm/recorded_ranks.h"
 #include "replay/comm/c10d_backend.h"
 #include "replay/comm/collective_names.h"
 #include "replay/comm/comm_replayer.h"
@@ -293,6 +294,13 @@ void RankSession::prepare(const core::Graph& graph, const std::vector<core::Node
     if (std::string why = firstSequenceMismatch(by_rank); !why.empty()) {
       throw InputError("collective sequences differ between ranks: " + why +
                        "; the traces are not of one job (replaying them would deadlock)");
+    }
+    // The same sequences, but records that contradict the ranks' places (a
+    // copied trace): the backend would fail or hang inside the measured loop.
+    if (std::string why = core::comm::firstRecordContradiction(core::comm::pairAcrossRanks(by_rank),
+                                                               by_rank.size());
+        !why.empty()) {
+      throw InputError("the traces are not the ranks of one job: " + why);
     }
   }
 

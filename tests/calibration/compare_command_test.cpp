@@ -167,11 +167,44 @@ TEST(CalibrateCommand, UnknownPoolingIsAUsageError) {
 TEST(CalibrateCommand, CudaWithoutAGpuSaysSo) {
   if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
   const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_cuda").string();
+  fs::remove_all(dir);
   const RunResult r = run("calibrate --out " + dir + " --device cuda --budget-s 5");
+  const bool left_behind = fs::exists(dir);
   fs::remove_all(dir);
   if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device is present here";
   EXPECT_EQ(r.exit_code, 3) << r.output();
   EXPECT_NE(r.output().find("CUDA"), std::string::npos) << r.output();
+  // The --out it made is not left behind empty (a bad-input hunt).
+  EXPECT_FALSE(left_behind);
+  // One that was there stays.
+  fs::create_directories(dir);
+  EXPECT_EQ(run("calibrate --out " + dir + " --device cuda --budget-s 5").exit_code, 3);
+  EXPECT_TRUE(fs::is_directory(dir));
+  fs::remove_all(dir);
+}
+
+// Ctrl-C during the microbenchmarks used to end the process silently, with
+// the new --out left empty: it stops at the next point, says so, exits 130
+// and removes the directory it made. SIGINT is sent once the progress line
+// shows the handler is in place (no timing assumption).
+TEST(CalibrateCommand, CtrlCStopsAtTheNextPointAndSaysSo) {
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
+  const std::string dir = (fs::temp_directory_path() / "tracetwin_calib_sigint").string();
+  fs::remove_all(dir);
+  const std::string err = dir + ".err";
+  const RunResult r = testing::runCommand(fmt::format(
+      "( {} calibrate --out {} --families view --budget-s 120 --repeats 1 >/dev/null 2>{} & "
+      "p=$!; for i in $(seq 1200); do grep -q points {} && break; sleep 0.1; done; "
+      "kill -INT $p; wait $p; echo rc=$?; cat {} )",
+      testing::tracetwinBinary(), dir, err, err, err));
+  fs::remove(err);
+  EXPECT_NE(r.out.find("rc=130"), std::string::npos) << r.output();
+  EXPECT_NE(r.out.find("tracetwin: interrupted: calibrate: stopped by Ctrl-C at point"),
+            std::string::npos)
+      << r.output();
+  EXPECT_NE(r.out.find("nothing was written"), std::string::npos) << r.output();
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // end: exit codes, the printed report and the JSON (no LibTorch needed).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -87,6 +88,24 @@ TEST(PredictRanksCli, MistakesAreUsageErrors) {
   // Recorded entries without the traces that record them.
   r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --rank-starts recorded");
   EXPECT_EQ(r.exit_code, 2) << r.output();
+  // A copied trace in another rank's slot, and a subset of the job's ranks:
+  // the sequences agree, the records do not (core/comm/recorded_ranks.h).
+  {
+    testing::TempDir copied;
+    for (int k = 0; k < 8; ++k) {
+      std::filesystem::create_symlink(
+          testing::sharedTrace("dlrm_8rank/rank" + std::to_string(k == 5 ? 0 : k) + ".et.json.gz"),
+          copied.path() + "/rank" + std::to_string(k) + ".et.json.gz");
+    }
+    r = tracetwin("predict '" + copied.path() + "/rank{rank}.et.json.gz' --models " + kModels);
+    EXPECT_EQ(r.exit_code, 2) << r.output();
+    EXPECT_NE(r.output().find("rank 5's trace records all_to_all_single"), std::string::npos)
+        << r.output();
+  }
+  r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --world-size 4");
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("the traces of some ranks are missing"), std::string::npos)
+      << r.output();
   // More ranks than files.
   r = tracetwin("predict " + dlrm("et") + " --models " + kModels + " --world-size 9");
   EXPECT_EQ(r.exit_code, 2) << r.output();

@@ -77,6 +77,30 @@ TEST_F(LinkCommand, BadInputsExitWithInputError) {
   EXPECT_EQ(run("link --ranks " + tmp("no_such_dir")), 2);
 }
 
+// Two traces of one rank would count it twice in the spread and the
+// overheads; ET and KINETO beside --ranks were ignored (a bad-input hunt).
+TEST_F(LinkCommand, RanksModeRefusesARankTwiceAndPositionalsBesideIt) {
+  const std::string dir = tmp("link_rank_twice");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const auto& [from, to] : {std::pair{"rank0", "a"}, {"rank0", "b"}, {"rank1", "c"}}) {
+    std::filesystem::copy_file(sharedTrace(std::string("dlrm_8rank/") + from + ".kineto.json.gz"),
+                               dir + "/" + to + ".kineto.json.gz");
+  }
+  tracetwin::testing::CommandRun r = tracetwin::testing::runTracetwin("link --ranks " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("b.kineto.json.gz are both rank 0"), std::string::npos) << r.output();
+  std::filesystem::remove(dir + "/b.kineto.json.gz");
+  r = tracetwin::testing::runTracetwin("link --ranks " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  // Without ETs a rank has no match rate: "-", not -100.00.
+  EXPECT_EQ(r.output().find("-100.00"), std::string::npos) << r.output();
+  r = tracetwin::testing::runTracetwin("link none.et.json none.kineto.json --ranks " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.output();
+  EXPECT_NE(r.output().find("not both"), std::string::npos) << r.output();
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 39/40: the T1-T5 a capture yields describe its unprofiled step, not
 // the profiled one. Two stored host-bound H100 steps (data/h100/s31/hosttime),
 // predicted from their own overheads and Kineto kernels: the profiled T1-T5

@@ -163,5 +163,30 @@ TEST(FitCli, AnOddNumberOfTracePathsOrACpuSpecIsAUsageError) {
             2);
 }
 
+// The same run given twice (a repeated glob, a copy under another name) would
+// count its ops twice and put copies of training samples in the hold-out set.
+TEST(FitCli, TheSameRunTwiceIsRefused) {
+  if (!fs::exists(testing::tracetwinBinary()))
+    GTEST_SKIP() << "tracetwin binary not built: " << testing::tracetwinBinary();
+  const fs::path dir = fs::temp_directory_path() / "tracetwin_fit_twice_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string h100 = testing::sourcePath("data/h100/");
+  fs::copy_file(h100 + "mlp_big.et.json.gz", dir / "copy.et.json.gz");
+  const std::string log = (dir / "fit.txt").string();
+  EXPECT_EQ(run("fit --device-spec " + testing::sourcePath("configs/devices/h100.yaml") +
+                    " --out " + (dir / "models").string() + " " + h100 + "mlp_big.et.json.gz " +
+                    h100 + "mlp_big.kineto.json.gz " + (dir / "copy.et.json.gz").string() + " " +
+                    h100 + "mlp_big.kineto.json.gz",
+                log),
+            2);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("copy.et.json.gz are the same run (pid 1530, recorded at"), std::string::npos)
+      << text;
+  EXPECT_FALSE(fs::exists(dir / "models" / "manifest.json"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tracetwin::predictors
