@@ -446,11 +446,13 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "gives each op's host time; for torch.compile steps its predicted times stand "
                  "in for Triton kernels neither the cache nor --kineto covers (mode 3, reported "
                  "as predicted)");
-  sub.add_option("--streams", args->streams,
-                 "with --kineto on CUDA: run ops on the streams their kernels ran on (recorded) "
-                 "or all on one")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"recorded", "one"}));
+  CLI::Option* streams =
+      sub.add_option(
+             "--streams", args->streams,
+             "with --kineto on CUDA: run ops on the streams their kernels ran on (recorded) "
+             "or all on one")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"recorded", "one"}));
   sub.add_option("--nproc", args->nproc,
                  "distributed replay: start N rank processes on this host (Gloo on cpu, NCCL on "
                  "cuda, one GPU per rank); '{rank}' in TRACE and --kineto is each rank's number, "
@@ -462,7 +464,16 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "4) naming the ranks that did not come")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  return [args] { runReplay(*args); };
+  return [args, streams] {
+    // The streams come from the profiler trace's kernels: without it the
+    // option changed nothing, silently (a bad-input hunt).
+    if (streams->count() > 0 && args->kineto.empty()) {
+      throw UsageError(
+          "--streams picks each op's stream from its kernels in the --kineto trace; "
+          "without --kineto every op runs on one stream");
+    }
+    runReplay(*args);
+  };
 }
 
 }  // namespace

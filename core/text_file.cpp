@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -33,6 +34,16 @@ std::optional<std::string> read(const std::string& path, std::string_view what, 
   for (size_t n; (n = std::fread(piece, 1, sizeof piece, file.get())) > 0;) text.append(piece, n);
   if (std::ferror(file.get())) {
     throw InputError(fmt::format("{}: read error: {}", path, std::strerror(errno)));
+  }
+  // Parsed as text, a compressed or binary file reads as a syntax error far
+  // from the cause ("YAML syntax error: unknown escape character").
+  if (text.size() >= 2 && uint8_t(text[0]) == 0x1f && uint8_t(text[1]) == 0x8b) {
+    throw InputError(fmt::format(
+        "{}: is gzip-compressed, not {} (give the uncompressed text: gunzip it)", path, what));
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    throw InputError(
+        fmt::format("{}: byte {}: a NUL byte: a binary file, not {}", path, nul, what));
   }
   return text;
 }

@@ -48,5 +48,16 @@ TEST(TextFile, DirectoriesAndMissingFilesAreInputErrorsNamingThePath) {
   EXPECT_NE(errorOf(under_file, true).find("Not a directory"), std::string::npos);
 }
 
+// A gzipped YAML used to read as "YAML syntax error: unknown escape
+// character" (a bad-input hunt).
+TEST(TextFile, CompressedAndBinaryFilesAreNamedAsSuch) {
+  TempDir dir;
+  const std::string gz = dir.write("dev.yaml.gz", std::string("\x1f\x8b\x08\0rest", 8));
+  EXPECT_EQ(errorOf(gz, false),
+            gz + ": is gzip-compressed, not a device spec (give the uncompressed text: gunzip it)");
+  const std::string bin = dir.write("dev.yaml", std::string("name: a\0b", 9));
+  EXPECT_EQ(errorOf(bin, true), bin + ": byte 7: a NUL byte: a binary file, not a device spec");
+}
+
 }  // namespace
 }  // namespace tracetwin::core

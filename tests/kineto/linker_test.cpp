@@ -163,6 +163,26 @@ TEST(Linker, ActivitiesWithoutTheirLaunchAreCountedAndRepeatedLaunchIdsRefused) 
   }
 }
 
+// Also a hunt's: every kernel given one correlation id (merged or rewritten
+// ids) attached all of them to the first launch, "100% attributed". A kernel
+// launch starts one kernel; a graph launch may start many.
+TEST(Linker, SeveralKernelsOnOneKernelLaunchAreRefusedButNotOnAGraphLaunch) {
+  HandBuilt h;
+  h.trace.events.push_back(kernel("second_gemm", 7, 75, 5, 1));  // launch 1's again
+  try {
+    linkTraces(h.graph, h.trace);
+    FAIL() << "two kernels of one cudaLaunchKernel were linked";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("both ran for cudaLaunchKernel"), std::string::npos)
+        << e.what();
+  }
+  HandBuilt g;
+  g.trace.events.push_back(launch("cudaGraphLaunch", 500, 200, 3, 40));
+  g.trace.events.push_back(kernel("node_a", 7, 205, 2, 40));
+  g.trace.events.push_back(kernel("node_b", 7, 208, 2, 40));
+  EXPECT_NO_THROW(linkTraces(g.graph, g.trace));
+}
+
 TEST(Linker, AlignsHandBuiltTraceWithMissingAndExtraOps) {
   HandBuilt h;
   LinkedTimeline t = linkTraces(h.graph, h.trace);

@@ -77,6 +77,11 @@ TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
   std::ifstream again(json_path);
   doc = nlohmann::json::parse(again);
   EXPECT_TRUE(doc["streams"]["recorded"].empty());
+  // Without --kineto there are no recorded streams to choose among: the
+  // option used to change nothing, silently.
+  run = runTracetwin("replay " + dir + "rank0.et.json.gz --streams one");
+  EXPECT_EQ(run.exit_code, 2) << run.output();
+  EXPECT_NE(run.output().find("without --kineto"), std::string::npos) << run.output();
 }
 
 TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
