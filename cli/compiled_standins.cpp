@@ -57,7 +57,16 @@ UnrecordedKernels unrecordedCompiledKernels(const core::Graph& graph,
 void printCompiledReplay(const replay::ReplayResult& r, const UnrecordedKernels* unrecorded,
                          std::FILE* out) {
   const replay::CompiledReplay& c = r.compiled;
-  if (c.kernels == 0 && c.regions == 0) return;
+  if (c.kernels == 0 && c.regions == 0) {
+    // The option changed nothing: say so rather than let it pass as used.
+    if (!c.inductor_cache.empty()) {
+      fmt::print(out,
+                 "note: --inductor-cache {}: the trace has no Triton kernels (not a "
+                 "torch.compile step); nothing was launched from it\n",
+                 c.inductor_cache);
+    }
+    return;
+  }
   fmt::print(out, "compiled: {} Triton kernels ({} forward, {} backward) in {} compiled regions\n",
              c.kernels, c.forward_kernels, c.backward_kernels, c.regions);
   if (c.kernels > 0) {

@@ -84,6 +84,19 @@ TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
   EXPECT_NE(run.output().find("without --kineto"), std::string::npos) << run.output();
 }
 
+// An Inductor cache beside an eager trace changes nothing: the replay says so
+// instead of letting the option pass as used (a bad-input hunt).
+TEST(ReplayCommand, AnInductorCacheForAnEagerTraceIsNoted) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
+  const CommandRun run = runTracetwin(
+      "replay " + trace + " --iters 1 --warmup 0 --inductor-cache " + ::testing::TempDir());
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  EXPECT_NE(run.output().find("the trace has no Triton kernels (not a torch.compile step)"),
+            std::string::npos)
+      << run.output();
+}
+
 TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
   if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
