@@ -31,6 +31,7 @@
 #include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/statistics.h"
@@ -345,6 +346,7 @@ void runCompare(const CompareArgs& a) {
   }
   if (!a.timeline.empty()) writeCompareTimeline(a, graph, result, prediction);
   if (!a.json_out.empty()) {
+    core::refuseOverwritingAnInput(a.json_out, "the report");
     std::ofstream out(a.json_out);
     if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
     nlohmann::json doc = compareJson(a, timing, prediction, rows);

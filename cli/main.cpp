@@ -1,10 +1,12 @@
 // tracetwin: one binary, one subcommand per job. The only place that decides
 // exit codes: library code throws typed errors (core/errors.h), caught here.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <new>
@@ -38,6 +40,14 @@ int main(int argc, char** argv) {
 
   try {
     if (action) action();
+    // A report printed to a full disk or a closed stdout (`> out.txt` on a
+    // full file system) must not end as success: the text was lost.
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      fmt::print(stderr, "tracetwin: failed: writing the standard output: {}\n",
+                 errno != 0 ? std::strerror(errno) : "a write error");
+      return cli::kExitRuntime;
+    }
     return cli::kExitOk;
   } catch (const InputError& e) {
     fmt::print(stderr, "tracetwin: error: {}\n", e.what());

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 
 namespace tracetwin::core {
 namespace {
@@ -46,6 +47,7 @@ FilePtr openInputFile(const std::string& path, uint64_t* regular_size) {
   }
   if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not a trace", path));
   *regular_size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  noteInputFile(path);
   return file;
 }
 

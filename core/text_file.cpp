@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 
 namespace tracetwin::core {
 namespace {
@@ -29,6 +30,7 @@ std::optional<std::string> read(const std::string& path, std::string_view what, 
   if (!file) {
     throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
   }
+  noteInputFile(path);
   std::string text;
   char piece[1 << 14];
   for (size_t n; (n = std::fread(piece, 1, sizeof piece, file.get())) > 0;) text.append(piece, n);
@@ -59,6 +61,7 @@ std::optional<std::string> readTextFileIfPresent(const std::string& path, std::s
 }
 
 void writeTextFile(const std::string& path, std::string_view text) {
+  refuseOverwritingAnInput(path, "this output");
   const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "wb"));
   if (!file) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size() ||

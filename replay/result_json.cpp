@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -208,6 +209,7 @@ void writeChromeTrace(const std::string& path, const ReplayResult& result,
   doc["traceEvents"] = chromeTraceEvents(result);
   for (const auto& e : extra_events) doc["traceEvents"].push_back(e);
   doc["displayTimeUnit"] = "ms";
+  core::refuseOverwritingAnInput(path, "the Chrome trace");
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
   out << doc.dump() << '\n';

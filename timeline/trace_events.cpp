@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 
 namespace tracetwin::timeline {
 namespace {
@@ -236,6 +237,7 @@ WriteInfo writeTimeline(const std::string& path, const Timeline& timeline) {
   WriteInfo info;
   const std::string text =
       toTraceEvents(timeline, &info).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  core::refuseOverwritingAnInput(path, "the timeline");
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (gz) {
     gzFile f = gzopen(path.c_str(), "wb6");

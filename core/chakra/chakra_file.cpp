@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/trace_reader.h"
 
 namespace tracetwin::core::chakra::detail {
@@ -156,6 +157,7 @@ struct ChakraFileWriter::Streams {
 ChakraFileWriter::ChakraFileWriter(const std::string& path,
                                    const ChakraProtoMsg::GlobalMetadata& metadata)
     : path_(path), streams_(std::make_unique<Streams>()) {
+  refuseOverwritingAnInput(path, "the Chakra trace");
   streams_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (streams_->fd < 0) {
     throw InputError(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));

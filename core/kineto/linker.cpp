@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/errors.h"
 #include "core/kineto/kernel_attribution.h"
 #include "core/kineto/sequence_alignment.h"
 #include "core/kineto/trace_index.h"

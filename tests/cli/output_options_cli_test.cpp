@@ -35,6 +35,36 @@ TEST(OutputOptionsCli, AFileInAMissingDirectoryIsRefusedBeforeAnyWork) {
                    "is a directory, not a file");
 }
 
+// `predict ... > pred.txt` on a full file system printed nothing and exited 0.
+TEST(OutputOptionsCli, AReportLostToAFullDiskIsAFailure) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  CommandRun r = testing::runCommand("( " + testing::tracetwinBinary() + " predict " + kOutMlp +
+                                     " --models " + kOutModels + " >/dev/full )");
+  EXPECT_EQ(r.exit_code, 4) << r.output();
+  EXPECT_NE(r.err.find("writing the standard output: No space left on device"), std::string::npos)
+      << r.output();
+  r = testing::runCommand("( " + testing::tracetwinBinary() + " inspect " + kOutMlp + " >&- )");
+  EXPECT_EQ(r.exit_code, 4) << r.output();
+}
+
+// `predict t.et.json.gz --json-out t.et.json.gz` replaced the user's trace
+// with its report (core/input_files.h).
+TEST(OutputOptionsCli, AnOutputNamingAnInputIsRefusedAndTheInputKept) {
+  testing::TempDir dir;
+  const std::string trace = dir.path() + "/t.et.json.gz";
+  std::filesystem::copy_file(kOutMlp, trace);
+  const auto size = std::filesystem::file_size(trace);
+  for (const std::string option : {"--json-out", "--timeline"}) {
+    const CommandRun r = testing::runTracetwin("predict " + trace + " --models " + kOutModels +
+                                               " " + option + " " + trace);
+    EXPECT_EQ(r.exit_code, 2) << r.output();
+    EXPECT_NE(r.output().find("is one of this command's inputs"), std::string::npos) << r.output();
+  }
+  EXPECT_EQ(testing::runTracetwin("export --chakra " + trace + " " + trace).exit_code, 2);
+  EXPECT_EQ(std::filesystem::file_size(trace), size);
+  EXPECT_EQ(testing::runTracetwin("inspect " + trace).exit_code, 0);
+}
+
 TEST(OutputOptionsCli, TwoOutputsCannotBeOneFile) {
   testing::TempDir dir;
   const std::string out = dir.path() + "/out.json";

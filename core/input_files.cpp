@@ -1,0 +1,61 @@
+#include "core/input_files.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "core/errors.h"
+
+namespace tracetwin::core {
+namespace {
+
+// Device and inode, plus the modification time and size: an inode number is
+// reused once its file is deleted, and a new file written under a reused
+// number (a process that reads and deletes temporary files) is not the
+// input it once was.
+using FileId = std::tuple<dev_t, ino_t, int64_t, int64_t, off_t>;
+
+struct InputFiles {
+  std::mutex mutex;
+  std::set<FileId> read;
+};
+
+InputFiles& inputFiles() {
+  static InputFiles files;  // readers may run on several threads
+  return files;
+}
+
+bool fileIdOf(const std::string& path, FileId* id) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  *id = {st.st_dev, st.st_ino, int64_t(st.st_mtim.tv_sec), int64_t(st.st_mtim.tv_nsec), st.st_size};
+  return true;
+}
+
+}  // namespace
+
+void noteInputFile(const std::string& path) {
+  FileId id;
+  if (!fileIdOf(path, &id)) return;  // pipes and FIFOs cannot be overwritten by a report
+  InputFiles& files = inputFiles();
+  const std::lock_guard<std::mutex> lock(files.mutex);
+  files.read.insert(id);
+}
+
+void refuseOverwritingAnInput(const std::string& path, std::string_view what) {
+  FileId id;
+  if (!fileIdOf(path, &id)) return;
+  InputFiles& files = inputFiles();
+  const std::lock_guard<std::mutex> lock(files.mutex);
+  if (files.read.count(id) != 0) {
+    throw InputError(
+        fmt::format("{}: is one of this command's inputs ({} would replace it); name another file",
+                    path, what));
+  }
+}
+
+}  // namespace tracetwin::core

@@ -1,0 +1,21 @@
+// The files this process read as inputs, so that no output replaces one:
+// `predict t.et.json.gz --json-out t.et.json.gz` overwrote the user's trace
+// with its report. Readers note what they open; writers ask before they
+// truncate. Files are told apart by device and inode (with the modification
+// time and size, against reused inode numbers), so another spelling of a
+// path, a symlink or a hard link is the same file.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tracetwin::core {
+
+// Notes the file at `path` as read (nothing when it cannot be stat'ed).
+void noteInputFile(const std::string& path);
+
+// Throws InputError "<path>: is one of this command's inputs (<what> would
+// replace it)" when `path` names a file this process read.
+void refuseOverwritingAnInput(const std::string& path, std::string_view what);
+
+}  // namespace tracetwin::core
