@@ -31,10 +31,10 @@
 #include "cli/replay_options.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
-#include "core/input_files.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/statistics.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
@@ -346,9 +346,6 @@ void runCompare(const CompareArgs& a) {
   }
   if (!a.timeline.empty()) writeCompareTimeline(a, graph, result, prediction);
   if (!a.json_out.empty()) {
-    core::refuseOverwritingAnInput(a.json_out, "the report");
-    std::ofstream out(a.json_out);
-    if (!out) throw InputError(fmt::format("{}: cannot open for writing", a.json_out));
     nlohmann::json doc = compareJson(a, timing, prediction, rows);
     doc["host_malloc"] = host_malloc;
     doc["models_host_differences"] = host_differences;
@@ -357,7 +354,7 @@ void runCompare(const CompareArgs& a) {
       doc["measured_ms_with_collector"] = timing.collector_iteration_ms;
       doc["measured_host_ms_with_collector"] = timing.collector_host_loop_ms;
     }
-    out << doc.dump(2) << '\n';
+    core::writeTextFile(a.json_out, doc.dump(2) + "\n");  // write errors, inputs refused
     fmt::print("json report: {}\n", a.json_out);
   }
 }

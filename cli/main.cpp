@@ -10,10 +10,30 @@
 #include <exception>
 #include <functional>
 #include <new>
+#include <string>
+#include <system_error>
 
 #include "cli/command_registry.h"
 #include "cli/exit_codes.h"
 #include "core/errors.h"
+
+namespace {
+
+// The last word on stderr. It must not throw: fmt::print does when stderr is
+// closed or full (`2>&-` under cron), which inside a catch handler ended the
+// process with std::terminate instead of the error's exit code.
+int report(const char* kind, const char* what, int code) {
+  std::fprintf(stderr, "tracetwin: %s: %s\n", kind, what);
+  return code;
+}
+
+int stdoutFailed(int error) {
+  const std::string why = "writing the standard output: " +
+                          std::string(error != 0 ? std::strerror(error) : "a write error");
+  return report("failed", why.c_str(), tracetwin::cli::kExitRuntime);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tracetwin;
@@ -43,32 +63,25 @@ int main(int argc, char** argv) {
     // A report printed to a full disk or a closed stdout (`> out.txt` on a
     // full file system) must not end as success: the text was lost.
     errno = 0;
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      fmt::print(stderr, "tracetwin: failed: writing the standard output: {}\n",
-                 errno != 0 ? std::strerror(errno) : "a write error");
-      return cli::kExitRuntime;
-    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return stdoutFailed(errno);
     return cli::kExitOk;
   } catch (const InputError& e) {
-    fmt::print(stderr, "tracetwin: error: {}\n", e.what());
-    return cli::kExitInput;
+    return report("error", e.what(), cli::kExitInput);
   } catch (const UsageError& e) {
-    fmt::print(stderr, "tracetwin: error: {}\n", e.what());
-    return cli::kExitUsage;
+    return report("error", e.what(), cli::kExitUsage);
   } catch (const UnavailableError& e) {
-    fmt::print(stderr, "tracetwin: unavailable: {}\n", e.what());
-    return cli::kExitUnavailable;
+    return report("unavailable", e.what(), cli::kExitUnavailable);
   } catch (const RuntimeFailure& e) {
-    fmt::print(stderr, "tracetwin: failed: {}\n", e.what());
-    return cli::kExitRuntime;
+    return report("failed", e.what(), cli::kExitRuntime);
   } catch (const InterruptedError& e) {
-    fmt::print(stderr, "tracetwin: interrupted: {}\n", e.what());
-    return cli::kExitInterrupted;
+    return report("interrupted", e.what(), cli::kExitInterrupted);
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "tracetwin: failed: out of memory\n");
-    return cli::kExitRuntime;
+    return report("failed", "out of memory", cli::kExitRuntime);
+  } catch (const std::system_error& e) {
+    // fmt::print throws this when a long report's write to stdout fails.
+    if (std::ferror(stdout)) return stdoutFailed(e.code().value());
+    return report("internal error", e.what(), cli::kExitInternal);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tracetwin: internal error: {}\n", e.what());
-    return cli::kExitInternal;
+    return report("internal error", e.what(), cli::kExitInternal);
   }
 }

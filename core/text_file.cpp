@@ -66,7 +66,12 @@ void writeTextFile(const std::string& path, std::string_view text) {
   if (!file) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size() ||
       std::fflush(file.get()) != 0) {
-    throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    const int error = errno;
+    // A truncated report must not stay behind looking like one (a full disk
+    // left half a JSON). Only a regular file: never /dev/full or a FIFO.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+    throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(error)));
   }
 }
 

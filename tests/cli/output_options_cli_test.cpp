@@ -45,6 +45,24 @@ TEST(OutputOptionsCli, AReportLostToAFullDiskIsAFailure) {
       << r.output();
   r = testing::runCommand("( " + testing::tracetwinBinary() + " inspect " + kOutMlp + " >&- )");
   EXPECT_EQ(r.exit_code, 4) << r.output();
+  // A report longer than stdio's buffer fails inside fmt::print (it threw
+  // std::system_error: "internal error", exit 1).
+  r = testing::runCommand("( " + testing::tracetwinBinary() + " link " +
+                          testing::sharedTrace("linear_1.0.1_et.json.gz") + " " +
+                          testing::sharedTrace("linear_kineto.json.gz") + " --ops >/dev/full )");
+  EXPECT_EQ(r.exit_code, 4) << r.output();
+  EXPECT_NE(r.err.find("tracetwin: failed: writing the standard output"), std::string::npos)
+      << r.output();
+}
+
+// An error with stderr closed or full (`2>&-` under cron) aborted with SIGABRT:
+// printing it threw inside main's catch handler. It keeps its exit code.
+TEST(OutputOptionsCli, ErrorsKeepTheirExitCodeWithStderrClosedOrFull) {
+  for (const std::string redirect : {"2>&-", "2>/dev/full"}) {
+    const CommandRun r = testing::runCommand("( " + testing::tracetwinBinary() +
+                                             " inspect /nonexistent/t.et.json " + redirect + " )");
+    EXPECT_EQ(r.exit_code, 2) << redirect << ": " << r.output();
+  }
 }
 
 // `predict t.et.json.gz --json-out t.et.json.gz` replaced the user's trace

@@ -2,6 +2,7 @@
 #include "core/text_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -57,6 +58,20 @@ TEST(TextFile, CompressedAndBinaryFilesAreNamedAsSuch) {
             gz + ": is gzip-compressed, not a device spec (give the uncompressed text: gunzip it)");
   const std::string bin = dir.write("dev.yaml", std::string("name: a\0b", 9));
   EXPECT_EQ(errorOf(bin, true), bin + ": byte 7: a NUL byte: a binary file, not a device spec");
+}
+
+// A full disk left half a JSON report behind; /dev/full itself must survive.
+TEST(TextFile, AFailedWriteLeavesNoTruncatedFileAndSaysWhy) {
+  struct stat st {};
+  if (::stat("/dev/full", &st) != 0) GTEST_SKIP() << "no /dev/full";
+  try {
+    writeTextFile("/dev/full", std::string(1 << 16, 'x'));
+    FAIL() << "a write to /dev/full succeeded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/full: cannot write: No space left on device");
+  }
+  EXPECT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 }  // namespace
