@@ -14,6 +14,7 @@
 #include "cli/index_distribution_option.h"
 #include "cli/rank_launcher.h"
 #include "cli/replay_args.h"
+#include "cli/temp_directory.h"
 #include "cli/timeline_file.h"
 #include "cli/timeline_replay.h"
 #include "core/errors.h"
@@ -203,20 +204,11 @@ nlohmann::json compareRanksJson(const nlohmann::json& replayed, const nlohmann::
 }
 
 void compareRanks(const CompareRanksArgs& a) {
-  const fs::path report =
-      fs::temp_directory_path() / fmt::format("tracetwin_compare_ranks_{}.json", ::getpid());
-  const fs::path rank_reports =
-      a.timeline.empty() ? fs::path()
-                         : fs::temp_directory_path() /
-                               fmt::format("tracetwin_compare_ranks_{}.reports", ::getpid());
-  // The ranks' reports are removed however compare ends (they can be large).
-  struct RemovedAtExit {
-    fs::path dir;
-    ~RemovedAtExit() {
-      std::error_code ec;
-      if (!dir.empty()) fs::remove_all(dir, ec);
-    }
-  } reports_dir{rank_reports};
+  // The merged report and the ranks' reports (they can be large) live in a
+  // private directory, removed however compare ends well.
+  const TempDirectory work("tracetwin-compare-ranks");
+  const fs::path report = fs::path(work.path()) / "replay.json";
+  const fs::path rank_reports = a.timeline.empty() ? fs::path() : fs::path(work.path()) / "ranks";
   // The host's speed around the replay against the models' calibration, as
   // one-rank compare measures it (calibration/host_speed.h).
   std::optional<calibration::HostSpeed> host_speed;
@@ -225,7 +217,6 @@ void compareRanks(const CompareRanksArgs& a) {
     host_speed = calibration::hostSpeedBefore(predictors::loadDeviceSpec(spec.string()));
   }
   const nlohmann::json replayed = replayRanks(a, report, rank_reports);
-  fs::remove(report);
   if (host_speed) calibration::finishHostSpeed(&*host_speed);
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);

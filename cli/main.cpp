@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <new>
 #include <string>
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
     return report("interrupted", e.what(), cli::kExitInterrupted);
   } catch (const std::bad_alloc&) {
     return report("failed", "out of memory", cli::kExitRuntime);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The environment, not a bug: TMPDIR naming no directory, a working
+    // directory deleted under the shell (no absolute paths then).
+    return report("error", e.what(), cli::kExitInput);
   } catch (const std::system_error& e) {
     // fmt::print throws this when a long report's write to stdout fails.
     if (std::ferror(stdout)) return stdoutFailed(e.code().value());

@@ -31,9 +31,14 @@ void requireDistinctOutputs(
   std::vector<std::pair<std::string_view, fs::path>> seen;
   for (const auto& [option, path] : outputs) {
     if (path->empty()) continue;
-    const fs::path normal = fs::absolute(*path).lexically_normal();
+    // Through symlinks (of the file or a directory above it) and, where the
+    // files exist, hard links: the same file under two names.
+    std::error_code ec;
+    fs::path normal = fs::weakly_canonical(*path, ec);
+    if (ec) normal = fs::path(*path).lexically_normal();
     for (const auto& [other, other_path] : seen) {
-      if (other_path == normal) {
+      std::error_code same_ec;
+      if (other_path == normal || fs::equivalent(other_path, normal, same_ec)) {
         throw UsageError(
             fmt::format("{} and {} name one file, {}: the second would overwrite "
                         "the first",

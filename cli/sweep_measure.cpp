@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
+#include "cli/temp_directory.h"
 #include "core/errors.h"
 #include "sweep/index_side_file.h"
 #include "sweep/measure_stats.h"
@@ -82,10 +84,12 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                      "assignments to compare");
   }
   std::string dir = args.traces_dir;
+  // Without --emit-traces the traces, logs and reports are the run's own:
+  // removed when it ends (kept, and said, when it fails).
+  std::optional<TempDirectory> temp;
   if (dir.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "tracetwin-sweep-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw RuntimeFailure("cannot make a temporary directory");
-    dir = tmpl;
+    temp.emplace("tracetwin-sweep");
+    dir = temp->path();
   }
   std::vector<const sweep::Plan*> measured_plans;
   for (const sweep::PlanResult* p : chosen) measured_plans.push_back(&p->plan);
@@ -98,9 +102,11 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     side_files.push_back((pdir / sweep::indexSideFileName(-1)).string());
   }
   const std::string exe = selfExe();
-  fmt::print("\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
-             "iterations), plans alternated round by round; traces under {}\n",
-             chosen.size(), args.rounds, spec.world_size, args.iters, dir);
+  fmt::print(
+      "\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
+      "iterations), plans alternated round by round; traces under {}{}\n",
+      chosen.size(), args.rounds, spec.world_size, args.iters, dir,
+      temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
   std::vector<std::vector<double>> rounds(chosen.size());
   for (int64_t r = 0; r < args.rounds; ++r) {
     for (size_t k = 0; k < chosen.size(); ++k) {

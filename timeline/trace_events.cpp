@@ -1,6 +1,7 @@
 #include "timeline/trace_events.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -253,11 +254,13 @@ WriteInfo writeTimeline(const std::string& path, const Timeline& timeline) {
         std::fflush(f.get()) != 0)
       throw InputError(fmt::format("{}: write failed", path));
   }
-  if (FILE* f = std::fopen(path.c_str(), "rb")) {
-    std::fseek(f, 0, SEEK_END);
-    info.bytes = static_cast<uint64_t>(std::ftell(f));
-    std::fclose(f);
-  }
+  // Not by opening it again: a FIFO's reader is gone by now (opening hung),
+  // and a pipe has no size (ftell gave -1). Through a pipe: the bytes handed
+  // to it (before compression for .gz).
+  struct stat st {};
+  info.bytes = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)
+                   ? static_cast<uint64_t>(st.st_size)
+                   : static_cast<uint64_t>(text.size());
   return info;
 }
 

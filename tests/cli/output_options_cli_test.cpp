@@ -91,6 +91,11 @@ TEST(OutputOptionsCli, TwoOutputsCannotBeOneFile) {
                        std::filesystem::path(dir.path()).filename().string() + "/out.json",
                    "--json-out and --timeline name one file");
   EXPECT_FALSE(std::filesystem::exists(out));
+  // Through a symlinked directory: one file still.
+  std::filesystem::create_directory_symlink(dir.path(), dir.path() + "/alias");
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --json-out " + out +
+                       " --timeline " + dir.path() + "/alias/out.json",
+                   "--json-out and --timeline name one file");
 }
 
 TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {

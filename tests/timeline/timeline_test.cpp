@@ -2,15 +2,17 @@
 // (timeline/trace_checks.h): a golden small case, the nesting and sorting it
 // guarantees, and every rule the checker holds a file to.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/trace_reader.h"
-#include "tests/support/traces.h"
 #include "tests/support/paths.h"
+#include "tests/support/traces.h"
 #include "timeline/trace_checks.h"
 #include "timeline/trace_events.h"
 
@@ -170,6 +172,20 @@ TEST(TimelineWriter, GzipAndPlainFilesHoldTheSameDocument) {
   const json b = json::parse(core::readMaybeGzipFile(dir.path() + "/t.json.gz"));
   EXPECT_EQ(a, b);
   EXPECT_THROW(writeTimeline("/nonexistent-dir/t.json", t), InputError);
+}
+
+// A FIFO: the writer re-opened the file to size it and waited for ever for a
+// second writer once the reader had gone (a bad-input hunt).
+TEST(TimelineWriter, AFifoIsWrittenOnceAndSizedByWhatWasWritten) {
+  testing::TempDir dir;
+  const std::string fifo = dir.path() + "/t.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = readText(fifo); });
+  const WriteInfo info = writeTimeline(fifo, smallTimeline());
+  reader.join();
+  EXPECT_EQ(info.bytes, received.size());
+  EXPECT_TRUE(checkTraceEvents(json::parse(received)).empty());
 }
 
 // ---- the checker finds what breaks the format ------------------------------
