@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -109,8 +108,7 @@ json nodeToTraceJson(const core::Node& node) {
 }
 
 void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) {
-  std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  std::string out;
   for (const DatasetRow& r : rows) {
     json line;
     line["family"] = core::opFamily(r.sample.node);
@@ -129,9 +127,10 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     if (r.host_us > 0) line["host_us"] = r.host_us;
     if (r.kernels >= 0) line["kernels"] = r.kernels;
     line["node"] = nodeToTraceJson(r.sample.node);
-    out << line.dump() << '\n';
+    out += line.dump();
+    out += '\n';
   }
-  if (!out) throw InputError(fmt::format("{}: write failed", path));
+  core::writeTextFile(path, out);
 }
 
 std::vector<DatasetRow> readDataset(const std::string& path) {

@@ -26,6 +26,22 @@ CLI::Validator outputFile() {
       "FILE (in an existing directory)");
 }
 
+CLI::Validator outputDirectory() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+          return fmt::format("{}: is a file, not a directory", path);
+        }
+        const fs::path parent = fs::path(path).parent_path();
+        if (!fs::exists(path, ec) && !parent.empty() && !fs::is_directory(parent, ec)) {
+          return fmt::format("{}: its directory {} does not exist", path, parent.string());
+        }
+        return {};
+      },
+      "DIR (existing, or in an existing directory)");
+}
+
 void requireDistinctOutputs(
     std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
   std::vector<std::pair<std::string_view, fs::path>> seen;

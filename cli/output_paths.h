@@ -15,6 +15,10 @@ namespace tracetwin::cli {
 // must not be a directory.
 CLI::Validator outputFile();
 
+// For add_option(...)->check(): a directory to write files into: one that
+// exists, or one whose parent exists (made when written), never a file.
+CLI::Validator outputDirectory();
+
 // Throws UsageError when two of the named outputs are one path: the second
 // write overwrote the first.
 void requireDistinctOutputs(

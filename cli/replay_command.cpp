@@ -421,7 +421,8 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "placeholders for ops that cannot run");
   sub.add_option("--rank-reports", args->rank_reports,
                  "with --nproc: also write each rank's own report (per op, its collectives) as "
-                 "DIR/rank{r}.json");
+                 "DIR/rank{r}.json")
+      ->check(outputDirectory());
   sub.add_option("--host-time", args->options.host_time_mode,
                  "host time around the ops: replayed (the calls only), recorded (the original's, "
                  "from --kineto, less the profiler's cost) or model (--models' prediction), "

@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
+#include "core/text_file.h"
 #include "core/trace_reader.h"
 #include "replay/result_json.h"
 
@@ -87,9 +88,7 @@ void writeRankReports(const std::string& dir, const std::vector<std::string>& re
   std::filesystem::create_directories(dir, ec);
   for (size_t r = 0; r < reports.size(); ++r) {
     const std::string path = fmt::format("{}/rank{}.json", dir, r);
-    std::ofstream out(path);
-    out << reports[r] << "\n";
-    if (!out) throw RuntimeFailure(fmt::format("{}: cannot write rank {}'s report", path, r));
+    core::writeTextFile(path, reports[r] + "\n");
   }
 }
 

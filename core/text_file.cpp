@@ -2,11 +2,13 @@
 
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "core/errors.h"
@@ -60,18 +62,62 @@ std::optional<std::string> readTextFileIfPresent(const std::string& path, std::s
   return read(path, what, true);
 }
 
+namespace {
+
+// Writes all of `text` to `file`; false with errno set when it could not.
+bool writeAll(std::FILE* file, std::string_view text) {
+  return std::fwrite(text.data(), 1, text.size(), file) == text.size() && std::fflush(file) == 0;
+}
+
+[[noreturn]] void cannotWrite(const std::string& path, int error) {
+  throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(error)));
+}
+
+}  // namespace
+
 void writeTextFile(const std::string& path, std::string_view text) {
   refuseOverwritingAnInput(path, "this output");
-  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "wb"));
-  if (!file) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  if (std::fwrite(text.data(), 1, text.size(), file.get()) != text.size() ||
-      std::fflush(file.get()) != 0) {
+  // A regular file (or a new one) is written beside itself and renamed over
+  // it: a full disk leaves the old file whole (models a fit was replacing)
+  // and no half-written report. A device, FIFO or pipe is written in place.
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "wb"));
+    if (!file) cannotWrite(path, errno);
+    if (!writeAll(file.get(), text)) cannotWrite(path, errno);
+    return;
+  }
+  // Through a symlink, the file it names is replaced, not the link.
+  std::error_code ec;
+  const std::filesystem::path target =
+      exists ? std::filesystem::canonical(path, ec) : std::filesystem::path(path);
+  const std::string final_path = ec ? path : target.string();
+  std::string temp = final_path + ".tracetwin-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) cannotWrite(path, errno);
+  std::unique_ptr<std::FILE, FileCloser> file(::fdopen(fd, "wb"));
+  if (!file) {
     const int error = errno;
-    // A truncated report must not stay behind looking like one (a full disk
-    // left half a JSON). Only a regular file: never /dev/full or a FIFO.
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
-    throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(error)));
+    ::close(fd);
+    std::remove(temp.c_str());
+    cannotWrite(path, error);
+  }
+  if (!writeAll(file.get(), text)) {
+    const int error = errno;
+    file.reset();
+    std::remove(temp.c_str());
+    cannotWrite(path, error);
+  }
+  file.reset();
+  // mkstemp makes 0600; a report is as readable as any file the user makes.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(temp.c_str(), exists ? (st.st_mode & 07777) : (0666 & ~mask));
+  if (std::rename(temp.c_str(), final_path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temp.c_str());
+    cannotWrite(path, error);
   }
 }
 

@@ -2,11 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <fstream>
 #include <set>
 
 #include "core/errors.h"
-#include "core/input_files.h"
+#include "core/text_file.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -209,11 +208,7 @@ void writeChromeTrace(const std::string& path, const ReplayResult& result,
   doc["traceEvents"] = chromeTraceEvents(result);
   for (const auto& e : extra_events) doc["traceEvents"].push_back(e);
   doc["displayTimeUnit"] = "ms";
-  core::refuseOverwritingAnInput(path, "the Chrome trace");
-  std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
-  out << doc.dump() << '\n';
-  if (!out) throw InputError(fmt::format("{}: write failed", path));
+  core::writeTextFile(path, doc.dump() + "\n");
 }
 
 }  // namespace tracetwin::replay

@@ -136,9 +136,7 @@ void SparseAddModel::saveTo(const std::string& dir) const {
   writeTerms(warm, "", &j);
   if (!cold.coefficients_us.empty()) writeTerms(cold, "cold_", &j);
   const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
-  std::ofstream out(path);
-  out << j.dump(1) << "\n";
-  if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
+  core::writeTextFile(path.string(), j.dump(1) + "\n");
 }
 
 double expectedUniqueRows(double nnz, double rows) {

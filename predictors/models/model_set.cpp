@@ -108,9 +108,7 @@ void ModelSet::save(const std::string& dir) const {
   for (const auto& [dtype, set] : precision_sets)
     set->save((fs::path(dir) / core::dtypeName(dtype)).string());
   fs::path path = fs::path(dir) / kManifestName;
-  std::ofstream out(path);
-  out << manifest.dump(2) << "\n";
-  if (!out) throw InputError(fmt::format("{}: write failed", path.string()));
+  core::writeTextFile(path.string(), manifest.dump(2) + "\n");
 }
 
 namespace {

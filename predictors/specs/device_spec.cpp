@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "core/errors.h"
 #include "core/text_file.h"
@@ -234,10 +233,7 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
 }
 
 void saveDeviceSpec(const DeviceSpec& spec, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("{}: cannot write device spec", path));
-  out << deviceSpecToYaml(spec);
-  if (!out) throw InputError(fmt::format("{}: write failed", path));
+  core::writeTextFile(path, deviceSpecToYaml(spec));
 }
 
 }  // namespace tracetwin::predictors

@@ -33,6 +33,9 @@ TEST(OutputOptionsCli, AFileInAMissingDirectoryIsRefusedBeforeAnyWork) {
   testing::TempDir dir;
   expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --json-out " + dir.path(),
                    "is a directory, not a file");
+  // --rank-reports was found to be a file only after the whole replay.
+  expectUsageError("replay " + kOutMlp + " --nproc 2 --rank-reports " + kOutMlp,
+                   "is a file, not a directory");
 }
 
 // `predict ... > pred.txt` on a full file system printed nothing and exited 0.

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/errors.h"
@@ -72,6 +75,28 @@ TEST(TextFile, AFailedWriteLeavesNoTruncatedFileAndSaysWhy) {
   }
   EXPECT_EQ(::stat("/dev/full", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+// A regular file is replaced whole (written beside it, then renamed), so a
+// full disk cannot leave half of it; its mode and a symlink to it survive.
+TEST(TextFile, ReplacingAFileKeepsItsModeAndSymlinksAndLeavesNothingBeside) {
+  TempDir dir;
+  const std::string file = dir.write("models.json", "old");
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  const std::string link = dir.path() + "/link.json";
+  std::filesystem::create_symlink(file, link);
+  writeTextFile(link, "new through the link");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  writeTextFile(file, "new");
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 2) << "a temporary file was left beside the output";
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new");
 }
 
 }  // namespace
