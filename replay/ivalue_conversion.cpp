@@ -79,6 +79,20 @@ c10::IValue convertList(const Value& v, const c10::ListTypePtr& type, const Devi
   }
 }
 
+// A recorded enum code (ScalarType, Layout, MemoryFormat) LibTorch can take:
+// 0 <= code < count, and not `invalid`.
+int64_t asEnum(const Value& v, const c10::TypePtr& type, int64_t count, int64_t invalid) {
+  const int64_t code = asInt(v, type);
+  if (code < 0 || code >= count || code == invalid) {
+    const int64_t last = invalid == count - 1 ? count - 2 : count - 1;
+    throw ConversionError(
+        fmt::format("cannot pass recorded '{}' {} as {}: not a code LibTorch "
+                    "knows (0 to {})",
+                    v.type, code, type->str(), last));
+  }
+  return code;
+}
+
 c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& devices) {
   using K = c10::TypeKind;
   if (v.kind == ValueKind::kGenerator) return c10::IValue();  // Generator? -> default generator
@@ -88,10 +102,16 @@ c10::IValue convert(const Value& v, const c10::TypePtr& type, const DeviceMap& d
       return convert(v, type->castRaw<c10::OptionalType>()->getElementType(), devices);
     case K::IntType:
     case K::SymIntType:
-    case K::ScalarTypeType:
-    case K::LayoutType:
-    case K::MemoryFormatType:
       return asInt(v, type);
+    // Enum codes out of their range crashed LibTorch (a segfault for dtype
+    // -1 or 255, "Unsupported TypeMeta" for 30): refused as this op's.
+    case K::ScalarTypeType:
+      return asEnum(v, type, static_cast<int64_t>(c10::ScalarType::NumOptions),
+                    static_cast<int64_t>(c10::ScalarType::Undefined));
+    case K::LayoutType:
+      return asEnum(v, type, static_cast<int64_t>(c10::Layout::NumOptions), -1);
+    case K::MemoryFormatType:
+      return asEnum(v, type, static_cast<int64_t>(c10::MemoryFormat::NumOptions), -1);
     case K::FloatType:
     case K::SymFloatType:
       return asDouble(v, type);
@@ -231,7 +251,9 @@ ArgumentPlan buildArguments(const core::Node& node, const c10::FunctionSchema& s
       plan.values.push_back(
           convertList(v, a.type()->cast<c10::ListType>(), devices, a.N().value_or(0)));
     } else {
-      plan.values.push_back(convert(v, a.type(), devices));
+      // real_type: a schema's ScalarType, Layout and MemoryFormat are `int`
+      // to the dispatcher; their real types bound the codes (asEnum).
+      plan.values.push_back(convert(v, a.real_type(), devices));
     }
   }
   return plan;
