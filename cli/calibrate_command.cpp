@@ -242,22 +242,22 @@ void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationResult r;
   bool interrupted = false;
   {
-    // Ctrl-C stops at the next grid point; nothing is written then (the
-    // dataset and models are written together at the end).
-    const StopOnSigint stop_on_ctrl_c;
+    // Ctrl-C, SIGTERM or SIGHUP stops at the next grid point; nothing is
+    // written then (the dataset and models are written together at the end).
+    const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});
     auto printer = std::make_shared<ProgressPrinter>();
     o.on_progress = [printer](const calibration::CalibrationProgress& p) {
       (*printer)(p);
-      if (StopOnSigint::requested()) {
+      if (const int signal = StopOnSignal::requested(); signal != 0) {
         throw InterruptedError(
-            fmt::format("calibrate: stopped by Ctrl-C at point {} of {} of {} after {:.0f} s; "
+            fmt::format("calibrate: stopped by {} at point {} of {} of {} after {:.0f} s; "
                         "nothing was written",
-                        p.done, p.total, p.family, p.elapsed_s));
+                        StopOnSignal::describe(signal), p.done, p.total, p.family, p.elapsed_s));
       }
     };
     r = calibration::runCalibration(o);
     o.on_progress = nullptr;
-    interrupted = StopOnSigint::requested();
+    interrupted = StopOnSignal::requested() != 0;
   }
   printReport(r);
   fmt::print("models:  {}\n", o.out_dir);

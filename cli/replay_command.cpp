@@ -298,10 +298,10 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
     unrecorded = unrecordedCompiledKernels(graph, *original);
   }
   if (!args.models.empty()) addPredictedKernelTimes(graph, args.models, &options);  // mode 3
-  options.should_stop = [] { return StopOnSigint::requested(); };
+  options.should_stop = [] { return StopOnSignal::requested() != 0; };
   replay::ReplayResult& result = run.result;
   {
-    const StopOnSigint stop_on_ctrl_c;  // the partial report is still written
+    const StopOnSignal stop_on_ctrl_c;  // the partial report is still written
     result = replay::replayGraph(graph, options);
   }
   if (host) {

@@ -1,28 +1,48 @@
 #include "cli/stop_request.h"
 
 #include <atomic>
+#include <utility>
 
 namespace tracetwin::cli {
 namespace {
 
-std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_requested{0};
 
-extern "C" void onSigint(int) { g_stop_requested.store(true); }
+extern "C" void onStopSignal(int signal) { g_stop_requested.store(signal); }
 
 }  // namespace
 
-StopOnSigint::StopOnSigint() {
-  g_stop_requested.store(false);
+StopOnSignal::StopOnSignal(std::initializer_list<int> signals) {
+  g_stop_requested.store(0);
   struct sigaction action {};
-  action.sa_handler = onSigint;
+  action.sa_handler = onStopSignal;
   sigemptyset(&action.sa_mask);
   // Interrupted reads and sleeps resume: the work decides when to stop.
   action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, &previous_);
+  for (const int signal : signals) {
+    struct sigaction old {};
+    sigaction(signal, &action, &old);
+    previous_.emplace_back(signal, old);
+  }
 }
 
-StopOnSigint::~StopOnSigint() { sigaction(SIGINT, &previous_, nullptr); }
+StopOnSignal::~StopOnSignal() {
+  for (const auto& [signal, old] : previous_) sigaction(signal, &old, nullptr);
+}
 
-bool StopOnSigint::requested() { return g_stop_requested.load(); }
+int StopOnSignal::requested() { return g_stop_requested.load(); }
+
+const char* StopOnSignal::describe(int signal) {
+  switch (signal) {
+    case SIGINT:
+      return "Ctrl-C";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a signal";
+  }
+}
 
 }  // namespace tracetwin::cli

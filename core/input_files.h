@@ -1,9 +1,11 @@
 // The files this process read as inputs, so that no output replaces one:
 // `predict t.et.json.gz --json-out t.et.json.gz` overwrote the user's trace
-// with its report. Readers note what they open; writers ask before they
-// truncate. Files are told apart by device and inode (with the modification
-// time and size, against reused inode numbers), so another spelling of a
-// path, a symlink or a hard link is the same file.
+// with its report. The trace readers (ETs, Kineto traces) note what they
+// open; writers ask before they replace a file. Text inputs (specs, model
+// files, datasets) are not noted: `calibrate --refit` and `fit --out` update
+// a model directory they read, on purpose. Files are told apart by device and inode (with the
+// modification time and size, against reused inode numbers), so another spelling of a path, a
+// symlink or a hard link is the same file.
 #pragma once
 
 #include <string>

@@ -32,7 +32,6 @@ std::optional<std::string> read(const std::string& path, std::string_view what, 
   if (!file) {
     throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
   }
-  noteInputFile(path);
   std::string text;
   char piece[1 << 14];
   for (size_t n; (n = std::fread(piece, 1, sizeof piece, file.get())) > 0;) text.append(piece, n);

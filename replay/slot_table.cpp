@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "core/errors.h"
@@ -151,7 +152,11 @@ void fillValues(at::Tensor& flat, at::Tensor& view, const FloatFill& float_fill,
   } else if (fill && fill->kind == IntFill::Kind::kZipf && fill->high >= fill->low) {
     fillZipfIndices(flat, *fill);
   } else if (fill) {
-    flat.random_(fill->low, fill->high + 1);
+    // random_'s bound is exclusive: a recorded high of INT64_MAX (a trace's
+    // tensor_range) wrapped to INT64_MIN and ended the replay as an internal error.
+    const int64_t to =
+        fill->high == std::numeric_limits<int64_t>::max() ? fill->high : fill->high + 1;
+    flat.random_(fill->low, to);
   } else {
     flat.zero_();  // integers with no rule, complex: 0 is a valid index for every dimension
   }

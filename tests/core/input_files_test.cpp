@@ -8,6 +8,8 @@
 
 #include "core/errors.h"
 #include "core/text_file.h"
+#include "core/trace_reader.h"
+#include "tests/support/paths.h"
 #include "tests/support/traces.h"
 
 namespace tracetwin::core {
@@ -20,7 +22,7 @@ TEST(InputFiles, AFileReadIsNotOverwrittenUnderAnyOfItsNames) {
   const std::string spec = dir.write("spec.yaml", "name: x\n");
   const std::string other = dir.write("other.yaml", "name: y\n");
   EXPECT_NO_THROW(refuseOverwritingAnInput(spec, "the report"));  // not read yet
-  EXPECT_EQ(readTextFile(spec, "a device spec"), "name: x\n");
+  noteInputFile(spec);                                            // as the trace readers do
   try {
     writeTextFile(spec, "{}");
     FAIL() << "the input was overwritten";
@@ -38,6 +40,18 @@ TEST(InputFiles, AFileReadIsNotOverwrittenUnderAnyOfItsNames) {
   // Other files, and new ones, are written as before.
   EXPECT_NO_THROW(writeTextFile(other, "{}"));
   EXPECT_NO_THROW(writeTextFile(dir.path() + "/new.json", "{}"));
+}
+
+TEST(InputFiles, TracesReadAreNotedAndTextInputsMayBeUpdated) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/t.et.json.gz";
+  std::filesystem::copy_file(testing::dataPath("mlp.et.json.gz"), trace);
+  readTrace(trace);
+  EXPECT_THROW(writeTextFile(trace, "{}"), InputError);
+  // A model file read and rewritten (calibrate --refit, fit --out DIR).
+  const std::string manifest = dir.write("manifest.json", "{}");
+  readTextFile(manifest, "a model file");
+  EXPECT_NO_THROW(writeTextFile(manifest, "{\"v\": 2}"));
 }
 
 }  // namespace

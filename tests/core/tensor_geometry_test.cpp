@@ -65,5 +65,19 @@ TEST(TensorGeometry, SizesThatNoAllocatorCouldGive) {
   EXPECT_TRUE(says(tensor(kMax / 2, {kMax / 2}, {}, 0, 8), "bytes: beyond 64 bits"));
 }
 
+// A bad-input hunt: itemsize 2^40 on 16 floats predicted a 694-second add.
+TEST(TensorGeometry, TheItemsizeMustBeItsDtypes) {
+  TensorValue f = tensor(16, {16}, {}, 0, int64_t{1} << 40);
+  f.dtype = DType::kFloat32;
+  EXPECT_TRUE(says(f, "itemsize 1099511627776 for a float32 tensor, whose elements are 4 bytes"));
+  f.itemsize = 4;
+  EXPECT_EQ(tensorGeometryProblem(f, true), "");
+  TensorValue h = tensor(16, {16}, {}, 0, 4);
+  h.dtype = DType::kFloat16;
+  EXPECT_TRUE(says(h, "whose elements are 2 bytes"));
+  // An unknown dtype (a newer PyTorch's) has no size to hold it to.
+  EXPECT_EQ(tensorGeometryProblem(tensor(16, {16}, {}, 0, 3), true), "");
+}
+
 }  // namespace
 }  // namespace tracetwin::core

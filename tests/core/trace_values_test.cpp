@@ -104,7 +104,7 @@ TEST(TraceValues, ListLongerThanItsTypeKeepsTheLastElementType) {
 
 TEST(TraceValues, StridesAndTensorRange) {
   const std::string node = R"J({"id": 3, "name": "aten::mm", "ctrl_deps": 2,
-    "inputs": {"values": [[11,2,0,16,4,"cuda:0"]], "shapes": [[4,4]], "types": ["Tensor(c10::BFloat16)"], "strides": [[1,4]]},
+    "inputs": {"values": [[11,2,0,16,2,"cuda:0"]], "shapes": [[4,4]], "types": ["Tensor(c10::BFloat16)"], "strides": [[1,4]]},
     "outputs": {"values": [], "shapes": [], "types": [], "strides": []},
     "attrs": [{"name": "op_schema", "type": "string", "value": "aten::mm(Tensor self, Tensor mat2) -> Tensor"},
               {"name": "tensor_range", "type": "string", "value": "{\"0\": [0, 9]}"},

@@ -12,22 +12,36 @@ namespace {
 int g_previous_calls = 0;
 extern "C" void countCalls(int) { ++g_previous_calls; }
 
-TEST(StopOnSigint, SigintSetsTheFlagAndThePreviousHandlerComesBack) {
+TEST(StopOnSignal, SigintSetsTheFlagAndThePreviousHandlerComesBack) {
   void (*const original)(int) = std::signal(SIGINT, countCalls);
   {
-    const StopOnSigint stop;
-    EXPECT_FALSE(StopOnSigint::requested());
+    const StopOnSignal stop;
+    EXPECT_EQ(StopOnSignal::requested(), 0);
     std::raise(SIGINT);  // would end the process without the guard's handler
-    EXPECT_TRUE(StopOnSigint::requested());
+    EXPECT_EQ(StopOnSignal::requested(), SIGINT);
     EXPECT_EQ(g_previous_calls, 0);
   }
   std::raise(SIGINT);
   EXPECT_EQ(g_previous_calls, 1);
   {
-    const StopOnSigint again;  // a new guard starts clear
-    EXPECT_FALSE(StopOnSigint::requested());
+    const StopOnSignal again;  // a new guard starts clear
+    EXPECT_EQ(StopOnSignal::requested(), 0);
   }
   std::signal(SIGINT, original);
+}
+
+// calibrate's guard: a scheduler's SIGTERM and a closed terminal's SIGHUP
+// also stop at the next point (they left an empty --out behind).
+TEST(StopOnSignal, TermAndHupWhenAsked) {
+  void (*const original)(int) = std::signal(SIGTERM, countCalls);
+  {
+    const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});
+    std::raise(SIGTERM);
+    EXPECT_EQ(StopOnSignal::requested(), SIGTERM);
+    EXPECT_STREQ(StopOnSignal::describe(SIGTERM), "SIGTERM");
+  }
+  std::signal(SIGTERM, original);
+  EXPECT_STREQ(StopOnSignal::describe(SIGINT), "Ctrl-C");
 }
 
 }  // namespace

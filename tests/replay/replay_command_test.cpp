@@ -118,6 +118,18 @@ TEST(ReplayCommand, DtypeCodesOutOfRangeSkipTheirOp) {
   }
 }
 
+// A recorded tensor_range up to INT64_MAX: the exclusive bound high + 1
+// wrapped and the replay ended as an internal error.
+TEST(ReplayCommand, ATensorRangeUpToInt64MaxReplays) {
+  if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
+  const std::string path = ::testing::TempDir() + "range_int64max.et.json";
+  std::ofstream(path)
+      << R"TRACE({"schema":"1.1.1-chakra.0.0.4","pid":1,"time":"t","start_ts":0,"finish_ts":1,"nodes":[{"id":4,"name":"aten::embedding","ctrl_deps":3,"inputs":{"values":[[100,200,0,800,4,"cpu"],[101,201,0,10,8,"cpu"],-1,false,false],"shapes":[[100,8],[10],[],[],[]],"types":["Tensor(float)","Tensor(long)","Int","Bool","Bool"]},"outputs":{"values":[[102,202,0,80,4,"cpu"]],"shapes":[[10,8]],"types":["Tensor(float)"]},"attrs":[{"name":"rf_id","type":"uint64","value":2},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"},{"name":"tensor_range","type":"string","value":"{\"1\": [0, 9223372036854775807]}"}]},{"id":3,"name":"ProfilerStep#0","ctrl_deps":2,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":2,"name":"[pytorch|profiler|execution_trace|thread]","ctrl_deps":1,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":1,"name":"[pytorch|profiler|execution_trace|process]","ctrl_deps":1,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]}]})TRACE";
+  const CommandRun run = runTracetwin("replay " + path + " --iters 1 --warmup 0");
+  EXPECT_NE(run.exit_code, 1) << run.output();
+  EXPECT_EQ(run.output().find("internal error"), std::string::npos) << run.output();
+}
+
 TEST(ReplayCommand, CudaWithoutAGpuExitsThreeSayingSo) {
   if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
