@@ -17,7 +17,6 @@
 #include <unordered_map>
 
 #include "core/comm/collective_sequence.h"
-#include "core/comm/recorded_ranks.h"
 #include "replay/comm/c10d_backend.h"
 #include "replay/comm/collective_names.h"
 #include "replay/comm/comm_replayer.h"
@@ -295,13 +294,9 @@ void RankSession::prepare(const core::Graph& graph, const std::vector<core::Node
       throw InputError("collective sequences differ between ranks: " + why +
                        "; the traces are not of one job (replaying them would deadlock)");
     }
-    // The same sequences, but records that contradict the ranks' places (a
-    // copied trace): the backend would fail or hang inside the measured loop.
-    if (std::string why = core::comm::firstRecordContradiction(core::comm::pairAcrossRanks(by_rank),
-                                                               by_rank.size());
-        !why.empty()) {
-      throw InputError("the traces are not the ranks of one job: " + why);
-    }
+    // Records that contradict the ranks' places (a copied trace) would fail
+    // or hang the backend: matching throws InputError naming rank and op.
+    core::comm::matchAcrossRanks(by_rank);
   }
 
   s.phase = "process-group creation";
