@@ -258,6 +258,18 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
   const DataLoadingCharge loading = chargeDataLoading(
       graph, sel.data_loaders, recs, table, statistic, opts.host_scale, &sim);
   if (std::string note = dataLoadingNote(loading); !note.empty()) p.notes.push_back(std::move(note));
+  // "0.000 ms predicted (0 ops)" for a trace whose first ProfilerStep is empty
+  // read as a confident answer (a bad-input hunt): say where the ops are.
+  if (sel.window && sel.ops.empty()) {
+    int64_t outside = 0;
+    for (const core::Node& n : graph.nodes()) outside += core::isOperator(n.category);
+    if (outside > 0) {
+      p.notes.push_back(fmt::format(
+          "the iteration window (ids between ProfilerStep labels {} and {}) holds no ops; the "
+          "trace's {} operator nodes lie outside it: this prediction is of an empty step",
+          sel.window->first, sel.window->second, outside));
+    }
+  }
   for (size_t i = 0; i < recs.size(); ++i) {
     OpPrediction& o = recs[i].out;
     const SimOp& s = sim[i];

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/support/paths.h"
@@ -84,6 +85,20 @@ TEST(OutputOptionsCli, AnOutputNamingAnInputIsRefusedAndTheInputKept) {
   EXPECT_EQ(testing::runTracetwin("export --chakra " + trace + " " + trace).exit_code, 2);
   EXPECT_EQ(std::filesystem::file_size(trace), size);
   EXPECT_EQ(testing::runTracetwin("inspect " + trace).exit_code, 0);
+}
+
+// An empty first ProfilerStep (ops only in later steps) predicted "0.000 ms
+// (0 ops)" without a word (a bad-input hunt): a note says where the ops are.
+TEST(OutputOptionsCli, AnEmptyIterationWindowIsNoted) {
+  testing::TempDir dir;
+  const std::string trace = dir.path() + "/empty_step.et.json";
+  std::ofstream(trace)
+      << R"TRACE({"schema":"1.1.0-chakra.0.0.4","pid":1,"time":"t","start_ts":0,"finish_ts":1,"nodes":[{"id":10,"name":"ProfilerStep#1","ctrl_deps":2,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":21,"name":"aten::mm","ctrl_deps":20,"inputs":{"values":[[100,200,0,2048,4,"cpu"],[101,201,0,512,4,"cpu"]],"shapes":[[64,32],[32,16]],"types":["Tensor(float)","Tensor(float)"]},"outputs":{"values":[[102,202,0,1024,4,"cpu"]],"shapes":[[64,16]],"types":["Tensor(float)"]},"attrs":[{"name":"rf_id","type":"uint64","value":1},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":"aten::mm(Tensor self, Tensor mat2) -> Tensor"}]},{"id":22,"name":"aten::mm","ctrl_deps":20,"inputs":{"values":[[100,200,0,2048,4,"cpu"],[101,201,0,512,4,"cpu"]],"shapes":[[64,32],[32,16]],"types":["Tensor(float)","Tensor(float)"]},"outputs":{"values":[[102,202,0,1024,4,"cpu"]],"shapes":[[64,16]],"types":["Tensor(float)"]},"attrs":[{"name":"rf_id","type":"uint64","value":2},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":"aten::mm(Tensor self, Tensor mat2) -> Tensor"}]},{"id":20,"name":"ProfilerStep#2","ctrl_deps":2,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":31,"name":"aten::mm","ctrl_deps":30,"inputs":{"values":[[100,200,0,2048,4,"cpu"],[101,201,0,512,4,"cpu"]],"shapes":[[64,32],[32,16]],"types":["Tensor(float)","Tensor(float)"]},"outputs":{"values":[[102,202,0,1024,4,"cpu"]],"shapes":[[64,16]],"types":["Tensor(float)"]},"attrs":[{"name":"rf_id","type":"uint64","value":3},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":"aten::mm(Tensor self, Tensor mat2) -> Tensor"}]},{"id":32,"name":"aten::mm","ctrl_deps":30,"inputs":{"values":[[100,200,0,2048,4,"cpu"],[101,201,0,512,4,"cpu"]],"shapes":[[64,32],[32,16]],"types":["Tensor(float)","Tensor(float)"]},"outputs":{"values":[[102,202,0,1024,4,"cpu"]],"shapes":[[64,16]],"types":["Tensor(float)"]},"attrs":[{"name":"rf_id","type":"uint64","value":4},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":"aten::mm(Tensor self, Tensor mat2) -> Tensor"}]},{"id":30,"name":"ProfilerStep#3","ctrl_deps":2,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":2,"name":"[pytorch|profiler|execution_trace|thread]","ctrl_deps":1,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]},{"id":1,"name":"[pytorch|profiler|execution_trace|process]","ctrl_deps":1,"inputs":{"values":[],"shapes":[],"types":[]},"outputs":{"values":[],"shapes":[],"types":[]},"attrs":[{"name":"rf_id","type":"uint64","value":0},{"name":"tid","type":"uint64","value":1},{"name":"op_schema","type":"string","value":""}]}]})TRACE";
+  const CommandRun r = testing::runTracetwin("predict " + trace + " --models " + kOutModels);
+  EXPECT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("holds no ops; the trace's 4 operator nodes lie outside it"),
+            std::string::npos)
+      << r.output();
 }
 
 TEST(OutputOptionsCli, TwoOutputsCannotBeOneFile) {
