@@ -240,7 +240,7 @@ void runCalibrate(CalibrateArgs& args) {
              o.budget_s, o.out_dir,
              o.families.empty() ? "all" : fmt::format("{}", fmt::join(o.families, ",")), o.repeats);
   calibration::CalibrationResult r;
-  bool interrupted = false;
+  int stopped_by = 0;  // the signal that arrived where no point is polled
   {
     // Ctrl-C, SIGTERM or SIGHUP stops at the next grid point; nothing is
     // written then (the dataset and models are written together at the end).
@@ -257,16 +257,16 @@ void runCalibrate(CalibrateArgs& args) {
     };
     r = calibration::runCalibration(o);
     o.on_progress = nullptr;
-    interrupted = StopOnSignal::requested() != 0;
+    stopped_by = StopOnSignal::requested();
   }
   printReport(r);
   fmt::print("models:  {}\n", o.out_dir);
-  if (interrupted) {
+  if (stopped_by != 0) {
     // It arrived during the probes or the fit, where no point is polled.
     throw InterruptedError(fmt::format(
-        "calibrate: Ctrl-C arrived after the last grid point; the "
-        "dataset and models were written in full to {}{}",
-        o.out_dir,
+        "calibrate: {} arrived after the last grid point; the dataset and models were written "
+        "in full to {}{}",
+        StopOnSignal::describe(stopped_by), o.out_dir,
         with_comm || with_sparse_add ? " (the comm / sparse_add steps were not run)" : ""));
   }
   if (with_sparse_add) calibrateSparseAddFamily(args.sparse_add);

@@ -19,8 +19,12 @@ std::string readTextFile(const std::string& path, std::string_view what);
 // side files); a directory or an unreadable file is still an error.
 std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what);
 
-// Writes `text` to `path` (replacing it); throws InputError "<path>: cannot
-// write: <reason>" (a missing directory, a full disk, a directory there).
+// Writes `text` to `path`. A regular file (or a new one) is written beside
+// itself and renamed over it, so a failed write leaves the old file whole and
+// no partial one (mode and symlinks kept); a device, FIFO or pipe is written
+// in place. Refuses a trace this process read (core/input_files.h). Throws
+// InputError "<path>: cannot write: <reason>" (a missing directory, a full
+// disk, a directory there).
 void writeTextFile(const std::string& path, std::string_view text);
 
 }  // namespace tracetwin::core

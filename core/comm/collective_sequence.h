@@ -27,10 +27,10 @@ struct CollectiveStep {
   bool backward = false;
   // What the trace records about the group and this rank's place in it, for
   // the check that the traces are the ranks of one job (-1 / empty: not
-  // recorded): the recording rank within the group, the group's size (recorded, or the
-  // length of the split sizes), its
-  // global ranks as start + k * stride, and all_to_all split sizes (dim-0
-  // rows sent to / received from each member).
+  // recorded): the recording rank within the group, the group's size
+  // (recorded, or the length of the split sizes), its global ranks as
+  // start + k * stride, and all_to_all split sizes (dim-0 rows sent to /
+  // received from each member).
   int64_t group_rank = -1;
   int64_t group_size = -1;
   int64_t global_rank_start = -1;
