@@ -60,6 +60,9 @@ std::string describeHost(const HostFacts& h) {
   if (h.clock_hz > 0) parts.push_back(fmt::format("{:.0f} MHz", h.clock_hz / 1e6));
   for (const predictors::CacheSpec& c : h.caches)
     parts.push_back(fmt::format("{} {}", c.level, sizeText(c.bytes)));
+  // Some VMs hide sysfs's cache directory: say so, rather than let a missing
+  // list read as a CPU without caches (their sizes are then not compared).
+  if (h.caches.empty()) parts.push_back("caches not reported by the OS");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
