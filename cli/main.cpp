@@ -16,6 +16,7 @@
 
 #include "cli/command_registry.h"
 #include "cli/exit_codes.h"
+#include "cli/huge_page_heap.h"
 #include "core/errors.h"
 
 namespace {
@@ -38,6 +39,8 @@ int stdoutFailed(int error) {
 
 int main(int argc, char** argv) {
   using namespace tracetwin;
+  // First: it may start this binary again (cli/huge_page_heap.h).
+  cli::startWithHugePageHeap(argc, argv);
   CLI::App app{"tracetwin: replay and predict PyTorch execution traces"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tracetwin 0.1.0");

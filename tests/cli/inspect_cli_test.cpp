@@ -110,6 +110,29 @@ TEST(InspectCli, BadTracesExitTwoWithOneLine) {
   }
 }
 
+// A trace this big starts tracetwin again with glibc's heap in huge pages
+// (cli/huge_page_heap.h): the same answers, the same errors, either way.
+TEST(InspectCli, ABigTraceReadsTheSameWithOrWithoutTheHugePageHeap) {
+  const std::string big = testing::sharedTrace("resnet_1.1.0_et.json.gz");  // 13 MB unpacked
+  const RunResult huge = run("inspect --json " + big);
+  const RunResult plain = testing::runCommand(
+      "TRACETWIN_HUGE_PAGES=0 " + testing::tracetwinBinary() + " inspect --json " + big);
+  ASSERT_EQ(huge.exit_code, 0) << huge.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  nlohmann::json a = nlohmann::json::parse(huge.out), b = nlohmann::json::parse(plain.out);
+  a.erase("parse_ms");
+  b.erase("parse_ms");
+  EXPECT_EQ(a, b);
+
+  testing::TempDir dir;
+  const std::string broken = dir.write(
+      "broken.json", "{\"schema\": \"1.1.0\", \"nodes\": [" + std::string(7 << 20, ' ') + "!");
+  const RunResult bad = run("inspect " + broken);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find(broken), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+}
+
 TEST(InspectCli, MissingArgumentIsAUsageError) {
   const RunResult r = run("inspect");
   EXPECT_EQ(r.exit_code, 2);
