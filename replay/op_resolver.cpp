@@ -3,6 +3,9 @@
 #include <ATen/core/jit_type.h>
 #include <fmt/core.h>
 
+#include "core/errors.h"
+#include "core/op_schema.h"
+
 namespace tracetwin::replay {
 namespace {
 
@@ -60,6 +63,21 @@ std::optional<int> mapArguments(const core::Node& node, const c10::FunctionSchem
   return score;
 }
 
+namespace {
+
+// A recorded op_schema the reader could not parse (the Graph's warnings count
+// them): the op is skipped for that, not for a missing schema.
+std::string unparsedSchemaReason(const core::Node& node) {
+  try {
+    core::parseOpSchema(node.op_schema_text, "op_schema");
+  } catch (const InputError& e) {
+    return fmt::format("its recorded op_schema does not parse: {}", e.what());
+  }
+  return "its recorded op_schema was not parsed";
+}
+
+}  // namespace
+
 const std::vector<c10::OperatorName>& OpResolver::overloadsOf(const std::string& name) {
   if (!indexed_) {
     // ~2,000 registered ops in LibTorch 1.13: index once per replay.
@@ -75,7 +93,7 @@ const std::vector<c10::OperatorName>& OpResolver::overloadsOf(const std::string&
 
 std::optional<ResolvedOp> OpResolver::resolve(const core::Node& node, std::string* reason) {
   if (!node.schema) {
-    *reason = "no op_schema recorded";
+    *reason = node.op_schema_text.empty() ? "no op_schema recorded" : unparsedSchemaReason(node);
     return std::nullopt;
   }
   const std::string name = node.schema->qualifiedName();

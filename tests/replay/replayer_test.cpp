@@ -179,6 +179,21 @@ TEST(Replayer, UnregisteredCustomOpsAreSkippedWithAReason) {
   EXPECT_THROW(replayGraph(graphWithACustomOp(), o), RuntimeFailure);
 }
 
+// The reader keeps a node whose op_schema does not parse (with a warning):
+// replay says that is why it skipped it, not that no schema was recorded.
+TEST(Replayer, AnOpWhoseRecordedSchemaDoesNotParseIsSkippedForThat) {
+  GraphBuilder b;
+  core::Node& bad = b.op(kAdd, {tensorValue(1, 1, {4}), tensorValue(2, 2, {4}), intValue(1)},
+                         {tensorValue(3, 3, {4})});
+  bad.op_schema_text = "aten::add.Tensor(Tensor self, Tensor other";
+  bad.schema = nullptr;
+  auto result = replayGraph(b.build(), quick());
+  ASSERT_EQ(result.skipped.size(), 1u);
+  EXPECT_NE(result.skipped[0].reason.find("its recorded op_schema does not parse"),
+            std::string::npos)
+      << result.skipped[0].reason;
+}
+
 TEST(Replayer, ASkippedOpWithARecordedTimeIsStoodInForButStillCountsAsSkipped) {
   const core::Graph graph = graphWithACustomOp();
   core::NodeId custom = core::kNoNode;
