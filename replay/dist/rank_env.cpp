@@ -86,6 +86,10 @@ RankEnv detectRankEnv(const EnvLookup& lookup) {
     if (out.local_rank >= out.local_world_size) out.local_world_size = out.local_rank + 1;
     auto addr = env.text("MASTER_ADDR");
     auto port = env.number("MASTER_PORT");
+    // A job of one task without a rendezvous is a shell, not a rank: `srun
+    // --pty bash` and `mpirun -np 1 bash` set these for everything run inside
+    // them, and a plain replay there failed for want of MASTER_ADDR.
+    if ((!addr || !port) && out.world_size == 1 && out.launcher != "tracetwin") return RankEnv{};
     if (!addr || !port) {
       throw UsageError(fmt::format(
           "launched by {} as rank {} of {}, but MASTER_ADDR and MASTER_PORT are not both set: "

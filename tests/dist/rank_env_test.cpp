@@ -116,6 +116,16 @@ TEST(RankEnv, MissingRendezvousIsAnError) {
   }
 }
 
+// Inside `srun --pty bash` (one task, a job step) or `mpirun -np 1 bash`, a
+// plain replay is a single process, not rank 0 of a job with no rendezvous.
+TEST(RankEnv, AOneTaskShellWithoutRendezvousIsASingleProcess) {
+  EXPECT_FALSE(
+      detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_STEP_ID", "0"}}).launched());
+  EXPECT_FALSE(detect({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}}).launched());
+  // With a rendezvous it is a one-rank job (torchrun --nproc_per_node 1).
+  EXPECT_TRUE(detect(with({{"RANK", "0"}, {"WORLD_SIZE", "1"}})).launched());
+}
+
 TEST(RankPath, ExpandsEveryPlaceholder) {
   EXPECT_EQ(expandRankPath("d/rank{rank}.et.json.gz", 3), "d/rank3.et.json.gz");
   EXPECT_EQ(expandRankPath("r{rank}/x{rank}", 12), "r12/x12");
