@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -13,7 +15,9 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <thread>
 
+#include "cli/stop_request.h"
 #include "cli/temp_directory.h"
 #include "core/errors.h"
 #include "sweep/index_side_file.h"
@@ -34,10 +38,17 @@ std::string selfExe() {
 }
 
 // Runs argv with stdout and stderr into `log`; returns its exit status.
+// The replay ends with the sweep: a SIGTERM, SIGHUP or Ctrl-C the sweep gets
+// (while a StopOnSignal guard is alive) is passed on as SIGTERM, and a sweep
+// that dies anyway (SIGKILL) takes the replay with it (PR_SET_PDEATHSIG);
+// `kill` of the sweep alone once left the replay and its ranks running.
 int run(const std::vector<std::string>& argv, const std::string& log) {
+  const pid_t sweep = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw RuntimeFailure("fork failed: cannot start the replay");
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != sweep) ::_exit(127);  // the sweep died before prctl
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);
@@ -50,8 +61,20 @@ int run(const std::vector<std::string>& argv, const std::string& log) {
     ::_exit(127);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw RuntimeFailure("waitpid failed on the replay");
+  bool passed_on = false;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw RuntimeFailure("waitpid failed on the replay");
+    if (StopOnSignal::requested() != 0 && !passed_on) {
+      ::kill(pid, SIGTERM);
+      passed_on = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (const int signal = StopOnSignal::requested(); signal != 0) {
+    throw InterruptedError(
+        fmt::format("sweep --measure stopped by {}", StopOnSignal::describe(signal)));
   }
   if (WIFSIGNALED(status)) {
     if (WTERMSIG(status) == SIGINT) throw InterruptedError("sweep --measure interrupted");
@@ -108,6 +131,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       chosen.size(), args.rounds, spec.world_size, args.iters, dir,
       temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
   std::vector<std::vector<double>> rounds(chosen.size());
+  const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});  // passed on to the replay (run())
   for (int64_t r = 0; r < args.rounds; ++r) {
     for (size_t k = 0; k < chosen.size(); ++k) {
       const size_t i = (k + size_t(r)) % chosen.size();  // A B C, B C A, ...
