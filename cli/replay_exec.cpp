@@ -34,6 +34,12 @@ fs::path helperPath() {
 void execReplayHelper(const std::string& command, const std::vector<std::string>& args) {
   const fs::path helper = helperPath();
   if (::access(helper.c_str(), X_OK) != 0) {
+    if (errno != ENOENT) {
+      // There, but not runnable (a copy that lost its mode bits): not a
+      // build without LibTorch.
+      throw UnavailableError(fmt::format("{}: {} is there but cannot be run: {}", command,
+                                         helper.string(), std::strerror(errno)));
+    }
     throw UnavailableError(fmt::format(
         "{}: built without LibTorch: {}, which runs it, is not installed (install Debian's "
         "libtorch-dev and configure with -DTRACETWIN_WITH_TORCH=ON, which builds it beside "

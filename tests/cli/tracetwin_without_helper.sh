@@ -59,6 +59,20 @@ echo "without tracetwin-replay: $(head -n 1 "$tmp/out")"
 check_unavailable export --chakra "$tmp/mlp_replay.et" "$src/data/mlp.et.json.gz" --from replay
 echo "without tracetwin-replay: export --chakra and predict --timeline ran; export --from replay exits 3"
 
+# A helper that is there but cannot be run (a copy without its mode bits) is
+# named as such, not taken for a build without LibTorch.
+printf '#!/bin/sh\n' >"$tmp/tracetwin-replay"
+chmod 644 "$tmp/tracetwin-replay"
+rc=0
+"$tmp/tracetwin" replay "$src/data/mlp.et.json.gz" >"$tmp/out" 2>&1 || rc=$?
+if [ "$rc" -ne 3 ] || ! grep -q "tracetwin-replay is there but cannot be run" "$tmp/out"; then
+  echo "FAIL: a helper without its mode bits: exit $rc,"
+  cat "$tmp/out"
+  exit 1
+fi
+rm "$tmp/tracetwin-replay"
+echo "a helper that cannot be run: $(head -n 1 "$tmp/out")"
+
 # With the helper (a build with LibTorch): the forwarded commands parse there.
 helper=$(dirname "$bin")/tracetwin-replay
 if [ -x "$helper" ]; then
