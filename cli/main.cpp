@@ -59,7 +59,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? cli::kExitOk : cli::kExitUsage;
+    if (code != 0) return cli::kExitUsage;
+    // --help and --version print to stdout: `--help > /dev/full` lost the text.
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return stdoutFailed(errno);
+    return cli::kExitOk;
   }
 
   try {

@@ -59,6 +59,17 @@ TEST(OutputOptionsCli, AReportLostToAFullDiskIsAFailure) {
       << r.output();
 }
 
+// --help and --version to a full disk printed nothing and exited 0.
+TEST(OutputOptionsCli, HelpLostToAFullDiskIsAFailure) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  for (const std::string args : {"--help", "--version", "predict --help"}) {
+    const CommandRun r =
+        testing::runCommand("( " + testing::tracetwinBinary() + " " + args + " >/dev/full )");
+    EXPECT_EQ(r.exit_code, 4) << args << ": " << r.output();
+    EXPECT_NE(r.err.find("writing the standard output"), std::string::npos) << r.output();
+  }
+}
+
 // An error with stderr closed or full (`2>&-` under cron) aborted with SIGABRT:
 // printing it threw inside main's catch handler. It keeps its exit code.
 TEST(OutputOptionsCli, ErrorsKeepTheirExitCodeWithStderrClosedOrFull) {
