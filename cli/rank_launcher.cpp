@@ -138,6 +138,8 @@ std::string describeExit(const RankExit& r) {
                             ? fmt::format("waiting for rank {}, which failed on its input",
                                           r.outlived_rank)
                             : "still running: hung, or waiting for it");
+    } else if (r.ended_by_launcher && r.signal == SIGINT) {
+      why = ", the Ctrl-C passed on to it";
     } else if (r.ended_by_launcher) {
       why = " after the grace period (still running: hung)";
     }
@@ -192,7 +194,10 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
       --running;
       if (WIFEXITED(status)) r->exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) r->signal = WTERMSIG(status);
-      r->ended_by_launcher = r->signal != 0 && ending && !result.interrupted;
+      // A rank the forwarded Ctrl-C ended (before it could catch it, at start-up)
+      // was ended by the launcher too, not a failure of its own.
+      r->ended_by_launcher = r->signal != 0 && ((ending && !result.interrupted) ||
+                                                (result.interrupted && r->signal == SIGINT));
       if (r->ended_by_launcher && result.first_failed >= 0) {
         const RankExit& first = result.ranks[size_t(result.first_failed)];
         r->outlived_rank = first.rank;
@@ -235,7 +240,8 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  result.first_failed = culprit(result);
+  // Interrupted with no rank failing before: nobody to blame.
+  if (!result.interrupted || result.first_failed >= 0) result.first_failed = culprit(result);
   return result;
 }
 

@@ -109,6 +109,20 @@ void requireRankFiles(const ReplayArgs& args) {
   }
 }
 
+// Rank 0: the merged report, its table and the files asked for.
+void writeLeaderOutputs(const ReplayArgs& args, const ReplayRun& run,
+                        const std::vector<std::string>& reports) {
+  const nlohmann::json merged = mergeRankReports(reports);
+  printRankTable(merged, stdout);
+  if (!args.chrome_trace.empty()) {
+    replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
+    fmt::print("chrome trace (rank 0): {}\n", args.chrome_trace);
+  }
+  if (!args.timeline.empty()) writeTimelineFile(args.timeline, rankTimeline(args, run, reports));
+  if (!args.json_out.empty()) writeJsonReport(args.json_out, merged);
+  if (!args.rank_reports.empty()) writeRankReports(args.rank_reports, reports);
+}
+
 }  // namespace
 
 void launchReplayRanks(const ReplayArgs& args) {
@@ -185,20 +199,13 @@ void runReplayRank(const ReplayArgs& args, const replay::dist::RankEnv& env) {
   } catch (const std::exception& e) {
     throw PeerFailure(session->explainFailure(e.what()));
   }
+  // Stopped (Ctrl-C), every rank before the same iteration: what was measured
+  // is still reported, as a single replay's is.
+  if (leader) writeLeaderOutputs(args, run, reports);
   if (run.result.interrupted) {
     throw InterruptedError(fmt::format("rank {}: {}: replay stopped after {} measured iteration(s)",
                                        env.rank, trace, run.result.iterations_ms.size()));
   }
-  if (!leader) return;
-  const nlohmann::json merged = mergeRankReports(reports);
-  printRankTable(merged, stdout);
-  if (!args.chrome_trace.empty()) {
-    replay::writeChromeTrace(args.chrome_trace, run.result, run.extra_events);
-    fmt::print("chrome trace (rank 0): {}\n", args.chrome_trace);
-  }
-  if (!args.timeline.empty()) writeTimelineFile(args.timeline, rankTimeline(args, run, reports));
-  if (!args.json_out.empty()) writeJsonReport(args.json_out, merged);
-  if (!args.rank_reports.empty()) writeRankReports(args.rank_reports, reports);
 }
 
 }  // namespace tracetwin::cli

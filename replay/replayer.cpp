@@ -128,8 +128,11 @@ class IterationRunner {
     if (iteration > 0 && refill) slots_.refillBefore(uint64_t(iteration), options_.fresh_indices);
     slots_.setTracking(iteration == 0);
     if (collector_) collector_->beginIteration();
-    // Ranks start each iteration together (the barrier is not timed).
-    if (options_.rank_session) options_.rank_session->beginIteration();
+    // Ranks start each iteration together (the barrier is not timed) and
+    // stop together: a Ctrl-C is agreed there, never mid-iteration, where
+    // the peers would wait in this rank's collectives until they time out.
+    const bool stop = options_.should_stop && options_.should_stop();
+    if (options_.rank_session && options_.rank_session->beginIteration(stop)) return false;
     timer_->start();
     if (streams_) streams_->beginIteration();
     const auto iteration_start = Clock::now();
@@ -138,7 +141,7 @@ class IterationRunner {
     auto previous_end = iteration_start;  // the last call's end
     bool complete = true;
     for (PreparedOp& op : plan_.ops) {
-      if (options_.should_stop && options_.should_stop()) {
+      if (!options_.rank_session && options_.should_stop && options_.should_stop()) {
         complete = false;
         break;
       }
@@ -491,7 +494,8 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
   }
   fillResult(plan, runner, result);
   result.iteration_cpu_ms_median = median(result.iterations_cpu_ms);
-  if (options.rank_session && !result.interrupted) result.distributed = options.rank_session->finish();
+  // Interrupted too: every rank stopped before the same iteration (beginIteration).
+  if (options.rank_session) result.distributed = options.rank_session->finish();
   result.peak_memory_bytes = slots.peakBytes();
   if (!options.chrome_trace_path.empty()) writeChromeTrace(options.chrome_trace_path, result);
   return result;

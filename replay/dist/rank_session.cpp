@@ -88,6 +88,7 @@ struct RankSession::Impl : comm::CollectiveObserver {
   // Where this rank is, for failure messages.
   const core::Node* in_collective = nullptr;
   std::string phase = "start-up";
+  int iterations_begun = 0;  // beginIteration's calls: its stop keys
 
   int rank() const { return options.env.rank; }
   int world() const { return options.env.world_size; }
@@ -339,9 +340,14 @@ comm::CommReplayer& RankSession::commReplayer() {
   return *impl_->comm;
 }
 
-void RankSession::beginIteration() {
+bool RankSession::beginIteration(bool stop_here) {
   Impl& s = *impl_;
   s.phase = "the barrier before an iteration";
+  // A rank that stops posts it before the barrier and every rank reads it
+  // after, so all see the same answer; keyed by iteration, so a rank that
+  // runs ahead (no collectives) cannot post for one its peers already began.
+  const std::string stop_key = key("stop", s.iterations_begun++);
+  if (stop_here) s.onStore([&] { s.store->set(stop_key, bytesOf("1")); });
   try {
     s.groups->world.group->barrier(c10d::BarrierOptions{})->wait();
   } catch (const c10::Error& e) {
@@ -349,6 +355,7 @@ void RankSession::beginIteration() {
   } catch (const std::exception& e) {  // gloo::IoException: a peer is gone
     throw RuntimeFailure(firstLine(e.what()));
   }
+  if (s.has(stop_key)) return true;
   s.phase = "the replay";
   {
     std::lock_guard<std::mutex> lock(s.calls_mutex);
@@ -357,6 +364,7 @@ void RankSession::beginIteration() {
   if (s.device_marks) s.clock->origin();
   s.origin_at = Clock::now();
   s.origin_us = std::chrono::duration<double, std::micro>(s.origin_at.time_since_epoch()).count();
+  return false;
 }
 
 void RankSession::endIteration(bool measured, double iteration_ms) {

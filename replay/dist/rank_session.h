@@ -96,7 +96,9 @@ class RankSession {
 
   // Around each replayed iteration: a barrier (not timed) and the origin of
   // the collectives' marks; then the marks of a measured iteration are kept.
-  void beginIteration();
+  // beginIteration is also where ranks agree to stop: true when this rank or
+  // any other asked to (`stop_here`: its Ctrl-C), the same on every rank.
+  bool beginIteration(bool stop_here = false);
   void endIteration(bool measured, double iteration_ms);
 
   // After the measured window: every rank's times, exchanged, split into

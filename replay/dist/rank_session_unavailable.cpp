@@ -19,7 +19,7 @@ void RankSession::prepare(const core::Graph&, const std::vector<core::NodeId>&) 
 comm::CommReplayer& RankSession::commReplayer() {
   throw UnavailableError("distributed replay: built without LibTorch");
 }
-void RankSession::beginIteration() {}
+bool RankSession::beginIteration(bool) { return false; }
 void RankSession::endIteration(bool, double) {}
 DistributedSummary RankSession::finish() { return {}; }
 std::vector<std::string> RankSession::gatherReports(const std::string&) { return {}; }

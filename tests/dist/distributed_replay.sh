@@ -8,7 +8,7 @@
 #  - the same under torchrun --no_python;
 #  - faults: a rank's trace missing, traces of different jobs, a killed rank, a hung rank, a rank
 #    that never starts: every survivor exits 4 (2 for bad input) within --comm-timeout-s + 10 s
-#    naming the rank, and no process is left behind.
+#    naming the rank, and no process is left behind; a Ctrl-C still writes the merged report.
 # Usage: distributed_replay.sh TRACETWIN_BINARY SOURCE_DIR SHARED_TRACES [GROUP...]
 #   GROUP: captures, dlrm8, torchrun, input_faults, rank_faults (default: all). ctest runs each
 #   group as a test of its own: the fault cases mostly wait on timeouts, and other tests use
@@ -221,6 +221,27 @@ grep -Eq "rank\(s\) 1 (sent no word|did not reach)" "$work/hung.log" || {
   fail "hung: rank 0 does not name rank 1"
   tail -n 20 "$work/hung.log"
 }
+
+# 10. Ctrl-C (SIGINT to the launcher) mid-replay: the ranks agree to stop before the same
+#     iteration, and the merged report of what they measured is still written.
+interrupt_launcher() {
+  local launcher=
+  for _ in $(seq 100); do
+    launcher=$(pgrep -f "^$bin replay $data/ddp_mlp" | head -n 1)
+    [ -n "$launcher" ] && break
+    sleep 0.1
+  done
+  sleep 4 # into the measured loop
+  [ -n "$launcher" ] && kill -INT "$launcher"
+}
+interrupt_launcher &
+expect_failure interrupted 130 "distributed replay interrupted" 20 \
+  "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
+  --json-out "$work/interrupted.json"
+wait
+check_report "$work/interrupted.json" 'r["interrupted"]' 'len(r["ranks"]) == 2' \
+  'len(r["ranks"][0]["iterations_ms"]) == len(r["ranks"][1]["iterations_ms"]) > 0' ||
+  fail "interrupted: no merged report of the iterations measured"
 
 # 9. a rank that never starts: rank 0 of 2 launched by hand, as torchrun would.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

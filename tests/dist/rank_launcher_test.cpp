@@ -116,6 +116,12 @@ TEST(RankLauncher, CtrlCIsForwardedToEveryRank) {
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(launchExitCode(r), 130);
   for (const RankExit& e : r.ranks) EXPECT_EQ(e.signal, SIGINT);
+  // Ranks the forwarded Ctrl-C ended are not a failure of one of them.
+  EXPECT_LT(r.first_failed, 0);
+  for (const RankExit& e : r.ranks) {
+    EXPECT_NE(describeExit(e).find("the Ctrl-C passed on to it"), std::string::npos)
+        << describeExit(e);
+  }
 }
 
 TEST(RankLauncher, AProgramThatCannotRunIsUnavailable) {
