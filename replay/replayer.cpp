@@ -11,18 +11,18 @@
 #include <optional>
 
 #include "core/autocast.h"
+#include "core/compiled_regions.h"
 #include "core/errors.h"
 #include "core/statistics.h"
 #include "replay/comm/comm_replayer.h"
-#include "replay/device/device_timer.h"
-#include "replay/device/kernel_attribution.h"
-#include "replay/device/kernel_collector.h"
-#include "core/compiled_regions.h"
 #include "replay/compiled/compiled_kernels.h"
 #include "replay/cpu_time.h"
-#include "replay/output_check.h"
+#include "replay/device/device_timer.h"
+#include "replay/device/kernel_collector.h"
 #include "replay/op_libraries.h"
+#include "replay/output_check.h"
 #include "replay/page_faults.h"
+#include "replay/replay_measurements.h"
 #include "replay/replay_plan.h"
 #include "replay/replay_setup.h"
 #include "replay/result_json.h"
@@ -39,22 +39,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 using core::median;
-
-struct Measurements {
-  std::vector<std::vector<double>> cpu_us;     // [op][iteration]
-  std::vector<std::vector<double>> device_us;  // [op][iteration], CUDA only
-  std::vector<std::vector<double>> gap_us;     // [op][iteration], before the call
-  std::vector<int> kernels;                    // last iteration
-  std::vector<double> start_us;                // last iteration
-  std::vector<double> iterations_ms;
-  std::vector<double> outside_ops_ms;  // host time outside its ops' timed calls
-  std::vector<double> host_loop_ms;    // the host's issue loop, first op to last
-  std::vector<KernelRecord> last_kernels;
-  // Per measured iteration, CUDA with a collector only.
-  std::vector<double> busy_ms, span_ms, attributed_share, records, unattributed;
-  int64_t dropped_records = 0;
-  bool collected = false;
-};
 
 // The ops in replay order, for --host-time (replay/host_time.h).
 std::vector<HostTimePlanner::Op> hostTimeOps(const ReplayPlan& plan) {
@@ -148,6 +132,14 @@ class IterationRunner {
       if (!op.runnable()) {
         // A stand-in is the op's time, not time outside the ops.
         ops_us += standIn(op);
+        continue;
+      }
+      // An op that failed is not called again: its throw (c10::Error builds
+      // its message, with a backtrace) is no work the original did, and the
+      // report counts it failed, not replayed. Collectives are always called
+      // (their peers wait for them).
+      if (failed_[size_t(op.index)] && !op.special) {
+        for (int32_t s : op.release_after) slots_.release(s);
         continue;
       }
       // Python numbers the original wrapped into tensors before the call
@@ -274,8 +266,9 @@ class IterationRunner {
   void onFailure(const PreparedOp& op, const std::string& message) {
     int64_t bytes = -1;
     if (isOutOfMemory(message, &bytes)) {
-      throw RuntimeFailure(fmt::format("out of memory in op {} ({}): asked for {} bytes: {}", op.id,
-                                       op.name, bytes, message));
+      throw RuntimeFailure(fmt::format("out of memory in op {} ({}){}: {}", op.id, op.name,
+                                       bytes > 0 ? fmt::format(": asked for {} bytes", bytes) : "",
+                                       message));
     }
     if (options_.strict) {
       throw RuntimeFailure(
@@ -289,31 +282,7 @@ class IterationRunner {
 
   void collectKernels(bool measured) {
     auto kernels = collector_->endIteration();
-    if (!measured) return;
-    std::vector<double> sum(plan_.ops.size(), 0.0);
-    std::fill(m_.kernels.begin(), m_.kernels.end(), 0);
-    m_.last_kernels.clear();
-    const uint64_t origin = kernels.empty() ? 0 : kernels.front().start_ns;
-    for (const auto& k : kernels) {
-      if (k.op_correlation < sum.size()) {
-        sum[k.op_correlation] += k.durationNs() / 1e3;
-        ++m_.kernels[k.op_correlation];
-      }
-      const core::NodeId op = k.op_correlation < plan_.ops.size()
-                                  ? plan_.ops[size_t(k.op_correlation)].id
-                                  : core::kNoNode;
-      m_.last_kernels.push_back({k.name, k.stream, (k.start_ns - origin) / 1e3,
-                                 k.durationNs() / 1e3, op, device::kindName(k.kind)});
-    }
-    for (size_t i = 0; i < sum.size(); ++i) m_.device_us[i].push_back(sum[i]);
-    const device::IterationDeviceTime summary = device::summarizeDeviceTime(kernels);
-    m_.collected = true;
-    m_.busy_ms.push_back(summary.busy_union_ns / 1e6);
-    m_.span_ms.push_back(summary.span_ns / 1e6);
-    m_.attributed_share.push_back(summary.covered_share);
-    m_.records.push_back(double(kernels.size()));
-    m_.unattributed.push_back(double(summary.unattributed_records));
-    m_.dropped_records += int64_t(collector_->droppedRecords());
+    if (measured) addIterationKernels(plan_, kernels, collector_->droppedRecords(), m_);
   }
 
   ReplayPlan& plan_;
@@ -333,47 +302,6 @@ class IterationRunner {
   compiled::KernelDevice* waiter_;   // device-side stand-ins; null: on the host
   std::optional<HostTimeLoop> host_;  // --host-time (replay/host_time.h)
 };
-
-void fillResult(const ReplayPlan& plan, IterationRunner& runner, ReplayResult& result) {
-  Measurements& m = runner.measurements();
-  result.iterations_ms = m.iterations_ms;
-  result.iteration_ms_median = median(m.iterations_ms);
-  result.outside_ops_ms = median(m.outside_ops_ms);
-  result.host_loop_ms = median(m.host_loop_ms);
-  result.kernels = m.last_kernels;
-  int64_t replayed = 0;
-  for (const PreparedOp& op : plan.ops) {
-    if (!op.runnable()) continue;
-    const auto i = size_t(op.index);
-    if (!runner.failed()[i] && !m.cpu_us[i].empty()) ++replayed;
-    OpMeasurement pm;
-    pm.id = op.id;
-    pm.name = op.name;
-    pm.family = op.family;
-    pm.cpu_us = median(m.cpu_us[i]);
-    pm.device_us = median(m.device_us[i]);
-    pm.kernels = m.kernels[i];
-    pm.start_us = m.start_us[i];
-    pm.gap_us = median(m.gap_us[i]);
-    pm.host_wait_us = runner.hostTime().waitUs(i);
-    pm.last_cpu_us = m.cpu_us[i].empty() ? 0.0 : m.cpu_us[i].back();
-    result.per_op.push_back(std::move(pm));
-  }
-  result.replayed_ops = replayed;
-  result.coverage = result.selected_ops ? double(replayed) / double(result.selected_ops) : 0.0;
-  if (m.collected) {
-    DeviceSummary& d = result.device_summary;
-    d.collected = true;
-    d.busy_ms = median(m.busy_ms);
-    d.busy_share = result.iteration_ms_median > 0 ? d.busy_ms / result.iteration_ms_median : 0.0;
-    d.span_ms = median(m.span_ms);
-    d.attributed_share = median(m.attributed_share);
-    d.records = int64_t(median(m.records));
-    d.unattributed_records = int64_t(median(m.unattributed));
-    d.dropped_records = m.dropped_records;
-    d.kernels_per_op = replayed ? double(d.records) / double(replayed) : 0.0;
-  }
-}
 
 }  // namespace
 
@@ -492,7 +420,9 @@ ReplayResult replayGraph(const core::Graph& graph, const ReplayOptions& options)
       break;
     }
   }
-  fillResult(plan, runner, result);
+  fillResult(
+      plan, runner.measurements(), runner.failed(),
+      [&runner](size_t i) { return runner.hostTime().waitUs(i); }, result);
   result.iteration_cpu_ms_median = median(result.iterations_cpu_ms);
   // Interrupted too: every rank stopped before the same iteration (beginIteration).
   if (options.rank_session) result.distributed = options.rank_session->finish();

@@ -153,6 +153,21 @@ TEST(Replayer, AFailingOpIsRecordedAndTheReplayGoesOn) {
   EXPECT_DOUBLE_EQ(result.coverage, 0.5);
 }
 
+// Its throw (a c10::Error message, built with a backtrace) is no work the
+// original did: after failing in the warm-up the op is not called again, so
+// no measured iteration times it.
+TEST(Replayer, AFailedOpIsNotCalledAgain) {
+  ReplayOptions o = quick();
+  o.warmup_iters = 1;
+  auto result = replayGraph(graphWithABadMm(), o);
+  ASSERT_EQ(result.failed.size(), 1u);
+  ASSERT_EQ(result.per_op.size(), 2u);
+  EXPECT_EQ(result.per_op[0].name, "aten::mm");
+  EXPECT_EQ(result.per_op[0].cpu_us, 0.0) << "timed after it failed";
+  EXPECT_GT(result.per_op[1].cpu_us, 0.0);
+  EXPECT_EQ(result.replayed_ops, 1);
+}
+
 TEST(Replayer, StrictModeTurnsAFailureIntoAnError) {
   ReplayOptions o = quick();
   o.strict = true;
