@@ -22,6 +22,11 @@ struct CommandSpec {
 
 std::vector<CommandSpec>& commandRegistry();
 
+// "" when `word` names a registered command; otherwise the error to print:
+// CLI11 took an unknown word for a positional and said only "A subcommand is
+// required". Suggests the closest command (two edits at most).
+std::string unknownCommandMessage(const std::string& word);
+
 struct CommandRegistration {
   explicit CommandRegistration(CommandSpec spec);
 };

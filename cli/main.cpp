@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
     sub->callback([&action, run] { action = run; });
   }
 
+  if (argc >= 2 && argv[1][0] != '-') {
+    const std::string unknown = cli::unknownCommandMessage(argv[1]);
+    if (!unknown.empty()) return report("error", unknown.c_str(), cli::kExitUsage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -133,6 +133,20 @@ TEST(InspectCli, ABigTraceReadsTheSameWithOrWithoutTheHugePageHeap) {
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
+// CLI11 took an unknown command for a positional: "A subcommand is required".
+TEST(InspectCli, AMistypedCommandIsNamedWithTheClosestOne) {
+  RunResult r = run("predcit x.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'predcit' is not a tracetwin command; did you mean 'predict'?"),
+            std::string::npos)
+      << r.err;
+  r = run("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'frobnicate' is not a tracetwin command (`tracetwin --help`"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(InspectCli, MissingArgumentIsAUsageError) {
   const RunResult r = run("inspect");
   EXPECT_EQ(r.exit_code, 2);
