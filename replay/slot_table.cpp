@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -169,9 +172,27 @@ bool isOutOfMemory(const std::string& message, int64_t* bytes) {
                    message.find("out of memory") != std::string::npos ||
                    message.find("Out of Memory") != std::string::npos;
   if (oom && bytes) {
+    // The "allocate " followed by a number and its unit: LibTorch's CPU
+    // allocator says "can't allocate memory: you tried to allocate
+    // 80000000000 bytes" (its first "allocate" read as 0 bytes), CUDA's
+    // "Tried to allocate 2.00 GiB" (read as 2).
     *bytes = -1;
-    auto p = message.find("allocate ");
-    if (p != std::string::npos) *bytes = std::atoll(message.c_str() + p + 9);
+    for (size_t p = message.find("allocate "); p != std::string::npos;
+         p = message.find("allocate ", p + 1)) {
+      const char* at = message.c_str() + p + 9;
+      if (!std::isdigit(static_cast<unsigned char>(*at))) continue;
+      char* end = nullptr;
+      const double amount = std::strtod(at, &end);
+      static const std::pair<const char*, double> kUnits[] = {
+          {" bytes", 1.0}, {" KiB", 0x1p10}, {" MiB", 0x1p20}, {" GiB", 0x1p30}, {" TiB", 0x1p40}};
+      for (const auto& [name, scale] : kUnits) {
+        if (std::strncmp(end, name, std::strlen(name)) == 0) {
+          *bytes = static_cast<int64_t>(amount * scale);
+          break;
+        }
+      }
+      break;
+    }
   }
   return oom;
 }

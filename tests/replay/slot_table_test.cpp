@@ -224,5 +224,24 @@ TEST(SlotTable, RedrawIntegersGivesNewIndicesAndLeavesTheTable) {
   EXPECT_FALSE(at::equal(table.get(weight), left));
 }
 
+// LibTorch's CPU message says "allocate" twice; the bytes are after the
+// second ("asked for 0 bytes" before).
+TEST(OutOfMemory, TheBytesAskedAreReadWhereTheMessageGivesThem) {
+  int64_t bytes = 0;
+  EXPECT_TRUE(
+      isOutOfMemory("[enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't "
+                    "allocate memory: you tried to allocate 80000000000 bytes. Error code 12",
+                    &bytes));
+  EXPECT_EQ(bytes, 80000000000);
+  EXPECT_TRUE(
+      isOutOfMemory("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
+                    "total capacity)",
+                    &bytes));
+  EXPECT_EQ(bytes, int64_t{2} << 30);
+  EXPECT_TRUE(isOutOfMemory("out of memory", &bytes));
+  EXPECT_EQ(bytes, -1) << "no byte count given";
+  EXPECT_FALSE(isOutOfMemory("shapes cannot be multiplied", &bytes));
+}
+
 }  // namespace
 }  // namespace tracetwin::replay
