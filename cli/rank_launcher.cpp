@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -91,6 +92,18 @@ RankExit* findRank(std::vector<RankExit>& ranks, pid_t pid) {
 
 bool failed(const RankExit& r) { return r.signal != 0 || r.exit_code != 0; }
 
+// The processes the kernel's OOM killer has ended since boot (/proc/vmstat,
+// Linux 4.13+); -1 where it does not say.
+int64_t oomKills() {
+  std::ifstream in("/proc/vmstat");
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "oom_kill") return value;
+  }
+  return -1;
+}
+
 // The rank that caused the others to fail: one killed by a signal we did not
 // send, else one that failed on its own input or hardware (exit 2 or 3: its
 // peers then fail with 4, sometimes sooner), else one that outlived the
@@ -138,6 +151,10 @@ std::string describeExit(const RankExit& r) {
                             ? fmt::format("waiting for rank {}, which failed on its input",
                                           r.outlived_rank)
                             : "still running: hung, or waiting for it");
+    } else if (r.oom_killed) {
+      why =
+          ", most likely by the kernel's OOM killer (out of memory: /proc/vmstat's oom_kill "
+          "rose during the launch)";
     } else if (r.ended_by_launcher && r.signal == SIGINT) {
       why = ", the Ctrl-C passed on to it";
     } else if (r.ended_by_launcher) {
@@ -162,6 +179,7 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
   LaunchResult result;
   result.master_port = pickFreePort();
   SignalForwarding forwarding;
+  const int64_t oom_before = oomKills();
   const pid_t launcher = getpid();
   pid_t group = 0;
   for (int rank = 0; rank < spec.nproc; ++rank) {
@@ -239,6 +257,10 @@ LaunchResult launchRanks(const LaunchSpec& spec) {
       kill_at = now + std::chrono::seconds(2);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int64_t oom_after = oomKills();
+  for (RankExit& r : result.ranks) {
+    r.oom_killed = r.signal == SIGKILL && !r.ended_by_launcher && oom_after > oom_before;
   }
   // Interrupted with no rank failing before: nobody to blame.
   if (!result.interrupted || result.first_failed >= 0) result.first_failed = culprit(result);

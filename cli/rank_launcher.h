@@ -42,6 +42,9 @@ struct RankExit {
   // likely waiting for it at the rendezvous or a collective, not hung.
   int outlived_rank = -1;
   bool outlived_input_failure = false;
+  // Killed (SIGKILL, not by the launcher) while /proc/vmstat's oom_kill
+  // count rose: the kernel's OOM killer, most likely.
+  bool oom_killed = false;
 };
 
 struct LaunchResult {

@@ -124,6 +124,16 @@ TEST(RankLauncher, CtrlCIsForwardedToEveryRank) {
   }
 }
 
+TEST(RankLauncher, ARankTheOomKillerEndedIsSaidToBeOutOfMemory) {
+  RankExit r;
+  r.signal = SIGKILL;
+  EXPECT_EQ(describeExit(r), "was killed by signal 9 (Killed)");
+  r.oom_killed = true;
+  EXPECT_NE(describeExit(r).find("most likely by the kernel's OOM killer (out of memory"),
+            std::string::npos)
+      << describeExit(r);
+}
+
 TEST(RankLauncher, AProgramThatCannotRunIsUnavailable) {
   LaunchSpec spec = shell(2, "");
   spec.program = "/nonexistent/tracetwin";
