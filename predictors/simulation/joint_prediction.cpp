@@ -124,6 +124,19 @@ Matching matchCollectives(const std::vector<RankInput>& ranks, const std::vector
   return m;
 }
 
+// Each member's op of a collective is its transfer now (`transfer_us`, the
+// same on every member); its wait is the simulation's.
+void setMemberTransfers(const CollectiveReport& rep, const std::vector<size_t>& member_ops,
+                        double transfer_us, std::vector<RankWork>& work) {
+  for (size_t k = 0; k < rep.members.size(); ++k) {
+    RankWork& w = work[size_t(rep.members[k])];
+    const size_t op = member_ops[k];
+    w.families["comm"].device_us += transfer_us - w.sim[op].device_us;
+    if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = transfer_us;
+    w.sim[op].device_us = transfer_us;
+  }
+}
+
 // A collective's kernel recorded on each member ran from that member's
 // arrival to the common end: the shortest is the last arrival's, the
 // transfer. Returns how many collectives took it.
@@ -146,14 +159,7 @@ int64_t recordedTransfers(std::vector<RankWork>& work, Matching* m) {
     }
     m->collectives[c].transfer_us = shortest;
     rep.transfer_from = "recorded (shortest member kernel)";
-    // Each member's op is the transfer now; its wait is the simulation's.
-    for (size_t k = 0; k < rep.members.size(); ++k) {
-      RankWork& w = work[size_t(rep.members[k])];
-      const size_t op = m->member_ops[c][k];
-      w.families["comm"].device_us += shortest - w.sim[op].device_us;
-      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = shortest;
-      w.sim[op].device_us = shortest;
-    }
+    setMemberTransfers(rep, m->member_ops[c], shortest, work);
     ++taken;
   }
   return taken;
@@ -174,13 +180,7 @@ void placedTransfers(const SystemSpec& system, std::vector<RankWork>& work, Matc
     }
     m->collectives[c].transfer_us = longest;
     rep.transfer_from = "topology";
-    for (size_t k = 0; k < rep.members.size(); ++k) {
-      RankWork& w = work[size_t(rep.members[k])];
-      const size_t op = m->member_ops[c][k];
-      w.families["comm"].device_us += longest - w.sim[op].device_us;
-      if (!w.p.per_op.empty()) w.p.per_op[op].predicted_us = longest;
-      w.sim[op].device_us = longest;
-    }
+    setMemberTransfers(rep, m->member_ops[c], longest, work);
   }
 }
 
