@@ -279,6 +279,7 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
       indexDistributionsFor(args.index_distribution, graph);
   options.index_zipf = distributions.index_zipf;
   if (print) {
+    for (const std::string& w : graph.warnings) fmt::print("warning: {}: {}\n", trace, w);
     for (const std::string& note : distributions.notes) fmt::print("note: {}\n", note);
   }
   std::optional<HostTimeTargets> host =

@@ -119,6 +119,7 @@ void Graph::finalize() {
   linkChildren();
   checkAcyclic();
   parseSchemas();
+  noteNamesThatAreNotTheirSchemas();
   for (Node& n : nodes_) n.category = classifyNode(n);
   promoteBareCollectives();
   if (tensors.valid()) {
@@ -271,6 +272,31 @@ void Graph::parseSchemas() {
   if (bad > 0) {
     warnings.push_back(
         fmt::format("{} op_schema strings could not be parsed; first: {}", bad, first_bad));
+  }
+}
+
+// A node's name is its op_schema's operator in every one of the 102,578
+// nodes with a schema of the shared traces and data/: one that is not was
+// edited or damaged, and the paths would part (replay calls the schema's
+// operator; the predictor, reports and families go by the name).
+void Graph::noteNamesThatAreNotTheirSchemas() {
+  size_t count = 0;
+  const Node* first = nullptr;
+  for (const Node& n : nodes_) {
+    if (!n.schema) continue;
+    const std::string_view name = n.name.view();
+    const std::string& ns = n.schema->ns;
+    const std::string& op = n.schema->name;
+    const bool same = name.size() == ns.size() + 2 + op.size() && name.substr(0, ns.size()) == ns &&
+                      name.substr(ns.size(), 2) == "::" && name.substr(ns.size() + 2) == op;
+    if (same) continue;
+    if (count++ == 0) first = &n;
+  }
+  if (count > 0) {
+    warnings.push_back(fmt::format(
+        "{} node(s) named otherwise than their op_schema's operator (first: node {} '{}' with "
+        "op_schema '{}'): replay calls the schema's operator, predictions go by the name",
+        count, first->id, first->name.str(), first->schema->qualifiedName()));
   }
 }
 

@@ -137,6 +137,7 @@ class Graph {
   void linkChildren();
   void checkAcyclic() const;
   void parseSchemas();
+  void noteNamesThatAreNotTheirSchemas();
   void promoteBareCollectives();  // core/bare_collectives.cpp
   void buildTensorTable();
 

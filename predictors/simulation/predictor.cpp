@@ -286,6 +286,9 @@ PreparedPrediction preparePrediction(const core::Graph& graph, const ModelSet& m
                      &p);
   // Compiled regions whose kernels the trace lacks predict too short a step.
   for (std::string& w : core::summarizeCompiled(graph, sel).warnings) p.notes.push_back(std::move(w));
+  // What the reader warned of (op_schemas it could not parse, names that are
+  // not their schema's operator, a newer schema) bears on the prediction too.
+  for (const std::string& w : graph.warnings) p.notes.push_back("the trace: " + w);
   return prepared;
 }
 

@@ -147,6 +147,26 @@ TEST(InspectCli, AMistypedCommandIsNamedWithTheClosestOne) {
       << r.err;
 }
 
+// The reader's warnings reach predict's notes, not inspect alone.
+TEST(InspectCli, ANodeNamedOtherwiseThanItsSchemaIsSaidByInspectAndPredict) {
+  testing::TempDir dir;
+  const std::string trace =
+      dir.write("renamed.json", testing::modernTrace(testing::modernNode(
+                                    3, 2, "aten::sigmoid", "aten::relu(Tensor self) -> Tensor",
+                                    "[[4,5,0,4,4,\"cpu\"]]", "[[4]]", "[\"Tensor(float)\"]")));
+  const std::string said =
+      "1 node(s) named otherwise than their op_schema's operator (first: "
+      "node 3 'aten::sigmoid' with op_schema 'aten::relu')";
+  const RunResult inspected = run("inspect " + trace);
+  EXPECT_EQ(inspected.exit_code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("warning: " + said), std::string::npos) << inspected.out;
+  const RunResult predicted =
+      run("predict " + trace + " --models " + testing::dataPath("models/host"));
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_NE(predicted.output().find("note: the trace: " + said), std::string::npos)
+      << predicted.output();
+}
+
 TEST(InspectCli, MissingArgumentIsAUsageError) {
   const RunResult r = run("inspect");
   EXPECT_EQ(r.exit_code, 2);

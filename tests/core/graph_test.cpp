@@ -177,6 +177,20 @@ TEST(Graph, SchemasAreParsedAndBadOnesWarn) {
   EXPECT_EQ(g.node(4).category, NodeCategory::kCustom);  // still an operator
 }
 
+// Replay would call the schema's operator, the predictor go by the name.
+TEST(Graph, ANameThatIsNotItsSchemasOperatorWarns) {
+  Graph g = baseGraph();
+  g.addNode(makeNode(3, 2, "aten::add", kAdd));
+  g.addNode(makeNode(4, 2, "aten::addmm", kAdd));  // "aten::add" would be a prefix
+  g.addNode(makeNode(5, 2, "aten::sub", kAdd));
+  g.finalize();
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_NE(g.warnings[0].find("2 node(s) named otherwise than their op_schema's operator (first: "
+                               "node 4 'aten::addmm' with op_schema 'aten::add')"),
+            std::string::npos)
+      << g.warnings[0];
+}
+
 TEST(Graph, DanglingParentAndCyclesAreInputErrors) {
   Graph dangling = baseGraph();
   dangling.addNode(makeNode(3, 77, "x"));
