@@ -17,6 +17,7 @@
 #include "cli/command_registry.h"
 #include "cli/exit_codes.h"
 #include "cli/huge_page_heap.h"
+#include "cli/replay_exec.h"
 #include "core/errors.h"
 
 namespace {
@@ -55,6 +56,11 @@ int main(int argc, char** argv) {
     sub->callback([&action, run] { action = run; });
   }
 
+  try {
+    cli::checkForwardingBuild();  // tracetwin-replay: run by its own build's tracetwin
+  } catch (const UnavailableError& e) {
+    return report("unavailable", e.what(), cli::kExitUnavailable);
+  }
   if (argc >= 2 && argv[1][0] != '-') {
     const std::string unknown = cli::unknownCommandMessage(argv[1]);
     if (!unknown.empty()) return report("error", unknown.c_str(), cli::kExitUsage);

@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "cli/build_id.h"
 #include "cli/replay_commands.h"
 #include "core/errors.h"
 
@@ -16,6 +18,8 @@ namespace tracetwin::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr const char* kBuildVariable = "TRACETWIN_FORWARDING_BUILD";
 
 // tracetwin-replay in the directory of this executable (not of argv[0],
 // which a shell on PATH leaves bare).
@@ -51,9 +55,23 @@ void execReplayHelper(const std::string& command, const std::vector<std::string>
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::fflush(nullptr);
+  ::setenv(kBuildVariable, TRACETWIN_BUILD_ID, 1);
   ::execv(helper.c_str(), argv.data());
+  ::unsetenv(kBuildVariable);
   throw UnavailableError(
       fmt::format("{}: cannot run {}: {}", command, helper.string(), std::strerror(errno)));
+}
+
+void checkForwardingBuild() {
+  const char* handed = std::getenv(kBuildVariable);
+  if (handed == nullptr) return;
+  const std::string from(handed);
+  ::unsetenv(kBuildVariable);  // the ranks and children it starts are its own build
+  if (from == TRACETWIN_BUILD_ID) return;
+  throw UnavailableError(fmt::format(
+      "{} is from another build ({}) than the tracetwin that ran it ({}): rebuild both, or "
+      "install them together",
+      kReplayHelperName, TRACETWIN_BUILD_ID, from));
 }
 
 }  // namespace tracetwin::cli

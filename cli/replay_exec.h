@@ -15,4 +15,11 @@ namespace tracetwin::cli {
 [[noreturn]] void execReplayHelper(const std::string& command,
                                    const std::vector<std::string>& args);
 
+// In tracetwin-replay: the build id tracetwin handed over (an environment
+// variable, then cleared) must be this build's. A helper left from another
+// build (a copied tracetwin, a half-updated install) would parse options it
+// does not know, or read them otherwise; it is refused (UnavailableError)
+// naming both builds. Nothing handed over (run by hand, a rank): no check.
+void checkForwardingBuild();
+
 }  // namespace tracetwin::cli

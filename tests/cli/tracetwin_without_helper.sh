@@ -84,4 +84,14 @@ if [ -x "$helper" ]; then
   "$bin" replay --no-such-option >"$tmp/out" 2>&1 || rc=$?
   [ "$rc" -eq 2 ] || { echo "FAIL: a bad replay option exited $rc, not 2:"; cat "$tmp/out"; exit 1; }
   echo "with tracetwin-replay: replay --help and a bad option (exit 2) reach it"
+  # A helper handed another build's command line refuses it (exit 3), naming both builds.
+  rc=0
+  TRACETWIN_FORWARDING_BUILD=19700101T000000Z-other "$helper" replay "$src/data/mlp.et.json.gz" \
+    >"$tmp/out" 2>&1 || rc=$?
+  if [ "$rc" -ne 3 ] || ! grep -q "tracetwin-replay is from another build (.*) than the tracetwin that ran it (19700101T000000Z-other)" "$tmp/out"; then
+    echo "FAIL: a helper of another build: exit $rc,"
+    cat "$tmp/out"
+    exit 1
+  fi
+  echo "a helper of another build: $(head -n 1 "$tmp/out")"
 fi
