@@ -52,6 +52,7 @@ std::vector<std::string> candidatePaths(const std::string& word) {
   return out;
 }
 
+#ifdef TRACETWIN_CAN_REEXEC
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
@@ -63,6 +64,7 @@ std::string firstLine(const char* path) {
   if (in) std::getline(in, line);
   return line;
 }
+#endif
 
 }  // namespace
 
