@@ -2,13 +2,11 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -22,6 +20,7 @@
 #include "replay/comm/comm_replayer.h"
 #include "replay/device/device_timer.h"
 #include "replay/device/mark_clock.h"
+#include "replay/dist/host_identity.h"
 
 namespace tracetwin::replay::dist {
 namespace {
@@ -38,25 +37,6 @@ std::string key(const char* what, int rank) { return fmt::format("tracetwin/{}/{
 
 std::vector<uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
 std::string textOf(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
-
-std::string hostName() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "";
-  return name;
-}
-
-// Processes on one kernel share CLOCK_MONOTONIC (steady_clock); the boot id
-// names that clock better than a host name, which containers repeat.
-std::string clockId() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  if (in >> id) return id;
-  return hostName();
-}
-
-bool isLoopback(const std::string& addr) {
-  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
-}
 
 }  // namespace
 
