@@ -1,6 +1,5 @@
 #include "cli/huge_page_heap.h"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <array>

@@ -36,7 +36,9 @@ struct RankExit {
   int pid = 0;
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
-  bool ended_by_launcher = false;  // it outlived the grace and was terminated
+  // It outlived the grace and was terminated, or the Ctrl-C the launcher
+  // passed on ended it (SIGINT) before it could catch it.
+  bool ended_by_launcher = false;
   // The rank whose failure started that grace (-1: none), and whether it
   // failed on its input or hardware (exit 2 or 3): then the survivor was most
   // likely waiting for it at the rendezvous or a collective, not hung.
