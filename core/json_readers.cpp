@@ -74,6 +74,18 @@ int64_t readInt(od::value& v, const JsonContext& cx, std::string_view what) {
   cx.fail(fmt::format("an integer for {}", what), simdjson::error_message(err));
 }
 
+int64_t readNodeId(od::value& v, const JsonContext& cx, std::string_view what) {
+  int64_t i = 0;
+  const simdjson::error_code err = v.get_int64().get(i);
+  if (err == simdjson::SUCCESS && i >= 0) return i;
+  uint64_t u = 0;
+  const std::string detail = err == simdjson::SUCCESS ? fmt::format("{} is negative", i)
+                             : v.get_uint64().get(u) == simdjson::SUCCESS
+                                 ? fmt::format("{} is over 2^63-1", u)
+                                 : std::string(simdjson::error_message(err));
+  cx.fail(fmt::format("{} from 0 to 9223372036854775807", what), detail);
+}
+
 std::string_view readString(od::value& v, const JsonContext& cx, std::string_view what) {
   // The token runs to the next structural character: the closing quote, then
   // at most whitespace (stage 1 only accepts closed strings).

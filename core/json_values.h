@@ -47,6 +47,10 @@ class JsonContext {
 
 // Scalars read straight from the document, with `what` named on a mismatch.
 int64_t readInt(od::value& v, const JsonContext& cx, std::string_view what);
+// A node id: 0 to 2^63-1. readInt keeps the bits of a uint64 above that (for
+// pointers and seeds), which made such an id a negative one; every id of the
+// 82 stored traces is 1 to 27,439.
+int64_t readNodeId(od::value& v, const JsonContext& cx, std::string_view what);
 // The string's text. Without escapes this is a view into the input (no copy
 // into simdjson's string buffer, which would cost up to 1x the file in RSS).
 std::string_view readString(od::value& v, const JsonContext& cx, std::string_view what);

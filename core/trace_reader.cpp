@@ -302,7 +302,7 @@ void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& h
   const std::string_view key = keyOf(f);
   value& v = f.value();
   if (key == "id") {
-    node.id = detail::readInt(v, *cx_, "the node \"id\"");
+    node.id = detail::readNodeId(v, *cx_, "the node \"id\"");
     cx_->node = node.id;
     have_id = true;
   } else if (key == "name") {

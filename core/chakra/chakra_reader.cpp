@@ -22,6 +22,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -133,7 +134,14 @@ class GraphText {
       if (!ours && cpu != nullptr && !intOf(*cpu).value_or(1)) device_nodes_.insert(n->id());
     }
     uint64_t max_id = 0;
-    for (const Node& n : file_.nodes) max_id = std::max<uint64_t>(max_id, n.id());
+    for (const Node& n : file_.nodes) {
+      // Graph ids are int64: one above would turn negative (and max_id + 1 wrap).
+      if (n.id() > uint64_t(std::numeric_limits<int64_t>::max())) {
+        throw InputError(fmt::format("{}: node \"{}\" has id {}: expected 0 to 2^63-1", path_,
+                                     n.name(), n.id()));
+      }
+      max_id = std::max<uint64_t>(max_id, n.id());
+    }
     next_id_ = max_id + 1;
     for (const Node* n : r.nodes) {
       if (isProcess(n->name()) && n->ctrl_deps().empty()) root_ = static_cast<int64_t>(n->id());

@@ -60,6 +60,18 @@ TEST(BadInput, GoodTraceReads) {
   EXPECT_EQ(readTrace(dir.write("good.json.gz", gzip(kGood))).nodes().size(), 3u);
 }
 
+// readInt keeps a uint64's bits (pointers, seeds): an id above 2^63-1 became
+// a negative one, read without a word.
+TEST(BadInput, NodeIdsOutsideZeroTo63BitsAreRefused) {
+  for (const std::string id : {"9223372036854775813", "-3"}) {
+    std::string trace = modernTrace(modernNode(3, 2, "x", ""));
+    trace.replace(trace.find("\"id\": 3"), 7, "\"id\": " + id);
+    const std::string msg = errorReading(trace);
+    EXPECT_TRUE(has(msg, "expected the node \"id\" from 0 to 9223372036854775807")) << msg;
+    EXPECT_TRUE(has(msg, id)) << msg;
+  }
+}
+
 TEST(BadInput, EmptyAndWhitespaceFiles) {
   EXPECT_TRUE(has(errorReading(""), "empty file"));
   EXPECT_TRUE(has(errorReading(" \n\t "), "empty file"));

@@ -138,6 +138,24 @@ TEST(ChakraBadInput, WrongMessageIsNamed) {
       << errorOf(twice);
 }
 
+// Graph ids are int64: a Chakra id of 2^63 or more would have turned negative.
+TEST(ChakraBadInput, AnIdOver63BitsIsRefused) {
+  const std::string bytes = plainBytes(shared());
+  const size_t meta = static_cast<unsigned char>(bytes[0]) + 1;  // as WrongMessageIsNamed
+  ASSERT_LT(static_cast<unsigned char>(bytes[0]), 0x80);
+  // A Node {id: 2^63 + 5, name: "x"}: field 1 varint (10 bytes), field 2 string.
+  std::string node = std::string("\x08", 1);
+  for (uint64_t v = (uint64_t{1} << 63) + 5; v >= 0x80; v >>= 7) node += char((v & 0x7f) | 0x80);
+  node += char(0x01);
+  node += std::string("\x12\x01x", 3);
+  TempDir dir;
+  const std::string path = dir.write("bigid.et", bytes.substr(0, meta) + char(node.size()) + node);
+  EXPECT_NE(errorOf(path).find(path + ": node \"x\" has id 9223372036854775813: expected 0 to "
+                                      "2^63-1"),
+            std::string::npos)
+      << errorOf(path);
+}
+
 TEST(ChakraBadInput, EmptyAndGarbage) {
   TempDir dir;
   EXPECT_NE(errorOf(dir.write("empty.et", "")).find("empty file"), std::string::npos);
