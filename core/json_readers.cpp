@@ -83,7 +83,7 @@ int64_t readNodeId(od::value& v, const JsonContext& cx, std::string_view what) {
                              : v.get_uint64().get(u) == simdjson::SUCCESS
                                  ? fmt::format("{} is over 2^63-1", u)
                                  : std::string(simdjson::error_message(err));
-  cx.fail(fmt::format("{} from 0 to 9223372036854775807", what), detail);
+  cx.fail(fmt::format("an integer for {} (0 to 9223372036854775807)", what), detail);
 }
 
 std::string_view readString(od::value& v, const JsonContext& cx, std::string_view what) {
