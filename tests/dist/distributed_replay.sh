@@ -224,18 +224,24 @@ grep -Eq "rank\(s\) 1 (sent no word|did not reach)" "$work/hung.log" || {
 
 # 10. Ctrl-C (SIGINT to the launcher) mid-replay: the ranks agree to stop before the same
 #     iteration, and the merged report of what they measured is still written.
+catches_sigint() { # PID: its SigCgt has SIGINT (bit 1): the replay loop's Ctrl-C guard is up
+  local caught
+  caught=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+  [ -n "$caught" ] && (((16#$caught >> 1) & 1))
+}
 interrupt_launcher() {
-  local launcher=
-  for _ in $(seq 100); do
+  local launcher= r0= r1=
+  for _ in $(seq 600); do # until both ranks are replaying, however slow the host
     launcher=$(pgrep -f "^$bin replay $data/ddp_mlp" | head -n 1)
-    [ -n "$launcher" ] && break
+    [ -n "$launcher" ] && r0=$(rank_pid "$launcher" 0) && r1=$(rank_pid "$launcher" 1)
+    [ -n "$r0" ] && [ -n "$r1" ] && catches_sigint "$r0" && catches_sigint "$r1" && break
     sleep 0.1
   done
-  sleep 4 # into the measured loop
+  sleep 2 # past the warm-up, into the measured iterations
   [ -n "$launcher" ] && kill -INT "$launcher"
 }
 interrupt_launcher &
-expect_failure interrupted 130 "distributed replay interrupted" 20 \
+expect_failure interrupted 130 "distributed replay interrupted" 90 \
   "$bin" replay "$data/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 --iters 100000 \
   --json-out "$work/interrupted.json"
 wait
