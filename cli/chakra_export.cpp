@@ -46,16 +46,6 @@ constexpr std::array<CollectiveMapping, 14> kCollectives{{
     {Collective::kRecv, NodeType::kCommRecv, CollectiveType::kAllReduce},
 }};
 
-// Bytes per element of the 1.1.0 "dtype" attribute's c10::ScalarType names.
-int64_t scalarTypeBytes(const std::string& dtype) {
-  static const std::map<std::string, int64_t, std::less<>> kBytes{
-      {"Float", 4}, {"Double", 8}, {"Half", 2},         {"BFloat16", 2},
-      {"Char", 1},  {"Byte", 1},   {"Short", 2},        {"Int", 4},
-      {"Long", 8},  {"Bool", 1},   {"ComplexFloat", 8}, {"ComplexDouble", 16}};
-  auto it = kBytes.find(dtype);
-  return it == kBytes.end() ? 0 : it->second;
-}
-
 int64_t tensorBytes(const core::Value& v) {
   int64_t bytes = 0;
   core::forEachTensor(v, [&](const core::TensorValue& t) {
@@ -72,7 +62,8 @@ int64_t payloadBytes(const core::Node& node, const core::comm::CollectiveSpec& s
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (spec.payload_arg < 0 || int(i) == spec.payload_arg) bytes += tensorBytes(node.inputs[i]);
   }
-  if (bytes == 0 && node.comm) bytes = node.comm->in_msg_nelems * scalarTypeBytes(node.comm->dtype);
+  if (bytes == 0 && node.comm)
+    bytes = node.comm->in_msg_nelems * core::commItemsize(node.comm->dtype);
   return bytes;
 }
 

@@ -5,8 +5,13 @@
 //   1.0.2:  [tensors], seq, pg_id, rank, "coll", in_splits, out_splits, world_size
 //   1.0.3+: [tensors], seq, (pg_name, pg_desc), rank, "coll", in_splits, out_splits,
 //           global_rank_start, global_rank_stride, world_size
-#include <array>
+#include <fmt/core.h>
 
+#include <array>
+#include <limits>
+#include <unordered_map>
+
+#include "core/errors.h"
 #include "core/node_attributes.h"
 
 namespace tracetwin::core::detail {
@@ -20,11 +25,13 @@ const char* scalarTypeName(DType d) {
   return kNames[static_cast<size_t>(d)];
 }
 
+// Saturates at 2^63-1, which checkCommCounts then refuses.
 int64_t sumNumel(const std::vector<Value>& values, DType* first_dtype) {
   int64_t total = 0;
   for (const Value& v : values) {
     forEachTensor(v, [&](const TensorValue& t) {
-      total += t.numel;
+      if (__builtin_add_overflow(total, t.numel, &total))
+        total = std::numeric_limits<int64_t>::max();
       if (first_dtype != nullptr && *first_dtype == DType::kUnknown) *first_dtype = t.dtype;
     });
   }
@@ -84,4 +91,46 @@ void fillCommFromInputs(Node& node) {
   }
 }
 
+void checkCommCounts(const Node& node, const std::string& source) {
+  if (!node.comm) return;
+  const CommAttributes& c = *node.comm;
+  // An unknown dtype counts as the widest element (complex double).
+  const int64_t itemsize = commItemsize(c.dtype) > 0 ? commItemsize(c.dtype) : 16;
+  const auto check = [&](int64_t count, const char* what) {
+    int64_t bytes = 0;
+    if (count < 0 || __builtin_mul_overflow(count, itemsize, &bytes)) {
+      throw InputError(fmt::format(
+          "{}: node {}: {} {}: expected a count of elements whose {}-byte {} values fit in 64 "
+          "bits",
+          source, node.id, what, count, itemsize, c.dtype.empty() ? "(unknown dtype)" : c.dtype));
+    }
+  };
+  check(c.in_msg_nelems, "in_msg_nelems");
+  check(c.out_msg_nelems, "out_msg_nelems");
+  const auto checkSplits = [&](const std::vector<int64_t>& splits, const char* what) {
+    int64_t total = 0;
+    for (const int64_t s : splits) {
+      check(s, what);
+      if (__builtin_add_overflow(total, s, &total)) total = std::numeric_limits<int64_t>::max();
+    }
+    check(total, fmt::format("{}'s sum", what).c_str());
+  };
+  checkSplits(c.in_split_size, "in_split_size");
+  checkSplits(c.out_split_size, "out_split_size");
+}
+
 }  // namespace tracetwin::core::detail
+
+namespace tracetwin::core {
+
+int64_t commItemsize(const std::string& dtype) {
+  static const std::unordered_map<std::string, int64_t> kBytes = {
+      {"Float", 4},         {"Double", 8},     {"Half", 2},         {"BFloat16", 2},
+      {"Char", 1},          {"Byte", 1},       {"Short", 2},        {"Int", 4},
+      {"Long", 8},          {"Bool", 1},       {"ComplexFloat", 8}, {"ComplexDouble", 16},
+      {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+  const auto it = kBytes.find(dtype);
+  return it != kBytes.end() ? it->second : dtypeItemsize(dtypeFromTraceName(dtype));
+}
+
+}  // namespace tracetwin::core

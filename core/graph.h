@@ -49,6 +49,9 @@ struct CommAttributes {
   int64_t pg_size = -1;  // -1 when not recorded
   bool is_asynchronized_op = false;
 };
+// Bytes per element of a comms "dtype" (c10::ScalarType's spelling: "Float",
+// "BFloat16"; trace type names such as "float" are read too); 0 when unknown.
+int64_t commItemsize(const std::string& dtype);
 
 struct Node {
   NodeId id = kNoNode;

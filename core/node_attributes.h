@@ -22,4 +22,9 @@ bool setNodeAttribute(Node& node, std::string_view name, od::value& value, const
 // sizes, world size). Fills only what the attributes left unset.
 void fillCommFromInputs(Node& node);
 
+// Throws InputError (naming `source` and the node) unless the comms element
+// counts of `node` (messages and split sizes) are counts whose bytes fit in
+// 64 bits: an in_msg_nelems of 4e18 floats was predicted to take 101 years.
+void checkCommCounts(const Node& node, const std::string& source);
+
 }  // namespace tracetwin::core::detail

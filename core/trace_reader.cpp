@@ -296,6 +296,7 @@ void TraceParser::readNode(value& v, Node& node) {
   finishSide(out_, node.outputs, "output");
   if (!node.op_schema_text.empty()) node.schema = schemas_->find(node.op_schema_text);
   if (node.name == "record_param_comms") detail::fillCommFromInputs(node);
+  detail::checkCommCounts(node, source_);
 }
 
 void TraceParser::readNodeField(od::field& f, Node& node, bool& have_id, bool& have_parent) {

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>  // string escaping only
 #include <type_traits>
 
+#include "core/errors.h"
+
 namespace tracetwin::core::chakra::detail {
 
 using ChakraProtoMsg::AttributeProto;
@@ -142,7 +144,8 @@ std::string attrText(const AttributeProto& a) {
   return attrJson(a).value_or("");
 }
 
-ChakraSummary summarize(const detail::ChakraFile& file, const std::vector<NodeRecord>& records) {
+ChakraSummary summarize(const detail::ChakraFile& file, const std::vector<NodeRecord>& records,
+                        const std::string& path) {
   ChakraSummary s;
   s.version = file.metadata.version();
   for (const AttributeProto& a : file.metadata.attr()) s.metadata[a.name()] = attrText(a);
@@ -156,7 +159,13 @@ ChakraSummary summarize(const detail::ChakraFile& file, const std::vector<NodeRe
         r.type == int(NodeType::kCommRecv)) {
       ++s.comm_nodes;
     }
-    s.comm_bytes += r.comm_size.value_or(0);
+    const int64_t size = r.comm_size.value_or(0);
+    if (size < 0 || __builtin_add_overflow(s.comm_bytes, size, &s.comm_bytes)) {
+      throw InputError(fmt::format(
+          "{}: byte {}: node {} (\"{}\"): comm_size {}: expected a byte count from 0 that keeps "
+          "the file's total within 2^63-1",
+          path, r.offset, r.id, r.name, size));
+    }
   }
   return s;
 }

@@ -26,6 +26,9 @@ std::string attrText(const ChakraProtoMsg::AttributeProto& a);
 const ChakraProtoMsg::AttributeProto* findAttr(const ChakraProtoMsg::Node& n,
                                                std::string_view name);
 NodeRecord recordOf(const ChakraProtoMsg::Node& n, uint64_t offset);
-ChakraSummary summarize(const ChakraFile& file, const std::vector<NodeRecord>& records);
+// Throws InputError naming `path` and the node for a comm_size that is
+// negative or takes the file's total past 2^63-1 bytes.
+ChakraSummary summarize(const ChakraFile& file, const std::vector<NodeRecord>& records,
+                        const std::string& path);
 
 }  // namespace tracetwin::core::chakra::detail

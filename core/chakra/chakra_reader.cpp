@@ -361,7 +361,7 @@ std::vector<NodeRecord> readChakraNodes(const std::string& path, ChakraSummary* 
   records.reserve(file.nodes.size());
   for (size_t i = 0; i < file.nodes.size(); ++i)
     records.push_back(recordOf(file.nodes[i], file.offsets[i]));
-  if (summary != nullptr) *summary = summarize(file, records);
+  if (summary != nullptr) *summary = summarize(file, records, path);
   return records;
 }
 
@@ -372,7 +372,7 @@ Graph graphOf(const detail::ChakraFile& file, const std::string& path, ChakraSum
   records.reserve(file.nodes.size());
   for (size_t i = 0; i < file.nodes.size(); ++i)
     records.push_back(recordOf(file.nodes[i], file.offsets[i]));
-  ChakraSummary s = summarize(file, records);
+  ChakraSummary s = summarize(file, records, path);
   if (file.nodes.empty()) {
     throw InputError(fmt::format("{}: a Chakra GlobalMetadata and no Node: nothing to read", path));
   }

@@ -55,16 +55,6 @@ MatrixDims matrixDims(const core::TensorValue& t, bool vector_is_row) {
   return m;
 }
 
-// Comms attributes name dtypes as c10::ScalarType does ("Float", "Half").
-int64_t commItemsize(const std::string& dtype) {
-  static const std::unordered_map<std::string, int64_t> t = {
-      {"Float", 4}, {"Half", 2}, {"BFloat16", 2},      {"Double", 8},
-      {"Long", 8},  {"Int", 4},  {"Short", 2},         {"Byte", 1},
-      {"Char", 1},  {"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
-  auto it = t.find(dtype);
-  return it != t.end() ? it->second : core::dtypeItemsize(core::dtypeFromTraceName(dtype));
-}
-
 }  // namespace
 
 namespace {
@@ -276,7 +266,7 @@ CommShape commShape(const core::Node& node) {
     s.world_size = node.comm->pg_size;
     double nelems =
         static_cast<double>(std::max(node.comm->in_msg_nelems, node.comm->out_msg_nelems));
-    int64_t item = commItemsize(node.comm->dtype);
+    int64_t item = core::commItemsize(node.comm->dtype);
     if (nelems > 0 && item > 0) s.bytes = std::max(s.bytes, nelems * static_cast<double>(item));
     return s;
   }

@@ -73,6 +73,35 @@ TEST(BadInput, NodeIdsOutsideZeroTo63BitsAreRefused) {
   }
 }
 
+// Element counts a collective cannot have: negative, or more bytes than 64
+// bits hold (a 4e18-float all_reduce was predicted at 101 years); the largest
+// recorded in the shared traces is 7.9M.
+TEST(BadInput, CommCountsBeyond64BitsOfBytesAreRefused) {
+  const auto comms = [](const std::string& attrs) {
+    return modernTrace(modernNode(3, 2, "record_param_comms", "", "[]", "[]", "[]",
+                                  R"(, {"name": "collective_name", "type": "string", "value": )"
+                                  R"("allreduce"}, {"name": "dtype", "type": "string", "value": )"
+                                  R"("Float"})" +
+                                      attrs));
+  };
+  const std::string fine =
+      comms(R"(, {"name": "in_msg_nelems", "type": "uint64", "value": 7875584})");
+  TempDir dir;
+  const Graph g = readTrace(dir.write("fine.json", fine));
+  EXPECT_EQ(g.node(3).comm->in_msg_nelems, 7875584);
+  std::string msg = errorReading(
+      comms(R"(, {"name": "in_msg_nelems", "type": "uint64", "value": 4000000000000000000})"));
+  EXPECT_TRUE(has(msg,
+                  "node 3: in_msg_nelems 4000000000000000000: expected a count of elements "
+                  "whose 4-byte Float values fit in 64 bits"))
+      << msg;
+  msg = errorReading(comms(R"(, {"name": "out_msg_nelems", "type": "int64", "value": -2})"));
+  EXPECT_TRUE(has(msg, "node 3: out_msg_nelems -2")) << msg;
+  msg = errorReading(comms(
+      R"(, {"name": "in_split_size", "type": "string", "value": "[2000000000000000000, 2000000000000000000]"})"));
+  EXPECT_TRUE(has(msg, "node 3: in_split_size's sum 4000000000000000000")) << msg;
+}
+
 TEST(BadInput, EmptyAndWhitespaceFiles) {
   EXPECT_TRUE(has(errorReading(""), "empty file"));
   EXPECT_TRUE(has(errorReading(" \n\t "), "empty file"));

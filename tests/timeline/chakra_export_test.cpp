@@ -8,9 +8,11 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "core/chakra/chakra_trace.h"
+#include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/trace_reader.h"
@@ -218,6 +220,23 @@ TEST(ChakraExport, MemoryCopiesSendsRecvsAndGroups) {
   EXPECT_EQ(written.at(14).comm_type, int64_t(CollectiveType::kAllReduce));
   EXPECT_EQ(written.at(14).comm_size, 256);
   EXPECT_EQ(written.at(14).pg_name, "3");
+  // A comm_size no collective has: the reader names the node.
+  for (const int64_t bytes : {int64_t{-5}, std::numeric_limits<int64_t>::max()}) {
+    core::chakra::ExportPlan bad = plan;
+    bad.ops.at(14).comm_bytes = bytes;  // the max: 1024 + 128 more from the send and recv
+    const std::string bad_path = dir.path() + fmt::format("/bad{}.et", bytes < 0 ? "neg" : "max");
+    core::chakra::writeChakraTrace(bad_path, g, bad);
+    core::chakra::ChakraSummary summary;
+    try {
+      core::chakra::readChakraNodes(bad_path, &summary);
+      ADD_FAILURE() << "comm_size " << bytes << " was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    fmt::format("node 14 (\"record_param_comms\"): comm_size {}", bytes)),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace
