@@ -24,6 +24,7 @@
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
 #include "cli/host_malloc.h"
+#include "cli/number_checks.h"
 #include "cli/replay_commands.h"
 #include "cli/stop_request.h"
 #include "core/errors.h"
@@ -285,7 +286,7 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "microbenchmarks' time budget in seconds (the device probes, a few seconds, "
                  "and the fit come on top)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(numberAbove(0));
   sub.add_option("--families", o.families,
                  fmt::format("comma-separated microbenchmark families (default all: {}), and "
                              "comm: collectives x sizes x group sizes through the distributed "
@@ -296,11 +297,11 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--comm-sizes", args->comm.grid.sizes_bytes,
                  "comm: message sizes in bytes (nccl-tests' size; default 1 KiB .. 16 MiB by 4x)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int64_t>(1));
   sub.add_option("--comm-ranks", args->comm.grid.group_sizes,
                  "comm: group sizes, each one distributed replay on this host (default 2,3,4)")
       ->delimiter(',')
-      ->check(CLI::Range(2, 1024));
+      ->check(wholeNumber(2, 1024));
   sub.add_option("--comm-collectives", args->comm.grid.collectives,
                  "comm: collectives (default all_reduce,all_gather,reduce_scatter,all_to_all,"
                  "broadcast)")
@@ -309,13 +310,13 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "comm: measured iterations of each distributed replay (each runs every point "
                  "3 times)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(wholeNumber(1, 100));
   sub.add_option("--comm-spacer-mm", args->comm.grid.spacer_mm,
                  "comm: each measured collective follows an N x N by N x N float mm on every "
                  "rank, as a step's collectives follow compute (0: back to back, nccl-tests' "
                  "tight loop)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 8192));
+      ->check(wholeNumber(0, 8192));
   SparseAddCalibrationArgs& sa = args->sparse_add;
   sub.add_option("--sparse-add-rows", sa.grid.rows,
                  "sparse_add: table rows (default 5000,50000,200000,1000000)")
@@ -331,17 +332,17 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   sub.add_option("--sparse-add-rounds", sa.bench.rounds,
                  "sparse_add: interleaved rounds over the grid; each point's median is fitted")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(wholeNumber(1, 100));
   sub.add_option("--threads", o.threads,
                  "intra-op threads of every replay (the bundled traces were captured with 1)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumber(1, 1024));
   o.repeats = 3;
   sub.add_option("--repeats", o.repeats,
                  "measure each point this many times, a pass apart, and pool them (--pool; the "
                  "first pass gets budget / repeats)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 20));
+      ->check(wholeNumber(1, 20));
   sub.add_option("--pool", o.pooling,
                  "how a point's repeats become its sample: median, or fastest (what a shared host "
                  "disturbed least); with --refit, pools the dataset's repeats again")
@@ -356,7 +357,7 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
                  "fast-phase time, and re-measure what a slowdown of a shared host hit (default 0: "
                  "off, the gauge is only recorded)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(numberIn(0, 10));
   sub.add_option("--cases", o.case_filter,
                  "only the grid points whose label matches this regular expression (e.g. "
                  "'hardswish|nll'); the labels are the dataset's `case` fields");
@@ -368,14 +369,14 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
       ->delimiter(',');
   sub.add_option("--seed", o.seed, "grid sampling order and tensor data")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 9.2e18));  // unsigned: -1 and 2^64 wrapped silently
+      ->check(wholeNumberFor<int64_t>(0));  // unsigned: -1 and 2^64 wrapped silently
   sub.add_option("--xgb-rounds", o.fit.xgb_rounds,
                  "boosting rounds of the XGBoost families (fewer: smaller model files)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int>(1));
   sub.add_option("--xgb-max-depth", o.fit.xgb_max_depth, "tree depth of the XGBoost families")
       ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+      ->check(wholeNumber(1, 16));
   sub.add_option("--unit-refill", args->unit_refill,
                  "what each unit's replay does to its inputs between measured iterations, for "
                  "every family: all (refill them, time the next iteration), settle (refill, one "

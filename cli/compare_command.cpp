@@ -24,6 +24,7 @@
 #include "cli/host_cores_option.h"
 #include "cli/host_malloc.h"
 #include "cli/index_distribution_option.h"
+#include "cli/number_checks.h"
 #include "cli/original_host.h"
 #include "cli/output_paths.h"
 #include "cli/recorded_kineto.h"
@@ -376,7 +377,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
                  "on cuda) beside the joint prediction, per rank and family, comm transfer and "
                  "wait as rows; '{rank}' in TRACE is each rank's trace, a TRACE without it runs "
                  "on every rank")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumber(1, 1024));
   addIndexDistributionOption(sub, args->index_distribution);
   addHostCoresOption(sub, args->host_cores,
                      "with --nproc on cpu: the ranks share this many cores in the prediction "
@@ -384,7 +385,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "with --nproc: how long a collective, the store or a group may wait")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(numberAbove(0));
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--timeline", args->timeline,
                  "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "

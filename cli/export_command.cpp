@@ -17,6 +17,7 @@
 #include "cli/chakra_export.h"
 #include "cli/command_registry.h"
 #include "cli/export_replay.h"
+#include "cli/number_checks.h"
 #include "cli/recorded_kineto.h"
 #include "cli/replay_exec.h"
 #include "core/chakra/chakra_trace.h"
@@ -196,7 +197,7 @@ std::function<void()> setupExport(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--iters", args->iters, "--from replay: measured iterations")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int>(1));
   return [args] { runExport(*args); };
 }
 

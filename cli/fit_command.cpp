@@ -15,19 +15,20 @@
 
 #include "cli/command_registry.h"
 #include "cli/fit_report.h"
+#include "cli/number_checks.h"
 #include "cli/unprofiled_overheads.h"
 #include "core/errors.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/kineto/overheads.h"
 #include "core/trace_reader.h"
-#include "predictors/specs/device_spec.h"
-#include "predictors/models/model_set.h"
-#include "predictors/host/overheads.h"
-#include "predictors/models/trace_samples.h"
-#include "predictors/models/training.h"
 #include "predictors/comm/comm_fit.h"
 #include "predictors/comm/comm_trace_samples.h"
+#include "predictors/host/overheads.h"
+#include "predictors/models/model_set.h"
+#include "predictors/models/trace_samples.h"
+#include "predictors/models/training.h"
+#include "predictors/specs/device_spec.h"
 #include "replay/dist/rank_env.h"
 
 namespace tracetwin::cli {
@@ -236,11 +237,11 @@ std::function<void()> setupFit(CLI::App& sub) {
   sub.add_option("--out", args->out_dir, "Model directory to write")->required();
   sub.add_option("--holdout", args->fit.holdout_fraction,
                  "Share of the ops held out to measure accuracy")
-      ->check(CLI::Range(0.0, 0.9))
+      ->check(numberIn(0, 0.9))
       ->default_str("0.2");
   sub.add_option("--min-xgboost-samples", args->fit.min_samples_for_xgboost,
                  "Below this many training ops a family keeps its analytic model")
-      ->check(CLI::PositiveNumber)
+      ->check(wholeNumberFor<int>(1))
       ->default_str("40");
   return [args] { runFit(*args); };
 }

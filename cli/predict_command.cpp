@@ -19,6 +19,7 @@
 #include "cli/host_cores_option.h"
 #include "cli/index_distribution_option.h"
 #include "cli/keep_until_exit.h"
+#include "cli/number_checks.h"
 #include "cli/output_paths.h"
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
@@ -231,7 +232,7 @@ std::function<void()> setupPredict(CLI::App& sub) {
                  "A trace without {rank}: the job's ranks, every one running this trace "
                  "(symmetric; every collective on all of them). With {rank}: how many ranks to "
                  "read (default: while the files exist)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int64_t>(1));
   sub.add_option("--rank-starts", args->rank_starts,
                  "With {rank}: 'together' (every rank enters the iteration at once) or "
                  "'recorded' (when each rank entered it in its --kernel-times trace; the ranks' "
@@ -259,7 +260,7 @@ std::function<void()> setupPredict(CLI::App& sub) {
   sub.add_option("--host-scale", args->host_scale,
                  "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
-      ->check(CLI::PositiveNumber);
+      ->check(numberAbove(0));
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON")->check(outputFile());
   sub.add_option(
          "--timeline", args->timeline,

@@ -21,6 +21,7 @@
 #include "cli/host_malloc.h"
 #include "cli/host_time_source.h"
 #include "cli/index_distribution_option.h"
+#include "cli/number_checks.h"
 #include "cli/original_gap.h"
 #include "cli/original_host.h"
 #include "cli/output_paths.h"
@@ -406,7 +407,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
                "CUDA: time iterations only, no kernel records");
   sub.add_option("--seed", args->options.seed, "seed for random tensor data")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 9.2e18));  // unsigned: -1 and 2^64 wrapped silently
+      ->check(wholeNumberFor<int64_t>(0));  // unsigned: -1 and 2^64 wrapped silently
   sub.add_option("--json-out", args->json_out, "write the report as JSON")->check(outputFile());
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_option("--chrome-trace", args->chrome_trace,
@@ -433,7 +434,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--host-scale", args->options.host_scale,
                  "with --host-time recorded or model: the original's host time times this (0.5: "
                  "a host twice as fast)")
-      ->check(CLI::PositiveNumber);
+      ->check(numberAbove(0));
   sub.add_option("--overheads", args->overheads,
                  "--host-time model: T1-T5 CPU overheads (tracetwin link --overheads-out of the "
                  "original) instead of the model set's")
@@ -459,13 +460,13 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "distributed replay: start N rank processes on this host (Gloo on cpu, NCCL on "
                  "cuda, one GPU per rank); '{rank}' in TRACE and --kineto is each rank's number, "
                  "and a TRACE without it replays the same trace on every rank")
-      ->check(CLI::Range(1, 1024));  // processes on one host
+      ->check(wholeNumber(1, 1024));  // processes on one host
   addIndexDistributionOption(sub, args->index_distribution);
   sub.add_option("--comm-timeout-s", args->comm_timeout_s,
                  "distributed replay: how long a rank waits for its peers before it fails (exit "
                  "4) naming the ranks that did not come")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(numberAbove(0));
   return [args, streams] {
     // The streams come from the profiler trace's kernels: without it the
     // option changed nothing, silently (a bad-input hunt).

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "cli/command_registry.h"
+#include "cli/number_checks.h"
 #include "cli/output_paths.h"
 #include "cli/sweep_measure.h"
 #include "core/errors.h"
@@ -179,7 +180,7 @@ std::function<void()> setupSweep(CLI::App& sub) {
       ->check(outputFile());
   sub.add_option("--csv", args->csv, "Write the ranked plans as CSV")->check(outputFile());
   sub.add_option("--top", args->top, "Print the best K plans (default 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int64_t>(1));
   sub.add_flag("--measure", args->measure,
                "Run the best --top plans (or --all) for real through the distributed replay "
                "(tracetwin replay --nproc world_size), alternated round by round; prints measured "
@@ -187,21 +188,21 @@ std::function<void()> setupSweep(CLI::App& sub) {
   sub.add_flag("--all", args->measure_args.all, "--measure: every feasible plan");
   sub.add_option("--rounds", args->measure_args.rounds,
                  "--measure: rounds over the plans (default 3; each plan's median is reported)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int64_t>(1));
   sub.add_option("--measure-iters", args->measure_args.iters,
                  "--measure: measured replay iterations per plan and round (default 20; each "
                  "round's step is their mean)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberFor<int64_t>(1));
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
                  "NCCL)");
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "
                  "them with the composed model and predict the best --verify jointly")
-      ->check(CLI::Range(0.0, 1e9));  // unsigned: -1 wrapped to every plan
+      ->check(wholeNumber(0, 1000000000));  // unsigned: -1 wrapped to every plan
   sub.add_option("--verify", args->verify,
                  "Screened sweeps: how many of the best plans to predict jointly (default 5)")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(wholeNumber(0, 1000000000));
   sub.add_option("--emit-traces", args->emit_traces,
                  "Write each plan's per-rank execution traces to DIR/PLAN/rank{rank}.et.json "
                  "(replay them with `tracetwin replay 'DIR/PLAN/rank{rank}.et.json' --nproc N`)");

@@ -131,13 +131,34 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
   testing::TempDir dir;
   expectUsageError("replay " + kOutMlp + " --iters 1 --rank-reports " + dir.path(),
                    "needs --nproc N");
-  expectUsageError("replay " + kOutMlp + " --nproc 5000", "not in range 1 to 1024");
+  expectUsageError("replay " + kOutMlp + " --nproc 5000",
+                   "--nproc: 5000: expected a whole number from 1 to 1024");
   expectUsageError("replay " + kOutMlp + " --seed -1", "--seed");  // unsigned: it wrapped
   expectUsageError("replay " + kOutMlp + " --host-time recorded --overheads " + kOutMlp,
                    "--overheads applies with --host-time model");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --models " + kOutModels,
                    "--models is read by --from prediction only");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --from ''", "--from");
+}
+
+TEST(OutputOptionsCli, NumbersAreRefusedInWords) {
+  // CLI11's own checks said "Value abc not in range 0.000000 to 1797...(309
+  // digits)" and, for an int option given 1e9, "Could not convert".
+  expectUsageError("replay " + kOutMlp + " --iters abc",
+                   "--iters: abc: expected a whole number from 1 to 2147483647");
+  expectUsageError("replay " + kOutMlp + " --iters 1e9",
+                   "--iters: 1e9: expected a whole number from 1 to 2147483647");
+  expectUsageError("replay " + kOutMlp + " --warmup 2.5",
+                   "--warmup: 2.5: expected a whole number from 0 to 2147483647");
+  expectUsageError("replay " + kOutMlp + " --seed -1",
+                   "--seed: -1: expected a whole number from 0 to 9223372036854775807");
+  expectUsageError("calibrate --out /tmp/never --budget-s inf",
+                   "--budget-s: inf: expected a finite number above 0");
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --host-scale 0",
+                   "--host-scale: 0: expected a finite number above 0");
+  expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
+                       kOutModels + " --verify 1e3",
+                   "--verify: 1e3: expected a whole number from 0 to 1000000000");
 }
 
 }  // namespace
