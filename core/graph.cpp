@@ -119,6 +119,7 @@ void Graph::finalize() {
   linkChildren();
   checkAcyclic();
   parseSchemas();
+  escapeControlCharactersInNames();
   noteNamesThatAreNotTheirSchemas();
   for (Node& n : nodes_) n.category = classifyNode(n);
   promoteBareCollectives();
@@ -297,6 +298,30 @@ void Graph::noteNamesThatAreNotTheirSchemas() {
         "{} node(s) named otherwise than their op_schema's operator (first: node {} '{}' with "
         "op_schema '{}'): replay calls the schema's operator, predictions go by the name",
         count, first->id, first->name.str(), first->schema->qualifiedName()));
+  }
+}
+
+// No operator or record_function label of the shared traces and data/ has
+// a control character in its name; one that does (an edited or damaged
+// trace) was printed raw by every text report, and "\x1b[2J" cleared the
+// user's terminal. Such a name is kept with them written out (\x1b), in
+// every output alike.
+void Graph::escapeControlCharactersInNames() {
+  size_t count = 0;
+  std::string first;
+  const char* last_clean = nullptr;  // names are interned: most repeat the node before
+  for (Node& n : nodes_) {
+    if (n.name.data() == last_clean) continue;
+    if (!text::hasControlCharacters(n.name.view())) {
+      last_clean = n.name.data();
+      continue;
+    }
+    n.name = InternedText(text::withControlCharactersEscaped(n.name.view()));
+    if (count++ == 0) first = fmt::format("node {} '{}'", n.id, n.name.str());
+  }
+  if (count > 0) {
+    warnings.push_back(fmt::format(
+        "{} node name(s) hold control characters, written out as \\xNN (first: {})", count, first));
   }
 }
 

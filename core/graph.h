@@ -141,6 +141,7 @@ class Graph {
   void checkAcyclic() const;
   void parseSchemas();
   void noteNamesThatAreNotTheirSchemas();
+  void escapeControlCharactersInNames();
   void promoteBareCollectives();  // core/bare_collectives.cpp
   void buildTensorTable();
 

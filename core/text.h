@@ -3,7 +3,11 @@
 // own copies, which a unity build also made clash.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace tracetwin::core::text {
@@ -35,6 +39,25 @@ inline bool startsWithShort(std::string_view s, std::string_view prefix) {
 
 inline bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
+}
+
+// ASCII control characters (0x00-0x1f, 0x7f): a terminal acts on them.
+inline bool isControlCharacter(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+inline bool hasControlCharacters(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), isControlCharacter);
+}
+// `s` with each control character written as \xNN.
+inline std::string withControlCharactersEscaped(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    if (isControlCharacter(c)) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace tracetwin::core::text

@@ -102,6 +102,24 @@ TEST(BadInput, CommCountsBeyond64BitsOfBytesAreRefused) {
   EXPECT_TRUE(has(msg, "node 3: in_split_size's sum 4000000000000000000")) << msg;
 }
 
+TEST(BadInput, ControlCharactersInNamesAreWrittenOut) {
+  // Printed raw, "\x1b[2J" cleared the terminal of whoever inspected the trace.
+  TempDir dir;
+  const Graph g = readTrace(
+      dir.write("ctrl.json", modernTrace(modernNode(3, 2, "my\\u001b[2Jlabel\\r", "") + ",\n" +
+                                         modernNode(4, 2, "my\\u001b[2Jlabel\\r", "") + ",\n" +
+                                         modernNode(5, 2, "clean", ""))));
+  EXPECT_EQ(g.node(3).name.str(), "my\\x1b[2Jlabel\\x0d");
+  EXPECT_EQ(g.node(4).name.str(), "my\\x1b[2Jlabel\\x0d");
+  EXPECT_EQ(g.node(5).name.str(), "clean");
+  std::string warnings;
+  for (const std::string& w : g.warnings) warnings += w + "\n";
+  EXPECT_TRUE(has(warnings,
+                  "2 node name(s) hold control characters, written out as \\xNN "
+                  "(first: node 3 'my\\x1b[2Jlabel\\x0d')"))
+      << warnings;
+}
+
 TEST(BadInput, EmptyAndWhitespaceFiles) {
   EXPECT_TRUE(has(errorReading(""), "empty file"));
   EXPECT_TRUE(has(errorReading(" \n\t "), "empty file"));
