@@ -18,6 +18,7 @@
 #include "cli/number_checks.h"
 #include "cli/unprofiled_overheads.h"
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/kineto/overheads.h"
@@ -52,8 +53,8 @@ std::vector<std::pair<std::string, std::string>> expandRanks(const std::string& 
   }
   if (!ranked) {
     for (const std::string& f : {et, kineto}) {
-      if (!std::filesystem::is_regular_file(f))
-        throw UsageError(fmt::format("fit: file does not exist: {}", f));
+      if (const std::string problem = core::inputFileProblem(f); !problem.empty())
+        throw UsageError(fmt::format("fit: {}: {}", problem, f));
     }
     return {{et, kineto}};
   }

@@ -24,6 +24,7 @@
 #include "cli/predict_ranks.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/kineto/kineto_reader.h"
 #include "core/kineto/linker.h"
 #include "core/text_file.h"
@@ -152,9 +153,8 @@ void runPredict(const PredictArgs& args) {
     predictRanksCommand(args);
     return;
   }
-  if (!std::filesystem::is_regular_file(args.trace)) {
-    throw UsageError(fmt::format("trace: file does not exist: {}", args.trace));
-  }
+  if (const std::string problem = core::inputFileProblem(args.trace); !problem.empty())
+    throw UsageError(fmt::format("trace: {}: {}", problem, args.trace));
   // Left to the OS at exit (cli/keep_until_exit.h).
   core::Graph& graph = keepUntilExit(core::readTrace(args.trace));
   const std::set<core::DType> precisions = predictors::halfPrecisionsIn(graph);

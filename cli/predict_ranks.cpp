@@ -17,6 +17,7 @@
 #include "cli/index_distribution_option.h"
 #include "cli/timeline_file.h"
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/trace_reader.h"
 #include "predictors/host/overheads.h"
 #include "predictors/specs/device_spec.h"
@@ -52,9 +53,8 @@ std::vector<std::string> rankTraces(const std::string& pattern, int64_t world_si
 std::string perRank(const std::string& option, const std::string& value, int rank) {
   if (value.empty()) return value;
   std::string path = replay::dist::expandRankPath(value, rank);
-  if (!std::filesystem::is_regular_file(path)) {
-    throw UsageError(fmt::format("{} for rank {}: file does not exist: {}", option, rank, path));
-  }
+  if (const std::string problem = core::inputFileProblem(path); !problem.empty())
+    throw UsageError(fmt::format("{} for rank {}: {}: {}", option, rank, problem, path));
   return path;
 }
 

@@ -45,7 +45,9 @@ FilePtr openInputFile(const std::string& path, uint64_t* regular_size) {
   if (::fstat(::fileno(file.get()), &st) != 0) {
     throw InputError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
   }
-  if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not a trace", path));
+  // A device read as a trace never ends (/dev/zero) or waits on a terminal.
+  if (const std::string problem = inputFileKindProblem(st.st_mode); !problem.empty())
+    throw InputError(fmt::format("{}: {}, not a file", path, problem));
   *regular_size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
   noteInputFile(path);
   return file;

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <tuple>
@@ -37,6 +39,24 @@ bool fileIdOf(const std::string& path, FileId* id) {
 }
 
 }  // namespace
+
+std::string inputFileKindProblem(unsigned mode) {
+  if (S_ISREG(mode) || S_ISFIFO(mode)) return {};
+  if (S_ISDIR(mode)) return "is a directory";
+  if (S_ISCHR(mode)) return "is a character device";
+  if (S_ISBLK(mode)) return "is a block device";
+  if (S_ISSOCK(mode)) return "is a socket";
+  return "is a special file";
+}
+
+std::string inputFileProblem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? "file does not exist"
+                           : fmt::format("cannot stat: {}", std::strerror(errno));
+  }
+  return inputFileKindProblem(st.st_mode);
+}
 
 void noteInputFile(const std::string& path) {
   FileId id;

@@ -13,6 +13,14 @@
 
 namespace tracetwin::core {
 
+// Why `path` cannot be read as an input, or "" when it can: a regular file,
+// or a pipe (`tracetwin inspect <(zcat t.json.gz)`). "file does not exist",
+// "is a directory" or "is a character device" (/dev/zero was read without
+// end) ...
+std::string inputFileProblem(const std::string& path);
+// The same for the file type bits of an opened file's st_mode.
+std::string inputFileKindProblem(unsigned mode);
+
 // Notes the file at `path` as read (nothing when it cannot be stat'ed).
 void noteInputFile(const std::string& path);
 

@@ -27,7 +27,9 @@ std::optional<std::string> read(const std::string& path, std::string_view what, 
     if (optional && errno == ENOENT) return std::nullopt;
     throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
   }
-  if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("{}: is a directory, not {}", path, what));
+  // A directory, or a device (/dev/zero as a device spec was read without end).
+  if (const std::string problem = inputFileKindProblem(st.st_mode); !problem.empty())
+    throw InputError(fmt::format("{}: {}, not {}", path, problem, what));
   const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));

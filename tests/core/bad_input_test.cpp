@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "core/trace_reader.h"
 #include "tests/support/paths.h"
 #include "tests/support/traces.h"
@@ -305,6 +306,32 @@ TEST(BadInput, DirectoryIsNotATrace) {
   } catch (const InputError& e) {
     EXPECT_TRUE(has(e.what(), "is a directory")) << e.what();
   }
+}
+
+TEST(BadInput, ADeviceIsNotATraceAndAPipeIs) {
+  // /dev/zero was read without end (its memory grew ~30 MB/s).
+  try {
+    readTrace("/dev/zero");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_TRUE(has(e.what(), "/dev/zero: is a character device, not a file")) << e.what();
+  }
+  EXPECT_EQ(inputFileProblem("/dev/zero"), "is a character device");
+  EXPECT_EQ(inputFileProblem("/nonexistent/trace.json"), "file does not exist");
+  // A pipe is read, as `tracetwin inspect <(zcat t.json.gz)` reads one.
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(inputFileProblem(fifo), "");
+  std::thread writer([&] {
+    std::FILE* f = std::fopen(fifo.c_str(), "w");
+    if (f == nullptr) return;
+    std::fputs(kGood.c_str(), f);
+    std::fclose(f);
+  });
+  const Graph g = readTrace(fifo);
+  writer.join();
+  EXPECT_EQ(g.nodes().size(), 3u);
 }
 
 TEST(BadInput, MissingFile) {

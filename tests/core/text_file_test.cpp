@@ -43,6 +43,7 @@ TEST(TextFile, DirectoriesAndMissingFilesAreInputErrorsNamingThePath) {
   TempDir dir;
   EXPECT_EQ(errorOf(dir.path(), false), dir.path() + ": is a directory, not a device spec");
   EXPECT_EQ(errorOf(dir.path(), true), dir.path() + ": is a directory, not a device spec");
+  EXPECT_EQ(errorOf("/dev/zero", false), "/dev/zero: is a character device, not a device spec");
   const std::string missing = dir.path() + "/none.yaml";
   EXPECT_EQ(errorOf(missing, false),
             missing + ": cannot open a device spec: No such file or directory");
