@@ -25,6 +25,13 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // 2.5-3.5x their HBM bandwidth in public microbenchmarks.
 constexpr double kCacheOverDram = 3.0;
 
+// Bounds on rates and clocks (yaml::MapReader::within): a reference-BLAS CPU
+// core reads 0.003 TFLOP/s and an H200 4.8 TB/s; an Ethernet link 0.1 GB/s.
+constexpr double kMinTflops = 1e-6, kMaxTflops = 1e6;
+constexpr double kMinGbps = 1e-3, kMaxGbps = 1e6;
+constexpr double kMinClockMhz = 1, kMaxClockMhz = 1e5;
+constexpr double kMaxLatencyUs = 1e7;  // 10 s
+
 const char* const kDtypeKeys[] = {"float32", "tf32", "float16", "bfloat16", "float64", "int8"};
 
 std::map<std::string, double> readPeaks(const yaml::MapReader& top) {
@@ -32,7 +39,7 @@ std::map<std::string, double> readPeaks(const yaml::MapReader& top) {
   peaks.checkKeys({"float32"}, {"tf32", "float16", "bfloat16", "float64", "int8"});
   std::map<std::string, double> out;
   for (const char* k : kDtypeKeys) {
-    if (peaks.has(k)) out[k] = peaks.positive(k) * kTera;
+    if (peaks.has(k)) out[k] = peaks.within(k, kMinTflops, kMaxTflops) * kTera;
   }
   return out;
 }
@@ -48,7 +55,8 @@ std::vector<CacheSpec> readCaches(const yaml::MapReader& top) {
     CacheSpec cache;
     cache.level = c.str("level");
     cache.bytes = c.positiveBytes("size_mb", kMiB);
-    if (c.has("bandwidth_gbps")) cache.bandwidth = c.positive("bandwidth_gbps") * kGiga;
+    if (c.has("bandwidth_gbps"))
+      cache.bandwidth = c.within("bandwidth_gbps", kMinGbps, kMaxGbps) * kGiga;
     out.push_back(cache);
   }
   return out;
@@ -68,8 +76,8 @@ std::vector<LinkSpec> readLinkList(const yaml::MapReader& top, const YAML::Node&
   for (size_t i = 0; i < list.size(); ++i) {
     yaml::MapReader l(list[i], top.source(), fmt::format("links[{}]", i));
     l.checkKeys({"name", "bandwidth_gbps", "latency_us"}, {});
-    out.push_back({l.str("name"), l.positive("bandwidth_gbps") * kGiga,
-                   l.nonNegative("latency_us") * kMicro});
+    out.push_back({l.str("name"), l.within("bandwidth_gbps", kMinGbps, kMaxGbps) * kGiga,
+                   l.within("latency_us", 0, kMaxLatencyUs) * kMicro});
   }
   return out;
 }
@@ -161,9 +169,9 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
   }
   spec.peak_flops = readPeaks(top);
   spec.memory_bytes = top.positiveBytes("memory_gb", kGiga);
-  spec.memory_bandwidth = top.positive("memory_bandwidth_gbps") * kGiga;
+  spec.memory_bandwidth = top.within("memory_bandwidth_gbps", kMinGbps, kMaxGbps) * kGiga;
   spec.compute_units = top.positiveInt("compute_units");
-  spec.clock_hz = top.positive("clock_mhz") * kMega;
+  spec.clock_hz = top.within("clock_mhz", kMinClockMhz, kMaxClockMhz) * kMega;
   spec.caches = readCaches(top);
   spec.links = readLinks(top);
   if (top.has("page_fault_us")) spec.page_fault_us = top.nonNegative("page_fault_us");

@@ -115,6 +115,14 @@ double MapReader::positive(const char* key) const {
   return d;
 }
 
+double MapReader::within(const char* key, double lo, double hi) const {
+  YAML::Node v = get(key);
+  double d = number(*this, v, key);
+  if (!(d >= lo && d <= hi))
+    fail(v, fmt::format("'{}' must be from {:g} to {:g}, got {}", key, lo, hi, d));
+  return d;
+}
+
 double MapReader::nonNegative(const char* key) const {
   YAML::Node v = get(key);
   double d = number(*this, v, key);

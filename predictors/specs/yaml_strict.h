@@ -32,6 +32,10 @@ class MapReader {
   YAML::Node get(const char* key) const;
   std::string str(const char* key) const;
   double positive(const char* key) const;     // number > 0
+  // A number from `lo` to `hi`: rates and clocks bounded six or more orders
+  // of magnitude around any device's, so that 1e-300 GB/s is refused here
+  // rather than predicted as an infinite time blamed on the model set.
+  double within(const char* key, double lo, double hi) const;
   double nonNegative(const char* key) const;  // number >= 0
   int64_t positiveInt(const char* key) const;  // at most 2^62
   // A size given in units of `unit_bytes` (memory_gb, size_mb), in whole

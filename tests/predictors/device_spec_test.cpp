@@ -107,6 +107,23 @@ TEST(DeviceSpec, SizesAndCountsBeyondTwoToTheSixtySecondAreErrorsNotOverflows) {
               HasSubstr("'size_mb' must be at most 2^62 bytes"));
 }
 
+TEST(DeviceSpec, RatesAndClocksFarFromAnyDeviceAreErrors) {
+  // 1e-300 GB/s was read, and predict blamed the model set for the infinite
+  // op times that followed ("check the model set's files").
+  EXPECT_THAT(errorOf(withValue(kMinimal, "memory_bandwidth_gbps", "1e-300")),
+              HasSubstr("spec.yaml:5:24: 'memory_bandwidth_gbps' must be from 0.001 to 1e+06, got "
+                        "1e-300"));
+  EXPECT_THAT(errorOf(withValue(kMinimal, "clock_mhz", "1e-300")),
+              HasSubstr("'clock_mhz' must be from 1 to 100000"));
+  EXPECT_THAT(errorOf(withValue(kMinimal, "peak_tflops", "{float32: 1e30}")),
+              HasSubstr("'float32' must be from 1e-06 to 1e+06"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) +
+                      "links: [{name: nvlink, bandwidth_gbps: 450, latency_us: 1e300}]\n"),
+              HasSubstr("'latency_us' must be from 0 to 1e+07"));
+  // A CPU's reference-BLAS peak (0.003 TFLOP/s) is one.
+  EXPECT_EQ(errorOf(withValue(kMinimal, "peak_tflops", "{float32: 0.003}")), "no error");
+}
+
 TEST(DeviceSpec, NamesAreOneLineOfText) {
   // The fuzzer's third find: a link named "pcie\n\n..." loaded, and the
   // writer folded its newlines differently on the way back.
