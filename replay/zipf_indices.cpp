@@ -1,14 +1,15 @@
 #include "replay/zipf_indices.h"
 
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <tuple>
 #include <utility>
-
-#include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include "core/errors.h"
 
@@ -16,7 +17,9 @@ namespace tracetwin::replay {
 
 ZipfCdf::ZipfCdf(int64_t rows, double exponent, int64_t first_row) : exponent_(exponent) {
   if (rows <= 0) throw UsageError("a Zipf index distribution needs at least one row");
-  if (first_row < 0) throw UsageError("a Zipf shard's first row must be >= 0");
+  if (first_row < 0 || first_row > std::numeric_limits<int64_t>::max() - rows - 1) {
+    throw UsageError("a Zipf shard's first row must be >= 0 and its last row within 2^63-1");
+  }
   if (!(exponent >= 0) || !std::isfinite(exponent)) {
     throw UsageError("a Zipf exponent must be a finite number >= 0");
   }

@@ -52,7 +52,12 @@ IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& s
     } catch (const YAML::Exception&) {
       m.fail(f, "'first_row' must be a row number (an integer >= 0)");
     }
-    if (r.first_row < 0) m.fail(f, fmt::format("'first_row' must be >= 0, got {}", r.first_row));
+    // At most 2^62, as 'rows' is: row first_row + rows + 1 then fits in 64 bits (2^63-1 was
+    // read, and the replay's Zipf weights overflowed).
+    constexpr int64_t kMaxFirstRow = int64_t{1} << 62;
+    if (r.first_row < 0 || r.first_row > kMaxFirstRow) {
+      m.fail(f, fmt::format("'first_row' must be from 0 to 2^62, got {}", r.first_row));
+    }
   }
   if (m.has("name")) r.name = m.str("name");
   return r;

@@ -72,6 +72,10 @@ TEST(IndexDistributionSpec, BadFilesNameTheirPlace) {
             std::string::npos);
   EXPECT_NE(errorOf("tables:\n  - {node: 3, zipf: 1, first_row: x}\n").find("a row number"),
             std::string::npos);
+  // 2^63-1 was read, and the replay's Zipf weights overflowed past the shard's first row.
+  EXPECT_NE(errorOf("tables:\n  - {node: 3, zipf: 1, first_row: 9223372036854775807}\n")
+                .find("'first_row' must be from 0 to 2^62, got 9223372036854775807"),
+            std::string::npos);
   EXPECT_NE(errorOf("tables: {a: 1}\n").find("'tables' must be a list"), std::string::npos);
   EXPECT_NE(errorOf("tables: [\n").find("YAML syntax error"), std::string::npos);
   EXPECT_THROW(loadIndexDistributions("/nonexistent/d.yaml"), InputError);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -54,6 +55,7 @@ TEST(ZipfIndices, AShardPastTheFirstRowDrawsFromTheLawsTail) {
             ZipfCdf(500, 1.2).probability(0) / ZipfCdf(500, 1.2).probability(499) / 100);
   EXPECT_NE(ZipfCdf::of(500, 1.2, 500).get(), ZipfCdf::of(500, 1.2).get());
   EXPECT_THROW(ZipfCdf(10, 1.0, -1), UsageError);
+  EXPECT_THROW(ZipfCdf(10, 1.0, std::numeric_limits<int64_t>::max() - 5), UsageError);
 }
 
 // 200,000 draws over 1,000 rows at s = 1.2: each of the ten hottest rows'
