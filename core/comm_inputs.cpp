@@ -95,7 +95,8 @@ void checkCommCounts(const Node& node, const std::string& source) {
   if (!node.comm) return;
   const CommAttributes& c = *node.comm;
   // An unknown dtype counts as the widest element (complex double).
-  const int64_t itemsize = commItemsize(c.dtype) > 0 ? commItemsize(c.dtype) : 16;
+  const int64_t recorded = commItemsize(c.dtype);
+  const int64_t itemsize = recorded > 0 ? recorded : 16;
   const auto check = [&](int64_t count, const char* what) {
     int64_t bytes = 0;
     if (count < 0 || __builtin_mul_overflow(count, itemsize, &bytes)) {
