@@ -70,6 +70,10 @@ timeline::View replayView(const replay::ReplayResult& r, int rank) {
     shift = std::max(0.0, cpu.slices[at->second].start_us - k.start_us);
     break;
   }
+  // v.track() below appends device tracks, which moves the tracks: the CPU
+  // track is reached by its index from here on (a reference to it read freed
+  // memory once a second stream's track was added).
+  const size_t cpu_at = static_cast<size_t>(&cpu - v.tracks.data());
   for (const replay::KernelRecord& k : r.kernels) {
     timeline::Slice s;
     s.name = k.name;
@@ -78,7 +82,7 @@ timeline::View replayView(const replay::ReplayResult& r, int rank) {
     s.dur_us = k.duration_us;
     s.node = k.op;
     auto at = op_at.find(k.op);
-    if (at != op_at.end()) s.args = {{"op", cpu.slices[at->second].name}};
+    if (at != op_at.end()) s.args = {{"op", v.tracks[cpu_at].slices[at->second].name}};
     v.track(timeline::Track::Kind::kDevice, k.stream, fmt::format("stream {}", k.stream))
         .slices.push_back(std::move(s));
   }
