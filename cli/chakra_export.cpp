@@ -46,21 +46,28 @@ constexpr std::array<CollectiveMapping, 14> kCollectives{{
     {Collective::kRecv, NodeType::kCommRecv, CollectiveType::kAllReduce},
 }};
 
-int64_t tensorBytes(const core::Value& v) {
-  int64_t bytes = 0;
-  core::forEachTensor(v, [&](const core::TensorValue& t) {
-    if (t.defined()) bytes += t.bytes();
-  });
-  return bytes;
-}
+// Adds `more` to `*bytes`; false past 2^63-1 (each recorded tensor fits in
+// 64 bits, core/tensor_geometry.h, but a list of them need not).
+bool addBytes(int64_t* bytes, int64_t more) { return !__builtin_add_overflow(*bytes, more, bytes); }
 
 // What one rank contributes, as Chakra's converter counts comm_size
 // (in_msg_nelems x element size): the payload argument's tensors, else the
-// recorded element count (1.0.1 record_param_comms records no tensors).
-int64_t payloadBytes(const core::Node& node, const core::comm::CollectiveSpec& spec) {
+// recorded element count (1.0.1 record_param_comms records no tensors; the
+// reader checked that count's bytes fit, core/node_attributes.h).
+int64_t payloadBytes(const core::Graph& graph, const core::Node& node,
+                     const core::comm::CollectiveSpec& spec) {
   int64_t bytes = 0;
+  bool fits = true;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (spec.payload_arg < 0 || int(i) == spec.payload_arg) bytes += tensorBytes(node.inputs[i]);
+    if (spec.payload_arg >= 0 && int(i) != spec.payload_arg) continue;
+    core::forEachTensor(node.inputs[i], [&](const core::TensorValue& t) {
+      if (t.defined()) fits = fits && addBytes(&bytes, t.bytes());
+    });
+  }
+  if (!fits) {
+    throw InputError(
+        fmt::format("{}: node {}: the collective's tensors hold more than 2^63-1 bytes",
+                    graph.source_path, node.id));
   }
   if (bytes == 0 && node.comm)
     bytes = node.comm->in_msg_nelems * core::commItemsize(node.comm->dtype);
@@ -106,7 +113,7 @@ std::optional<ExportOp> commOp(const core::Graph& graph, const core::Node& node,
     ExportOp op;
     op.type = m.node;
     if (m.node == NodeType::kCommColl) op.collective = m.chakra;
-    op.comm_bytes = payloadBytes(node, spec);
+    op.comm_bytes = payloadBytes(graph, node, spec);
     op.pg_name = node.comm ? node.comm->pg_name : "";
     op.pg_ranks = groupRanks(node);
     if (m.node == NodeType::kCommSend) op.peer = intArgument(node, {"dstRank", "dst", "dst_rank"});

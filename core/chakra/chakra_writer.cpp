@@ -9,6 +9,8 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 
+#include <limits>
+
 #include "core/chakra/chakra_file.h"
 #include "core/chakra/chakra_trace.h"
 #include "core/chakra/et_node_text.h"
@@ -105,7 +107,9 @@ void applyOp(const ExportOp& op, int64_t rank, ChakraProtoMsg::Node& n, WriteSta
   if (comm) {
     if (op.collective) addInt(n, "comm_type", int(*op.collective));
     addInt(n, "comm_size", op.comm_bytes);
-    stats.comm_bytes += op.comm_bytes;
+    // A count for the summary line: it saturates rather than wraps.
+    if (__builtin_add_overflow(stats.comm_bytes, op.comm_bytes, &stats.comm_bytes))
+      stats.comm_bytes = std::numeric_limits<int64_t>::max();
     if (!op.pg_name.empty()) addString(n, "pg_name", op.pg_name);
     addIntsIfAny(n, "pg_ranks", op.pg_ranks);
     if (op.type == NodeType::kCommSend) {
