@@ -118,6 +118,25 @@ void checkCommCounts(const Node& node, const std::string& source) {
   };
   checkSplits(c.in_split_size, "in_split_size");
   checkSplits(c.out_split_size, "out_split_size");
+  // A group of more ranks than any job has: a pg_size of 1e15 was predicted
+  // at 6e13 ms, and the Chakra export listed its ranks without end.
+  constexpr int64_t kMaxGroupRanks = int64_t{1} << 24;
+  if (c.pg_size < -1 || c.pg_size > kMaxGroupRanks) {
+    throw InputError(fmt::format("{}: node {}: pg_size {}: expected a group of 1 to 2^24 ranks",
+                                 source, node.id, c.pg_size));
+  }
+  // Its ranks, start + k * stride, are rank numbers (int).
+  if (c.pg_size > 0 && c.global_rank_start >= 0 && c.global_rank_stride > 0) {
+    int64_t last = 0;
+    if (__builtin_mul_overflow(c.global_rank_stride, c.pg_size - 1, &last) ||
+        __builtin_add_overflow(last, c.global_rank_start, &last) ||
+        last > std::numeric_limits<int32_t>::max()) {
+      throw InputError(fmt::format(
+          "{}: node {}: global_rank_start {} + global_rank_stride {} x (pg_size {} - 1) is not a "
+          "rank number (at most 2^31-1)",
+          source, node.id, c.global_rank_start, c.global_rank_stride, c.pg_size));
+    }
+  }
 }
 
 }  // namespace tracetwin::core::detail

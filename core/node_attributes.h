@@ -24,7 +24,8 @@ void fillCommFromInputs(Node& node);
 
 // Throws InputError (naming `source` and the node) unless the comms element
 // counts of `node` (messages and split sizes) are counts whose bytes fit in
-// 64 bits: an in_msg_nelems of 4e18 floats was predicted to take 101 years.
+// 64 bits (an in_msg_nelems of 4e18 floats was predicted to take 101 years),
+// its group is at most 2^24 ranks and their numbers fit in an int.
 void checkCommCounts(const Node& node, const std::string& source);
 
 }  // namespace tracetwin::core::detail

@@ -103,6 +103,28 @@ TEST(BadInput, CommCountsBeyond64BitsOfBytesAreRefused) {
   EXPECT_TRUE(has(msg, "node 3: in_split_size's sum 4000000000000000000")) << msg;
 }
 
+TEST(BadInput, ProcessGroupsBeyondAnyJobAreRefused) {
+  // A pg_size of 1e15 was predicted at 6e13 ms, and export listed its ranks without end.
+  const auto comms = [](const std::string& attrs) {
+    return modernTrace(modernNode(3, 2, "record_param_comms", "", "[]", "[]", "[]",
+                                  R"(, {"name": "collective_name", "type": "string", "value": )"
+                                  R"("allreduce"})" +
+                                      attrs));
+  };
+  std::string msg =
+      errorReading(comms(R"(, {"name": "pg_size", "type": "uint64", "value": 1000000000000000})"));
+  EXPECT_TRUE(has(msg, "node 3: pg_size 1000000000000000: expected a group of 1 to 2^24 ranks"))
+      << msg;
+  msg = errorReading(
+      comms(R"(, {"name": "pg_size", "type": "uint64", "value": 4}, )"
+            R"({"name": "global_rank_start", "type": "uint64", "value": 1}, )"
+            R"({"name": "global_rank_stride", "type": "uint64", "value": 1000000000})"));
+  EXPECT_TRUE(has(msg,
+                  "node 3: global_rank_start 1 + global_rank_stride 1000000000 x (pg_size 4 "
+                  "- 1) is not a rank number"))
+      << msg;
+}
+
 TEST(BadInput, ControlCharactersInNamesAreWrittenOut) {
   // Printed raw, "\x1b[2J" cleared the terminal of whoever inspected the trace.
   TempDir dir;
