@@ -117,6 +117,11 @@ void readArgs(element value, KinetoEvent& event, const Where& where) {
 
 // Fills `event` from one traceEvents entry; returns false for entries that
 // tracetwin does not use (metadata, instants, unknown categories).
+// Microseconds: since the epoch a timestamp is ~1.8e15, and 2^53 (285
+// years) is where a double stops counting whole ones. A kernel at 1e300 us
+// was read, and link printed a traced span of 1e300 ms.
+constexpr double kMaxMicros = 9007199254740992.0;
+
 bool readEvent(element entry, KinetoEvent& event, const Where& where) {
   object obj;
   if (entry.get(obj) != simdjson::SUCCESS) where.fail("(event)", "an object");
@@ -135,9 +140,11 @@ bool readEvent(element entry, KinetoEvent& event, const Where& where) {
       event.name.assign(name);
     } else if (key == "ts") {
       event.ts = asNumber(value, where, key);
+      if (!(std::abs(event.ts) <= kMaxMicros)) where.fail(key, "a timestamp within 2^53 us");
       has_ts = true;
     } else if (key == "dur") {
       event.dur = asNumber(value, where, key);
+      if (!(event.dur <= kMaxMicros)) where.fail(key, "a duration within 2^53 us");
       has_dur = true;
     } else if (key == "pid") {
       event.pid = asIdOrName(value, where, key);

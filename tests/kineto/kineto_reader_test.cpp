@@ -113,6 +113,11 @@ TEST(KinetoReader, RejectsWrongTypesNamingEventAndKey) {
                    "key 'dur'");
   expectInputError(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"a","ts":5,"dur":-3}]})",
                    "expected a duration >= 0");
+  // A kernel at 1e300 us made link's traced span 1e300 ms.
+  expectInputError(R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","ts":1e300,"dur":1}]})",
+                   "traceEvents[0] key 'ts': expected a timestamp within 2^53 us");
+  expectInputError(R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","ts":5,"dur":1e20}]})",
+                   "traceEvents[0] key 'dur': expected a duration within 2^53 us");
   expectInputError(
       R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"a","ts":5,"dur":1,"args":{"External id":"x"}}]})",
       "key 'External id': expected an integer");
