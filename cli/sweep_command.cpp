@@ -27,6 +27,7 @@
 #include "sweep/plan_traces.h"
 #include "sweep/step_trace.h"
 #include "sweep/strategies.h"
+#include "sweep/sweep_output.h"
 #include "sweep/sweep_run.h"
 #include "sweep/sweep_spec.h"
 
@@ -156,14 +157,16 @@ void runSweep(const SweepArgs& args) {
     fmt::print("\nbest:       {} ({:.3f} ms): {}\n", ranked[0].plan.name, ranked[0].predicted_ms,
                fmt::join(where, " "));
   }
-  nlohmann::json j = sweep::sweepJson(spec, ranked, device.name);
+  nlohmann::json extra = nlohmann::json::object();
   if (args.measure) {
     MeasureArgs m = args.measure_args;
     m.top = args.top;
     if (m.traces_dir.empty()) m.traces_dir = args.emit_traces;
-    j["measurement"] = measurePlans(spec, ranked, m);
+    extra["measurement"] = measurePlans(spec, ranked, m);
   }
-  if (!args.json_out.empty()) core::writeTextFile(args.json_out, j.dump(2) + "\n");
+  if (!args.json_out.empty()) {
+    core::writeTextFile(args.json_out, sweep::sweepJsonText(spec, ranked, device.name, extra));
+  }
   if (!args.csv.empty()) core::writeTextFile(args.csv, sweep::sweepCsv(spec, ranked));
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/zipf_weights.h"
 
 namespace tracetwin::replay {
 
@@ -20,13 +21,11 @@ ZipfCdf::ZipfCdf(int64_t rows, double exponent, int64_t first_row) : exponent_(e
   if (first_row < 0 || first_row > std::numeric_limits<int64_t>::max() - rows - 1) {
     throw UsageError("a Zipf shard's first row must be >= 0 and its last row within 2^63-1");
   }
-  if (!(exponent >= 0) || !std::isfinite(exponent)) {
-    throw UsageError("a Zipf exponent must be a finite number >= 0");
-  }
+  const core::ZipfWeights weights(exponent, first_row);  // relative: no underflow
   cdf_.resize(size_t(rows));
   double sum = 0;  // ascending i: the large terms first, then the tail
   for (int64_t i = 0; i < rows; ++i) {
-    sum += std::pow(double(first_row + i + 1), -exponent);
+    sum += weights.term(double(i + 1));
     cdf_[size_t(i)] = sum;
   }
   for (double& c : cdf_) c /= sum;

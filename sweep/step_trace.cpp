@@ -16,6 +16,7 @@
 #include "core/aten_schemas.h"
 #include "core/errors.h"
 #include "core/trace_reader.h"
+#include "core/zipf_weights.h"
 #include "sweep/step_builder.h"
 
 namespace tracetwin::sweep {
@@ -24,13 +25,8 @@ double rowsShare(const TableSpec& table, int64_t x) {
   if (x <= 0) return 0;
   if (x >= table.rows) return 1;
   if (!table.zipf) return double(x) / double(table.rows);
-  double head = 0, all = 0;
-  for (int64_t i = 1; i <= table.rows; ++i) {
-    const double w = std::pow(double(i), -*table.zipf);
-    all += w;
-    if (i <= x) head += w;
-  }
-  return head / all;
+  const core::ZipfWeights weights(*table.zipf);
+  return weights.sum(x) / weights.sum(table.rows);
 }
 
 std::vector<Shard> planShards(const SweepSpec& spec, const std::vector<Placement>& place) {

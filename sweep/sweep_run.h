@@ -97,10 +97,4 @@ void checkMemory(const SweepSpec& spec, const SweepOptions& options, PlanResult*
 std::vector<PlanResult> runSweep(const SweepSpec& spec, const std::vector<Plan>& plans,
                                  const predictors::ModelSet& models, const SweepOptions& options);
 
-// {"plans": [{name, strategy, feasible, predicted_ms, imbalance, ranks, assignment}],
-//  "best_predicted": name, "world_size", "tables": [...]}.
-nlohmann::json sweepJson(const SweepSpec& spec, const std::vector<PlanResult>& ranked,
-                         const std::string& device);
-std::string sweepCsv(const SweepSpec& spec, const std::vector<PlanResult>& ranked);
-
 }  // namespace tracetwin::sweep

@@ -9,6 +9,7 @@
 #include "core/comm/collective_spec.h"
 #include "core/errors.h"
 #include "core/value.h"
+#include "core/zipf_weights.h"
 #include "predictors/kernels/features.h"
 #include "predictors/kernels/node_args.h"
 
@@ -375,25 +376,17 @@ struct RowBlock {
 
 constexpr int64_t kExactZipfRows = int64_t{1} << 16;
 
-// The integral of (first + x)^-exponent over [lo, hi], stable for
-// exponents near 1 (where the antiderivative's two terms nearly cancel).
-double zipfWeightIntegral(double lo, double hi, double exponent, double first) {
-  const double y_lo = first + lo, ratio_log = std::log((first + hi) / y_lo);
-  const double t = 1.0 - exponent;
-  if (std::abs(t) < 1e-12) return ratio_log;
-  return std::pow(y_lo, t) * std::expm1(t * ratio_log) / t;
-}
-
-std::vector<RowBlock> zipfRowBlocks(int64_t rows, double exponent, double first) {
+// Weights relative to the first row's (core/zipf_weights.h): a shard deep in
+// a steep table has every absolute weight below the smallest double.
+std::vector<RowBlock> zipfRowBlocks(int64_t rows, double exponent, int64_t first_row) {
+  const core::ZipfWeights weights(exponent, first_row);
   std::vector<RowBlock> blocks;
   const int64_t exact = std::min(rows, kExactZipfRows);
   blocks.reserve(size_t(std::max<int64_t>(exact, 0)) + 1024);
-  for (int64_t i = 1; i <= exact; ++i)
-    blocks.push_back({std::pow(first + double(i), -exponent), 1});
+  for (int64_t i = 1; i <= exact; ++i) blocks.push_back({weights.term(double(i)), 1});
   for (int64_t a = exact + 1; a <= rows;) {
     const int64_t b = std::min(rows, a + std::max<int64_t>(1, a / 1000) - 1);
-    blocks.push_back(
-        {zipfWeightIntegral(double(a) - 0.5, double(b) + 0.5, exponent, first), double(b - a + 1)});
+    blocks.push_back({weights.integral(double(a) - 0.5, double(b) + 0.5), double(b - a + 1)});
     a = b + 1;
   }
   return blocks;
@@ -404,8 +397,8 @@ std::vector<RowBlock> zipfRowBlocks(int64_t rows, double exponent, double first)
 std::vector<double> zipfReuseHistogram(double lookups, int64_t rows, double exponent,
                                        int64_t first_row) {
   std::vector<double> hist(kReuseBins, 0.0);
-  const double first = double(std::max<int64_t>(first_row, 0));
-  const std::vector<RowBlock> blocks = zipfRowBlocks(rows, exponent, first);
+  const std::vector<RowBlock> blocks =
+      zipfRowBlocks(rows, exponent, std::max<int64_t>(first_row, 0));
   double norm = 0;
   for (const RowBlock& b : blocks) norm += b.weight;
   // Row i's count is Poisson(c_i); given it was touched, count k >= 1 with

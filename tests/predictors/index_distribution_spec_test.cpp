@@ -255,6 +255,18 @@ TEST(IndexDistributionSpec, ZipfHistogramOfAHugeTableSumsItsRowsInBlocks) {
   EXPECT_LT(uniqueFraction(billion), uniqueFraction(poissonReuseHistogram(1e6, 1e9)));
 }
 
+TEST(ZipfReuse, SteeperShardsDeepInATableReuseMoreNotLess) {
+  // (10^6 + i)^-s underflows to 0 for every row once s > ~51: the shares
+  // were 0/0 and a steeper law looked all-unique, slower than uniform.
+  double previous = uniqueFraction(poissonReuseHistogram(20000, 400'000));
+  for (const double s : {50.0, 300.0, 400.0, 2000.0}) {
+    const double unique = uniqueFraction(zipfReuseHistogram(20000, 400'000, s, 1'000'000));
+    EXPECT_LT(unique, previous) << "s " << s;
+    EXPECT_GT(unique, 0.0) << "s " << s;
+    previous = unique;
+  }
+}
+
 }  // namespace
 }  // namespace tracetwin::predictors
 

@@ -58,6 +58,15 @@ TEST(ZipfIndices, AShardPastTheFirstRowDrawsFromTheLawsTail) {
   EXPECT_THROW(ZipfCdf(10, 1.0, std::numeric_limits<int64_t>::max() - 5), UsageError);
 }
 
+TEST(ZipfIndices, ASteepShardDeepInATableStillPrefersItsFirstRow) {
+  // (10^6 + i)^-400 is 0 in doubles for every row: the CDF was 0/0.
+  const ZipfCdf shard(100, 400, 1000000);
+  const double ratio = std::exp(-400 * std::log1p(1.0 / 1000001));  // row 1 over row 0
+  EXPECT_NEAR(shard.probability(1) / shard.probability(0), ratio, 1e-9);
+  EXPECT_EQ(shard.row(0.0), 0);
+  EXPECT_EQ(shard.row(0.999999), 99);
+}
+
 // 200,000 draws over 1,000 rows at s = 1.2: each of the ten hottest rows'
 // frequency within 4 standard errors of its probability, and a chi-square
 // over 20 bins (the top 10 rows, then ten tail ranges) under its 0.999

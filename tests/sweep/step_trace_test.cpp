@@ -266,5 +266,18 @@ TEST(StepTrace, RowWiseShardsOfAZipfTableSplitItsLookupsByTheLaw) {
   EXPECT_GT(shards[0].lookups, 3 * shards[1].lookups);
 }
 
+TEST(StepTrace, AZipfTableOfAHundredBillionRowsSplitsWithoutVisitingThem) {
+  // The split once summed every row's weight: 10^11 pows held a sweep for
+  // minutes. Rows 0..5*10^10 at s = 1: ln(5e10)+gamma over ln(1e11)+gamma.
+  SweepSpec s = parseSweepSpec(shardFile(), "s.yaml");
+  s.tables[0].rows = 100000000000;
+  s.tables[0].zipf = 1.0;
+  const std::vector<Shard> shards = planShards(s, s.plans[0].place);
+  const double gamma = 0.5772156649015329;
+  const double share = (std::log(5e10) + gamma) / (std::log(1e11) + gamma);
+  EXPECT_EQ(shards[0].lookups, std::llround(24 * share));
+  EXPECT_EQ(shards[0].lookups + shards[1].lookups, 24);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep

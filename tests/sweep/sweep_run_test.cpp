@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "predictors/kernels/feature_shapes.h"
@@ -11,8 +12,9 @@
 #include "predictors/models/model_set.h"
 #include "sweep/composed_model.h"
 #include "sweep/strategies.h"
-#include "tests/support/paths.h"
+#include "sweep/sweep_output.h"
 #include "sweep/sweep_spec.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::sweep {
 namespace {
@@ -63,6 +65,13 @@ TEST(SweepRun, RanksPlansByPredictedStep) {
   EXPECT_EQ(j["plans"].size(), 3u);
   EXPECT_EQ(j["plans"][2]["assignment"]["mid"], 0);
   EXPECT_EQ(j["plans"][0]["ranks"].size(), 2u);
+  // The text is a plan per line, with the measurement beside the plans.
+  const std::string text = sweepJsonText(s, ranked, "host", {{"measurement", {{"rounds", 3}}}});
+  const auto parsed = nlohmann::json::parse(text);
+  EXPECT_EQ(parsed["measurement"]["rounds"], 3);
+  EXPECT_EQ(parsed["plans"], j["plans"]);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 15) << text;  // {, 9 keys, 3 plans, ], }
+  EXPECT_EQ(nlohmann::json::parse(sweepJsonText(s, {}, "host"))["plans"].size(), 0u);
 }
 
 TEST(SweepRun, PlansOverTheMemoryLimitAreInfeasibleAndNotRanked) {
