@@ -130,11 +130,11 @@ void writeDataset(const std::string& path, const std::vector<DatasetRow>& rows) 
     out += line.dump();
     out += '\n';
   }
-  core::writeTextFile(path, out);
+  core::updateModelFile(path, out);
 }
 
 std::vector<DatasetRow> readDataset(const std::string& path) {
-  std::istringstream in(core::readTextFile(path, "a calibration dataset"));
+  std::istringstream in(core::readTextFile(path, "a calibration dataset", core::InputUse::kModel));
   std::vector<DatasetRow> rows;
   // All nodes go into one synthetic 1.0.1 trace under one thread node, with
   // fresh ids, and come back typed through core's trace parser.

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
 
 #include "core/errors.h"
@@ -23,7 +23,7 @@ using FileId = std::tuple<dev_t, ino_t, int64_t, int64_t, off_t>;
 
 struct InputFiles {
   std::mutex mutex;
-  std::set<FileId> read;
+  std::map<FileId, InputUse> read;
 };
 
 InputFiles& inputFiles() {
@@ -58,20 +58,23 @@ std::string inputFileProblem(const std::string& path) {
   return inputFileKindProblem(st.st_mode);
 }
 
-void noteInputFile(const std::string& path) {
+void noteInputFile(const std::string& path, InputUse use) {
   FileId id;
   if (!fileIdOf(path, &id)) return;  // pipes and FIFOs cannot be overwritten by a report
   InputFiles& files = inputFiles();
   const std::lock_guard<std::mutex> lock(files.mutex);
-  files.read.insert(id);
+  const auto [it, added] = files.read.emplace(id, use);
+  if (!added && use == InputUse::kReadOnly) it->second = use;
 }
 
-void refuseOverwritingAnInput(const std::string& path, std::string_view what) {
+void refuseOverwritingAnInput(const std::string& path, std::string_view what,
+                              bool updating_models) {
   FileId id;
   if (!fileIdOf(path, &id)) return;
   InputFiles& files = inputFiles();
   const std::lock_guard<std::mutex> lock(files.mutex);
-  if (files.read.count(id) != 0) {
+  const auto it = files.read.find(id);
+  if (it != files.read.end() && !(updating_models && it->second == InputUse::kModel)) {
     throw InputError(
         fmt::format("{}: is one of this command's inputs ({} would replace it); name another file",
                     path, what));

@@ -21,7 +21,8 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-std::optional<std::string> read(const std::string& path, std::string_view what, bool optional) {
+std::optional<std::string> read(const std::string& path, std::string_view what, bool optional,
+                                InputUse use) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (optional && errno == ENOENT) return std::nullopt;
@@ -50,17 +51,19 @@ std::optional<std::string> read(const std::string& path, std::string_view what, 
     throw InputError(
         fmt::format("{}: byte {}: a NUL byte: a binary file, not {}", path, nul, what));
   }
+  noteInputFile(path, use);
   return text;
 }
 
 }  // namespace
 
-std::string readTextFile(const std::string& path, std::string_view what) {
-  return *read(path, what, false);
+std::string readTextFile(const std::string& path, std::string_view what, InputUse use) {
+  return *read(path, what, false, use);
 }
 
-std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what) {
-  return read(path, what, true);
+std::optional<std::string> readTextFileIfPresent(const std::string& path, std::string_view what,
+                                                 InputUse use) {
+  return read(path, what, true, use);
 }
 
 namespace {
@@ -76,8 +79,9 @@ bool writeAll(std::FILE* file, std::string_view text) {
 
 }  // namespace
 
-void writeTextFile(const std::string& path, std::string_view text) {
-  refuseOverwritingAnInput(path, "this output");
+namespace {
+
+void writeReplacing(const std::string& path, std::string_view text) {
   // A regular file (or a new one) is written beside itself and renamed over
   // it: a full disk leaves the old file whole (models a fit was replacing)
   // and no half-written report. A device, FIFO or pipe is written in place.
@@ -120,6 +124,18 @@ void writeTextFile(const std::string& path, std::string_view text) {
     std::remove(temp.c_str());
     cannotWrite(path, error);
   }
+}
+
+}  // namespace
+
+void writeTextFile(const std::string& path, std::string_view text) {
+  refuseOverwritingAnInput(path, "this output");
+  writeReplacing(path, text);
+}
+
+void updateModelFile(const std::string& path, std::string_view text) {
+  refuseOverwritingAnInput(path, "this model file", true);
+  writeReplacing(path, text);
 }
 
 }  // namespace tracetwin::core

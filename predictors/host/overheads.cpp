@@ -113,7 +113,7 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
 }
 
 OverheadTable loadOverheads(const std::string& path) {
-  const std::string text = core::readTextFile(path, "an overheads file");
+  const std::string text = core::readTextFile(path, "an overheads file", core::InputUse::kModel);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

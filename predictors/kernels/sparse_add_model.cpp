@@ -121,7 +121,7 @@ SparseAddModel SparseAddModel::fromJson(const nlohmann::json& j, const std::stri
 SparseAddModel SparseAddModel::loadFrom(const std::string& dir) {
   const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
   const std::optional<std::string> text =
-      core::readTextFileIfPresent(path.string(), "a sparse-add model");
+      core::readTextFileIfPresent(path.string(), "a sparse-add model", core::InputUse::kModel);
   if (!text) return {};
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) throw InputError(fmt::format("{}: not JSON", path.string()));
@@ -136,7 +136,7 @@ void SparseAddModel::saveTo(const std::string& dir) const {
   writeTerms(warm, "", &j);
   if (!cold.coefficients_us.empty()) writeTerms(cold, "cold_", &j);
   const std::filesystem::path path = std::filesystem::path(dir) / kFileName;
-  core::writeTextFile(path.string(), j.dump(1) + "\n");
+  core::updateModelFile(path.string(), j.dump(1) + "\n");
 }
 
 double expectedUniqueRows(double nnz, double rows) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/errors.h"
+#include "core/input_files.h"
 #include "predictors/kernels/xgb_library.h"  // XGBoost 1.6 C API, loaded on first use
 
 namespace tracetwin::predictors {
@@ -54,7 +55,9 @@ class DMatrix {
 
 Booster::Booster() { XGB_CALL(XGBoosterCreate, nullptr, 0, &handle_); }
 Booster::Booster(std::string deferred_path, size_t n_features)
-    : deferred_path_(std::move(deferred_path)), deferred_features_(n_features) {}
+    : deferred_path_(std::move(deferred_path)), deferred_features_(n_features) {
+  core::noteInputFile(deferred_path_, core::InputUse::kModel);  // no report replaces it
+}
 Booster::~Booster() {
   if (handle_ != nullptr) xgbApi().XGBoosterFree(handle_);
 }
@@ -108,6 +111,7 @@ void* Booster::handleLocked() const {
 }
 
 void Booster::save(const std::string& path) const {
+  core::refuseOverwritingAnInput(path, "this model file", true);
   std::lock_guard<std::mutex> lock(mu_);
   xgbCheck(xgbApi().XGBoosterSaveModel(handleLocked(), path.c_str()), "XGBoosterSaveModel", path);
   // The same trees in the JSON of sets written before the binary format (a

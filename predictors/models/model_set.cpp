@@ -26,7 +26,7 @@ std::string todayUtc() {
 
 nlohmann::json readJson(const fs::path& path) {
   const std::optional<std::string> text =
-      core::readTextFileIfPresent(path.string(), "a model file");
+      core::readTextFileIfPresent(path.string(), "a model file", core::InputUse::kModel);
   if (!text)
     throw InputError(
         fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
@@ -108,7 +108,7 @@ void ModelSet::save(const std::string& dir) const {
   for (const auto& [dtype, set] : precision_sets)
     set->save((fs::path(dir) / core::dtypeName(dtype)).string());
   fs::path path = fs::path(dir) / kManifestName;
-  core::writeTextFile(path.string(), manifest.dump(2) + "\n");
+  core::updateModelFile(path.string(), manifest.dump(2) + "\n");
 }
 
 namespace {

@@ -185,7 +185,7 @@ DeviceSpec parseDeviceSpec(const std::string& yaml_text, const std::string& sour
 }
 
 DeviceSpec loadDeviceSpec(const std::string& path) {
-  return parseDeviceSpec(core::readTextFile(path, "a device spec"), path);
+  return parseDeviceSpec(core::readTextFile(path, "a device spec", core::InputUse::kModel), path);
 }
 
 std::string deviceSpecToYaml(const DeviceSpec& spec) {
@@ -241,7 +241,7 @@ std::string deviceSpecToYaml(const DeviceSpec& spec) {
 }
 
 void saveDeviceSpec(const DeviceSpec& spec, const std::string& path) {
-  core::writeTextFile(path, deviceSpecToYaml(spec));
+  core::updateModelFile(path, deviceSpecToYaml(spec));
 }
 
 }  // namespace tracetwin::predictors

@@ -42,16 +42,30 @@ TEST(InputFiles, AFileReadIsNotOverwrittenUnderAnyOfItsNames) {
   EXPECT_NO_THROW(writeTextFile(dir.path() + "/new.json", "{}"));
 }
 
-TEST(InputFiles, TracesReadAreNotedAndTextInputsMayBeUpdated) {
+TEST(InputFiles, TracesAndTextInputsAreNotedAndModelFilesMayBeUpdated) {
   TempDir dir;
   const std::string trace = dir.path() + "/t.et.json.gz";
   std::filesystem::copy_file(testing::dataPath("mlp.et.json.gz"), trace);
   readTrace(trace);
   EXPECT_THROW(writeTextFile(trace, "{}"), InputError);
-  // A model file read and rewritten (calibrate --refit, fit --out DIR).
+  EXPECT_THROW(updateModelFile(trace, "{}"), InputError);
+  // `sweep s.yaml --csv s.yaml` replaced the sweep file with its report.
+  const std::string sweep = dir.write("s.yaml", "world_size: 2\n");
+  readTextFile(sweep, "a sweep file");
+  EXPECT_THROW(writeTextFile(sweep, "rank_order,plan\n"), InputError);
+  EXPECT_THROW(updateModelFile(sweep, "{}"), InputError);
+  // A model file read: no report replaces it (`sweep --json-out
+  // models/manifest.json`), its own writer does (calibrate --refit, fit --out).
   const std::string manifest = dir.write("manifest.json", "{}");
-  readTextFile(manifest, "a model file");
-  EXPECT_NO_THROW(writeTextFile(manifest, "{\"v\": 2}"));
+  readTextFile(manifest, "a model file", InputUse::kModel);
+  EXPECT_THROW(writeTextFile(manifest, "{}"), InputError);
+  EXPECT_NO_THROW(updateModelFile(manifest, "{\"v\": 2}"));
+  EXPECT_EQ(readTextFile(manifest, "a model file", InputUse::kModel), "{\"v\": 2}");
+  // Read both ways: read-only.
+  const std::string spec = dir.write("device.yaml", "name: x\n");
+  readTextFile(spec, "a device spec", InputUse::kModel);
+  readTextFile(spec, "a device spec");
+  EXPECT_THROW(updateModelFile(spec, "name: y\n"), InputError);
 }
 
 }  // namespace
