@@ -139,7 +139,15 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
     opts->system = predictors::loadSystemSpec(args.system);
     opts->target = opts->system->device;
   }
-  if (!args.device_spec.empty()) opts->target = predictors::loadDeviceSpec(args.device_spec);
+  if (!args.device_spec.empty()) {
+    opts->target = predictors::loadDeviceSpec(args.device_spec);
+    if (opts->system && opts->system->device.name != opts->target->name) {
+      throw UsageError(fmt::format(
+          "--device-spec {} ({}) is not the device of --system {} ({}): the system names its "
+          "devices; drop --device-spec or edit the system's",
+          args.device_spec, opts->target->name, args.system, opts->system->device.name));
+    }
+  }
   opts->overhead_statistic = args.overhead_stat == "mean" ? predictors::OverheadStatistic::kMean
                                                           : predictors::OverheadStatistic::kMedian;
   opts->overhead_statistic_from_table = args.overhead_stat.empty();

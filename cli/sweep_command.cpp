@@ -85,6 +85,15 @@ void runSweep(const SweepArgs& args) {
   }
   if (!spec.device.empty() && spec.device != "cpu" && spec.device != "models") {
     options.predict.target = predictors::loadDeviceSpec(spec.device);
+    if (options.predict.system &&
+        options.predict.system->device.name != options.predict.target->name) {
+      // One of the two was silently ignored (a bad-input hunt).
+      throw UsageError(fmt::format(
+          "{}: 'device' {} ({}) is not the device of 'system' {} ({}): the system names its "
+          "devices; drop 'device' or edit the system's",
+          spec.source, spec.device, options.predict.target->name, spec.system,
+          options.predict.system->device.name));
+    }
   }
   const predictors::DeviceSpec& device =
       options.predict.target ? *options.predict.target : models.device;
@@ -156,6 +165,8 @@ void runSweep(const SweepArgs& args) {
     }
     fmt::print("\nbest:       {} ({:.3f} ms): {}\n", ranked[0].plan.name, ranked[0].predicted_ms,
                fmt::join(where, " "));
+  } else if (!ranked.empty()) {
+    fmt::print("\nbest:       none: no plan fits in memory\n");
   }
   nlohmann::json extra = nlohmann::json::object();
   if (args.measure) {
@@ -168,6 +179,14 @@ void runSweep(const SweepArgs& args) {
     core::writeTextFile(args.json_out, sweep::sweepJsonText(spec, ranked, device.name, extra));
   }
   if (!args.csv.empty()) core::writeTextFile(args.csv, sweep::sweepCsv(spec, ranked));
+  // The files are written (their plans say why each is infeasible); the
+  // exit status tells a script there is no best plan to take.
+  if (!ranked.empty() && !ranked[0].feasible) {
+    throw RuntimeFailure(fmt::format(
+        "{}: none of the {} plan(s) fits in memory (plan '{}': {}); raise memory_gb, add ranks "
+        "or split the largest tables",
+        spec.source, ranked.size(), ranked[0].plan.name, ranked[0].infeasible));
+  }
 }
 
 std::function<void()> setupSweep(CLI::App& sub) {

@@ -28,7 +28,7 @@ int64_t positiveIntList(const y::MapReader& m, const YAML::Node& list, const cha
   for (const YAML::Node& e : list) {
     int64_t v = 0;
     try {
-      v = e.as<int64_t>();
+      v = y::plainAs<int64_t>(e);
     } catch (const YAML::Exception&) {
       m.fail(e, fmt::format("'{}' entries must be positive integers", key));
     }
@@ -40,6 +40,8 @@ int64_t positiveIntList(const y::MapReader& m, const YAML::Node& list, const cha
 
 bool readBool(const y::MapReader& m, const char* key) {
   const YAML::Node n = m.get(key);
+  // A quoted "true" is a string, as a quoted "2" is (yaml_strict.h).
+  if (!n.IsScalar() || n.Tag() == "!") m.fail(n, fmt::format("'{}' must be true or false", key));
   try {
     return n.as<bool>();
   } catch (const YAML::Exception&) {
@@ -76,7 +78,7 @@ int64_t sweepRankAt(const std::string& source, const YAML::Node& n, const std::s
                     const std::string& table, int64_t world_size) {
   int64_t rank = -1;
   try {
-    rank = n.as<int64_t>();
+    rank = y::plainAs<int64_t>(n);
   } catch (const YAML::Exception&) {
     y::failAt(source, n,
               fmt::format("plan '{}': the rank of table '{}' must be an integer, or row_wise, "
@@ -171,7 +173,7 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
   if (m.has("assign") == m.has("strategy")) {
     m.fail(node, fmt::format("plan '{}' needs exactly one of 'assign' (table: rank) or "
                              "'strategy' ({})",
-                             p.name, fmt::join(kStrategies, ", ")));
+                             p.name, fmt::join(kStrategies.begin() + 1, kStrategies.end(), ", ")));
   }
   if (m.has("assign")) {
     p.strategy = "explicit";
@@ -213,9 +215,10 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
   }
   p.strategy = m.str("strategy");
   if (std::find(kStrategies.begin() + 1, kStrategies.end(), p.strategy) == kStrategies.end()) {
-    m.fail(m.get("strategy"), fmt::format("unknown strategy '{}'; known: round_robin, greedy, "
-                                          "greedy_size, greedy_split, random (or 'assign')",
-                                          p.strategy));
+    // "explicit" is what a plan with 'assign' is called, not a strategy to ask for.
+    m.fail(m.get("strategy"),
+           fmt::format("unknown strategy '{}'; known: {} (or 'assign' for an explicit plan)",
+                       p.strategy, fmt::join(kStrategies.begin() + 1, kStrategies.end(), ", ")));
   }
   if (p.strategy == "random") {
     p.count = m.has("count") ? m.positiveInt("count") : 100;
@@ -226,7 +229,7 @@ PlanSpec readPlan(const YAML::Node& node, const std::string& source, size_t i,
     }
     if (m.has("seed")) {
       try {
-        p.seed = m.get("seed").as<uint64_t>();
+        p.seed = y::plainAs<uint64_t>(m.get("seed"));
       } catch (const YAML::Exception&) {
         m.fail(m.get("seed"), "'seed' must be a non-negative integer");
       }
@@ -307,19 +310,13 @@ SweepSpec parseSweepSpec(const std::string& yaml_text, const std::string& source
               {"sparse_grad", "dense", "device", "system", "memory_gb", "lr"});
   SweepSpec s;
   s.source = source;
-  s.world_size = m.positiveInt("world_size");
-  if (s.world_size > kMaxSweepRanks) {
-    m.fail(m.get("world_size"), fmt::format("world_size {} is over the {} ranks a sweep simulates",
-                                            s.world_size, kMaxSweepRanks));
-  }
+  s.world_size = m.intFrom("world_size", 1, kMaxSweepRanks);
   s.batch_size = m.positiveInt("batch_size");
   if (m.has("sparse_grad")) s.sparse_grad = readBool(m, "sparse_grad");
   if (m.has("dense")) s.dense = readDense(m.get("dense"), source);
   for (const char* key : {"device", "system"}) {
     if (!m.has(key)) continue;
-    (key == std::string("device") ? s.device : s.system) = m.str(key);
-    // '' read as "not given" and the default device ran instead.
-    if (m.str(key).empty()) m.fail(m.get(key), fmt::format("'{}' names no file", key));
+    (key == std::string("device") ? s.device : s.system) = m.str(key);  // never ''
   }
   if (m.has("memory_gb")) s.memory_bytes = m.positiveBytes("memory_gb", 1e9);
   if (m.has("lr")) s.lr = m.positive("lr");

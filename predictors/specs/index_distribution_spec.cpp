@@ -34,7 +34,7 @@ IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& s
     if (m.has("dim")) m.fail(m.get("dim"), "'dim' goes with 'rows', not with 'node'");
     const YAML::Node n = m.get("node");
     try {
-      r.node = n.as<int64_t>();
+      r.node = y::plainAs<int64_t>(n);
     } catch (const YAML::Exception&) {
       m.fail(n, "'node' must be an op id (an integer)");
     }
@@ -48,7 +48,7 @@ IndexDistributionRule readIndexRule(const YAML::Node& node, const std::string& s
     const YAML::Node f = m.get("first_row");
     if (!(r.zipf > 0)) m.fail(f, "'first_row' places a shard in a Zipf table: it needs 'zipf' > 0");
     try {
-      r.first_row = f.as<int64_t>();
+      r.first_row = y::plainAs<int64_t>(f);
     } catch (const YAML::Exception&) {
       m.fail(f, "'first_row' must be a row number (an integer >= 0)");
     }

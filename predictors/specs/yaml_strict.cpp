@@ -92,12 +92,15 @@ std::string MapReader::str(const char* key) const {
   if (!v.IsScalar()) fail(v, fmt::format("'{}' in {} must be a string", key, what_));
   std::string text = v.as<std::string>();
   if (!oneLine(text)) fail(v, fmt::format("'{}' in {} must be one line of text", key, what_));
+  if (text.empty()) fail(v, fmt::format("'{}' in {} must not be empty", key, what_));
   return text;
 }
 
 namespace {
 double number(const MapReader& r, const YAML::Node& v, const char* key) {
   if (!v.IsScalar()) r.fail(v, fmt::format("'{}' must be a number", key));
+  if (v.Tag() == "!")  // quoted: a string, whatever it spells
+    r.fail(v, fmt::format("'{}' must be a number, got the string \"{}\"", key, v.Scalar()));
   try {
     double d = v.as<double>();
     if (!std::isfinite(d)) r.fail(v, fmt::format("'{}' must be a finite number", key));
@@ -144,10 +147,20 @@ int64_t MapReader::positiveInt(const char* key) const {
   return static_cast<int64_t>(d);
 }
 
+int64_t MapReader::intFrom(const char* key, int64_t lo, int64_t hi) const {
+  YAML::Node v = get(key);
+  double d = number(*this, v, key);
+  if (std::floor(d) != d || d < double(lo) || d > double(hi))
+    fail(v, fmt::format("'{}' must be an integer from {} to {}, got {}", key, lo, hi, v.Scalar()));
+  return static_cast<int64_t>(d);
+}
+
 int64_t MapReader::positiveBytes(const char* key, double unit_bytes) const {
-  const double bytes = positive(key) * unit_bytes;
+  const double given = positive(key);
+  const double bytes = given * unit_bytes;
   if (bytes > kLargestInteger)
-    fail(get(key), fmt::format("'{}' must be at most 2^62 bytes, got {:g}", key, bytes));
+    fail(get(key), fmt::format("'{}' must be at most {:g} (2^62 bytes), got {:g}", key,
+                               kLargestInteger / unit_bytes, given));
   // Rounded, not truncated: 2.007018905 GB is 2,007,018,904.9999998 bytes
   // in double, and truncating lost a byte on every write and read back.
   const int64_t rounded = std::llround(bytes);

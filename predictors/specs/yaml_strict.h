@@ -1,6 +1,9 @@
 // Strict reading of YAML mappings: every key must be known, required keys
 // present, and values of the expected type. Errors are InputError
 // "FILE:LINE:COL: what was expected" (1-based, from yaml-cpp's Mark).
+// A quoted scalar is a string: "2" is not a number (YAML's own typing; a
+// number typed in quotes is most often a field mistaken for another), and
+// names and strings are never empty.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -38,6 +41,8 @@ class MapReader {
   double within(const char* key, double lo, double hi) const;
   double nonNegative(const char* key) const;  // number >= 0
   int64_t positiveInt(const char* key) const;  // at most 2^62
+  // An integer from `lo` to `hi` (|lo|, |hi| at most 2^62).
+  int64_t intFrom(const char* key, int64_t lo, int64_t hi) const;
   // A size given in units of `unit_bytes` (memory_gb, size_mb), in whole
   // bytes; at most 2^62.
   int64_t positiveBytes(const char* key, double unit_bytes) const;
@@ -51,6 +56,13 @@ class MapReader {
   std::string source_;
   std::string what_;
 };
+
+// n.as<T>() for a plain scalar; a quoted one ("2") throws as a mistyped one does.
+template <typename T>
+T plainAs(const YAML::Node& n) {
+  if (n.IsScalar() && n.Tag() == "!") throw YAML::TypedBadConversion<T>(n.Mark());
+  return n.as<T>();
+}
 
 [[noreturn]] void failAt(const std::string& source, const YAML::Node& at,
                          const std::string& message);

@@ -59,5 +59,52 @@ TEST(SweepCli, BadFileExitsTwoWithItsPosition) {
   EXPECT_NE(run.err.find("bad.yaml:3:"), std::string::npos) << run.err;
 }
 
+TEST(SweepCli, NoPlanFittingWritesItsFilesAndExitsFour) {
+  // A 10^11-row Zipf table split row-wise: planned in milliseconds (its
+  // split once summed every row), and too big for any rank.
+  testing::TempDir dir;
+  const std::string path =
+      dir.write("big.yaml",
+                "world_size: 2\nbatch_size: 8\n"
+                "tables: [{name: a, rows: 100000000000, dim: 16, pooling: 4, zipf: 1}]\n"
+                "plans: [{name: p, assign: {a: row_wise}}]\n");
+  const auto run = testing::runTracetwin("sweep " + path + " --models " +
+                                         testing::sourcePath("data/models/host") + " --csv " +
+                                         dir.path() + "/s.csv");
+  EXPECT_EQ(run.exit_code, 4) << run.output();
+  EXPECT_NE(run.out.find("best:       none: no plan fits in memory"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("none of the 1 plan(s) fits in memory (plan 'p': rank 0 needs 3200.00 GB"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(slurp(dir.path() + "/s.csv").find("1,p,explicit,joint,0,"), std::string::npos);
+}
+
+TEST(SweepCli, ADeviceThatIsNotTheSystemsIsRefused) {
+  testing::TempDir dir;
+  const std::string body =
+      "world_size: 2\nbatch_size: 8\ntables: [{name: a, rows: 100, dim: 4, pooling: 1}]\n"
+      "plans: [{name: p, strategy: round_robin}]\nsystem: " +
+      testing::sourcePath("configs/systems/dgx-a100.yaml") + "\n";
+  const std::string models = " --models " + testing::sourcePath("data/models/host");
+  const auto other = testing::runTracetwin(
+      "sweep " +
+      dir.write("h.yaml", body + "device: " + testing::sourcePath("configs/devices/h100.yaml")) +
+      models);
+  EXPECT_EQ(other.exit_code, 2) << other.output();
+  EXPECT_NE(other.err.find("(H100-SXM5-80GB) is not the device of 'system'"), std::string::npos)
+      << other.err;
+  const auto same = testing::runTracetwin(
+      "sweep " +
+      dir.write("a.yaml", body + "device: " + testing::sourcePath("configs/devices/a100.yaml")) +
+      models);
+  EXPECT_EQ(same.exit_code, 0) << same.output();
+  const auto predict =
+      testing::runTracetwin("predict " + testing::sourcePath("data/mlp.et.json.gz") + models +
+                            " --system " + testing::sourcePath("configs/systems/dgx-a100.yaml") +
+                            " --device-spec " + testing::sourcePath("configs/devices/h100.yaml"));
+  EXPECT_EQ(predict.exit_code, 2) << predict.output();
+  EXPECT_NE(predict.err.find("is not the device of --system"), std::string::npos) << predict.err;
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -104,7 +105,28 @@ TEST(SweepSpec, ARandomSearchOfMoreThanAMillionPlansIsRefused) {
 TEST(SweepSpec, MoreRanksThanASweepSimulatesAreRefused) {
   const std::string e = errorOf(replace(kGood, "world_size: 2", "world_size: 100000"));
   EXPECT_NE(e.find("s.yaml:1:"), std::string::npos) << e;
-  EXPECT_NE(e.find("world_size 100000 is over the 4096 ranks"), std::string::npos) << e;
+  EXPECT_NE(e.find("'world_size' must be an integer from 1 to 4096, got 100000"), std::string::npos)
+      << e;
+  // The limit a user meets is the sweep's, not the reader's 2^62.
+  const std::string huge = errorOf(replace(kGood, "world_size: 2", "world_size: 1e30"));
+  EXPECT_NE(huge.find("from 1 to 4096, got 1e30"), std::string::npos) << huge;
+}
+
+TEST(SweepSpec, QuotedNumbersAndBooleansAreStringsAndNamesAreNeverEmpty) {
+  for (const auto& [from, to, want] : std::vector<std::array<std::string, 3>>{
+           {"world_size: 2", "world_size: \"2\"",
+            "'world_size' must be a number, got the string \"2\""},
+           {"zipf: 1.1", "zipf: '1.1'", "'zipf' must be a number, got the string \"1.1\""},
+           {"sparse_grad: false", "sparse_grad: \"false\"", "'sparse_grad' must be true or false"},
+           {"{t0: 0, t1: 1}", "{t0: 0, t1: \"1\"}", "the rank of table 't1' must be an integer"},
+           {"seed: 7", "seed: \"7\"", "'seed' must be a non-negative integer"},
+           {"bottom_mlp: [64, 32]", "bottom_mlp: [64, \"32\"]", "'bottom_mlp' entries must be"},
+           {"name: manual", "name: ''", "'name' in plans[0] must not be empty"},
+           {"name: t0", "name: \"\"", "'name' in tables[0] must not be empty"},
+       }) {
+    const std::string e = errorOf(replace(kGood, from, to));
+    EXPECT_NE(e.find(want), std::string::npos) << to << ": " << e;
+  }
 }
 
 TEST(SweepSpec, SizesWhoseProductsOverflowAreRefusedAtTheirLine) {
@@ -126,10 +148,16 @@ TEST(SweepSpec, SizesWhoseProductsOverflowAreRefusedAtTheirLine) {
 TEST(SweepSpec, AMemoryLimitUnderOneByteIsRefusedNotReadAsUnset) {
   const std::string e = errorOf(replace(kGood, "memory_gb: 2", "memory_gb: 1e-12"));
   EXPECT_NE(e.find("'memory_gb' must be at least one byte"), std::string::npos) << e;
+  // Past 2^62 bytes the message says the limit in GB and the figure given, not "inf".
+  const std::string huge = errorOf(replace(kGood, "memory_gb: 2", "memory_gb: 1e300"));
+  EXPECT_NE(huge.find("'memory_gb' must be at most 4.61169e+09 (2^62 bytes), got 1e+300"),
+            std::string::npos)
+      << huge;
 }
 
 TEST(SweepSpec, AnEmptyDevicePathIsRefusedNotReadAsTheDefault) {
-  EXPECT_NE(errorOf(replace(kGood, "device: cpu", "device: ''")).find("'device' names no file"),
+  EXPECT_NE(errorOf(replace(kGood, "device: cpu", "device: ''"))
+                .find("'device' in sweep must not be empty"),
             std::string::npos);
 }
 
@@ -149,6 +177,14 @@ TEST(SweepSpec, UnknownTableStrategyAndMisplacedKeys) {
   EXPECT_NE(errorOf(replace(kGood, "{t0: 0, t1: 1}", "{t0: 0, t1: 1, t9: 0}")).find("unknown table 't9'"),
             std::string::npos);
   EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: fastest}")).find("unknown strategy"),
+            std::string::npos);
+  // "explicit" names a plan with 'assign'; no message offers it as a strategy.
+  const std::string e = errorOf(replace(kGood, "strategy: greedy}", "strategy: explicit}"));
+  EXPECT_NE(e.find("known: round_robin, greedy, greedy_size, random, greedy_split (or 'assign'"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(errorOf(replace(kGood, "{name: manual, assign: {t0: 0, t1: 1}}", "{name: manual}"))
+                .find("explicit"),
             std::string::npos);
   EXPECT_NE(errorOf(replace(kGood, "strategy: greedy}", "strategy: greedy, count: 3}")).find("random"),
             std::string::npos);
