@@ -99,12 +99,12 @@ TEST(DeviceSpec, SizesAndCountsBeyondTwoToTheSixtySecondAreErrorsNotOverflows) {
   // The fuzzer's second find: memory_gb 2.6e17 overflowed the int64_t bytes.
   std::string memory = kMinimal;
   memory.replace(memory.find("memory_gb: 16"), 13, "memory_gb: 257276502015999998");
-  EXPECT_THAT(errorOf(memory), HasSubstr("spec.yaml:4:12: 'memory_gb' must be at most 2^62 bytes"));
+  EXPECT_THAT(errorOf(memory), HasSubstr("spec.yaml:4:12: 'memory_gb' must be at most 4.61169e+09 (2^62 bytes), got 2.57277e+17"));
   std::string units = kMinimal;
   units.replace(units.find("compute_units: 80"), 17, "compute_units: 1e30");
   EXPECT_THAT(errorOf(units), HasSubstr("'compute_units' must be a positive integer"));
   EXPECT_THAT(errorOf(std::string(kMinimal) + "caches: [{level: L2, size_mb: 1e300}]\n"),
-              HasSubstr("'size_mb' must be at most 2^62 bytes"));
+              HasSubstr("'size_mb' must be at most 4.39805e+12 (2^62 bytes), got 1e+300"));
 }
 
 TEST(DeviceSpec, RatesAndClocksFarFromAnyDeviceAreErrors) {
