@@ -140,6 +140,9 @@ ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec
   // The lookups, outermost first (ids ascend in execution order, a child
   // after its parent): a lookup inside a matched lookup shares its indices.
   std::map<std::pair<int64_t, int64_t>, ResolvedIndexDistributions::Reader> by_indices;
+  // Which lookup and entry set each indices tensor's law.
+  std::map<std::pair<int64_t, int64_t>, std::pair<core::NodeId, const IndexDistributionRule*>>
+      set_by;
   for (const core::Node& n : graph.nodes()) {
     if (!isLookupOp(n)) continue;
     const core::TensorValue* weight = lookupArg(n, "weight", 0);
@@ -155,7 +158,22 @@ ResolvedIndexDistributions resolveIndexDistributions(const IndexDistributionSpec
     if (rule == nullptr) continue;
     used.insert(rule);
     const auto key = std::make_pair(indices->tensor_id, indices->storage_id);
-    if (by_indices.count(key)) continue;  // a child of a lookup already matched
+    if (auto it = set_by.find(key); it != set_by.end()) {  // a child of a lookup already matched
+      const IndexDistributionRule& first = *it->second.second;
+      // One tensor of indices, one law: an entry naming the inner lookup by
+      // id and disagreeing lost silently. (A shape entry the inner lookup
+      // also matches is not aimed at it: the outer's law holds.)
+      if (rule->node == n.id && (first.zipf != rule->zipf || first.first_row != rule->first_row)) {
+        throw InputError(fmt::format(
+            "{}: node {} ('{}') reads the indices of node {} (the lookup it runs inside), "
+            "whose law {} sets: the two entries disagree (zipf {} first_row {} against zipf {} "
+            "first_row {}); give the outer lookup's only",
+            rule->where, n.id, n.name, it->second.first, first.where, rule->zipf, rule->first_row,
+            first.zipf, first.first_row));
+      }
+      continue;
+    }
+    set_by[key] = {n.id, rule};
     out.lookups[n.id] = core::IndexLaw{rule->zipf, rule->first_row};
     by_indices[key] = {rule->zipf, rule->first_row, weight->shape[0], indices->numel};
   }

@@ -9,9 +9,11 @@
 
 #include "core/aten_schemas.h"
 #include "core/errors.h"
+#include "core/trace_reader.h"
 #include "predictors/kernels/feature_shapes.h"
 #include "predictors/kernels/features.h"
 #include "tests/support/graphs.h"
+#include "tests/support/paths.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -152,6 +154,31 @@ TEST(IndexDistributionSpec, ANodeRuleMustNameALookup) {
       EXPECT_NE(std::string(e.what()).find("not an embedding lookup"), std::string::npos);
     }
   }
+}
+
+TEST(IndexDistributionSpec, AnInnerLookupNamedWithAnotherLawIsAnError) {
+  // embedding_bag 58 runs _embedding_bag 60 on the same indices: one law.
+  const core::Graph g = core::readTrace(testing::dataPath("embbag_sparse.et.json.gz"));
+  const auto resolve = [&](const std::string& text) {
+    return resolveIndexDistributions(parseIndexDistributions(text, "d.yaml"), g);
+  };
+  try {
+    resolve("tables:\n  - {node: 58, zipf: 1.1}\n  - {node: 60, zipf: 0.5}\n");
+    FAIL() << "the inner lookup's entry was dropped silently";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("d.yaml:3:5: node 60 ('aten::_embedding_bag') reads the "
+                                         "indices of node 58"),
+              std::string::npos)
+        << e.what();
+  }
+  // The same law twice, the inner one alone, or a shape entry it also matches: fine.
+  EXPECT_DOUBLE_EQ(resolve("tables:\n  - {node: 58, zipf: 1.1}\n  - {node: 60, zipf: 1.1}\n")
+                       .lookups.at(58)
+                       .zipf,
+                   1.1);
+  EXPECT_DOUBLE_EQ(resolve("tables:\n  - {node: 60, zipf: 1.1}\n").lookups.at(60).zipf, 1.1);
+  const auto shaped = resolve("tables:\n  - {node: 58, zipf: 1.1}\n  - {rows: 200000, zipf: 2}\n");
+  EXPECT_DOUBLE_EQ(shaped.lookups.at(58).zipf, 1.1);
 }
 
 // The Zipf histogram's first bin (rows looked up once) against its exact
