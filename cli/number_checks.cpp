@@ -44,15 +44,19 @@ CLI::Validator numberIn(double lo, double hi) {
       fmt::format("{:g}..{:g}", lo, hi));
 }
 
-CLI::Validator numberAbove(double lo) {
+CLI::Validator numberAbove(double lo, double hi) {
   return CLI::Validator(
-      [lo](std::string& text) -> std::string {
+      [lo, hi](std::string& text) -> std::string {
         double v = 0;
-        if (!parseAll(text, &v) || !std::isfinite(v) || !(v > lo))
-          return fmt::format("{}: expected a finite number above {:g}", text, lo);
+        if (!parseAll(text, &v) || !std::isfinite(v) || !(v > lo) || v > hi) {
+          return std::isfinite(hi)
+                     ? fmt::format("{}: expected a number above {:g} and at most {:g}", text, lo,
+                                   hi)
+                     : fmt::format("{}: expected a finite number above {:g}", text, lo);
+        }
         return {};
       },
-      fmt::format("> {:g}", lo));
+      std::isfinite(hi) ? fmt::format("({:g}, {:g}]", lo, hi) : fmt::format("> {:g}", lo));
 }
 
 }  // namespace tracetwin::cli

@@ -25,7 +25,11 @@ CLI::Validator wholeNumberFor(int64_t lo) {
 // A finite number from `lo` to `hi` ("0.5", "1e-3").
 CLI::Validator numberIn(double lo, double hi);
 
-// A finite number above `lo` (seconds, scales: above 0).
-CLI::Validator numberAbove(double lo);
+// --host-scale's ceiling: a host a thousand times slower is past any what-if,
+// and 1e300 made every time infinite, reported as a broken model set.
+inline constexpr double kMaxHostScale = 1e3;
+
+// A finite number above `lo` (seconds, scales: above 0), and at most `hi`.
+CLI::Validator numberAbove(double lo, double hi = std::numeric_limits<double>::infinity());
 
 }  // namespace tracetwin::cli

@@ -268,7 +268,7 @@ std::function<void()> setupPredict(CLI::App& sub) {
   sub.add_option("--host-scale", args->host_scale,
                  "Scale the host's CPU-side costs (T1-T5): 0.5 predicts a host twice as fast "
                  "(replay --host-time recorded --host-scale 0.5 replays the same what-if)")
-      ->check(numberAbove(0));
+      ->check(numberAbove(0, kMaxHostScale));
   sub.add_option("--json-out", args->json_out, "Write the prediction as JSON")->check(outputFile());
   sub.add_option(
          "--timeline", args->timeline,

@@ -434,7 +434,7 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("--host-scale", args->options.host_scale,
                  "with --host-time recorded or model: the original's host time times this (0.5: "
                  "a host twice as fast)")
-      ->check(numberAbove(0));
+      ->check(numberAbove(0, kMaxHostScale));
   sub.add_option("--overheads", args->overheads,
                  "--host-time model: T1-T5 CPU overheads (tracetwin link --overheads-out of the "
                  "original) instead of the model set's")

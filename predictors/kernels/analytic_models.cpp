@@ -46,15 +46,49 @@ nlohmann::json RooflineModel::save(const std::string&, const std::string&) const
   return {{"t0_us", t0_us}, {"compute_eff", compute_eff}, {"memory_eff", memory_eff}};
 }
 
+namespace {
+
+// Bounds far outside any fitted value, so that a corrupt file is refused
+// here, naming its key, rather than predicted as a negative time, or as nan
+// later blamed on "the model set" as a whole: an op's fixed time up to 1,000
+// s, an efficiency against the listed peak up to 1,000 (caches beat the
+// memory's), an op's factor on its family's curve up to 10^6 (the H200's
+// aten::item, a device sync, is 4,207 times its bytes' copy), a bandwidth up
+// to 10^15 B/s.
+constexpr double kMaxOpUs = 1e9;
+constexpr double kMaxEfficiency = 1e3;
+constexpr double kMaxOpFactor = 1e6;
+constexpr double kMaxBandwidth = 1e15;
+
+void requireTime(const char* model, const std::string& key, double us) {
+  if (!(us >= 0 && us <= kMaxOpUs)) {
+    throw InputError(
+        fmt::format("{}: {} must be from 0 to {:g} us, got {:g}", model, key, kMaxOpUs, us));
+  }
+}
+
+void requirePositive(const char* model, const std::string& key, double value, double most) {
+  if (!(value > 0 && value <= most)) {
+    throw InputError(
+        fmt::format("{}: {} must be > 0 and at most {:g}, got {:g}", model, key, most, value));
+  }
+}
+
+void requireEfficiency(const char* model, const std::string& key, double eff) {
+  requirePositive(model, key, eff, kMaxEfficiency);
+}
+
+}  // namespace
+
 std::shared_ptr<const KernelModel> RooflineModel::fromJson(const nlohmann::json& j,
                                                            const std::string&) {
   auto m = std::make_shared<RooflineModel>();
   m->t0_us = requiredNumber(j, "t0_us", "roofline model");
   m->compute_eff = requiredNumber(j, "compute_eff", "roofline model");
   m->memory_eff = requiredNumber(j, "memory_eff", "roofline model");
-  if (m->compute_eff <= 0 || m->memory_eff <= 0)
-    throw InputError("roofline model: efficiencies must be > 0");
-  if (m->t0_us < 0) throw InputError("roofline model: t0_us must be >= 0");
+  requireEfficiency("roofline model", "compute_eff", m->compute_eff);
+  requireEfficiency("roofline model", "memory_eff", m->memory_eff);
+  requireTime("roofline model", "t0_us", m->t0_us);
   return m;
 }
 
@@ -172,26 +206,30 @@ std::shared_ptr<const KernelModel> BandwidthCurveModel::fromJson(const nlohmann:
     throw InputError("bandwidth_curve model: knots must be non-empty, equal length and ascending");
   }
   for (double bw : m->knots_bandwidth) {
-    if (!(bw > 0)) throw InputError("bandwidth_curve model: knot bandwidths must be > 0");
+    if (!(bw > 0 && bw <= kMaxBandwidth)) {
+      throw InputError(fmt::format(
+          "bandwidth_curve model: knot bandwidths must be > 0 and at most {:g} B/s, got {:g}",
+          kMaxBandwidth, bw));
+    }
   }
   m->op_factor = optionalNumberMap(j, "op_factor", "bandwidth_curve model");
   // op_t0_us is absent in models from before per-op fixed costs.
   m->op_t0_us = optionalNumberMap(j, "op_t0_us", "bandwidth_curve model");
   // Fixed costs are fitted clamped at 0 and factors are ratios of times: a
   // negative one is a corrupt file (a -1e9 t0_us lowered every op silently).
-  if (m->t0_us < 0) throw InputError("bandwidth_curve model: t0_us must be >= 0");
-  for (const auto& [op, us] : m->op_t0_us) {
-    if (us < 0)
-      throw InputError(fmt::format("bandwidth_curve model: op_t0_us[{}] must be >= 0", op));
-  }
-  for (const auto& [op, factor] : m->op_factor) {
-    if (!(factor > 0))
-      throw InputError(fmt::format("bandwidth_curve model: op_factor[{}] must be > 0", op));
-  }
+  requireTime("bandwidth_curve model", "t0_us", m->t0_us);
+  for (const auto& [op, us] : m->op_t0_us)
+    requireTime("bandwidth_curve model", fmt::format("op_t0_us[{}]", op), us);
+  for (const auto& [op, factor] : m->op_factor)
+    requirePositive("bandwidth_curve model", fmt::format("op_factor[{}]", op), factor,
+                    kMaxOpFactor);
   if (j.contains("extrapolate_bandwidth")) {
     m->extrapolate_bandwidth = requiredNumber(j, "extrapolate_bandwidth", "bandwidth_curve model");
-    if (m->extrapolate_bandwidth < 0)
-      throw InputError("bandwidth_curve model: extrapolate_bandwidth must be >= 0");
+    if (!(m->extrapolate_bandwidth >= 0 && m->extrapolate_bandwidth <= kMaxBandwidth)) {
+      throw InputError(fmt::format(
+          "bandwidth_curve model: extrapolate_bandwidth must be from 0 to {:g} B/s, got {:g}",
+          kMaxBandwidth, m->extrapolate_bandwidth));
+    }
   }
   return m;
 }
@@ -238,7 +276,8 @@ std::shared_ptr<const KernelModel> CacheModel::fromJson(const nlohmann::json& j,
   auto m = std::make_shared<CacheModel>();
   m->t0_us = requiredNumber(j, "t0_us", "cache model");
   m->eff = requiredNumber(j, "eff", "cache model");
-  if (m->eff <= 0) throw InputError("cache_model: eff must be > 0");
+  requireEfficiency("cache model", "eff", m->eff);
+  requireTime("cache model", "t0_us", m->t0_us);
   return m;
 }
 
@@ -260,6 +299,9 @@ std::shared_ptr<const KernelModel> ConstantModel::fromJson(const nlohmann::json&
   auto m = std::make_shared<ConstantModel>();
   m->default_us = requiredNumber(j, "default_us", "constant model");
   m->op_us = optionalNumberMap(j, "op_us", "constant model");
+  requireTime("constant model", "default_us", m->default_us);
+  for (const auto& [op, us] : m->op_us)
+    requireTime("constant model", fmt::format("op_us[{}]", op), us);
   return m;
 }
 

@@ -155,7 +155,12 @@ TEST(OutputOptionsCli, NumbersAreRefusedInWords) {
   expectUsageError("calibrate --out /tmp/never --budget-s inf",
                    "--budget-s: inf: expected a finite number above 0");
   expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --host-scale 0",
-                   "--host-scale: 0: expected a finite number above 0");
+                   "--host-scale: 0: expected a number above 0 and at most 1000");
+  // 1e300 made every time infinite, reported as a broken model set.
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --host-scale 1e300",
+                   "--host-scale: 1e300: expected a number above 0 and at most 1000");
+  expectUsageError("replay " + kOutMlp + " --host-time recorded --host-scale 1e300",
+                   "--host-scale: 1e300: expected a number above 0 and at most 1000");
   expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
                        kOutModels + " --verify 1e3",
                    "--verify: 1e3: expected a whole number from 0 to 1000000000");

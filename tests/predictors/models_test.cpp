@@ -418,6 +418,49 @@ TEST(AnalyticModels, NegativeFixedCostsAndFactorsAreCorruptFiles) {
   }
 }
 
+TEST(AnalyticModels, FiguresNoFitCouldGiveAreRefusedNamingTheirKey) {
+  // A bad-input hunt: a constant model's -5 us was clamped to 0 silently,
+  // 1e308 us became nan blamed on "the model set", compute_eff 1e300 an
+  // infinitely fast GEMM.
+  const auto messageOf = [](auto load, const nlohmann::json& j) -> std::string {
+    try {
+      load(j, "");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto constant = [](const nlohmann::json& j, const std::string& d) {
+    return ConstantModel::fromJson(j, d);
+  };
+  EXPECT_EQ(messageOf(constant, {{"default_us", -5.0}}),
+            "constant model: default_us must be from 0 to 1e+09 us, got -5");
+  EXPECT_EQ(messageOf(constant, {{"default_us", 1.0}, {"op_us", {{"aten::view", 1e308}}}}),
+            "constant model: op_us[aten::view] must be from 0 to 1e+09 us, got 1e+308");
+  EXPECT_EQ(messageOf(constant, {{"default_us", 1.0}, {"op_us", {{"aten::view", 0.5}}}}), "");
+  const auto roofline = [](const nlohmann::json& j, const std::string& d) {
+    return RooflineModel::fromJson(j, d);
+  };
+  EXPECT_EQ(messageOf(roofline, {{"t0_us", 1.0}, {"compute_eff", 1e300}, {"memory_eff", 0.5}}),
+            "roofline model: compute_eff must be > 0 and at most 1000, got 1e+300");
+  const auto cache = [](const nlohmann::json& j, const std::string& d) {
+    return CacheModel::fromJson(j, d);
+  };
+  EXPECT_EQ(messageOf(cache, {{"t0_us", -1.0}, {"eff", 1.2}}),
+            "cache model: t0_us must be from 0 to 1e+09 us, got -1");
+  BandwidthCurveModel m;
+  m.knots_log2_bytes = {10};
+  m.knots_bandwidth = {1e300};
+  const auto curve = [](const nlohmann::json& j, const std::string& d) {
+    return BandwidthCurveModel::fromJson(j, d);
+  };
+  EXPECT_NE(messageOf(curve, m.save("", "")).find("knot bandwidths must be > 0 and at most 1e+15"),
+            std::string::npos);
+  m.knots_bandwidth = {1e9};
+  m.op_factor = {{"aten::item", 4207.0}};  // the H200's device sync: a real factor
+  EXPECT_EQ(messageOf(curve, m.save("", "")), "");
+}
+
 // Samples of 128-384 KiB that take 12-20 us, as a GPU's small softmaxes do.
 std::vector<Sample> smallLatencyBoundSamples() {
   std::vector<Sample> out;
