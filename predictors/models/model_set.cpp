@@ -243,8 +243,19 @@ ModelSet ModelSet::load(const std::string& dir, const std::string& expected_devi
       throw InputError(fmt::format("{}: models.{}.files: expected an array of file names",
                                    path.string(), family));
     }
-    for (const auto& file : files) {
-      const fs::path f = fileInDir(dir, file, fmt::format("models.{}.files", family), path);
+    std::vector<fs::path> paths;
+    for (const auto& file : files)
+      paths.push_back(fileInDir(dir, file, fmt::format("models.{}.files", family), path));
+    // save() writes the files its params load as the entry's list: a list
+    // that says otherwise was edited by hand, and a copy of the set that
+    // follows it would leave the trees behind.
+    const nlohmann::json params = entry.value("params", nlohmann::json());
+    if (params.is_object() && params.contains("files") && params["files"] != files) {
+      throw InputError(
+          fmt::format("{}: models.{}.files is {} but its params load {}: make the two lists agree",
+                      path.string(), family, files.dump(), params["files"].dump()));
+    }
+    for (const fs::path& f : paths) {
       if (!fs::exists(f))
         throw InputError(fmt::format("{}: model file of family '{}' missing (listed in {})",
                                      f.string(), family, path.string()));

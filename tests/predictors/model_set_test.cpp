@@ -160,6 +160,14 @@ TEST_F(ModelSetTest, ModelEntriesAndTheirFileListsAreChecked) {
   // A model set is one directory.
   entry["files"] = {"../gemm.xgb.json"};
   EXPECT_THAT(withGemm(entry), HasSubstr("got \"../gemm.xgb.json\""));
+  // A list other than the files its params load (a hand edit; a copy of the
+  // set by the list would leave its trees behind).
+  for (const nlohmann::json& list : {nlohmann::json::array(), nlohmann::json{"conv.xgb.ubj"}}) {
+    entry = j["models"]["gemm"];
+    entry["files"] = list;
+    EXPECT_THAT(withGemm(entry), HasSubstr("models.gemm.files is " + list.dump() +
+                                           " but its params load [\"gemm.xgb.ubj\"]"));
+  }
   // So is the device file.
   nlohmann::json outside = j;
   outside["device_file"] = "/etc/device.yaml";
