@@ -149,6 +149,8 @@ void runFit(const FitArgs& args) {
       const core::kineto::KinetoTrace kineto = core::kineto::readKinetoTrace(kineto_path);
       timelines.push_back(core::kineto::linkTraces(graph, kineto));
       const core::kineto::LinkedTimeline& timeline = timelines.back();
+      if (const std::string weak = core::kineto::weakLinkWarning(timeline); !weak.empty())
+        fmt::print(stderr, "{}\n", weak);
       predictors::TraceSamples got =
           predictors::samplesFromLinkedTrace(graph, timeline, models.device.name);
       fmt::print(

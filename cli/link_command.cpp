@@ -101,6 +101,7 @@ void printTimeline(const kt::LinkedTimeline& t, bool print_ops) {
         th.uses_sequence_numbers
             ? fmt::format(", guided by sequence numbers (Kineto - ET = {})", th.sequence_offset)
             : "");
+  if (const std::string weak = kt::weakLinkWarning(t); !weak.empty()) fmt::print("{}\n", weak);
   auto pct = [&](int64_t n) { return t.kernels ? 100.0 * double(n) / double(t.kernels) : 0.0; };
   fmt::print(
       "kernels: {}/{} attributed to an ET node ({:.2f}%): {} in top-level ops ({:.2f}%), "

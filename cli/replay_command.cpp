@@ -274,6 +274,8 @@ ReplayRun replayAndReport(const ReplayArgs& args, const std::string& trace,
   if (!kineto.empty()) {
     kineto_trace = core::kineto::readKinetoTrace(kineto);
     original = core::kineto::linkTraces(graph, *kineto_trace);
+    if (const std::string weak = core::kineto::weakLinkWarning(*original); !weak.empty())
+      fmt::print(stderr, "{}\n", weak);
   }
   replay::ReplayOptions options = args.options;
   const IndexDistributionUse distributions =

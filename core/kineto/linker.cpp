@@ -313,9 +313,24 @@ LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
   }
   out.top_level_ops = static_cast<int64_t>(out.ops.size());
   out.match_rate = out.top_level_ops ? double(out.matched_ops) / double(out.top_level_ops) : 0.0;
+  if (out.top_level_ops > 0 && out.matched_ops == 0) {
+    throw InputError(fmt::format(
+        "{}: none of the {} top-level ops of the ET {} is in this Kineto trace ({} events): it is "
+        "not a profile of the ET's run (pass the profiler trace written with it)",
+        trace.source_path, out.top_level_ops, graph.source_path, trace.events.size()));
+  }
   attributeKernels(graph, trace, index, match, out);
   findIteration(trace, index, out);
   return out;
+}
+
+std::string weakLinkWarning(const LinkedTimeline& timeline) {
+  if (timeline.top_level_ops == 0 || timeline.match_rate >= kWeakLinkShare) return "";
+  return fmt::format(
+      "warning: only {} of the ET's {} top-level ops ({:.1f}%) are in the Kineto trace {}: it is "
+      "most likely of another run or step, and the times read from it are not this ET's",
+      timeline.matched_ops, timeline.top_level_ops, 100.0 * timeline.match_rate,
+      timeline.kineto_source);
 }
 
 }  // namespace tracetwin::core::kineto

@@ -106,7 +106,16 @@ struct LinkOptions {
   bool force_alignment = false;
 };
 
+// Throws InputError when none of the ET's top-level ops is in the trace (an
+// empty trace, or another program's): every time read from it would be 0.
 LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
                           const LinkOptions& options = {});
+
+// Traces of one run link 98-100% of their top-level ops (the bundled CPU
+// and GPU pairs); under this share the Kineto trace is most likely of
+// another run or step, whose ops merely share names with the ET's.
+inline constexpr double kWeakLinkShare = 0.9;
+// "" or a warning that the link is weak (match_rate under kWeakLinkShare).
+std::string weakLinkWarning(const LinkedTimeline& timeline);
 
 }  // namespace tracetwin::core::kineto

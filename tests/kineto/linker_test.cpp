@@ -221,6 +221,30 @@ TEST(Linker, AlignsHandBuiltTraceWithMissingAndExtraOps) {
   EXPECT_EQ(t.threads[1].kineto_tid, 600);
 }
 
+// 3 of 4 ops: a weak link, said; none of them: refused (an empty trace
+// linked "0/88" and exited 0, every time read as 0).
+TEST(Linker, AWeakLinkIsWarnedOfAndNoLinkRefused) {
+  HandBuilt h;
+  const LinkedTimeline t = linkTraces(h.graph, h.trace);
+  EXPECT_NE(weakLinkWarning(t).find("only 3 of the ET's 4 top-level ops (75.0%) are in the Kineto"),
+            std::string::npos)
+      << weakLinkWarning(t);
+  const Graph graph = readTrace(testing::dataPath("mlp.et.json.gz"));
+  EXPECT_EQ(weakLinkWarning(
+                linkTraces(graph, readKinetoTrace(testing::dataPath("mlp.profiler.json.gz")))),
+            "");
+  KinetoTrace empty = h.trace;
+  empty.events.clear();
+  try {
+    linkTraces(h.graph, empty);
+    FAIL() << "linked a trace without events";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("none of the 4 top-level ops of the ET"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // The legacy profiler's export has whole-microsecond timestamps and no
 // External id: a 0 us op and the longer one after it share a ts, and only
 // its "Ev Idx" (entry order) keeps them in order. Sorted longer-first, the
