@@ -259,6 +259,48 @@ struct ErrorLocator : nlohmann::json_sax<nlohmann::json> {
   }
 };
 
+// The byte offset of the first integer literal (outside strings) that no
+// 64-bit integer holds, or npos. Such a number is valid JSON (nlohmann reads
+// it as a float) that simdjson refuses, with no position ("Problem while
+// parsing a number").
+size_t firstIntegerPast64Bits(std::string_view json) {
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' && !(c >= '0' && c <= '9')) continue;
+    size_t end = i + (c == '-' ? 1 : 0);
+    while (end < json.size() && json[end] >= '0' && json[end] <= '9') ++end;
+    const bool fraction =
+        end < json.size() && (json[end] == '.' || json[end] == 'e' || json[end] == 'E');
+    const std::string_view digits =
+        json.substr(i + (c == '-' ? 1 : 0), end - i - (c == '-' ? 1 : 0));
+    // Past 2^64-1 (20 digits, 18446744073709551615) or below -2^63.
+    const std::string_view limit = c == '-' ? "9223372036854775808" : "18446744073709551615";
+    if (!fraction &&
+        (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit))) {
+      return i;
+    }
+    while (end < json.size() &&
+           (json[end] == '.' || json[end] == 'e' || json[end] == 'E' || json[end] == '+' ||
+            json[end] == '-' || (json[end] >= '0' && json[end] <= '9'))) {
+      ++end;
+    }
+    i = end - 1;
+  }
+  return std::string_view::npos;
+}
+
 [[noreturn]] void failInvalidJson(std::string_view json, const std::string& source,
                                   simdjson::error_code code) {
   ErrorLocator locator;
@@ -266,6 +308,12 @@ struct ErrorLocator : nlohmann::json_sax<nlohmann::json> {
   if (!ok && !locator.message.empty()) {
     throw InputError(fmt::format("{}: invalid JSON at byte offset {}: {}", source, locator.byte,
                                  locator.message));
+  }
+  if (const size_t at = firstIntegerPast64Bits(json); at != std::string_view::npos) {
+    const size_t end = json.find_first_of(",}] \t\r\n", at);
+    throw InputError(fmt::format(
+        "{}: byte offset {}: the integer {} does not fit in 64 bits (no Kineto field holds one)",
+        source, at, json.substr(at, std::min<size_t>(end - at, 40))));
   }
   throw InputError(fmt::format("{}: invalid JSON ({}); expected a Kineto trace object", source,
                                simdjson::error_message(code)));

@@ -93,6 +93,16 @@ TEST(KinetoReader, RejectsInvalidJsonWithByteOffset) {
   expectInputError("", "invalid JSON");
 }
 
+// Valid JSON that simdjson refuses without a position: an integer past 64
+// bits. Digits inside strings, floats and -2^63 itself are not it.
+TEST(KinetoReader, AnIntegerPast64BitsIsNamedAtItsOffset) {
+  expectInputError(
+      R"({"traceEvents": [{"name": "123456789012345678901", "ph": "X", "ts": 1.5e30, "x": -9223372036854775808, "Ev Idx": 100000000000000000000}]})",
+      "byte offset 113: the integer 100000000000000000000 does not fit in 64 bits");
+  expectInputError(R"({"traceEvents": [{"ph": "X", "ts": -9223372036854775809}]})",
+                   "byte offset 35: the integer -9223372036854775809");
+}
+
 TEST(KinetoReader, RejectsWrongStructure) {
   expectInputError("[1, 2]", "expected a JSON object");
   expectInputError(R"({"schemaVersion": 1})", "missing key 'traceEvents'");
