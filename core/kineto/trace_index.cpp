@@ -10,6 +10,12 @@
 
 namespace tracetwin::core::kineto {
 
+namespace {
+// How far before its launch an activity may seem to start: CUPTI's clock
+// conversion errs by microseconds, not by a tenth of a millisecond.
+constexpr double kLaunchSkewToleranceUs = 100;
+}  // namespace
+
 TraceIndex buildTraceIndex(const KinetoTrace& trace) {
   TraceIndex index;
   const auto& events = trace.events;
@@ -70,6 +76,16 @@ TraceIndex buildTraceIndex(const KinetoTrace& trace) {
     }
     std::vector<size_t>& caused = index.activities_by_launch[it->second];
     caused.push_back(a);
+    // Every stored GPU trace starts its kernels 4-66 us after their launch
+    // (CUPTI puts GPU times on the host clock); one that ran before it was
+    // launched is a rewritten or merged trace, its times not the run's.
+    if (events[a].ts < events[it->second].ts - kLaunchSkewToleranceUs) {
+      throw InputError(fmt::format(
+          "{}: event {} ({}) starts {:.1f} us before event {} ({}) that launched it (correlation "
+          "id {}): a profiler trace's kernels run after their launch, so its times were rewritten",
+          trace.source_path, a, events[a].name, events[it->second].ts - events[a].ts, it->second,
+          events[it->second].name, events[a].correlation));
+    }
     // A kernel launch starts one kernel; only a graph launch (cudaGraphLaunch)
     // starts many. None of the 79 stored profiler traces has a second
     // activity on a kernel launch; traces whose correlation ids were merged

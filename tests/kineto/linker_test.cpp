@@ -183,6 +183,26 @@ TEST(Linker, SeveralKernelsOnOneKernelLaunchAreRefusedButNotOnAGraphLaunch) {
   EXPECT_NO_THROW(linkTraces(g.graph, g.trace));
 }
 
+// A hunt's too: a kernel moved before its launch was linked as if it ran.
+// Real traces start kernels 4-66 us after their launch; skew of a few us
+// the other way is tolerated.
+TEST(Linker, AKernelStartingBeforeItsLaunchIsRefused) {
+  HandBuilt h;
+  h.trace.events.push_back(launch("cudaLaunchKernel", 500, 300, 3, 41));
+  h.trace.events.push_back(kernel("early", 7, 150, 2, 41));
+  try {
+    linkTraces(h.graph, h.trace);
+    FAIL() << "a kernel 150 us before its launch was linked";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("(early) starts 150.0 us before event"), std::string::npos)
+        << e.what();
+  }
+  HandBuilt skewed;
+  skewed.trace.events.push_back(launch("cudaLaunchKernel", 500, 300, 3, 41));
+  skewed.trace.events.push_back(kernel("skewed", 7, 295, 2, 41));
+  EXPECT_NO_THROW(linkTraces(skewed.graph, skewed.trace));
+}
+
 TEST(Linker, AlignsHandBuiltTraceWithMissingAndExtraOps) {
   HandBuilt h;
   LinkedTimeline t = linkTraces(h.graph, h.trace);
