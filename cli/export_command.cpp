@@ -41,6 +41,9 @@ struct ExportArgs {
   std::string device = "cpu";
   int iters = 3;
   std::string program;  // argv[0], for tracetwin-replay
+  // Given on the command line (their defaults aside): read by --from replay only.
+  bool device_given = false;
+  bool iters_given = false;
 };
 
 DurationSource fromKineto(const core::Graph& graph, const std::string& kineto) {
@@ -144,6 +147,16 @@ void runExport(const ExportArgs& a) {
   if (!a.models.empty() && a.from != "prediction") {
     throw UsageError("--models is read by --from prediction only: add it, or drop --models");
   }
+  // Ignored otherwise: a `--from prediction --device cuda` exported the
+  // host's prediction and said nothing (a bad-input hunt).
+  for (const auto& [given, option] :
+       {std::pair{a.device_given, "--device"}, std::pair{a.iters_given, "--iters"}}) {
+    if (given && a.from != "replay") {
+      throw UsageError(fmt::format(
+          "{} is read by --from replay only (durations {}): add --from replay, or drop {}", option,
+          a.from.empty() ? "from the recorded Kineto trace" : "from " + a.from, option));
+    }
+  }
   if (a.from == "replay" && !exportReplaysHere()) forwardToReplayHelper(a);
   std::unique_ptr<predictors::ModelSet> models;
   if (a.from == "prediction") {
@@ -193,12 +206,17 @@ std::function<void()> setupExport(CLI::App& sub) {
                  "rank's trace here), prediction (needs --models)")
       ->check(CLI::IsMember({"kineto", "replay", "prediction"}));
   sub.add_option("--models", args->models, "--from prediction: the model directory");
-  sub.add_option("--device", args->device, "--from replay: cpu, cuda or cuda:N")
-      ->capture_default_str();
-  sub.add_option("--iters", args->iters, "--from replay: measured iterations")
-      ->capture_default_str()
-      ->check(wholeNumberFor<int>(1));
-  return [args] { runExport(*args); };
+  CLI::Option* device =
+      sub.add_option("--device", args->device, "--from replay: cpu, cuda or cuda:N")
+          ->capture_default_str();
+  CLI::Option* iters = sub.add_option("--iters", args->iters, "--from replay: measured iterations")
+                           ->capture_default_str()
+                           ->check(wholeNumberFor<int>(1));
+  return [args, device, iters] {
+    args->device_given = device->count() > 0;
+    args->iters_given = iters->count() > 0;
+    runExport(*args);
+  };
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ namespace fs = std::filesystem;
 CLI::Validator outputFile() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        // `--csv ""` (an unset shell variable) was read as "no --csv" and
+        // the output silently not written.
+        if (path.empty()) return "an empty file name";
         std::error_code ec;
         if (fs::is_directory(path, ec)) return fmt::format("{}: is a directory, not a file", path);
         const fs::path parent = fs::path(path).parent_path();
@@ -29,6 +32,7 @@ CLI::Validator outputFile() {
 CLI::Validator outputDirectory() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        if (path.empty()) return "an empty directory name";
         std::error_code ec;
         if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
           return fmt::format("{}: is a file, not a directory", path);

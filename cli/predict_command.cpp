@@ -29,6 +29,7 @@
 #include "core/kineto/linker.h"
 #include "core/text_file.h"
 #include "core/trace_reader.h"
+#include "predictors/comm/comm_model.h"
 #include "predictors/host/overheads.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/joint_prediction.h"
@@ -176,6 +177,11 @@ void runPredict(const PredictArgs& args) {
   }
   opts.default_world_size = std::max<int64_t>(args.world_size, 1);
   opts.comm_link = args.comm_link;
+  // Checked here, not when the first collective is predicted: a trace
+  // without collectives took `--comm-link bogus` and said nothing.
+  if (!args.comm_link.empty())
+    predictors::AlphaBetaModel::fromDevice(opts.target ? *opts.target : models.device,
+                                           args.comm_link);
   opts.host_scale = args.host_scale;
   opts.keep_schedule = !args.timeline.empty();
   const IndexDistributionUse distributions =

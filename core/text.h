@@ -20,6 +20,14 @@ inline bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// A file name meaning gzip: ".gz" in any case (T.JSON.GZ was written as
+// plain text under its compressed name).
+inline bool hasGzipSuffix(std::string_view path) {
+  if (path.size() < 3) return false;
+  const std::string_view tail = path.substr(path.size() - 3);
+  return tail[0] == '.' && (tail[1] == 'g' || tail[1] == 'G') && (tail[2] == 'z' || tail[2] == 'Z');
+}
+
 // Equality of short strings (keys, type names, devices: a few to ~30 bytes),
 // byte by byte. string_view's == calls memcmp when the length is not a
 // constant, and at these lengths the call costs more than the compare:

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/input_files.h"
+#include "core/text.h"
 
 namespace tracetwin::timeline {
 namespace {
@@ -239,7 +240,7 @@ WriteInfo writeTimeline(const std::string& path, const Timeline& timeline) {
   const std::string text =
       toTraceEvents(timeline, &info).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   core::refuseOverwritingAnInput(path, "the timeline");
-  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  const bool gz = core::text::hasGzipSuffix(path);
   if (gz) {
     gzFile f = gzopen(path.c_str(), "wb6");
     if (f == nullptr) throw InputError(fmt::format("{}: cannot open for writing", path));

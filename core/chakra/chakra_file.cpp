@@ -15,6 +15,7 @@
 
 #include "core/errors.h"
 #include "core/input_files.h"
+#include "core/text.h"
 #include "core/trace_reader.h"
 
 namespace tracetwin::core::chakra::detail {
@@ -164,7 +165,7 @@ ChakraFileWriter::ChakraFileWriter(const std::string& path,
   }
   streams_->file = std::make_unique<pb::io::FileOutputStream>(streams_->fd);
   streams_->out = streams_->file.get();
-  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  const bool gz = text::hasGzipSuffix(path);
   if (gz) {
     pb::io::GzipOutputStream::Options options;
     options.format = pb::io::GzipOutputStream::GZIP;

@@ -139,6 +139,22 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --models " + kOutModels,
                    "--models is read by --from prediction only");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --from ''", "--from");
+  // A bad-input hunt's: each of these ran and ignored the option.
+  expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp +
+                       " --from prediction --models " + kOutModels + " --device cuda",
+                   "--device is read by --from replay only (durations from prediction)");
+  expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --iters 5",
+                   "--iters is read by --from replay only");
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --comm-link bogus",
+                   "has no link 'bogus'");
+  // An empty path (an unset shell variable) read as "no such output".
+  for (const char* option : {"--csv", "--json-out"}) {
+    expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
+                         kOutModels + " " + option + " ''",
+                     std::string(option) + ": an empty file name");
+  }
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --timeline ''",
+                   "--timeline: an empty file name");
 }
 
 TEST(OutputOptionsCli, NumbersAreRefusedInWords) {

@@ -171,6 +171,10 @@ TEST(TimelineWriter, GzipAndPlainFilesHoldTheSameDocument) {
   const json a = json::parse(readText(dir.path() + "/t.json"));
   const json b = json::parse(core::readMaybeGzipFile(dir.path() + "/t.json.gz"));
   EXPECT_EQ(a, b);
+  // ".GZ" compresses too (T.JSON.GZ was written as plain text).
+  const WriteInfo upper = writeTimeline(dir.path() + "/T.JSON.GZ", t);
+  EXPECT_EQ(upper.bytes, gz.bytes);
+  EXPECT_EQ(readText(dir.path() + "/T.JSON.GZ").substr(0, 2), "\x1f\x8b");
   EXPECT_THROW(writeTimeline("/nonexistent-dir/t.json", t), InputError);
 }
 
