@@ -284,6 +284,12 @@ void writeCompareTimeline(const CompareArgs& a, const core::Graph& graph,
 
 void runCompare(const CompareArgs& a) {
   requireDistinctOutputs({{"--json-out", &a.json_out}, {"--timeline", &a.timeline}});
+  if (!a.kineto.empty() && a.timeline.empty()) {
+    // Read for the timeline's original only; it ran and was ignored.
+    throw UsageError(fmt::format(
+        "--kineto {} is read for --timeline only: add --timeline FILE, or drop --kineto",
+        a.kineto));
+  }
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;

@@ -203,21 +203,26 @@ std::function<void()> setupSweep(CLI::App& sub) {
   sub.add_option("--csv", args->csv, "Write the ranked plans as CSV")->check(outputFile());
   sub.add_option("--top", args->top, "Print the best K plans (default 20)")
       ->check(wholeNumberFor<int64_t>(1));
-  sub.add_flag("--measure", args->measure,
-               "Run the best --top plans (or --all) for real through the distributed replay "
-               "(tracetwin replay --nproc world_size), alternated round by round; prints measured "
-               "beside predicted steps, pick-best and Kendall tau");
-  sub.add_flag("--all", args->measure_args.all, "--measure: every feasible plan");
+  CLI::Option* measure = sub.add_flag(
+      "--measure", args->measure,
+      "Run the best --top plans (or --all) for real through the distributed replay "
+      "(tracetwin replay --nproc world_size), alternated round by round; prints measured "
+      "beside predicted steps, pick-best and Kendall tau");
+  // Each read by --measure only: without it they were ignored in silence.
+  sub.add_flag("--all", args->measure_args.all, "--measure: every feasible plan")->needs(measure);
   sub.add_option("--rounds", args->measure_args.rounds,
                  "--measure: rounds over the plans (default 3; each plan's median is reported)")
-      ->check(wholeNumberFor<int64_t>(1));
+      ->check(wholeNumberFor<int64_t>(1))
+      ->needs(measure);
   sub.add_option("--measure-iters", args->measure_args.iters,
                  "--measure: measured replay iterations per plan and round (default 20; each "
                  "round's step is their mean)")
-      ->check(wholeNumberFor<int64_t>(1));
+      ->check(wholeNumberFor<int64_t>(1))
+      ->needs(measure);
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
-                 "NCCL)");
+                 "NCCL)")
+      ->needs(measure);
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "
                  "them with the composed model and predict the best --verify jointly")

@@ -147,6 +147,13 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
                    "--iters is read by --from replay only");
   expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --comm-link bogus",
                    "has no link 'bogus'");
+  expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --kineto " + kOutMlp,
+                   "is read for --timeline only");
+  for (const char* option : {"--all", "--rounds 2", "--measure-iters 3", "--measure-device cuda"}) {
+    expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
+                         kOutModels + " " + option,
+                     "requires --measure");
+  }
   // An empty path (an unset shell variable) read as "no such output".
   for (const char* option : {"--csv", "--json-out"}) {
     expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
