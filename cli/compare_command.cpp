@@ -290,6 +290,11 @@ void runCompare(const CompareArgs& a) {
         "--kineto {} is read for --timeline only: add --timeline FILE, or drop --kineto",
         a.kineto));
   }
+  if (a.nproc == 0 && a.host_cores != 0) {
+    throw UsageError(
+        "--host-cores applies with --nproc N (the ranks' shared cores); one rank is "
+        "predicted with a host of its own");
+  }
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;

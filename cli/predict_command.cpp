@@ -162,6 +162,13 @@ void runPredict(const PredictArgs& args) {
     predictRanksCommand(args);
     return;
   }
+  if (args.host_cores != 0) {
+    // One trace (or --world-size copies of it) simulates each rank on a
+    // host of its own: the option was ignored.
+    throw UsageError(
+        "--host-cores applies to the ranks of a job given trace by trace ('{rank}' in TRACE); "
+        "one trace is predicted with a host of its own");
+  }
   if (const std::string problem = core::inputFileProblem(args.trace); !problem.empty())
     throw UsageError(fmt::format("trace: {}: {}", problem, args.trace));
   // Left to the OS at exit (cli/keep_until_exit.h).

@@ -149,6 +149,10 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
                    "has no link 'bogus'");
   expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --kineto " + kOutMlp,
                    "is read for --timeline only");
+  expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --host-cores 2",
+                   "--host-cores applies to the ranks of a job given trace by trace");
+  expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --host-cores 2",
+                   "--host-cores applies with --nproc N");
   for (const char* option : {"--all", "--rounds 2", "--measure-iters 3", "--measure-device cuda"}) {
     expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
                          kOutModels + " " + option,
