@@ -40,7 +40,18 @@ struct CalibrateArgs {
   SparseAddCalibrationArgs sparse_add;  // --families sparse_add
   std::string unit_refill;              // --unit-refill; empty: each family's own
   std::vector<std::string> dtypes;      // --dtypes; empty: the device's
+  // The --comm-* and --sparse-add-* options given: read by their family only.
+  std::vector<std::string> comm_options;
+  std::vector<std::string> sparse_add_options;
 };
+
+// Throws UsageError when `given` holds options of a family --families does not ask for.
+void requireFamilyFor(const std::vector<std::string>& given, bool asked, const char* family) {
+  if (given.empty() || asked) return;
+  throw UsageError(fmt::format("{} {} read by --families {} only: add {} to --families, or drop {}",
+                               fmt::join(given, ", "), given.size() == 1 ? "is" : "are", family,
+                               family, given.size() == 1 ? "it" : "them"));
+}
 
 // One status line, rewritten in place on a terminal; on a pipe or file one
 // line per family plus one every 25 points, so logs stay short.
@@ -222,6 +233,9 @@ void runCalibrate(CalibrateArgs& args) {
   }
   const auto sparse_at = std::find(o.families.begin(), o.families.end(), "sparse_add");
   const bool with_sparse_add = sparse_at != o.families.end();
+  // A calibration without those families ran minutes and ignored them.
+  requireFamilyFor(args.comm_options, with_comm, "comm");
+  requireFamilyFor(args.sparse_add_options, with_sparse_add, "sparse_add");
   if (with_sparse_add) {
     o.families.erase(sparse_at);
     if (o.device != "cpu") {
@@ -387,7 +401,15 @@ std::function<void()> setupCalibrate(CLI::App& sub) {
   addHostMallocOption(sub, args->malloc_mode);
   sub.add_flag("--refit", args->refit,
                "fit again from DIR/dataset.jsonl and DIR/device.yaml without measuring");
-  return [args] { runCalibrate(*args); };
+  return [args, &sub] {
+    for (const CLI::Option* option : sub.get_options()) {
+      const std::string name = option->get_name();
+      if (option->count() == 0) continue;
+      if (name.rfind("--comm-", 0) == 0) args->comm_options.push_back(name);
+      if (name.rfind("--sparse-add-", 0) == 0) args->sparse_add_options.push_back(name);
+    }
+    runCalibrate(*args);
+  };
 }
 
 }  // namespace

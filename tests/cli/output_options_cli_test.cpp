@@ -149,6 +149,12 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
                    "has no link 'bogus'");
   expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --kineto " + kOutMlp,
                    "is read for --timeline only");
+  expectUsageError("calibrate --out " + dir.path() +
+                       "/cal --families gemm --comm-sizes 1024 "
+                       "--comm-iters 2 --sparse-add-rounds 2",
+                   "--comm-sizes, --comm-iters are read by --families comm only");
+  expectUsageError("calibrate --out " + dir.path() + "/cal --families comm --sparse-add-rounds 2",
+                   "--sparse-add-rounds is read by --families sparse_add only");
   expectUsageError("predict " + kOutMlp + " --models " + kOutModels + " --host-cores 2",
                    "--host-cores applies to the ranks of a job given trace by trace");
   expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --host-cores 2",
