@@ -405,8 +405,8 @@ std::function<void()> setupReplay(CLI::App& sub) {
   sub.add_option("trace", args->trace, "execution trace (.json or .json.gz)")->required();
   addReplayLoopOptions(sub, args->options);
   sub.add_flag("--strict", args->options.strict, "any skipped or failed op is an error (exit 4)");
-  sub.add_flag("--no-cupti{false}", args->options.use_cupti,
-               "CUDA: time iterations only, no kernel records");
+  CLI::Option* no_cupti = sub.add_flag("--no-cupti{false}", args->options.use_cupti,
+                                       "CUDA: time iterations only, no kernel records");
   sub.add_option("--seed", args->options.seed, "seed for random tensor data")
       ->capture_default_str()
       ->check(wholeNumberFor<int64_t>(0));  // unsigned: -1 and 2^64 wrapped silently
@@ -469,7 +469,12 @@ std::function<void()> setupReplay(CLI::App& sub) {
                  "4) naming the ranks that did not come")
       ->capture_default_str()
       ->check(numberAbove(0));
-  return [args, streams] {
+  return [args, streams, no_cupti] {
+    if (no_cupti->count() > 0 && args->options.device.rfind("cuda", 0) != 0) {
+      throw UsageError(fmt::format(
+          "--no-cupti applies to a CUDA replay (--device cuda): a {} replay records no kernels",
+          args->options.device));
+    }
     // The streams come from the profiler trace's kernels: without it the
     // option changed nothing, silently (a bad-input hunt).
     if (streams->count() > 0 && args->kineto.empty()) {

@@ -134,6 +134,7 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
   expectUsageError("replay " + kOutMlp + " --nproc 5000",
                    "--nproc: 5000: expected a whole number from 1 to 1024");
   expectUsageError("replay " + kOutMlp + " --seed -1", "--seed");  // unsigned: it wrapped
+  expectUsageError("replay " + kOutMlp + " --no-cupti", "--no-cupti applies to a CUDA replay");
   expectUsageError("replay " + kOutMlp + " --host-time recorded --overheads " + kOutMlp,
                    "--overheads applies with --host-time model");
   expectUsageError("export --chakra " + dir.path() + "/x.et " + kOutMlp + " --models " + kOutModels,
