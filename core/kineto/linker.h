@@ -111,7 +111,7 @@ struct LinkOptions {
 LinkedTimeline linkTraces(const Graph& graph, const KinetoTrace& trace,
                           const LinkOptions& options = {});
 
-// Traces of one run link 98-100% of their top-level ops (the bundled CPU
+// Traces of one run link 97.9-100% of their top-level ops (the bundled CPU
 // and GPU pairs); under this share the Kineto trace is most likely of
 // another run or step, whose ops merely share names with the ET's.
 inline constexpr double kWeakLinkShare = 0.9;

@@ -76,8 +76,8 @@ TraceIndex buildTraceIndex(const KinetoTrace& trace) {
     }
     std::vector<size_t>& caused = index.activities_by_launch[it->second];
     caused.push_back(a);
-    // Every stored GPU trace starts its kernels 4-66 us after their launch
-    // (CUPTI puts GPU times on the host clock); one that ran before it was
+    // No stored GPU trace (38) starts a kernel sooner than 4 us after its
+    // launch (CUPTI puts GPU times on the host clock); one that ran before it was
     // launched is a rewritten or merged trace, its times not the run's.
     if (events[a].ts < events[it->second].ts - kLaunchSkewToleranceUs) {
       throw InputError(fmt::format(
