@@ -142,11 +142,9 @@ void applyTargets(const PredictArgs& args, predictors::PredictOptions* opts) {
   }
   if (!args.device_spec.empty()) {
     opts->target = predictors::loadDeviceSpec(args.device_spec);
-    if (opts->system && opts->system->device.name != opts->target->name) {
-      throw UsageError(fmt::format(
-          "--device-spec {} ({}) is not the device of --system {} ({}): the system names its "
-          "devices; drop --device-spec or edit the system's",
-          args.device_spec, opts->target->name, args.system, opts->system->device.name));
+    if (opts->system) {
+      predictors::requireSystemsDevice(*opts->system, *opts->target, "--system " + args.system,
+                                       "--device-spec " + args.device_spec);
     }
   }
   opts->overhead_statistic = args.overhead_stat == "mean" ? predictors::OverheadStatistic::kMean

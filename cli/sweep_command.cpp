@@ -85,14 +85,10 @@ void runSweep(const SweepArgs& args) {
   }
   if (!spec.device.empty() && spec.device != "cpu" && spec.device != "models") {
     options.predict.target = predictors::loadDeviceSpec(spec.device);
-    if (options.predict.system &&
-        options.predict.system->device.name != options.predict.target->name) {
-      // One of the two was silently ignored (a bad-input hunt).
-      throw UsageError(fmt::format(
-          "{}: 'device' {} ({}) is not the device of 'system' {} ({}): the system names its "
-          "devices; drop 'device' or edit the system's",
-          spec.source, spec.device, options.predict.target->name, spec.system,
-          options.predict.system->device.name));
+    if (options.predict.system) {
+      predictors::requireSystemsDevice(*options.predict.system, *options.predict.target,
+                                       "'system' " + spec.system,
+                                       fmt::format("{}: 'device' {}", spec.source, spec.device));
     }
   }
   const predictors::DeviceSpec& device =

@@ -72,4 +72,13 @@ SystemSpec loadSystemSpec(const std::string& path) {
   return s;
 }
 
+void requireSystemsDevice(const SystemSpec& system, const DeviceSpec& device,
+                          const std::string& system_given, const std::string& device_given) {
+  if (system.device.name == device.name) return;
+  throw UsageError(fmt::format(
+      "{} ({}) is not the device of {} ({}): the system names its devices; give one of the two, "
+      "or edit the system's",
+      device_given, device.name, system_given, system.device.name));
+}
+
 }  // namespace tracetwin::predictors

@@ -38,4 +38,10 @@ struct SystemSpec {
 // the device file.
 SystemSpec loadSystemSpec(const std::string& path);
 
+// Throws UsageError unless `device` (given as `device_given`, e.g.
+// "--device-spec FILE") is the device `system` (given as `system_given`)
+// names: a target device beside a system file was one of the two ignored.
+void requireSystemsDevice(const SystemSpec& system, const DeviceSpec& device,
+                          const std::string& system_given, const std::string& device_given);
+
 }  // namespace tracetwin::predictors
