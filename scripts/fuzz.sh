@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the trace reader with libFuzzer for a bounded time, then the
 # operator-schema and device-spec parsers, the Kineto reader, the Chakra
-# reader and the sweep-file loader for half of it each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
+# reader, the sweep-file loader, model manifests and index-distribution files
+# for half of it each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
 # Crashing inputs are written to <build-dir>/crashes/ and fail the script.
 set -euo pipefail
 seconds="${1:-120}"
@@ -16,7 +17,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz \
-  kineto_reader_fuzz chakra_reader_fuzz sweep_spec_fuzz
+  kineto_reader_fuzz chakra_reader_fuzz sweep_spec_fuzz model_set_fuzz index_distribution_fuzz
 
 # Seeds: the small shared traces (uncompressed and gzip), plus snippets that
 # reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
@@ -72,6 +73,19 @@ for f in $(find configs/sweeps -name '*.yaml'); do
   cp "$f" "$build/corpus-sweeps/$(echo "${f#configs/sweeps/}" | tr / _)"
 done
 
+# Seeds of the model-manifest target: the bundled host manifest (the target's
+# copy of the set holds its files) and its bfloat16 set's. Seeds of the
+# index-distribution target: rules for embbag_sparse's lookup (node 58, a
+# 200,000 x 32 table): by node, by shape, a row-wise shard's tail, uniform.
+mkdir -p "$build/corpus-manifests" "$build/corpus-index"
+cp data/models/host/manifest.json "$build/corpus-manifests/host.json"
+cp data/models/host/bfloat16/manifest.json "$build/corpus-manifests/bfloat16.json"
+printf 'tables:\n  - {node: 58, zipf: 1.05, name: t0}\n' > "$build/corpus-index/node.yaml"
+printf 'tables:\n  - {rows: 200000, dim: 32, zipf: 1.2}\n  - {rows: 5000}\n' \
+  > "$build/corpus-index/shape.yaml"
+printf 'tables:\n  - {node: 58, zipf: 1.1, first_row: 1000000}\n' > "$build/corpus-index/shard.yaml"
+printf 'tables:\n  - {rows: 200000}\n' > "$build/corpus-index/uniform.yaml"
+
 # fuzz TARGET CORPUS SECONDS: -rss_limit_mb keeps each within a few times its
 # input (inputs are capped at 1 MiB here); -timeout catches hangs.
 fuzz() {
@@ -96,3 +110,5 @@ fuzz device_spec_fuzz "$build/corpus-specs" $(( (seconds + 1) / 2 ))
 fuzz kineto_reader_fuzz "$build/corpus-kineto" $(( (seconds + 1) / 2 ))
 fuzz chakra_reader_fuzz "$build/corpus-chakra" $(( (seconds + 1) / 2 ))
 fuzz sweep_spec_fuzz "$build/corpus-sweeps" $(( (seconds + 1) / 2 ))
+fuzz model_set_fuzz "$build/corpus-manifests" $(( (seconds + 1) / 2 ))
+fuzz index_distribution_fuzz "$build/corpus-index" $(( (seconds + 1) / 2 ))
