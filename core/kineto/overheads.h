@@ -125,9 +125,9 @@ class OverheadCollector {
   bool corrected_ = false;  // some trace's samples were corrected
 };
 
-// Serialises in the format above (sources as given, keys sorted).
+// Serialises in the format above (sources as given, keys sorted): what
+// `link --overheads-out` writes and predictors::loadOverheads reads (`predict
+// --overheads`, `fit`), the one reader of the format.
 std::string overheadsToJson(const OverheadTable& table);
-// Parses that format back; throws InputError naming `source` and the key.
-OverheadTable overheadsFromJson(std::string_view json, const std::string& source);
 
 }  // namespace tracetwin::core::kineto

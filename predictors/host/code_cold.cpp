@@ -94,7 +94,7 @@ CodeColdModel CodeColdModel::fromJson(const nlohmann::json& j, const std::string
   const std::string where = source + ": code_cold";
   m.tau_us = requiredNumber(j, "tau_us", where);
   m.shared_us = requiredNumber(j, "shared_us", where);
-  m.pairs = static_cast<int64_t>(requiredNumber(j, "pairs", where));
+  m.pairs = requiredCount(j, "pairs", where);
   m.all_us = requiredNumber(j, "all_us", where);
   m.per_family_us = optionalNumberMap(j, "per_family_us", where, 0.0);
   m.per_op_us = optionalNumberMap(j, "per_op_us", where, 0.0);

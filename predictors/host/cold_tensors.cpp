@@ -23,7 +23,7 @@ ColdTensorModel ColdTensorModel::fromJson(const nlohmann::json& j, const std::st
   if (!j.is_object()) throw InputError(fmt::format("{}: cold_tensors: expected an object", source));
   const std::string where = source + ": cold_tensors";
   ColdTensorModel m;
-  m.pairs = static_cast<int64_t>(requiredNumber(j, "pairs", where));
+  m.pairs = requiredCount(j, "pairs", where);
   m.all_us = requiredNumber(j, "all_us", where);
   m.per_family_us = optionalNumberMap(j, "per_family_us", where, 0.0);
   if (m.pairs < 0 || m.all_us < 0) {

@@ -77,7 +77,7 @@ ConvPathModel::Terms termsFromJson(const nlohmann::json& j, const std::string& w
   t.compute = requiredNumber(j, "compute", where);
   t.activations = requiredNumber(j, "activations", where);
   t.weights = requiredNumber(j, "weights", where);
-  t.samples = static_cast<int64_t>(requiredNumber(j, "samples", where));
+  t.samples = requiredCount(j, "samples", where);
   if (t.t0_us < 0 || t.compute < 0 || t.activations < 0 || t.weights < 0)
     throw InputError(fmt::format("{}: coefficients must be >= 0", where));
   return t;

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/statistics.h"
+#include "predictors/models/json_fields.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -135,7 +136,22 @@ LaunchCountModel LaunchCountModel::fromJson(const nlohmann::json& j, const std::
                                             const std::string& source) {
   LaunchCountModel m;
   try {
-    m.median_ = j.at("median").get<std::map<std::string, int>>();
+    // Kernels per call: a float of 1e300 read as int was undefined behaviour.
+    constexpr int64_t kMaxLaunches = int64_t{1} << 20;
+    const nlohmann::json& medians = j.at("median");
+    if (!medians.is_object())
+      throw InputError(fmt::format("{}: launch_counts.median: expected an object", source));
+    for (const auto& item : medians.items()) {
+      const std::string& op = item.key();
+      const int64_t n = requiredCount(medians, op.c_str(), source + ": launch_counts.median");
+      if (n > kMaxLaunches) {
+        throw InputError(
+            fmt::format("{}: launch_counts.median.{}: {} kernels per call, expected at "
+                        "most {}",
+                        source, op, n, kMaxLaunches));
+      }
+      m.median_[op] = static_cast<int>(n);
+    }
     for (const auto& [op, entry] : j.at("trees").items()) {
       if (m.median_.count(op) == 0)
         throw InputError(fmt::format("{}: launch_counts.trees.{}: no median count", source, op));
@@ -146,8 +162,8 @@ LaunchCountModel LaunchCountModel::fromJson(const nlohmann::json& j, const std::
             fmt::format("{}: launch_counts.trees.{}.file: '{}' is not a file name "
                         "in the model directory",
                         source, op, t.file));
-      t.n_features = checkedFeatureCount(entry.at("n_features").get<int64_t>(),
-                                         fmt::format("{}: launch_counts.trees.{}", source, op));
+      const std::string where = fmt::format("{}: launch_counts.trees.{}", source, op);
+      t.n_features = checkedFeatureCount(requiredCount(entry, "n_features", where), where);
       const std::filesystem::path path = std::filesystem::path(dir) / t.file;
       if (!std::filesystem::exists(path))
         throw InputError(fmt::format("{}: launch-count trees of {} missing (listed in {})",

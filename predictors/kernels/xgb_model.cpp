@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/input_files.h"
 #include "predictors/kernels/xgb_library.h"  // XGBoost 1.6 C API, loaded on first use
+#include "predictors/models/json_fields.h"
 
 namespace tracetwin::predictors {
 namespace {
@@ -222,6 +223,18 @@ nlohmann::json XgbResidualModel::save(const std::string& dir, const std::string&
   return j;
 }
 
+namespace {
+
+// A column of the booster's rows, or `absent` without the key. Read as a
+// count: a float of 1e300 read as size_t was undefined behaviour.
+size_t optionalColumn(const nlohmann::json& j, const char* key, size_t absent,
+                      const std::string& where) {
+  if (!j.contains(key)) return absent;
+  return static_cast<size_t>(requiredCount(j, key, where));
+}
+
+}  // namespace
+
 size_t checkedFeatureCount(int64_t n_features, const std::string& where) {
   // Far above any family's feature vector (a few dozen columns): a bound that
   // keeps a corrupt manifest from sizing gigabytes of rows.
@@ -238,17 +251,17 @@ std::shared_ptr<const KernelModel> XgbResidualModel::fromJson(const nlohmann::js
   try {
     std::string file = j.at("files").at(0).get<std::string>();
     auto base = loadModel(j.at("base_kind").get<std::string>(), j.at("base"), dir);
-    const size_t n_features =
-        checkedFeatureCount(j.at("n_features").get<int64_t>(), dir + ": xgboost model");
+    const std::string where = dir + ": xgboost model";
+    const size_t n_features = checkedFeatureCount(requiredCount(j, "n_features", where), where);
     std::shared_ptr<const Booster> booster =
         Booster::loadWhenUsed((std::filesystem::path(dir) / file).string(), n_features);
-    const size_t repeated_column = j.value("repeated_column", kNoRepeatedColumn);
+    const size_t repeated_column = optionalColumn(j, "repeated_column", kNoRepeatedColumn, where);
     if (repeated_column != kNoRepeatedColumn && repeated_column >= n_features) {
       throw InputError(
           fmt::format("{}: xgboost model: repeated_column {} is not below n_features {}", dir,
                       repeated_column, n_features));
     }
-    const size_t reuse_column = j.value("reuse_column", kNoReuseColumn);
+    const size_t reuse_column = optionalColumn(j, "reuse_column", kNoReuseColumn, where);
     if (reuse_column != kNoReuseColumn &&
         (reuse_column >= n_features || reuse_column == repeated_column)) {
       throw InputError(

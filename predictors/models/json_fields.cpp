@@ -16,6 +16,16 @@ double requiredNumber(const nlohmann::json& obj, const char* key, const std::str
   return it->get<double>();
 }
 
+int64_t requiredCount(const nlohmann::json& obj, const char* key, const std::string& where) {
+  constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+  const double count = requiredNumber(obj, key, where);
+  if (!(count >= 0 && count <= kMaxCount) || count != std::floor(count)) {
+    throw InputError(
+        fmt::format("{}: {} must be a whole number from 0 to 2^53, got {:g}", where, key, count));
+  }
+  return static_cast<int64_t>(count);
+}
+
 std::map<std::string, double> optionalNumberMap(const nlohmann::json& obj, const char* key,
                                                 const std::string& where, double min_value) {
   std::map<std::string, double> out;

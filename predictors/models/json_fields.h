@@ -4,6 +4,7 @@
 // is reported with its name and the field.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,11 @@ namespace tracetwin::predictors {
 // obj[key] as a number; InputError "<where>: expected number '<key>'" when it
 // is missing or not a number.
 double requiredNumber(const nlohmann::json& obj, const char* key, const std::string& where);
+
+// obj[key] as a count (samples, pairs): a whole number from 0 to 2^53, which
+// a double holds exactly. InputError naming the field otherwise: a count of
+// 1e300 was cast to int64_t (undefined behaviour).
+int64_t requiredCount(const nlohmann::json& obj, const char* key, const std::string& where);
 
 // obj[key] as a name -> number table; empty when the key is absent (older
 // model files lack some tables). A value that is not a number, or is below

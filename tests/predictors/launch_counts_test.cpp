@@ -133,6 +133,17 @@ TEST_F(LaunchCountFiles, AMissingTreeFileOrAMalformedEntryIsAnError) {
         << e.what();
   }
   EXPECT_THROW(LaunchCountModel::fromJson({{"median", "x"}}, dir_.string(), source), InputError);
+  // A count of 1e300 was read as an int (undefined behaviour).
+  for (const double count : {1e300, -1.0, 2.5, 4194304.0}) {
+    nlohmann::json bad = j;
+    bad["median"]["aten::conv2d"] = count;
+    try {
+      LaunchCountModel::fromJson(bad, dir_.string(), source);
+      ADD_FAILURE() << "a median of " << count << " kernels was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("launch_counts.median"), std::string::npos) << e.what();
+    }
+  }
   nlohmann::json escape = j;
   escape["trees"]["aten::conv2d"]["file"] = "../elsewhere.json";
   EXPECT_THROW(LaunchCountModel::fromJson(escape, dir_.string(), source), InputError);

@@ -196,7 +196,14 @@ TEST_F(ModelSetTest, AFeatureCountTheTreesDoNotReadIsNamed) {
   const int64_t real = count.get<int64_t>();
   count = -1;
   std::ofstream(dir_ / "manifest.json") << j.dump();
-  EXPECT_THAT(loadError(), HasSubstr("n_features -1 is not a column count in 1..4096"));
+  EXPECT_THAT(loadError(), HasSubstr("n_features must be a whole number from 0 to 2^53, got -1"));
+  count = 1e300;  // was read as an int64_t: undefined behaviour
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(),
+              HasSubstr("n_features must be a whole number from 0 to 2^53, got 1e+300"));
+  count = 0;
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("n_features 0 is not a column count in 1..4096"));
   count = real + 2;
   std::ofstream(dir_ / "manifest.json") << j.dump();
   const ModelSet set = ModelSet::load(dir_.string());
@@ -331,6 +338,10 @@ TEST_F(ModelSetTest, ContextColumnsOutOfRangeAreErrors) {
     std::ofstream(dir_ / "manifest.json") << j.dump();
     EXPECT_THAT(loadError(), HasSubstr(fmt::format("{} {} is not below n_features", key, value)));
   }
+  j["models"]["gemm"]["params"] = params;
+  j["models"]["gemm"]["params"]["repeated_column"] = 1e300;  // was read as a size_t
+  std::ofstream(dir_ / "manifest.json") << j.dump();
+  EXPECT_THAT(loadError(), HasSubstr("repeated_column must be a whole number from 0 to 2^53"));
 }
 
 TEST_F(ModelSetTest, CalibratedOpNamesRoundTripAndBadListsAreErrors) {
@@ -388,7 +399,48 @@ TEST(Overheads, ReadsLinkFormatAndRejectsBadFiles) {
   }
   std::ofstream(path) << R"({"format":"other"})";
   EXPECT_THROW(loadOverheads(path.string()), InputError);
+  std::ofstream(path) << "{";
+  EXPECT_THAT(
+      [&] {
+        try {
+          loadOverheads(path.string());
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+        return std::string("read");
+      }(),
+      HasSubstr("invalid JSON"));
   fs::remove(path);
+}
+
+// A count of 1e300 was cast to int64_t (undefined behaviour, found by
+// fuzz/model_set_fuzz under UBSan), and a gap of 1e17 us (longer than any
+// Kineto trace records) was charged, the prediction then blaming the model
+// set's files for the step.
+TEST(Overheads, RefusesTimesAndCountsNoMeasurementGives) {
+  auto errorWith = [](const char* key, double value) {
+    nlohmann::json j = {{"format", "tracetwin-overheads/1"},
+                        {"t2", {{"aten::mm", {{"median_us", 11}, {"iqr_us", 2}, {"count", 3}}}}}};
+    j["t2"]["aten::mm"][key] = value;
+    try {
+      OverheadTable::fromJson(j, "o.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(errorWith("median_us", 1e17),
+            "o.json: t2[\"aten::mm\"]: median_us must be from 0 to 2^53 us, got 1e+17");
+  EXPECT_THAT(errorWith("iqr_us", -1), HasSubstr("iqr_us must be from 0 to 2^53 us, got -1"));
+  EXPECT_THAT(errorWith("mean_us", 1e300), HasSubstr("mean_us must be from 0"));
+  EXPECT_THAT(
+      errorWith("count", 1e300),
+      HasSubstr(
+          "o.json: t2[\"aten::mm\"]: count must be a whole number from 0 to 2^53, got 1e+300"));
+  EXPECT_THAT(errorWith("count", 2.5), HasSubstr("got 2.5"));
+  EXPECT_THAT(errorWith("count", -1), HasSubstr("got -1"));
+  EXPECT_EQ(errorWith("median_us", 9e15), "accepted");
+  EXPECT_EQ(errorWith("count", 0), "accepted");
 }
 
 }  // namespace
