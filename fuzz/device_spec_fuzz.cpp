@@ -31,8 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    written.c_str(), rewritten.c_str());
       std::abort();
     }
-  } catch (const tracetwin::Error&) {
-    std::abort();  // what the writer wrote, the reader must take
+  } catch (const tracetwin::Error& e) {
+    // What the writer wrote, the reader must take.
+    std::fprintf(stderr, "the reader refused what the writer wrote: %s\n%s\n", e.what(),
+                 written.c_str());
+    std::abort();
   }
   return 0;
 }

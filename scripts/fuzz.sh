@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the trace reader with libFuzzer for a bounded time, then the
 # operator-schema and device-spec parsers, the Kineto reader, the Chakra
-# reader, the sweep-file loader, model manifests and index-distribution files
+# reader, the sweep-file loader, model manifests, index-distribution and cluster files
 # for half of it each, and says how long each ran clean. Usage: scripts/fuzz.sh [seconds=120] [build-dir=build-fuzz]
 # Crashing inputs are written to <build-dir>/crashes/ and fail the script.
 set -euo pipefail
@@ -11,13 +11,16 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 traces="${TRACETWIN_SHARED_TRACES:-$root/../shared/traces}"
 cd "$root"
 
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -g"
+# UBSan findings stop the run (as in cmake/Sanitizers.cmake): by default they
+# only print, and the tail of each target's log below would hide them.
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTRACETWIN_BUILD_FUZZ=ON -DTRACETWIN_BUILD_TESTS=OFF -DTRACETWIN_BUILD_BENCH=OFF \
   -DTRACETWIN_WITH_TORCH=OFF -DTRACETWIN_CUDA=OFF \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 cmake --build "$build" -j 2 --target trace_reader_fuzz op_schema_fuzz device_spec_fuzz \
-  kineto_reader_fuzz chakra_reader_fuzz sweep_spec_fuzz model_set_fuzz index_distribution_fuzz
+  kineto_reader_fuzz chakra_reader_fuzz sweep_spec_fuzz model_set_fuzz index_distribution_fuzz \
+  system_spec_fuzz
 
 # Seeds: the small shared traces (uncompressed and gzip), plus snippets that
 # reach the legacy layout, nested lists, inf/nan and comms attributes quickly.
@@ -86,6 +89,11 @@ printf 'tables:\n  - {rows: 200000, dim: 32, zipf: 1.2}\n  - {rows: 5000}\n' \
 printf 'tables:\n  - {node: 58, zipf: 1.1, first_row: 1000000}\n' > "$build/corpus-index/shard.yaml"
 printf 'tables:\n  - {rows: 200000}\n' > "$build/corpus-index/uniform.yaml"
 
+# Seeds of the cluster-file target: the shipped systems (their devices are
+# the target's copy of configs/devices).
+mkdir -p "$build/corpus-systems"
+cp configs/systems/*.yaml "$build/corpus-systems/"
+
 # fuzz TARGET CORPUS SECONDS: -rss_limit_mb keeps each within a few times its
 # input (inputs are capped at 1 MiB here); -timeout catches hangs.
 fuzz() {
@@ -112,3 +120,4 @@ fuzz chakra_reader_fuzz "$build/corpus-chakra" $(( (seconds + 1) / 2 ))
 fuzz sweep_spec_fuzz "$build/corpus-sweeps" $(( (seconds + 1) / 2 ))
 fuzz model_set_fuzz "$build/corpus-manifests" $(( (seconds + 1) / 2 ))
 fuzz index_distribution_fuzz "$build/corpus-index" $(( (seconds + 1) / 2 ))
+fuzz system_spec_fuzz "$build/corpus-systems" $(( (seconds + 1) / 2 ))

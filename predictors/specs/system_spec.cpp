@@ -42,8 +42,17 @@ SystemSpec loadSystemSpec(const std::string& path) {
                 {"description", "placement"});
   SystemSpec s;
   s.name = top.str("name");
-  s.devices_per_node = top.positiveInt("devices_per_node");
-  s.nodes = top.positiveInt("nodes");
+  // At most 2^24 devices in all, the largest process group a trace may
+  // record (core/comm_inputs.cpp): 2^62 devices per node on 4 nodes
+  // overflowed the world size.
+  constexpr int64_t kMaxDevices = int64_t{1} << 24;
+  s.devices_per_node = top.intFrom("devices_per_node", 1, kMaxDevices);
+  s.nodes = top.intFrom("nodes", 1, kMaxDevices);
+  if (s.devices_per_node * s.nodes > kMaxDevices) {
+    top.fail(top.get("nodes"),
+             fmt::format("{} nodes of {} devices: expected a cluster of at most 2^24 devices",
+                         s.nodes, s.devices_per_node));
+  }
   if (top.has("placement")) {
     s.placement = top.str("placement");
     if (s.placement != "consecutive" && s.placement != "round_robin") {

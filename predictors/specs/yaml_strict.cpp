@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/text_file.h"
+#include "core/utf8.h"
 
 namespace tracetwin::predictors::yaml {
 
@@ -76,14 +77,15 @@ YAML::Node MapReader::get(const char* key) const {
 }
 
 namespace {
-// Names and source lines are one line of text: YAML reads a quoted "a\n\nb"
-// as a name, and its writer folds the newlines of such a name differently
-// on the way back (the device-spec fuzzer's third find).
+// Names and source lines are one line of UTF-8 text: YAML reads a quoted
+// "a\n\nb" as a name, and its writer folds the newlines of such a name
+// differently on the way back (the device-spec fuzzer's third find); an
+// ill-formed byte sequence came back as a control character (core/utf8.h).
 bool oneLine(const std::string& text) {
   for (const char c : text) {
     if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return false;
   }
-  return true;
+  return core::isValidUtf8(text);
 }
 }  // namespace
 
@@ -91,7 +93,7 @@ std::string MapReader::str(const char* key) const {
   YAML::Node v = get(key);
   if (!v.IsScalar()) fail(v, fmt::format("'{}' in {} must be a string", key, what_));
   std::string text = v.as<std::string>();
-  if (!oneLine(text)) fail(v, fmt::format("'{}' in {} must be one line of text", key, what_));
+  if (!oneLine(text)) fail(v, fmt::format("'{}' in {} must be one line of UTF-8 text", key, what_));
   if (text.empty()) fail(v, fmt::format("'{}' in {} must not be empty", key, what_));
   return text;
 }
@@ -177,7 +179,8 @@ std::vector<std::string> MapReader::strList(const char* key) const {
   for (const auto& e : v) {
     if (!e.IsScalar()) fail(e, fmt::format("'{}' entries must be strings", key));
     out.push_back(e.as<std::string>());
-    if (!oneLine(out.back())) fail(e, fmt::format("'{}' entries must be one line of text", key));
+    if (!oneLine(out.back()))
+      fail(e, fmt::format("'{}' entries must be one line of UTF-8 text", key));
   }
   return out;
 }

@@ -129,12 +129,21 @@ TEST(DeviceSpec, NamesAreOneLineOfText) {
   // writer folded its newlines differently on the way back.
   std::string name = kMinimal;
   name.replace(name.find("name: test-gpu"), 14, "name: \"test\\n\\ngpu\"");
-  EXPECT_THAT(errorOf(name), HasSubstr("spec.yaml:1:7: 'name' in device must be one line of text"));
+  EXPECT_THAT(errorOf(name),
+              HasSubstr("spec.yaml:1:7: 'name' in device must be one line of UTF-8 text"));
   EXPECT_THAT(errorOf(std::string(kMinimal) +
                       "links: [{name: \"pcie\\n\", bandwidth_gbps: 28, latency_us: 2}]\n"),
-              HasSubstr("'name' in links[0] must be one line of text"));
+              HasSubstr("'name' in links[0] must be one line of UTF-8 text"));
   EXPECT_THAT(errorOf(std::string(kMinimal) + "sources: [\"a\\rb\"]\n"),
-              HasSubstr("'sources' entries must be one line of text"));
+              HasSubstr("'sources' entries must be one line of UTF-8 text"));
+  // Found by the fuzzer (2026-11-29): 0xc0 0x83, an overlong encoding of
+  // U+0003, was read as it was and written back as that control character.
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "sources: [\"datasheet \xc0\x83\"]\n"),
+              HasSubstr("'sources' entries must be one line of UTF-8 text"));
+  EXPECT_THAT(errorOf(std::string(kMinimal) + "sources: [\"A100 \xff\"]\n"),
+              HasSubstr("'sources' entries must be one line of UTF-8 text"));
+  EXPECT_EQ(errorOf(std::string(kMinimal) + "sources: [\"2 \xc2\xb5s latency\"]\n"),
+            "no error");  // "µs": well-formed UTF-8
 }
 
 TEST(DeviceSpec, ByteSizesAreRoundedSoAWrittenSpecReadsBackTheSame) {
@@ -258,6 +267,30 @@ TEST(SystemSpec, TopologyMustNameADefinedLink) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr(":7:15: topology.inter_node names link 'ethernet'"));
   }
+  std::filesystem::remove(path);
+}
+
+// 2^62 devices per node on 4 nodes overflowed the world size (int64_t).
+TEST(SystemSpec, RefusesClustersOfMoreDevicesThanAGroupHolds) {
+  auto path = std::filesystem::temp_directory_path() / "tracetwin_huge_system.yaml";
+  auto errorFor = [&](const std::string& per_node, const std::string& nodes) {
+    std::ofstream(path) << "name: x\ndevice: " << sourcePath("configs/devices/h100.yaml")
+                        << "\ndevices_per_node: " << per_node << "\nnodes: " << nodes
+                        << "\ntopology:\n  intra_node: nvlink\n  inter_node: nvlink\nlinks:\n"
+                           "  - {name: nvlink, bandwidth_gbps: 450, latency_us: 2}\n";
+    try {
+      loadSystemSpec(path.string());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(errorFor("4611686018427387904", "4"),
+              HasSubstr(":3:19: 'devices_per_node' must be an integer from 1 to 16777216"));
+  EXPECT_THAT(errorFor("4096", "8192"),
+              HasSubstr(":4:8: 8192 nodes of 4096 devices: expected a cluster of at most 2^24"));
+  EXPECT_THAT(errorFor("0", "1"), HasSubstr("'devices_per_node' must be an integer from 1"));
+  EXPECT_EQ(errorFor("8", "2048"), "accepted");
   std::filesystem::remove(path);
 }
 
