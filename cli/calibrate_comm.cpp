@@ -28,6 +28,8 @@ nlohmann::json readJson(const fs::path& path) {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: byte {}: {}", path.string(), e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // a number no double holds
+    throw InputError(fmt::format("{}: {}", path.string(), e.what()));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/json_document.h"
 #include "core/text_file.h"
 
 namespace tracetwin::replay {
@@ -69,12 +70,7 @@ std::optional<TraceMeta> readTraceMeta(const std::string& trace_path) {
   const std::string path = metaPathForTrace(trace_path);
   const std::optional<std::string> text = core::readTextFileIfPresent(path, "a trace's meta file");
   if (!text) return std::nullopt;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", path, e.byte, e.what()));
-  }
+  const nlohmann::json doc = core::parseJsonDocument(*text, path);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
   TraceMeta meta;
   meta.path = path;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/json_document.h"
 #include "core/text_file.h"
 #include "predictors/models/json_fields.h"
 
@@ -124,13 +125,7 @@ OverheadTable OverheadTable::fromJson(const nlohmann::json& j, const std::string
 
 OverheadTable loadOverheads(const std::string& path) {
   const std::string text = core::readTextFile(path, "an overheads file", core::InputUse::kModel);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path, e.byte, e.what()));
-  }
-  return OverheadTable::fromJson(j, path);
+  return OverheadTable::fromJson(core::parseJsonDocument(text, path), path);
 }
 
 }  // namespace tracetwin::predictors

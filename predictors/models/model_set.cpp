@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/errors.h"
+#include "core/json_document.h"
 #include "core/text_file.h"
 
 namespace tracetwin::predictors {
@@ -30,11 +31,7 @@ nlohmann::json readJson(const fs::path& path) {
   if (!text)
     throw InputError(
         fmt::format("{}: missing (not a model directory written by calibrate?)", path.string()));
-  try {
-    return nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: byte {}: invalid JSON: {}", path.string(), e.byte, e.what()));
-  }
+  return core::parseJsonDocument(*text, path.string());
 }
 
 template <typename T>
