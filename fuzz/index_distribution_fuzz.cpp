@@ -18,7 +18,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "fuzz/possible_prediction.h"
+#include "fuzz/prediction_fixture.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
 #include "predictors/specs/index_distribution_spec.h"
@@ -32,12 +32,10 @@ const tracetwin::core::Graph& lookupStep() {
   return graph;
 }
 
-// Never destroyed: its boosters belong to the XGBoost library loaded at run
-// time, whose own statics may be gone by the time this one's would be.
 const predictors::ModelSet& hostModels() {
-  static const auto* models =
-      new predictors::ModelSet(predictors::ModelSet::load(TRACETWIN_FUZZ_MODELS));
-  return *models;
+  static const predictors::ModelSet& models =
+      tracetwin::fuzz::modelsNeverFreed(TRACETWIN_FUZZ_MODELS);
+  return models;
 }
 
 // A share of lookups or rows: what the embedding features take as given.

@@ -20,7 +20,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "fuzz/possible_prediction.h"
+#include "fuzz/prediction_fixture.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
 
@@ -32,13 +32,9 @@ using tracetwin::predictors::ModelSet;
 // A private copy of the bundled host set whose manifest each input replaces.
 const std::string& modelDir() {
   static const std::string dir = [] {
-    std::string pattern = (fs::temp_directory_path() / "tt-model-fuzz-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    fs::copy(TRACETWIN_FUZZ_MODELS, pattern, fs::copy_options::recursive);
-    return pattern;
+    const std::string dir = tracetwin::fuzz::scratchDirectory("tt-model-fuzz");
+    fs::copy(TRACETWIN_FUZZ_MODELS, dir, fs::copy_options::recursive);
+    return dir;
   }();
   return dir;
 }

@@ -20,7 +20,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/trace_reader.h"
-#include "fuzz/possible_prediction.h"
+#include "fuzz/prediction_fixture.h"
 #include "predictors/models/model_set.h"
 #include "predictors/simulation/predictor.h"
 #include "predictors/specs/system_spec.h"
@@ -33,11 +33,7 @@ namespace predictors = tracetwin::predictors;
 // DIR/systems/fuzz.yaml, with DIR/devices a copy of configs/devices.
 const std::string& systemPath() {
   static const std::string path = [] {
-    std::string dir = (fs::temp_directory_path() / "tt-system-fuzz-XXXXXX").string();
-    if (mkdtemp(dir.data()) == nullptr) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
+    const std::string dir = tracetwin::fuzz::scratchDirectory("tt-system-fuzz");
     fs::copy(TRACETWIN_FUZZ_DEVICES, fs::path(dir) / "devices", fs::copy_options::recursive);
     fs::create_directory(fs::path(dir) / "systems");
     return (fs::path(dir) / "systems" / "fuzz.yaml").string();
@@ -50,12 +46,10 @@ const tracetwin::core::Graph& dataParallelRank() {
   return graph;
 }
 
-// Never destroyed: its boosters belong to the XGBoost library loaded at run
-// time, whose own statics may be gone by the time this one's would be.
 const predictors::ModelSet& gpuModels() {
-  static const auto* models =
-      new predictors::ModelSet(predictors::ModelSet::load(TRACETWIN_FUZZ_GPU_MODELS));
-  return *models;
+  static const predictors::ModelSet& models =
+      tracetwin::fuzz::modelsNeverFreed(TRACETWIN_FUZZ_GPU_MODELS);
+  return models;
 }
 
 }  // namespace
