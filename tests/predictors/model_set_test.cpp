@@ -419,7 +419,7 @@ TEST(Overheads, ReadsLinkFormatAndRejectsBadFiles) {
 
 // A count of 1e300 was cast to int64_t (undefined behaviour, found by
 // fuzz/model_set_fuzz under UBSan), and a gap of 1e17 us (longer than any
-// Kineto trace records) was charged, the prediction then blaming the model
+// Kineto trace can hold) was charged, the prediction then blaming the model
 // set's files for the step.
 TEST(Overheads, RefusesTimesAndCountsNoMeasurementGives) {
   auto errorWith = [](const char* key, double value) {
@@ -434,8 +434,8 @@ TEST(Overheads, RefusesTimesAndCountsNoMeasurementGives) {
     return std::string("accepted");
   };
   EXPECT_EQ(errorWith("median_us", 1e17),
-            "o.json: t2[\"aten::mm\"]: median_us must be from 0 to 2^53 us, got 1e+17");
-  EXPECT_THAT(errorWith("iqr_us", -1), HasSubstr("iqr_us must be from 0 to 2^53 us, got -1"));
+            "o.json: t2[\"aten::mm\"]: median_us must be from 0 to 2^55 us, got 1e+17");
+  EXPECT_THAT(errorWith("iqr_us", -1), HasSubstr("iqr_us must be from 0 to 2^55 us, got -1"));
   EXPECT_THAT(errorWith("mean_us", 1e300), HasSubstr("mean_us must be from 0"));
   EXPECT_THAT(
       errorWith("count", 1e300),
