@@ -246,6 +246,7 @@ TEST_F(TinyCalibration, FitsTheBetweenOpCostFromItsGraphs) {
 
 // Found by a bad-input hunt: a mistyped optional field was an internal
 // error, and a negative measured time refitted gemm at 14.6 ms for 0.6.
+// A time of 1e300 us was read too.
 TEST(Dataset, MistypedFieldsAndNegativeTimesNameTheirLine) {
   testing::TempDir dir;
   const std::string node =
@@ -253,6 +254,11 @@ TEST(Dataset, MistypedFieldsAndNegativeTimesNameTheirLine) {
   for (const auto& [line, says] :
        {std::pair{"{" + node + R"(, "measured_us": 5, "repeated": "yes"})", "type must be boolean"},
         std::pair{"{" + node + R"(, "measured_us": -1})", "a non-negative"},
+        std::pair{"{" + node + R"(, "measured_us": 1e300})", "of at most 1e+09 us"},
+        std::pair{"{" + node + R"(, "measured_us": 5, "repeats_us": [5, 1e300]})",
+                  "times from 0 to 1e+09 us"},
+        std::pair{"{" + node + R"(, "measured_us": 5, "kernels": 1, "host_us": 1e300})",
+                  "a positive time of at most 1e+09 us"},
         std::pair{std::string(R"({"node": 5, "measured_us": 1})"), "an object"}}) {
     const std::string path = dir.write("d.jsonl", line + "\n");
     try {
