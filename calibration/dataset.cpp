@@ -15,9 +15,9 @@
 namespace tracetwin::calibration {
 namespace {
 
-// No microbenchmark call takes 1,000 s: a dataset time beyond it (1e300 was
-// read) was edited in, and a refit wrote models their loader then refused
-// (the same bound, predictors/kernels/analytic_models.cpp).
+// No microbenchmark call takes 1,000 s: a dataset time beyond it was edited
+// in (1e300 was read and fitted). Model files bound op times the same way
+// (predictors/kernels/analytic_models.cpp).
 constexpr double kMaxMeasuredUs = 1e9;
 
 bool measuredTime(const nlohmann::json& v) {
