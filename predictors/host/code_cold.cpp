@@ -98,9 +98,9 @@ CodeColdModel CodeColdModel::fromJson(const nlohmann::json& j, const std::string
   m.all_us = requiredNumber(j, "all_us", where);
   m.per_family_us = optionalNumberMap(j, "per_family_us", where, 0.0);
   m.per_op_us = optionalNumberMap(j, "per_op_us", where, 0.0);
-  if (!(m.tau_us > 0) || m.pairs < 0 || m.all_us < 0 || m.shared_us < 0) {
-    throw InputError(fmt::format(
-        "{}: code_cold: expected tau_us > 0 and pairs, all_us, shared_us >= 0", source));
+  if (!(m.tau_us > 0) || m.all_us < 0 || m.shared_us < 0) {  // pairs: requiredCount's
+    throw InputError(
+        fmt::format("{}: code_cold: expected tau_us > 0 and all_us, shared_us >= 0", source));
   }
   return m;
 }

@@ -26,8 +26,8 @@ ColdTensorModel ColdTensorModel::fromJson(const nlohmann::json& j, const std::st
   m.pairs = requiredCount(j, "pairs", where);
   m.all_us = requiredNumber(j, "all_us", where);
   m.per_family_us = optionalNumberMap(j, "per_family_us", where, 0.0);
-  if (m.pairs < 0 || m.all_us < 0) {
-    throw InputError(fmt::format("{}: expected pairs and all_us >= 0", where));
+  if (m.all_us < 0) {  // pairs: requiredCount's
+    throw InputError(fmt::format("{}: expected all_us >= 0", where));
   }
   return m;
 }
