@@ -181,6 +181,8 @@ CalibrationResult runCalibration(const CalibrationOptions& options) {
   // UnavailableError when the device is absent.
   const ProbeResult probe = o.seams.probe_device ? o.seams.probe_device(po) : probeDevice(po);
   res.device = probe.spec;
+  if (!o.host_malloc.empty())
+    res.device.sources.push_back("replays under the " + o.host_malloc + " host allocator");
   res.replay_loop_us = probe.replay_loop_us;
   o.private_cache_bytes = static_cast<double>(res.device.privateCacheBytes());
   // The budget is the microbenchmarks': the device probes (a few seconds,

@@ -84,6 +84,9 @@ struct CalibrationOptions {
   std::vector<core::DType> dtypes;
   uint64_t seed = 1234;        // grid sampling order
   std::string torch_version;   // recorded in the ModelSet manifest
+  // The host allocator the process measures under (cli/host_malloc.h), as
+  // its report names it; recorded in device.yaml's sources when set.
+  std::string host_malloc;
   predictors::FitOptions fit;  // XGBoost size, hold-out (predictors' defaults)
   std::function<void(const CalibrationProgress&)> on_progress;
   // Seam for tests: adjusts the options of every microbenchmark replay (a

@@ -35,7 +35,7 @@ namespace {
 struct CalibrateArgs {
   calibration::CalibrationOptions options;
   bool refit = false;
-  HostMalloc malloc_mode = HostMalloc::kPinned;
+  HostMalloc malloc_mode = HostMalloc::kHeap;  // cli/host_malloc.h: measured in mapped memory
   CommCalibrationArgs comm;  // --families comm
   SparseAddCalibrationArgs sparse_add;  // --families sparse_add
   std::string unit_refill;              // --unit-refill; empty: each family's own
@@ -206,8 +206,10 @@ class RemoveIfLeftEmpty {
 void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
   const RemoveIfLeftEmpty cleanup(o.out_dir);
-  // The models predict replays, which run pinned by default: measure alike.
-  fmt::print("host allocator: {}\n", applyHostMalloc(args.malloc_mode));
+  // Heap by default: the ops' costs in mapped memory, as the kernel models
+  // hold them; the predictor adds what mapping fresh pages costs a replay.
+  o.host_malloc = applyHostMalloc(args.malloc_mode);
+  fmt::print("host allocator: {}\n", o.host_malloc);
   o.torch_version = calibration::libtorchVersion();
   for (calibration::UnitRefill r : {calibration::UnitRefill::kAll, calibration::UnitRefill::kSettle,
                                     calibration::UnitRefill::kIndices})

@@ -1,5 +1,8 @@
 #include "cli/host_malloc.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <map>
 
 #include "predictors/host/fresh_pages.h"
@@ -16,16 +19,42 @@ namespace tracetwin::cli {
 // faults to outputs above the mmap threshold (predictors/host/fresh_pages.h).
 constexpr int kPinnedMmapThreshold = static_cast<int>(predictors::kMmapThresholdBytes);
 constexpr int kPinnedTrimThreshold = 1 << 30;
+// What `heap` faults in up front. Without it the heap grows by faulting
+// fresh pages until its free chunks fit the working set: posix_memalign
+// (ATen's allocator) asks for more than a freed chunk of the same tensor
+// holds, and a 40 MiB relu's replay faulted its 10,240 output pages in each
+// of its first four iterations. Calibration's units hold less than this
+// (tables and gradients up to 64 MiB, streams up to 128 MiB), and the trim
+// threshold above it keeps the pages mapped.
+constexpr size_t kHeapReserveBytes = size_t{512} << 20;
+
+namespace {
+
+#if defined(__GLIBC__)
+// Grows the heap by `bytes`, writes each page so that it is faulted in, and
+// frees it back into the heap's top chunk.
+void faultInHeap(size_t bytes) {
+  auto* block = static_cast<volatile char*>(std::malloc(bytes));
+  if (block == nullptr) return;  // the measurement then pays the faults
+  const long page = sysconf(_SC_PAGESIZE);
+  for (size_t at = 0; at < bytes; at += size_t(page > 0 ? page : 4096)) block[at] = 1;
+  std::free(const_cast<char*>(block));
+}
+#endif
+
+}  // namespace
 
 void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
   const std::map<std::string, HostMalloc> names{{"pinned", HostMalloc::kPinned},
-                                                {"default", HostMalloc::kDefault}};
+                                                {"default", HostMalloc::kDefault},
+                                                {"heap", HostMalloc::kHeap}};
   sub.add_option("--malloc", mode,
                  "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
-                 "from the allocator's history; as scripts/capture.py runs the original) or "
-                 "default (glibc's own)")
+                 "from the allocator's history; as scripts/capture.py runs the original), heap "
+                 "(pinned, and mmap off: outputs of 32 MiB and more reuse memory instead of "
+                 "faulting fresh pages in every call) or default (glibc's own)")
       ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
-      ->default_str("pinned");
+      ->default_str(mode == HostMalloc::kHeap ? "heap" : "pinned");
 }
 
 std::string applyHostMalloc(HostMalloc mode) {
@@ -34,7 +63,12 @@ std::string applyHostMalloc(HostMalloc mode) {
   // Setting either threshold explicitly also turns glibc's adjustment off.
   if (mallopt(M_MMAP_THRESHOLD, kPinnedMmapThreshold) == 1 &&
       mallopt(M_TRIM_THRESHOLD, kPinnedTrimThreshold) == 1) {
-    return "pinned";
+    // With no mmapped chunks allowed glibc extends a heap for any size (a
+    // request too large for a thread's arena is retried in the main one),
+    // and the trim threshold keeps what it grew.
+    if (mode == HostMalloc::kPinned || mallopt(M_MMAP_MAX, 0) != 1) return "pinned";
+    faultInHeap(kHeapReserveBytes);
+    return "heap";
   }
 #endif
   return "default";

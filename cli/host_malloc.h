@@ -6,6 +6,16 @@
 // the workload's cost, not the allocator's history, so by default both
 // thresholds are pinned, in the replay as in scripts/capture.py's original
 // run; `--malloc default` measures with glibc's defaults.
+//
+// Calibration wants less: what an op costs in memory already mapped. The
+// predictor charges an output at or above the pinned mmap threshold its
+// fresh pages on top of the kernel model (predictors/host/fresh_pages.h), so
+// a model trained on such an output's faults counts them twice. Under the
+// pinned thresholds the dense embedding_bag backward's 36-61 MiB gradients
+// were mapped fresh in some of a point's repeats and served from the heap in
+// others (Zen 5 VM: 106-220 ms against 2.4-5.0 ms, 11.4 us a page), and the
+// medians taught the trees the slow mode. `heap` (calibrate's default) also
+// turns mmap off, so every allocation comes from the heap and is reused.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,14 +23,18 @@
 
 namespace tracetwin::cli {
 
-enum class HostMalloc { kPinned, kDefault };
+enum class HostMalloc { kPinned, kDefault, kHeap };
 
+// `--malloc`; its default is `mode`'s value when called.
 void addHostMallocOption(CLI::App& sub, HostMalloc& mode);
 
 // Applies `mode` to this process and returns its name for reports
-// ("pinned", "default"). Pinned: allocations under 32 MiB come from the heap
-// and freed memory is not returned to the OS, so a steady state has no page
-// faults. A no-op returning "default" where the C library is not glibc.
+// ("pinned", "default", "heap"). Pinned: allocations under 32 MiB come from
+// the heap and freed memory is not returned to the OS, so a steady state has
+// no page faults but those of outputs at or above 32 MiB, mapped fresh by
+// every call. Heap: pinned, and no allocation is mapped on its own, so a
+// steady state has none at all. A no-op returning "default" where the C
+// library is not glibc.
 std::string applyHostMalloc(HostMalloc mode);
 
 }  // namespace tracetwin::cli

@@ -408,8 +408,10 @@ TEST(Calibrator, CaseFilterMeasuresOnlyTheMatchingGridPoints) {
   o.budget_s = 2;
   o.families = {"elementwise"};
   o.case_filter = "^(hardswish_backward|nll_loss_backward) numel=(1|1000) ";
+  o.host_malloc = "heap";
   const CalibrationResult r = runCalibration(o);
   fs::remove_all(o.out_dir);
+  EXPECT_EQ(r.device.sources.back(), "replays under the heap host allocator");
   ASSERT_EQ(r.families.size(), 1u);
   // One dtype on a CPU; nll_loss_backward's points are labelled by shape, not numel.
   EXPECT_EQ(r.families[0].grid_points, 2);
