@@ -23,10 +23,15 @@ constexpr int kPinnedTrimThreshold = 1 << 30;
 // fresh pages until its free chunks fit the working set: posix_memalign
 // (ATen's allocator) asks for more than a freed chunk of the same tensor
 // holds, and a 40 MiB relu's replay faulted its 10,240 output pages in each
-// of its first four iterations. Calibration's units hold less than this
-// (tables and gradients up to 64 MiB, streams up to 128 MiB), and the trim
-// threshold above it keeps the pages mapped.
+// of its first four iterations. Most of calibration's units hold less than
+// this (tables and gradients up to 64 MiB, streams up to 128 MiB).
 constexpr size_t kHeapReserveBytes = size_t{512} << 20;
+// `heap` never trims: with the pinned 1 GiB, a calibration whose heap once
+// grew past it (token embeddings of 128 MiB outputs) handed the reserve back
+// when the top chunk was freed, and later units faulted again (a 61 MiB
+// embedding_backward 176 and 290 ms in two of five repeats, 2.3-2.5 ms in
+// the others). glibc reads -1 as "never" (mallopt(3)).
+constexpr int kNeverTrim = -1;
 
 namespace {
 
@@ -51,7 +56,8 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
   sub.add_option("--malloc", mode,
                  "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
                  "from the allocator's history; as scripts/capture.py runs the original), heap "
-                 "(pinned, and mmap off: outputs of 32 MiB and more reuse memory instead of "
+                 "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
+                 "reuse memory instead of "
                  "faulting fresh pages in every call) or default (glibc's own)")
       ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
       ->default_str(mode == HostMalloc::kHeap ? "heap" : "pinned");
@@ -65,8 +71,10 @@ std::string applyHostMalloc(HostMalloc mode) {
       mallopt(M_TRIM_THRESHOLD, kPinnedTrimThreshold) == 1) {
     // With no mmapped chunks allowed glibc extends a heap for any size (a
     // request too large for a thread's arena is retried in the main one),
-    // and the trim threshold keeps what it grew.
-    if (mode == HostMalloc::kPinned || mallopt(M_MMAP_MAX, 0) != 1) return "pinned";
+    // and with no trimming it keeps what it grew.
+    if (mode == HostMalloc::kPinned || mallopt(M_MMAP_MAX, 0) != 1 ||
+        mallopt(M_TRIM_THRESHOLD, kNeverTrim) != 1)
+      return "pinned";
     faultInHeap(kHeapReserveBytes);
     return "heap";
   }

@@ -15,7 +15,8 @@
 // were mapped fresh in some of a point's repeats and served from the heap in
 // others (Zen 5 VM: 106-220 ms against 2.4-5.0 ms, 11.4 us a page), and the
 // medians taught the trees the slow mode. `heap` (calibrate's default) also
-// turns mmap off, so every allocation comes from the heap and is reused.
+// turns mmap and trimming off and faults 512 MiB of heap in up front, so
+// every allocation comes from memory already mapped, or maps it once.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -32,8 +33,8 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode);
 // ("pinned", "default", "heap"). Pinned: allocations under 32 MiB come from
 // the heap and freed memory is not returned to the OS, so a steady state has
 // no page faults but those of outputs at or above 32 MiB, mapped fresh by
-// every call. Heap: pinned, and no allocation is mapped on its own, so a
-// steady state has none at all. A no-op returning "default" where the C
+// every call. Heap: no allocation is mapped on its own and the heap is
+// never trimmed, so a steady state has none at all. A no-op returning "default" where the C
 // library is not glibc.
 std::string applyHostMalloc(HostMalloc mode);
 

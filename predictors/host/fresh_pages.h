@@ -4,8 +4,8 @@
 // has) and unmaps it on free, so each call of an op with such an output
 // faults in every page of it: a relu writing 64 MiB took 25.4 ms fresh
 // against 2.9 ms into memory already mapped (1.37 us a page; 1.35 at 128
-// and 512 MiB; Debian's torch 1.13 on the development VM). Calibration's
-// grids stay below the threshold, so no kernel model holds it.
+// and 512 MiB; Debian's torch 1.13 on the development VM). No kernel model
+// holds it: calibrate times every op in mapped memory (cli/host_malloc.h).
 #pragma once
 
 #include <cstdint>
