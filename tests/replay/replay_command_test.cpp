@@ -10,6 +10,7 @@
 
 #include "tests/support/paths.h"
 #include "tests/support/run.h"
+#include "tests/support/traces.h"
 
 namespace {
 
@@ -89,8 +90,12 @@ TEST(ReplayCommand, KinetoTraceGivesTheRecordedStreams) {
 TEST(ReplayCommand, AnInductorCacheForAnEagerTraceIsNoted) {
   if (!tracetwin::testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::string trace = tracetwin::testing::dataPath("mlp.et.json.gz");
-  const CommandRun run = runTracetwin(
-      "replay " + trace + " --iters 1 --warmup 0 --inductor-cache " + ::testing::TempDir());
+  // A directory of its own, not all of /tmp, which the tests running beside
+  // it write and remove during the walk (the walk reports an entry that
+  // vanished as "cannot read").
+  const tracetwin::testing::TempDir cache;
+  const CommandRun run =
+      runTracetwin("replay " + trace + " --iters 1 --warmup 0 --inductor-cache " + cache.path());
   ASSERT_EQ(run.exit_code, 0) << run.output();
   EXPECT_NE(run.output().find("the trace has no Triton kernels (not a torch.compile step)"),
             std::string::npos)
