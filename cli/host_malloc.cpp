@@ -57,8 +57,8 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
                  "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
                  "from the allocator's history; as scripts/capture.py runs the original), heap "
                  "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
-                 "reuse memory instead of "
-                 "faulting fresh pages in every call) or default (glibc's own)")
+                 "reuse memory instead of faulting fresh pages in every call; calibrate's "
+                 "default) or default (glibc's own)")
       ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
       ->default_str(mode == HostMalloc::kHeap ? "heap" : "pinned");
 }

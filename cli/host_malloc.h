@@ -16,7 +16,8 @@
 // others (Zen 5 VM: 106-220 ms against 2.4-5.0 ms, 11.4 us a page), and the
 // medians taught the trees the slow mode. `heap` (calibrate's default) also
 // turns mmap and trimming off and faults 512 MiB of heap in up front, so
-// every allocation comes from memory already mapped, or maps it once.
+// allocations come from memory already mapped until the heap has fragmented
+// past the reserve (docs/calibration.md: what a full calibration still saw).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -34,8 +35,8 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode);
 // the heap and freed memory is not returned to the OS, so a steady state has
 // no page faults but those of outputs at or above 32 MiB, mapped fresh by
 // every call. Heap: no allocation is mapped on its own and the heap is
-// never trimmed, so a steady state has none at all. A no-op returning "default" where the C
-// library is not glibc.
+// never trimmed, so a replay's steady state has none. A no-op returning
+// "default" where the C library is not glibc.
 std::string applyHostMalloc(HostMalloc mode);
 
 }  // namespace tracetwin::cli

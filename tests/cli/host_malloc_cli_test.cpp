@@ -62,7 +62,8 @@ std::vector<int64_t> faultsOfBigRelu(const std::string& malloc_mode) {
 // every call: 10,240 pages faulted in per iteration (what the predictor
 // charges, predictors/host/fresh_pages.h). Heap, memory faulted in up front
 // serves it: what calibrate measures, so that its models leave the faults
-// out. (Without that reserve the heap grew through the first four.)
+// out. (Without that reserve the first two of these three faulted all
+// 10,240 pages: the heap grew until its free chunks fit.)
 TEST(HostMallocCli, HeapReusesTheOutputPinnedMapsFreshInEveryCall) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer's allocator ignores mallopt";
