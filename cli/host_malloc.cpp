@@ -42,7 +42,8 @@ void faultInHeap(size_t bytes) {
   auto* block = static_cast<volatile char*>(std::malloc(bytes));
   if (block == nullptr) return;  // the measurement then pays the faults
   const long page = sysconf(_SC_PAGESIZE);
-  for (size_t at = 0; at < bytes; at += size_t(page > 0 ? page : 4096)) block[at] = 1;
+  const size_t stride = page > 0 ? size_t(page) : 4096;
+  for (size_t at = 0; at < bytes; at += stride) block[at] = 1;
   std::free(const_cast<char*>(block));
 }
 #endif
@@ -53,14 +54,18 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
   const std::map<std::string, HostMalloc> names{{"pinned", HostMalloc::kPinned},
                                                 {"default", HostMalloc::kDefault},
                                                 {"heap", HostMalloc::kHeap}};
-  sub.add_option("--malloc", mode,
-                 "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
-                 "from the allocator's history; as scripts/capture.py runs the original), heap "
-                 "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
-                 "reuse memory instead of faulting fresh pages in every call; calibrate's "
-                 "default) or default (glibc's own)")
-      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
-      ->default_str(mode == HostMalloc::kHeap ? "heap" : "pinned");
+  CLI::Option* option =
+      sub.add_option(
+             "--malloc", mode,
+             "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
+             "from the allocator's history; as scripts/capture.py runs the original), heap "
+             "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
+             "reuse memory instead of faulting fresh pages in every call; calibrate's "
+             "default) or default (glibc's own)")
+          ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
+  // The help names the caller's default (calibrate's is heap, the others' pinned).
+  for (const auto& [name, value] : names)
+    if (value == mode) option->default_str(name);
 }
 
 std::string applyHostMalloc(HostMalloc mode) {
