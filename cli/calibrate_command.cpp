@@ -35,7 +35,7 @@ namespace {
 struct CalibrateArgs {
   calibration::CalibrationOptions options;
   bool refit = false;
-  HostMalloc malloc_mode = HostMalloc::kHeap;  // cli/host_malloc.h: measured in mapped memory
+  HostMalloc malloc_mode = HostMalloc::kCaching;  // cli/host_malloc.h: measured in mapped memory
   CommCalibrationArgs comm;  // --families comm
   SparseAddCalibrationArgs sparse_add;  // --families sparse_add
   std::string unit_refill;              // --unit-refill; empty: each family's own
@@ -206,7 +206,7 @@ class RemoveIfLeftEmpty {
 void runCalibrate(CalibrateArgs& args) {
   calibration::CalibrationOptions& o = args.options;
   const RemoveIfLeftEmpty cleanup(o.out_dir);
-  // Heap by default: the ops' costs in mapped memory, as the kernel models
+  // Caching by default: the ops' costs in mapped memory, as the kernel models
   // hold them; the predictor adds what mapping fresh pages costs a replay.
   o.host_malloc = applyHostMalloc(args.malloc_mode);
   fmt::print("host allocator: {}\n", o.host_malloc);
@@ -277,6 +277,8 @@ void runCalibrate(CalibrateArgs& args) {
     stopped_by = StopOnSignal::requested();
   }
   printReport(r);
+  if (const std::string use = hostMallocUse(args.malloc_mode); !use.empty())
+    fmt::print("{}\n", use);
   fmt::print("models:  {}\n", o.out_dir);
   if (stopped_by != 0) {
     // It arrived during the probes or the fit, where no point is polled.

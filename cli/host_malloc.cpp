@@ -1,11 +1,13 @@
 #include "cli/host_malloc.h"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <map>
 
 #include "predictors/host/fresh_pages.h"
+#include "replay/caching_cpu_allocator.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -53,15 +55,17 @@ void faultInHeap(size_t bytes) {
 void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
   const std::map<std::string, HostMalloc> names{{"pinned", HostMalloc::kPinned},
                                                 {"default", HostMalloc::kDefault},
-                                                {"heap", HostMalloc::kHeap}};
+                                                {"heap", HostMalloc::kHeap},
+                                                {"caching", HostMalloc::kCaching}};
   CLI::Option* option =
       sub.add_option(
              "--malloc", mode,
              "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
              "from the allocator's history; as scripts/capture.py runs the original), heap "
              "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
-             "reuse memory instead of faulting fresh pages in every call; calibrate's "
-             "default) or default (glibc's own)")
+             "reuse memory instead of faulting fresh pages in every call), caching (heap, "
+             "and tensors reuse freed memory of their size: no repeat after an op's first "
+             "faults; calibrate's default) or default (glibc's own)")
           ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
   // The help names the caller's default (calibrate's is heap, the others' pinned).
   for (const auto& [name, value] : names)
@@ -70,6 +74,15 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
 
 std::string applyHostMalloc(HostMalloc mode) {
   if (mode == HostMalloc::kDefault) return "default";
+  if (mode == HostMalloc::kCaching) {
+    // Heap underneath: what does not come from c10 (oneDNN's reorder
+    // buffers, which the predictor charges fresh pages of its own) is not
+    // mapped fresh either, and the cache's evictions go back to a heap that
+    // later blocks come from.
+    applyHostMalloc(HostMalloc::kHeap);
+    replay::installCachingCpuAllocator();
+    return "caching";
+  }
 #if defined(__GLIBC__)
   // Setting either threshold explicitly also turns glibc's adjustment off.
   if (mallopt(M_MMAP_THRESHOLD, kPinnedMmapThreshold) == 1 &&
@@ -85,6 +98,16 @@ std::string applyHostMalloc(HostMalloc mode) {
   }
 #endif
   return "default";
+}
+
+std::string hostMallocUse(HostMalloc mode) {
+  if (mode != HostMalloc::kCaching) return "";
+  const replay::SizeCacheStats s = replay::cpuSizeCacheStats();
+  constexpr double kMiB = 1 << 20;
+  return fmt::format(
+      "host allocator: caching, {} of {} tensor allocations served by freed memory of their size "
+      "({} blocks evicted, at most {:.0f} MiB kept)",
+      s.hits, s.hits + s.misses, s.evicted, double(s.peak_cached_bytes) / kMiB);
 }
 
 }  // namespace tracetwin::cli

@@ -14,10 +14,13 @@
 // pinned thresholds the dense embedding_bag backward's 36-61 MiB gradients
 // were mapped fresh in some of a point's repeats and served from the heap in
 // others (Zen 5 VM: 106-220 ms against 2.4-5.0 ms, 11.4 us a page), and the
-// medians taught the trees the slow mode. `heap` (calibrate's default) also
+// medians taught the trees the slow mode. `heap` also
 // turns mmap and trimming off and faults 512 MiB of heap in up front, so
 // allocations come from memory already mapped until the heap has fragmented
 // past the reserve (docs/calibration.md: what a full calibration still saw).
+// `caching` (calibrate's default) is heap, and tensors come from freed
+// blocks of their size (replay/caching_cpu_allocator.h), so fragmentation
+// cannot bring the faults back.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,18 +28,24 @@
 
 namespace tracetwin::cli {
 
-enum class HostMalloc { kPinned, kDefault, kHeap };
+enum class HostMalloc { kPinned, kDefault, kHeap, kCaching };
 
 // `--malloc`; its default is `mode`'s value when called.
 void addHostMallocOption(CLI::App& sub, HostMalloc& mode);
 
 // Applies `mode` to this process and returns its name for reports
-// ("pinned", "default", "heap"). Pinned: allocations under 32 MiB come from
-// the heap and freed memory is not returned to the OS, so a steady state has
-// no page faults but those of outputs at or above 32 MiB, mapped fresh by
-// every call. Heap: no allocation is mapped on its own and the heap is
-// never trimmed, so a replay's steady state has none. A no-op returning
-// "default" where the C library is not glibc.
+// ("pinned", "default", "heap", "caching"). Pinned: allocations under 32 MiB
+// come from the heap and freed memory is not returned to the OS, so a steady
+// state has no page faults but those of outputs at or above 32 MiB, mapped
+// fresh by every call. Heap: no allocation is mapped on its own and the heap
+// is never trimmed, so a replay's steady state has none. Caching: heap, and
+// a tensor's memory is a freed block of its size where there is one. Glibc's
+// settings are a no-op where the C library is not glibc ("default", or
+// "caching" with glibc's settings left alone).
 std::string applyHostMalloc(HostMalloc mode);
+
+// What the caching allocator did so far, one line ("" under the other
+// modes): how many tensors came from freed memory and how much it kept.
+std::string hostMallocUse(HostMalloc mode);
 
 }  // namespace tracetwin::cli

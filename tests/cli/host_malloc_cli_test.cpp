@@ -38,6 +38,7 @@ TEST(HostMallocCli, PinnedByDefaultAndDefaultOnRequest) {
   EXPECT_EQ(hostMallocOfReplay("--malloc default"), "default");
   EXPECT_EQ(hostMallocOfReplay("--malloc pinned"), "pinned");
   EXPECT_EQ(hostMallocOfReplay("--malloc heap"), "heap");
+  EXPECT_EQ(hostMallocOfReplay("--malloc caching"), "caching");
 }
 
 // Minor page faults of each measured iteration of a replay of one relu of a
@@ -63,8 +64,9 @@ std::vector<int64_t> faultsOfBigRelu(const std::string& malloc_mode) {
 // charges, predictors/host/fresh_pages.h). Heap, memory faulted in up front
 // serves it: what calibrate measures, so that its models leave the faults
 // out. (Without that reserve the first two of these three faulted all
-// 10,240 pages: the heap grew until its free chunks fit.)
-TEST(HostMallocCli, HeapReusesTheOutputPinnedMapsFreshInEveryCall) {
+// 10,240 pages: the heap grew until its free chunks fit.) Caching, the
+// warm-up's output, freed, is the next call's.
+TEST(HostMallocCli, HeapAndCachingReuseTheOutputPinnedMapsFreshInEveryCall) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer's allocator ignores mallopt";
 #endif
@@ -74,11 +76,14 @@ TEST(HostMallocCli, HeapReusesTheOutputPinnedMapsFreshInEveryCall) {
   if (!testing::replayHelperBuilt()) GTEST_SKIP() << "replay is not in this build";
   const std::vector<int64_t> pinned = faultsOfBigRelu("pinned");
   const std::vector<int64_t> heap = faultsOfBigRelu("heap");
+  const std::vector<int64_t> caching = faultsOfBigRelu("caching");
   ASSERT_EQ(pinned.size(), 3u);
   ASSERT_EQ(heap.size(), 3u);
+  ASSERT_EQ(caching.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_GE(pinned[i], 10240) << "iteration " << i;
     EXPECT_LT(heap[i], 1024) << "iteration " << i;
+    EXPECT_LT(caching[i], 1024) << "iteration " << i;
   }
 }
 
