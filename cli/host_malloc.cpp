@@ -67,7 +67,7 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
              "and tensors reuse freed memory of their size: no repeat after an op's first "
              "faults; calibrate's default) or default (glibc's own)")
           ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
-  // The help names the caller's default (calibrate's is heap, the others' pinned).
+  // The help names the caller's default (calibrate's is caching, the others' pinned).
   for (const auto& [name, value] : names)
     if (value == mode) option->default_str(name);
 }
@@ -75,10 +75,9 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
 std::string applyHostMalloc(HostMalloc mode) {
   if (mode == HostMalloc::kDefault) return "default";
   if (mode == HostMalloc::kCaching) {
-    // Heap underneath: what does not come from c10 (oneDNN's reorder
-    // buffers, which the predictor charges fresh pages of its own) is not
-    // mapped fresh either, and the cache's evictions go back to a heap that
-    // later blocks come from.
+    // Heap underneath: what bypasses c10's allocator (a library's own
+    // buffers) is not mapped fresh either, and the cache's evictions go back
+    // to a heap that later blocks come from.
     applyHostMalloc(HostMalloc::kHeap);
     replay::installCachingCpuAllocator();
     return "caching";

@@ -4,6 +4,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 
+#include <cstring>
 #include <mutex>
 
 namespace tracetwin::replay {
@@ -30,16 +31,25 @@ SizeCache& cpuSizeCache() {
 
 void giveBack(void* block) { cpuSizeCache().give(block); }
 
+c10::DataPtr allocateCached(size_t bytes) {
+  if (bytes == 0) return {nullptr, nullptr, &giveBack, c10::Device(c10::DeviceType::CPU)};
+  void* block = cpuSizeCache().take(bytes);
+  TORCH_CHECK(block != nullptr, "tracetwin's caching CPU allocator: out of memory allocating ",
+              bytes, " bytes (the cache's blocks were released first)");
+  return {block, block, &giveBack, c10::Device(c10::DeviceType::CPU)};
+}
+
+// c10::Allocator changed under us: LibTorch 1.13 (Debian's) declares
+// allocate const and has no copy_data; 2.x declares allocate non-const and
+// copy_data pure. Both allocate signatures are defined, each overriding
+// where its LibTorch declares it, so no `override` (it would not compile on
+// the other side).
 class CachingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t bytes) const override {
-    if (bytes == 0) return {nullptr, nullptr, &giveBack, c10::Device(c10::DeviceType::CPU)};
-    void* block = cpuSizeCache().take(bytes);
-    TORCH_CHECK(block != nullptr, "tracetwin's caching CPU allocator: out of memory allocating ",
-                bytes, " bytes (the cache's blocks were released first)");
-    return {block, block, &giveBack, c10::Device(c10::DeviceType::CPU)};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return &giveBack; }
+  c10::DataPtr allocate(size_t bytes) const { return allocateCached(bytes); }
+  c10::DataPtr allocate(size_t bytes) { return allocateCached(bytes); }
+  void copy_data(void* dest, const void* src, size_t count) const { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const { return &giveBack; }
 };
 
 // Above c10's own registration (0), so that a later registration at the
