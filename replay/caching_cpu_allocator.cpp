@@ -57,25 +57,25 @@ class CachingCpuAllocator final : public c10::Allocator {
 constexpr uint8_t kPriority = 1;
 
 std::mutex install_mutex;
-CachingCpuAllocator* installed = nullptr;
+bool installed = false;
 c10::Allocator* previous = nullptr;
 
 }  // namespace
 
 void installCachingCpuAllocator() {
   std::lock_guard<std::mutex> lock(install_mutex);
-  if (installed != nullptr) return;
+  if (installed) return;
   static CachingCpuAllocator allocator;
   previous = c10::GetCPUAllocator();
   c10::SetCPUAllocator(&allocator, kPriority);
-  installed = &allocator;
+  installed = true;
 }
 
 void uninstallCachingCpuAllocator() {
   std::lock_guard<std::mutex> lock(install_mutex);
-  if (installed == nullptr) return;
+  if (!installed) return;
   c10::SetCPUAllocator(previous, kPriority);
-  installed = nullptr;
+  installed = false;
   cpuSizeCache().releaseCached();
 }
 
