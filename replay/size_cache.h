@@ -4,8 +4,8 @@
 // large outputs either maps fresh pages in every call (at or above the mmap
 // threshold) or, with mmap off, comes from a heap that posix_memalign
 // fragments until a freed chunk of the same tensor no longer fits: a 64 MiB
-// bmm output faulted its 16,384 pages in 7 of 12 repeats (190 ms against
-// 6.2 ms), and the kernel models learned the faults the predictor charges
+// bmm output faulted its 16,384 pages in 9 of 12 repeats (184-191 ms against
+// 6.3-6.6 ms), and the kernel models learned the faults the predictor charges
 // separately (predictors/host/fresh_pages.h). A repeat served from this
 // cache writes pages it has already written.
 //
@@ -27,7 +27,7 @@
 
 namespace tracetwin::replay {
 
-// Where blocks come from and go back to (posix_memalign and free in the
+// Where blocks come from and go back to (c10::alloc_cpu and free_cpu in the
 // allocator; fakes in tests). `allocate` returns nullptr when it cannot.
 struct BlockSource {
   void* (*allocate)(size_t bytes) = nullptr;

@@ -13,7 +13,7 @@
 namespace tracetwin::replay {
 namespace {
 
-// What the fake source did; reset by each test's FakeSource.
+// What the fake source did; reset before each test (SizeCacheTest::SetUp).
 struct SourceLog {
   int allocations = 0;
   std::set<void*> released;
