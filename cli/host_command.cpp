@@ -9,13 +9,17 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "calibration/bandwidth_probe.h"
+#include "calibration/core_speed_gauge.h"
 #include "calibration/host_facts.h"
 #include "calibration/host_match.h"
 #include "calibration/reuse_probe.h"
@@ -32,7 +36,40 @@ struct HostArgs {
   bool json = false;
   bool measure_reuse = false;
   bool measure_contention = false;
+  bool measure_cores = false;
 };
+
+// The gauge on every core, 50 rounds about 20 ms apart: how much of that
+// second each core ran slowed (calibration/core_speed_gauge.h).
+nlohmann::json measureCores(bool print) {
+  constexpr int kRounds = 50;
+  constexpr double kSlow = 1.25;  // sweep --core-tolerance's usual value
+  calibration::CoreSpeedGauge gauge = calibration::CoreSpeedGauge::onThisHost();
+  std::vector<std::vector<double>> per_cpu(gauge.cpus().size());
+  for (int r = 0; r < kRounds; ++r) {
+    const std::vector<double> s = gauge.readAll();
+    for (size_t i = 0; i < s.size(); ++i) per_cpu[i].push_back(s[i]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  nlohmann::json cores = nlohmann::json::array();
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < per_cpu.size(); ++i) {
+    std::vector<double>& v = per_cpu[i];
+    std::sort(v.begin(), v.end());
+    const double median = v[v.size() / 2];
+    const double slow_share =
+        double(std::count_if(v.begin(), v.end(), [](double x) { return x > kSlow; })) / v.size();
+    cores.push_back(
+        {{"cpu", gauge.cpus()[i]}, {"median_slowdown", median}, {"slow_share", slow_share}});
+    parts.push_back(fmt::format("cpu{} {:.2f}x ({:.0f}% of readings over {:.2f}x)", gauge.cpus()[i],
+                                median, 100 * slow_share, kSlow));
+  }
+  if (print) {
+    fmt::print("cores now (the speed gauge's fixed work, {:.1f} us in the fastest reading): {}\n",
+               gauge.baselineUs(), fmt::join(parts, "; "));
+  }
+  return {{"baseline_us", gauge.baselineUs()}, {"cores", cores}};
+}
 
 // The memory contention probe's figures (calibration/bandwidth_probe.h).
 nlohmann::json measureContention(bool print) {
@@ -139,6 +176,7 @@ void runHost(const HostArgs& a) {
   }
   if (a.measure_reuse) doc["reuse"] = measureReuse(!a.json);
   if (a.measure_contention) doc["memory_contention"] = measureContention(!a.json);
+  if (a.measure_cores) doc["cores"] = measureCores(!a.json);
   if (a.json) fmt::print("{}\n", doc.dump(2));
 }
 
@@ -155,6 +193,9 @@ std::function<void()> setupHost(CLI::App& sub) {
   sub.add_flag("--measure-contention", args->measure_contention,
                "measure how much two cores copying memory at once slow each other (about 2 s; "
                "device.yaml's memory_contention, which co-located CPU ranks' prediction uses)");
+  sub.add_flag("--measure-cores", args->measure_cores,
+               "read the host-speed gauge on every core for about a second: a core another "
+               "tenant slows reads slow (docs/sweeps.md, \"Cores that slow down one at a time\")");
   return [args] { runHost(*args); };
 }
 

@@ -76,6 +76,7 @@ void emitTraces(const sweep::SweepSpec& spec, const std::vector<sweep::Plan>& pl
 
 void runSweep(const SweepArgs& args) {
   requireDistinctOutputs({{"--json-out", &args.json_out}, {"--csv", &args.csv}});
+  if (args.measure) checkMeasureArgs(args.measure_args);
   const sweep::SweepSpec spec = sweep::loadSweepSpec(args.file);
   const predictors::ModelSet models = predictors::ModelSet::load(args.models);
   sweep::SweepOptions options;
@@ -218,6 +219,12 @@ std::function<void()> setupSweep(CLI::App& sub) {
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
                  "NCCL)")
+      ->needs(measure);
+  sub.add_option("--core-tolerance", args->measure_args.core_tolerance,
+                 "--measure on a CPU: run each plan's round while every core reads within F "
+                 "(e.g. 1.25) of the host's fast phase, again when one slowed during it "
+                 "(docs/sweeps.md, \"Cores that slow down one at a time\"; default off)")
+      ->check(CLI::Range(1.05, 100.0))
       ->needs(measure);
   sub.add_option("--full-max", args->full_max,
                  "Predict every plan jointly up to this many plans (default 50); beyond, screen "

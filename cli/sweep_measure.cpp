@@ -17,6 +17,8 @@
 #include <optional>
 #include <thread>
 
+#include "calibration/core_speed_gauge.h"
+#include "calibration/steady_cores_run.h"
 #include "cli/stop_request.h"
 #include "cli/temp_directory.h"
 #include "core/errors.h"
@@ -91,9 +93,19 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+void checkMeasureArgs(const MeasureArgs& args) {
+  if (args.core_tolerance > 0 && args.device != "cpu") {
+    throw UsageError(fmt::format(
+        "--core-tolerance gates replays on this host's CPU cores; with --measure-device {} "
+        "each rank has a device of its own",
+        args.device));
+  }
+}
+
 nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const std::vector<sweep::PlanResult>& ranked,
                             const MeasureArgs& args) {
+  checkMeasureArgs(args);
   // The plans to measure, one per distinct assignment.
   std::vector<const sweep::PlanResult*> chosen;
   std::map<std::string, size_t> seen;
@@ -131,6 +143,21 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       chosen.size(), args.rounds, spec.world_size, args.iters, dir,
       temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
   std::vector<std::vector<double>> rounds(chosen.size());
+  std::vector<std::vector<double>> slowdowns(chosen.size());  // with the core gate
+  const bool gated = args.core_tolerance > 0;
+  std::optional<calibration::CoreSpeedGauge> gauge;
+  if (gated) {
+    // A Ctrl-C while the gate waits ends the wait, not only the next replay.
+    gauge.emplace(calibration::CoreSpeedGauge::onThisHost(10, [](double secs) {
+      if (const int signal = StopOnSignal::requested(); signal != 0) {
+        throw InterruptedError(
+            fmt::format("sweep --measure stopped by {}", StopOnSignal::describe(signal)));
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+    }));
+  }
+  const calibration::SteadyCoresOptions gate{args.core_tolerance};
+  int64_t runs = 0, unsteady = 0;
   const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});  // passed on to the replay (run())
   for (int64_t r = 0; r < args.rounds; ++r) {
     for (size_t k = 0; k < chosen.size(); ++k) {
@@ -139,26 +166,38 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
           fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.json";
       const std::string log =
           (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
-      const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
-                          "--device", args.device, "--warmup", "2", "--iters",
-                          std::to_string(args.iters), "--index-distribution", side_files[i],
-                          "--json-out", report.string()},
-                         log);
-      if (rc != 0) {
-        throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
-                                         chosen[i]->plan.name, rc, log));
+      const auto replay = [&] {
+        const int rc =
+            run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size), "--device",
+                 args.device, "--warmup", "2", "--iters", std::to_string(args.iters),
+                 "--index-distribution", side_files[i], "--json-out", report.string()},
+                log);
+        if (rc != 0) {
+          throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
+                                           chosen[i]->plan.name, rc, log));
+        }
+        std::ifstream in(report);
+        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        // The mean step over the iterations (docs/distributed.md, "Medians
+        // and means"); reports from before the means have only the median.
+        const char* step_key =
+            j.contains("iteration_ms_mean") ? "iteration_ms_mean" : "iteration_ms_median";
+        if (j.is_discarded() || !j.contains(step_key)) {
+          throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
+                                           chosen[i]->plan.name, report.string()));
+        }
+        return j[step_key].get<double>();
+      };
+      if (gauge) {
+        const calibration::SteadyCoresRun kept =
+            calibration::runOnSteadyCores(*gauge, gate, replay);
+        rounds[i].push_back(kept.value);
+        slowdowns[i].push_back(kept.slowdown);
+        runs += kept.runs;
+        unsteady += kept.steady ? 0 : 1;
+      } else {
+        rounds[i].push_back(replay());
       }
-      std::ifstream in(report);
-      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      // The mean step over the iterations (docs/distributed.md, "Medians and
-      // means"); reports from before the means have only the median.
-      const char* step_key = j.contains("iteration_ms_mean") ? "iteration_ms_mean"
-                                                               : "iteration_ms_median";
-      if (j.is_discarded() || !j.contains(step_key)) {
-        throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
-                                         chosen[i]->plan.name, report.string()));
-      }
-      rounds[i].push_back(j[step_key].get<double>());
       fmt::print(stderr, "\rround {}/{}: plan {}/{}   ", r + 1, args.rounds, k + 1,
                  chosen.size());
     }
@@ -183,6 +222,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                      {"predicted_ms", predicted[i]},
                      {"measured_ms", measured[i]},
                      {"rounds_ms", rounds[i]}});
+    if (gauge) plans.back()["rounds_core_slowdown"] = slowdowns[i];
   }
   fmt::print("\npick-best:  {} (predicted best {} measures {:.3f} ms, {:+.1f}% against the "
              "measured best {} at {:.3f} ms; success within 3%)\n",
@@ -191,13 +231,29 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
              measured[best.measured_best]);
   fmt::print("kendall tau: {:.3f} (predicted vs measured order of {} plans)\n", tau,
              chosen.size());
-  return {{"plans", std::move(plans)},
-          {"rounds", args.rounds},
-          {"best_predicted", chosen[best.predicted_best]->plan.name},
-          {"best_measured", chosen[best.measured_best]->plan.name},
-          {"pick_best", best.success},
-          {"gap", best.gap},
-          {"kendall_tau", tau}};
+  nlohmann::json core_gate;
+  if (gauge) {
+    const int64_t kept = args.rounds * int64_t(chosen.size());
+    fmt::print(
+        "core gate:  every core within {:.2f}x of the fast phase; {} replays for {} "
+        "rounds ({} run again), {} rounds kept unsteady, {:.0f} s waited (cores now: {})\n",
+        args.core_tolerance, runs, kept, runs - kept, unsteady, gauge->waitedSeconds(),
+        calibration::describeCoreSlowdowns(gauge->cpus(), gauge->readAll()));
+    core_gate = {{"tolerance", args.core_tolerance},
+                 {"replays", runs},
+                 {"rounds", kept},
+                 {"unsteady_rounds", unsteady},
+                 {"waited_s", gauge->waitedSeconds()}};
+  }
+  nlohmann::json out = {{"plans", std::move(plans)},
+                        {"rounds", args.rounds},
+                        {"best_predicted", chosen[best.predicted_best]->plan.name},
+                        {"best_measured", chosen[best.measured_best]->plan.name},
+                        {"pick_best", best.success},
+                        {"gap", best.gap},
+                        {"kendall_tau", tau}};
+  if (gauge) out["core_gate"] = std::move(core_gate);
+  return out;
 }
 
 }  // namespace tracetwin::cli

@@ -24,11 +24,19 @@ struct MeasureArgs {
   int64_t iters = 20;
   std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
   std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
+  // > 1 on a CPU: each plan's round waits until every core reads within
+  // this of the fast phase and runs again when one slowed during it
+  // (calibration/steady_cores_run.h); 0: off.
+  double core_tolerance = 0;
 };
 
+// Throws UsageError for options that cannot go together (before any work).
+void checkMeasureArgs(const MeasureArgs& args);
+
 // Measures the chosen plans of `ranked`, prints the comparison and returns
-// it as JSON {plans: [{name, predicted_ms, measured_ms, rounds_ms}],
-// best_predicted, best_measured, pick_best, gap, kendall_tau}.
+// it as JSON {plans: [{name, predicted_ms, measured_ms, rounds_ms,
+// rounds_core_slowdown (with core_tolerance)}], best_predicted,
+// best_measured, pick_best, gap, kendall_tau, core_gate (with core_tolerance)}.
 nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const std::vector<sweep::PlanResult>& ranked,
                             const MeasureArgs& args);

@@ -7,7 +7,7 @@
 # the step capture.py --workload dlrm_sweep captures, R rounds alternating the
 # plans, as the replay's) and the replayed ranking is compared with PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
-#                          [--models DIR] [--dir configs/sweeps/host3]
+#                          [--models DIR] [--dir configs/sweeps/host3] [--core-tolerance F]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
 # (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds 10 sets
@@ -15,11 +15,13 @@
 #  --dir configs/sweeps/host3 --sets "1 2 3 4 5 6 7 8 9 10")
 # (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
 #  default 1-8)
+# (--core-tolerance F: each round waits for every core within F of the host's fast phase,
+#  docs/sweeps.md "Cores that slow down one at a time")
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
-models=data/models/host; dir=configs/sweeps/host2
+models=data/models/host; dir=configs/sweeps/host2; gate=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
     --sets) sets="$2"; shift 2;;
     --models) models="$2"; shift 2;;
     --dir) dir="$2"; shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR]" >&2; exit 2;;
+    --core-tolerance) gate=(--core-tolerance "$2"); shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
@@ -37,8 +40,8 @@ mkdir -p "$out"
   f=$dir/set$k.yaml
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
-  build/tracetwin sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
-    --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
+  "${TRACETWIN:-build/tracetwin}" sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
+    "${gate[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
     /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" <<'PY'
 import json, subprocess, sys

@@ -2,6 +2,7 @@
 // set's CPU models were calibrated on a host like it (what `make demo` asks
 // before it uses the bundled models).
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <filesystem>
 #include <fstream>
@@ -54,6 +55,29 @@ TEST(HostCli, DescribesThisHost) {
   EXPECT_EQ(run.output.rfind("host: ", 0), 0u) << run.output;
   const nlohmann::json facts = hereFacts();
   EXPECT_GT(facts.at("logical_cpus").get<int64_t>(), 0) << facts.dump();
+}
+
+// Every CPU of the affinity mask gets a reading; none is faster than the
+// fastest reading of all (the shared baseline).
+TEST(HostCli, MeasuresEveryCoresSpeed) {
+  const HostRun run = runHost("--measure-cores --json");
+  ASSERT_EQ(run.code, 0) << run.output;
+  const nlohmann::json doc = nlohmann::json::parse(run.output);
+  const nlohmann::json& cores = doc.at("cores").at("cores");
+  cpu_set_t mask;  // the command inherits this process's
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  EXPECT_EQ(int(cores.size()), CPU_COUNT(&mask)) << doc;
+  for (const nlohmann::json& c : cores) {
+    EXPECT_GE(c.at("median_slowdown").get<double>(), 1.0 - 1e-9) << c;
+    EXPECT_GE(c.at("slow_share").get<double>(), 0.0) << c;
+    EXPECT_LE(c.at("slow_share").get<double>(), 1.0) << c;
+  }
+  EXPECT_GT(doc.at("cores").at("baseline_us").get<double>(), 0) << doc;
+
+  const HostRun text = runHost("--measure-cores");
+  ASSERT_EQ(text.code, 0) << text.output;
+  EXPECT_NE(text.output.find("cores now (the speed gauge's fixed work"), std::string::npos)
+      << text.output;
 }
 
 TEST(HostCli, ModelsOfAHostLikeThisOneFitAndOfAnotherDoNot) {

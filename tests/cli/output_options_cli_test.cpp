@@ -160,11 +160,15 @@ TEST(OutputOptionsCli, OptionsThatWereIgnoredSayWhatTheyNeed) {
                    "--host-cores applies to the ranks of a job given trace by trace");
   expectUsageError("compare " + kOutMlp + " --models " + kOutModels + " --host-cores 2",
                    "--host-cores applies with --nproc N");
-  for (const char* option : {"--all", "--rounds 2", "--measure-iters 3", "--measure-device cuda"}) {
+  for (const char* option : {"--all", "--rounds 2", "--measure-iters 3", "--measure-device cuda",
+                             "--core-tolerance 1.25"}) {
     expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
                          kOutModels + " " + option,
                      "requires --measure");
   }
+  expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
+                       kOutModels + " --measure --measure-device cuda --core-tolerance 1.25",
+                   "--core-tolerance gates replays on this host's CPU cores");
   // An empty path (an unset shell variable) read as "no such output".
   for (const char* option : {"--csv", "--json-out"}) {
     expectUsageError("sweep " + testing::sourcePath("configs/sweeps/example.yaml") + " --models " +
