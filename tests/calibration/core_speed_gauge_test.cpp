@@ -19,7 +19,6 @@ struct FakeCores {
   explicit FakeCores(std::map<int, double> times = {}) : us(std::move(times)) {}
   std::map<int, double> us;  // the work's time per CPU now
   int pinned = -1;           // -1: the thread's original CPUs
-  std::vector<int> pins;
   int sleeps = 0;
   std::function<void(FakeCores&)> on_sleep;
 
@@ -30,10 +29,7 @@ struct FakeCores {
           if (pinned < 0) ADD_FAILURE() << "read on no CPU in particular";
           return us.at(pinned);
         },
-        [this](int cpu) {
-          pinned = cpu;
-          pins.push_back(cpu);
-        },
+        [this](int cpu) { pinned = cpu; },
         [this](double) {
           ++sleeps;
           if (on_sleep) on_sleep(*this);
@@ -56,10 +52,7 @@ TEST(CoreSpeedGauge, ReadsEveryCoreAgainstTheFastPhaseOfAllOfThem) {
 
 TEST(CoreSpeedGauge, TheThreadGoesBackToItsCpusWhenAReadingThrows) {
   FakeCores host({{0, 60.0}});  // CPU 3 has no time: at() throws
-  CoreSpeedGauge g = host.gauge({0}, 1);
-  CoreSpeedGauge bad(
-      {0, 3}, [&host] { return host.us.at(host.pinned); }, [&host](int cpu) { host.pinned = cpu; },
-      [](double) {}, 0);
+  CoreSpeedGauge bad = host.gauge({0, 3}, /*warmup_rounds=*/0);
   EXPECT_THROW(bad.readAll(), std::out_of_range);
   EXPECT_EQ(host.pinned, -1);
 }
