@@ -8,6 +8,7 @@
 
 #include "predictors/host/fresh_pages.h"
 #include "replay/caching_cpu_allocator.h"
+#include "replay/fresh_mapping_cpu_allocator.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -60,8 +61,9 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode) {
   CLI::Option* option =
       sub.add_option(
              "--malloc", mode,
-             "host allocator: pinned (glibc's mmap and trim thresholds fixed, no page faults "
-             "from the allocator's history; as scripts/capture.py runs the original), heap "
+             "host allocator: pinned (glibc's mmap and trim thresholds fixed and tensors of 32 MiB "
+             "or more mapped fresh by every call, so no page faults depend on the allocator's "
+             "history; scripts/capture.py pins the same thresholds), heap "
              "(mmap and trimming off, 512 MiB faulted in up front: outputs of 32 MiB and more "
              "reuse memory instead of faulting fresh pages in every call), caching (heap, "
              "and tensors reuse freed memory of their size: no repeat after an op's first "
@@ -90,8 +92,12 @@ std::string applyHostMalloc(HostMalloc mode) {
     // request too large for a thread's arena is retried in the main one),
     // and with no trimming it keeps what it grew.
     if (mode == HostMalloc::kPinned || mallopt(M_MMAP_MAX, 0) != 1 ||
-        mallopt(M_TRIM_THRESHOLD, kNeverTrim) != 1)
+        mallopt(M_TRIM_THRESHOLD, kNeverTrim) != 1) {
+      // glibc maps at the threshold only when its heap has no free chunk
+      // that large; tensors are mapped whatever the heap holds.
+      replay::installFreshMappingCpuAllocator(size_t(kPinnedMmapThreshold));
       return "pinned";
+    }
     faultInHeap(kHeapReserveBytes);
     return "heap";
   }

@@ -36,8 +36,9 @@ void addHostMallocOption(CLI::App& sub, HostMalloc& mode);
 // Applies `mode` to this process and returns its name for reports
 // ("pinned", "default", "heap", "caching"). Pinned: allocations under 32 MiB
 // come from the heap and freed memory is not returned to the OS, so a steady
-// state has no page faults but those of outputs at or above 32 MiB, mapped
-// fresh by every call. Heap: no allocation is mapped on its own and the heap
+// state has no page faults but those of tensors at or above 32 MiB, mapped
+// fresh by every call (by replay/fresh_mapping_cpu_allocator.h, whatever
+// free chunks the heap holds). Heap: no allocation is mapped on its own and the heap
 // is never trimmed, so a replay's steady state has none. Caching: heap, and
 // a tensor's memory is a freed block of its size where there is one. Glibc's
 // settings are a no-op where the C library is not glibc ("default", or
