@@ -37,6 +37,19 @@ const std::vector<double> kZipfExponents = {1.05, 1.2};
 const std::vector<double> kSparseZipfExponents = {0.0, 1.05, 1.2};
 constexpr int64_t kMaxTableBytes = int64_t{64} << 20;
 constexpr int64_t kMaxLookups = 100000;
+// DLRM tables past the last-level cache looked up at production poolings
+// (40-80 indices a bag over a global batch): anchors, measured first in every
+// calibration. The grid above stops at 40,960 lookups and a random sample of
+// it holds few tables that miss the caches, so the trees held such tables at
+// the cache-resident rate: a sweep's 500,000 x 32 table looked up 81,920
+// times a step was predicted at 465 us forward and 238 us backward against
+// 1,107 and 735 us replayed (docs/sweeps.md).
+struct LargeTable {
+  int64_t rows, dim;
+};
+const std::vector<LargeTable> kLargeTables = {{500000, 32}, {1000000, 16}, {250000, 64}};
+const std::vector<int64_t> kLargePooling = {40, 80};
+constexpr int64_t kLargeBatch = 2048;
 // Token embeddings of language models: sequences of tokens over vocabularies
 // at model widths the DLRM grid above (dim <= 128) does not reach. The H100
 // decoder and encoder steps' embedding_backward (4,096 tokens, 8,192 x 512)
@@ -163,6 +176,21 @@ std::vector<MicrobenchCase> embeddingCases(const GridOptions& grid) {
                   embeddingCase(grid, {batch, rows, dim, pooling, rows, true, s, true}, dt));
             }
           }
+        }
+      }
+    }
+    // The anchors: uniform and Zipf 1.05 with sparse gradients, and uniform
+    // with a dense one (its backward writes the whole 64 MB gradient).
+    for (const LargeTable& t : kLargeTables) {
+      for (int64_t pooling : kLargePooling) {
+        const EmbPoint uniform_sparse{kLargeBatch, t.rows, t.dim, pooling, t.rows, true, 0, true};
+        EmbPoint zipf_sparse = uniform_sparse;
+        zipf_sparse.zipf = 1.05;
+        EmbPoint uniform_dense = uniform_sparse;
+        uniform_dense.sparse = false;
+        for (const EmbPoint& p : {uniform_sparse, zipf_sparse, uniform_dense}) {
+          cases.push_back(embeddingCase(grid, p, dt));
+          cases.back().anchor = true;
         }
       }
     }

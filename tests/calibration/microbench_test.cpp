@@ -393,6 +393,32 @@ TEST(Microbench, EmbeddingBagHasZipfPoints) {
   EXPECT_GT(predictors::uniqueFraction(u.index_reuse), 0.95);
 }
 
+// Tables past the last-level cache at production poolings are anchors, so
+// that every calibration measures the lookups the grid's random sample may
+// leave out: 2,048 bags of 40 and 80 over 64 MB tables, sparse (uniform and
+// Zipf) and dense.
+TEST(Microbench, EmbeddingBagAnchorsCacheMissingTablesAtLargePoolings) {
+  const auto cases = embeddingCases(GridOptions{});
+  std::vector<const MicrobenchCase*> anchors;
+  for (const MicrobenchCase& c : cases)
+    if (c.anchor) anchors.push_back(&c);
+  EXPECT_EQ(anchors.size(), 18u);
+  const MicrobenchCase& u =
+      findCase(cases, "embedding_bag b=2048 rows=500000 d=32 l=80 hot=500000 sparse float32");
+  const MicrobenchCase& z =
+      findCase(cases, "embedding_bag b=2048 rows=1000000 d=16 l=40 zipf=1.05 sparse float32");
+  const MicrobenchCase& d =
+      findCase(cases, "embedding_bag b=2048 rows=250000 d=64 l=80 hot=250000 float32");
+  for (const MicrobenchCase* c : {&u, &z, &d}) EXPECT_TRUE(c->anchor) << c->label;
+  const core::Graph g = u.build();
+  const core::Node& fwd = g.node(core::selectTopLevelOps(g).ops.at(0));
+  EXPECT_EQ(fwd.inputs[1].tensor->numel, 2048 * 80);
+  EXPECT_EQ(fwd.inputs[0].tensor->bytes(), 500000 * 32 * 4) << "past a 32 MiB last-level cache";
+  EXPECT_DOUBLE_EQ(z.zipf, 1.05);
+  EXPECT_FALSE(
+      findCase(cases, "embedding_bag b=512 rows=300000 d=32 l=20 hot=300000 float32").anchor);
+}
+
 // Token embeddings at model widths (a language model's embedding and its
 // dense backward), beside the DLRM grid's narrow tables.
 TEST(Microbench, EmbeddingHasTokenEmbeddingsAtModelWidths) {
