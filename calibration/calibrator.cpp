@@ -121,6 +121,8 @@ void fitAndSave(const std::string& dir, const std::string& torch_version, predic
       predictors::fitColdTensors(evictedPairs(res.rows), res.device.memory_bandwidth);
   if (res.cold_tensors.empty()) res.cold_tensors = res.kept_cold_tensors;
   models.cold_tensors = res.cold_tensors;
+  if (res.kept_comm != nullptr && models.model("comm") == nullptr)
+    models.setModel("comm", res.kept_comm);
   res.fit_seconds = secondsSince(t0);
   models.device = res.device;
   models.torch_version = torch_version;
@@ -241,7 +243,8 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   }
   res.device = predictors::loadDeviceSpec(res.device_path);
   if (res.rows.empty()) throw InputError(fmt::format("{}: the dataset is empty", res.dataset_path));
-  // The between-op costs are not in the dataset; keep the ones the models had.
+  // The between-op costs are not in the dataset, nor is the comm model; keep
+  // the ones the models had.
   // Read from the manifest alone: a refit follows a change of features or a
   // copy of the dataset, where the old kernel models are stale or missing
   // (loading them whole, a missing booster file silently dropped the costs).
@@ -250,6 +253,7 @@ CalibrationResult refitFromDataset(const std::string& dir, const std::string& to
   res.kept_overheads = earlier.overheads;
   res.kept_code_cold = earlier.code_cold;
   res.kept_cold_tensors = earlier.cold_tensors;
+  res.kept_comm = earlier.sharedModel("comm");
   std::map<std::string, FamilyRun> per_family;
   for (const DatasetRow& r : res.rows) {
     FamilyRun& f = per_family[core::opFamily(r.sample.node)];

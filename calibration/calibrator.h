@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -157,6 +158,8 @@ struct CalibrationResult {
   // CPU: what small ops cost more per input tensor that went cold, from the
   // evicted units; kept from the earlier models likewise.
   predictors::ColdTensorModel cold_tensors, kept_cold_tensors;
+  // refit: the earlier set's comm model (the comm sweep's, not in the dataset).
+  std::shared_ptr<const predictors::KernelModel> kept_comm;
   predictors::DeviceSpec device;
   HostGateSummary host_gate;
   double replay_loop_us = 0;

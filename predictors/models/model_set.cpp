@@ -61,6 +61,11 @@ const KernelModel* ModelSet::model(const std::string& family) const {
   return it == models_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const KernelModel> ModelSet::sharedModel(const std::string& family) const {
+  auto it = models_.find(family);
+  return it == models_.end() ? nullptr : it->second;
+}
+
 const std::set<std::string>* ModelSet::calibratedOpsOf(const std::string& family) const {
   auto it = calibrated_ops.find(family);
   return it == calibrated_ops.end() ? nullptr : &it->second;
@@ -177,6 +182,21 @@ ModelSet ModelSet::loadStepCosts(const std::string& dir) {
   readStepCosts(manifest, path, &set);
   // The LibTorch that measured the dataset, which a refit elsewhere keeps.
   set.torch_version = field<std::string>(manifest, "torch_version", path);
+  // A refit that dropped it predicted a sweep's 2-rank steps 5 ms (17%)
+  // short: its collectives fell back to the device's link figures.
+  if (manifest.contains("models") && manifest["models"].is_object() &&
+      manifest["models"].contains("comm")) {
+    const nlohmann::json& entry = manifest["models"]["comm"];
+    if (!entry.is_object() || !entry.contains("params"))
+      throw InputError(
+          fmt::format("{}: models.comm: expected an object with params", path.string()));
+    try {
+      set.setModel("comm",
+                   loadModel(field<std::string>(entry, "kind", path), entry["params"], dir));
+    } catch (const UsageError& e) {
+      throw InputError(fmt::format("{}: models.comm: {}", path.string(), e.what()));
+    }
+  }
   return set;
 }
 

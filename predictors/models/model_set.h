@@ -75,6 +75,7 @@ class ModelSet {
 
   void setModel(const std::string& family, std::shared_ptr<const KernelModel> model);
   const KernelModel* model(const std::string& family) const;  // nullptr if none
+  std::shared_ptr<const KernelModel> sharedModel(const std::string& family) const;
   std::vector<std::string> families() const;
 
   // Writes DIR/manifest.json (format version, device name, LibTorch version,
@@ -87,9 +88,11 @@ class ModelSet {
   // naming the file; a precision set must name this set's device.
   static ModelSet load(const std::string& dir, const std::string& expected_device = "",
                        const std::set<core::DType>* only_precisions = nullptr);
-  // The manifest's overheads, code-cold and cold-tensor models alone, for a
-  // refit: its kernel models are about to be replaced and may be stale or
-  // gone. A missing or bad manifest throws.
+  // The manifest's overheads, code-cold and cold-tensor models, and its comm
+  // model where it has one, for a refit: none of them is in the dataset (the
+  // comm model is `calibrate --families comm`'s fit of the distributed
+  // replay), while its kernel models are about to be replaced and may be
+  // stale or gone. A missing or bad manifest throws.
   static ModelSet loadStepCosts(const std::string& dir);
 
  private:

@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "core/op_family.h"
 #include "core/statistics.h"
+#include "predictors/comm/comm_model.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/kernels/feature_shapes.h"
 #include "predictors/models/model_set.h"
@@ -301,6 +302,30 @@ TEST_F(TinyCalibration, RefitKeepsTheStepCostsWhenTheOldModelFilesAreGone) {
   const auto after = predictors::ModelSet::load(copy);
   EXPECT_EQ(after.overheads.toJson(), before.overheads.toJson());
   EXPECT_EQ(after.code_cold.empty(), before.code_cold.empty());
+  fs::remove_all(copy);
+}
+
+// The comm model is `calibrate --families comm`'s fit of the distributed
+// replay, not in the dataset: a refit that dropped it predicted a 2-rank
+// sweep's steps 17% short (its collectives at the device's link figures).
+TEST_F(TinyCalibration, RefitKeepsTheCommModel) {
+  ASSERT_NE(result_, nullptr);
+  const std::string copy = copyOfDatasetAndDevice("_comm");
+  predictors::ModelSet with_comm = predictors::ModelSet::load(dir_);
+  auto comm = std::make_shared<predictors::AlphaBetaModel>();
+  comm->fallback = {7e-6, 3e-10};
+  comm->per_collective["all_to_all_single"] = {2e-4, 5e-10};
+  with_comm.setModel("comm", comm);
+  with_comm.save(copy);
+  refitFromDataset(copy, libtorchVersion());
+  const predictors::ModelSet after = predictors::ModelSet::load(copy);
+  const auto* kept = dynamic_cast<const predictors::AlphaBetaModel*>(after.model("comm"));
+  ASSERT_NE(kept, nullptr) << "the refit dropped the comm model";
+  EXPECT_DOUBLE_EQ(kept->per_collective.at("all_to_all_single").alpha_s, 2e-4);
+  EXPECT_DOUBLE_EQ(kept->fallback.beta_s_per_byte, 3e-10);
+  // And a set without one gets none.
+  refitFromDataset(dir_, libtorchVersion());
+  EXPECT_EQ(predictors::ModelSet::load(dir_).model("comm"), nullptr);
   fs::remove_all(copy);
 }
 
