@@ -7,10 +7,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/errors.h"
+#include "predictors/comm/comm_model.h"
 #include "predictors/kernels/analytic_models.h"
 #include "predictors/kernels/xgb_model.h"
 #include "predictors/models/training.h"
@@ -290,6 +294,31 @@ TEST_F(ModelSetTest, StepCostsLoadWithoutTheKernelModels) {
   // A manifest of another format is still an error.
   std::ofstream(dir_ / "manifest.json") << R"({"format": "something-else"})";
   EXPECT_THROW(ModelSet::loadStepCosts(dir_.string()), InputError);
+}
+
+// The comm model comes along (the comm sweep's fit, not in a dataset); a
+// damaged entry is named.
+TEST_F(ModelSetTest, StepCostsKeepTheCommModelAndNameADamagedOne) {
+  ModelSet set = fitted();
+  auto comm = std::make_shared<AlphaBetaModel>();
+  comm->per_collective["all_reduce"] = {3e-4, 2e-9};
+  set.setModel("comm", comm);
+  set.save(dir_.string());
+  const ModelSet costs = ModelSet::loadStepCosts(dir_.string());
+  EXPECT_EQ(costs.families(), std::vector<std::string>{"comm"});
+  const auto* kept = dynamic_cast<const AlphaBetaModel*>(costs.model("comm"));
+  ASSERT_NE(kept, nullptr);
+  EXPECT_DOUBLE_EQ(kept->per_collective.at("all_reduce").beta_s_per_byte, 2e-9);
+  nlohmann::json manifest;
+  std::ifstream(dir_ / "manifest.json") >> manifest;
+  manifest["models"]["comm"] = 5;
+  std::ofstream(dir_ / "manifest.json") << manifest.dump();
+  try {
+    ModelSet::loadStepCosts(dir_.string());
+    ADD_FAILURE() << "a damaged comm entry loaded";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("manifest.json: models.comm: expected an object"));
+  }
 }
 
 TEST_F(ModelSetTest, StaleFormatVersionAndDeviceMismatchAreErrors) {
