@@ -4,8 +4,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 
-#include <cstring>
-#include <mutex>
+#include "replay/cpu_allocator_hook.h"
 
 namespace tracetwin::replay {
 namespace {
@@ -39,44 +38,18 @@ c10::DataPtr allocateCached(size_t bytes) {
   return {block, block, &giveBack, c10::Device(c10::DeviceType::CPU)};
 }
 
-// c10::Allocator changed under us: LibTorch 1.13 (Debian's) declares
-// allocate const and has no copy_data; 2.x declares allocate non-const and
-// copy_data pure. Both allocate signatures are defined, each overriding
-// where its LibTorch declares it, so no `override` (it would not compile on
-// the other side).
-class CachingCpuAllocator final : public c10::Allocator {
- public:
-  c10::DataPtr allocate(size_t bytes) const { return allocateCached(bytes); }
-  c10::DataPtr allocate(size_t bytes) { return allocateCached(bytes); }
-  void copy_data(void* dest, const void* src, size_t count) const { std::memcpy(dest, src, count); }
-  c10::DeleterFnPtr raw_deleter() const { return &giveBack; }
-};
-
-// Above c10's own registration (0), so that a later registration at the
-// default priority does not take the tensors' memory back from the cache.
-constexpr uint8_t kPriority = 1;
-
-std::mutex install_mutex;
-bool installed = false;
-c10::Allocator* previous = nullptr;
+CpuAllocatorHook& cachingHook() {
+  static FunctionCpuAllocator<&allocateCached, &giveBack> allocator;
+  static CpuAllocatorHook hook(&allocator);
+  return hook;
+}
 
 }  // namespace
 
-void installCachingCpuAllocator() {
-  std::lock_guard<std::mutex> lock(install_mutex);
-  if (installed) return;
-  static CachingCpuAllocator allocator;
-  previous = c10::GetCPUAllocator();
-  c10::SetCPUAllocator(&allocator, kPriority);
-  installed = true;
-}
+void installCachingCpuAllocator() { cachingHook().install(); }
 
 void uninstallCachingCpuAllocator() {
-  std::lock_guard<std::mutex> lock(install_mutex);
-  if (!installed) return;
-  c10::SetCPUAllocator(previous, kPriority);
-  installed = false;
-  cpuSizeCache().releaseCached();
+  if (cachingHook().uninstall()) cpuSizeCache().releaseCached();
 }
 
 SizeCacheStats cpuSizeCacheStats() { return cpuSizeCache().stats(); }

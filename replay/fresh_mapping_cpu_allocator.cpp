@@ -12,6 +12,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "replay/cpu_allocator_hook.h"
+
 namespace tracetwin::replay {
 namespace {
 
@@ -72,41 +74,20 @@ c10::DataPtr allocateTensorMemory(size_t bytes) {
   return {block, block, &release, cpu};
 }
 
-// Both allocate signatures, as in caching_cpu_allocator.cpp: LibTorch 1.13
-// declares it const, 2.x not, and copy_data is pure in 2.x only.
-class FreshMappingCpuAllocator final : public c10::Allocator {
- public:
-  c10::DataPtr allocate(size_t bytes) const { return allocateTensorMemory(bytes); }
-  c10::DataPtr allocate(size_t bytes) { return allocateTensorMemory(bytes); }
-  void copy_data(void* dest, const void* src, size_t count) const { std::memcpy(dest, src, count); }
-  c10::DeleterFnPtr raw_deleter() const { return &release; }
-};
-
-// Above c10's own registration (0), as the caching allocator.
-constexpr uint8_t kPriority = 1;
-
-std::mutex install_mutex;
-bool installed = false;
-c10::Allocator* previous = nullptr;
+CpuAllocatorHook& freshMappingHook() {
+  static FunctionCpuAllocator<&allocateTensorMemory, &release> allocator;
+  static CpuAllocatorHook hook(&allocator);
+  return hook;
+}
 
 }  // namespace
 
 void installFreshMappingCpuAllocator(size_t threshold_bytes) {
-  std::lock_guard<std::mutex> lock(install_mutex);
-  if (installed) return;
-  static FreshMappingCpuAllocator allocator;
-  threshold.store(threshold_bytes);
-  previous = c10::GetCPUAllocator();
-  c10::SetCPUAllocator(&allocator, kPriority);
-  installed = true;
+  threshold.store(threshold_bytes);  // before the install: no tensor sees 0
+  freshMappingHook().install();
 }
 
-void uninstallFreshMappingCpuAllocator() {
-  std::lock_guard<std::mutex> lock(install_mutex);
-  if (!installed) return;
-  c10::SetCPUAllocator(previous, kPriority);
-  installed = false;
-}
+void uninstallFreshMappingCpuAllocator() { freshMappingHook().uninstall(); }
 
 size_t freshMappedTensors() { return mapped_count.load(); }
 

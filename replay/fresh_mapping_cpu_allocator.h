@@ -19,8 +19,8 @@
 namespace tracetwin::replay {
 
 // Makes this process's CPU allocator map tensors of `threshold_bytes` or more
-// fresh, for tensors allocated from now on. Idempotent (a second call keeps
-// the first threshold).
+// fresh, for tensors allocated from now on. Idempotent; a later call's
+// threshold applies from then on.
 void installFreshMappingCpuAllocator(size_t threshold_bytes);
 // Puts back the allocator in place before the first install. Tensors mapped
 // under it and still alive are unmapped through it when freed.
