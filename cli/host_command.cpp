@@ -25,6 +25,7 @@
 #include "calibration/reuse_probe.h"
 #include "cli/command_registry.h"
 #include "core/errors.h"
+#include "core/statistics.h"
 #include "predictors/models/model_set.h"
 #include "predictors/specs/device_spec.h"
 
@@ -54,9 +55,8 @@ nlohmann::json measureCores(bool print) {
   nlohmann::json cores = nlohmann::json::array();
   std::vector<std::string> parts;
   for (size_t i = 0; i < per_cpu.size(); ++i) {
-    std::vector<double>& v = per_cpu[i];
-    std::sort(v.begin(), v.end());
-    const double median = v[v.size() / 2];
+    const std::vector<double>& v = per_cpu[i];
+    const double median = core::median(v);
     const double slow_share =
         double(std::count_if(v.begin(), v.end(), [](double x) { return x > kSlow; })) / v.size();
     cores.push_back(

@@ -22,6 +22,7 @@
 #include "cli/stop_request.h"
 #include "cli/temp_directory.h"
 #include "core/errors.h"
+#include "core/statistics.h"
 #include "sweep/index_side_file.h"
 #include "sweep/measure_stats.h"
 #include "sweep/plan_traces.h"
@@ -83,12 +84,6 @@ int run(const std::vector<std::string>& argv, const std::string& log) {
     return 128 + WTERMSIG(status);
   }
   return WEXITSTATUS(status);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -206,7 +201,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   std::vector<double> predicted, measured;
   for (size_t i = 0; i < chosen.size(); ++i) {
     predicted.push_back(chosen[i]->predicted_ms);
-    measured.push_back(median(rounds[i]));
+    measured.push_back(core::median(rounds[i]));
   }
   const sweep::PickBest best = sweep::pickBest(predicted, measured);
   const double tau = sweep::kendallTau(predicted, measured);
