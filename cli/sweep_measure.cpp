@@ -226,6 +226,34 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
              measured[best.measured_best]);
   fmt::print("kendall tau: {:.3f} (predicted vs measured order of {} plans)\n", tau,
              chosen.size());
+  nlohmann::json paired;
+  if (chosen.size() >= 2) {
+    // The measured best against the predicted best, or when they are one
+    // plan, against the measured runner-up: is the order beyond the drift?
+    size_t against = best.predicted_best;
+    if (against == best.measured_best) {
+      against = best.measured_best == 0 ? 1 : 0;
+      for (size_t i = 0; i < chosen.size(); ++i) {
+        if (i != best.measured_best && measured[i] < measured[against]) against = i;
+      }
+    }
+    const sweep::PairedRounds pr =
+        sweep::compareRounds(rounds[best.measured_best], rounds[against]);
+    fmt::print(
+        "rounds:      the measured best {} was faster than {} {} in {} of {} rounds "
+        "(sign test p = {:.3f}: {})\n",
+        chosen[best.measured_best]->plan.name,
+        against == best.predicted_best ? "the predicted best" : "the runner-up",
+        chosen[against]->plan.name, pr.faster, rounds[against].size(), pr.sign_test_p,
+        pr.sign_test_p < 0.05 ? "beyond the host's drift"
+                              : "not beyond the host's drift at these rounds");
+    paired = {{"plan", chosen[best.measured_best]->plan.name},
+              {"against", chosen[against]->plan.name},
+              {"faster", pr.faster},
+              {"slower", pr.slower},
+              {"ties", pr.ties},
+              {"sign_test_p", pr.sign_test_p}};
+  }
   nlohmann::json core_gate;
   if (gauge) {
     const int64_t kept = args.rounds * int64_t(chosen.size());
@@ -247,6 +275,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                         {"pick_best", best.success},
                         {"gap", best.gap},
                         {"kendall_tau", tau}};
+  if (!paired.is_null()) out["paired_rounds"] = std::move(paired);
   if (gauge) out["core_gate"] = std::move(core_gate);
   return out;
 }

@@ -76,6 +76,7 @@ def tau(a, b):
     n = len(a) * (len(a) - 1) / 2
     return (c - d) / n if n else 0.0
 rows, hits, pt_hits, pt_n, rp_hits = [], 0, 0, 0, 0
+decided_misses = []  # misses whose measured order holds round by round (sign test p < 0.05)
 # By set number: set10 after set9, not after set1.
 # (setK.pytorch.json beside them is scripts/sweep-pytorch.py's report.)
 for path in sorted((p for p in glob.glob(sys.argv[1] + "/set*.json") if not p.endswith(".pytorch.json")),
@@ -99,6 +100,13 @@ for path in sorted((p for p in glob.glob(sys.argv[1] + "/set*.json") if not p.en
     line += "  noise %4.1f%%  best to 2nd %+5.1f%%  range %.2fx  adjacent apart %d/%d" % (
         100 * noise, 100 * (steps[1] / steps[0] - 1) if len(steps) > 1 else 0,
         steps[-1] / steps[0], apart, len(steps) - 1)
+    pr = m.get("paired_rounds")
+    if pr:  # the measured best against the predicted best (or the runner-up), by round
+        line += "  rounds %s<%s %d/%d p=%.3f" % (pr["plan"], pr["against"], pr["faster"],
+                                                  pr["faster"] + pr["slower"] + pr["ties"],
+                                                  pr["sign_test_p"])
+        if not m["pick_best"] and pr["sign_test_p"] < 0.05:
+            decided_misses.append(path.split("/")[-1][:-5])
     both = [p for p in ps if p.get("pytorch_ms")]
     if len(both) >= 2:
         pt = [p["pytorch_ms"] for p in both]; me = [p["measured_ms"] for p in both]
@@ -118,6 +126,10 @@ for path in sorted((p for p in glob.glob(sys.argv[1] + "/set*.json") if not p.en
     rows.append(line)
 print("\n".join(rows))
 print("pick-best (replay): %d of %d sets = %.0f%%" % (hits, len(rows), 100.0 * hits / max(len(rows), 1)))
+if len(rows) > hits:
+    print("misses beyond the host's drift (sign test p < 0.05 over the rounds): %d of %d%s" % (
+        len(decided_misses), len(rows) - hits,
+        " (%s)" % ", ".join(decided_misses) if decided_misses else ""))
 if pt_n:
     print("pick-best (PyTorch): %d of %d sets = %.0f%%" % (pt_hits, pt_n, 100.0 * pt_hits / pt_n))
     print("the replay's best is PyTorch's (3%%): %d of %d sets" % (rp_hits, pt_n))

@@ -1,5 +1,7 @@
 #include "sweep/measure_stats.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,6 +43,34 @@ PickBest pickBest(const std::vector<double>& predicted, const std::vector<double
   p.gap = measured[p.predicted_best] / measured[p.measured_best] - 1;
   p.success = p.gap <= tolerance;
   return p;
+}
+
+PairedRounds compareRounds(const std::vector<double>& first, const std::vector<double>& second) {
+  if (first.size() != second.size()) {
+    throw UsageError(
+        fmt::format("compareRounds: {} rounds against {}", first.size(), second.size()));
+  }
+  PairedRounds out;
+  for (size_t r = 0; r < first.size(); ++r) {
+    if (first[r] < second[r]) {
+      ++out.faster;
+    } else if (first[r] > second[r]) {
+      ++out.slower;
+    } else {
+      ++out.ties;
+    }
+  }
+  // P(X >= faster) for X ~ Binomial(n, 1/2): the binomial terms summed from
+  // the top, C(n, k) built up as a double (n is a number of rounds).
+  const size_t n = out.faster + out.slower;
+  double tail = 0, choose = 1;  // C(n, k), from k = n down
+  for (size_t k = n; k >= out.faster; --k) {
+    tail += choose;
+    if (k == 0) break;
+    choose = choose * double(k) / double(n - k + 1);  // C(n, k - 1)
+  }
+  out.sign_test_p = std::min(1.0, tail / std::pow(2.0, double(n)));
+  return out;
 }
 
 }  // namespace tracetwin::sweep

@@ -22,4 +22,22 @@ struct PickBest {
 PickBest pickBest(const std::vector<double>& predicted, const std::vector<double>& measured,
                   double tolerance = 0.03);
 
+// Two plans' steps round by round. `--measure` runs every plan once per round
+// (A B C, B C A, ...), so one round's steps share the host's phase and are
+// compared as pairs: whether one plan is faster than another beyond the
+// host's drift is a question of how many rounds agree, which the rounds'
+// medians alone cannot answer.
+struct PairedRounds {
+  size_t faster = 0;  // rounds in which the first plan's step was the lower
+  size_t slower = 0;
+  size_t ties = 0;
+  // One-sided exact sign test (ties dropped): the chance of at least `faster`
+  // of `faster + slower` rounds going the first plan's way were the two plans
+  // equally fast. 1 when no round decides. Only 5 or more rounds, all agreeing,
+  // bring it below 0.05 (4 of 4: 0.0625).
+  double sign_test_p = 1;
+};
+// Throws UsageError when the series differ in length.
+PairedRounds compareRounds(const std::vector<double>& first, const std::vector<double>& second);
+
 }  // namespace tracetwin::sweep

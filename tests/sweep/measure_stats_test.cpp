@@ -34,5 +34,29 @@ TEST(MeasureStats, PickBestWithinTolerance) {
   EXPECT_THROW(pickBest({1, 2}, {1}), UsageError);
 }
 
+TEST(MeasureStats, PairedRoundsCountRoundsAndTestTheirSigns) {
+  // Round by round: faster in rounds 0, 1 and 3, slower in 2, a tie in 4.
+  const PairedRounds p =
+      compareRounds({24.9, 23.5, 28.0, 23.6, 25.0}, {26.2, 26.2, 27.8, 26.5, 25.0});
+  EXPECT_EQ(p.faster, 3u);
+  EXPECT_EQ(p.slower, 1u);
+  EXPECT_EQ(p.ties, 1u);
+  // P(X >= 3), X ~ Binomial(4, 1/2): (4 + 1) / 16.
+  EXPECT_DOUBLE_EQ(p.sign_test_p, 5.0 / 16.0);
+  // Four rounds out of four cannot reach 0.05; eight of eight can, seven of
+  // eight too (9 / 256).
+  EXPECT_DOUBLE_EQ(compareRounds({1, 1, 1, 1}, {2, 2, 2, 2}).sign_test_p, 1.0 / 16.0);
+  EXPECT_DOUBLE_EQ(
+      compareRounds(std::vector<double>(8, 1.0), std::vector<double>(8, 2.0)).sign_test_p,
+      1.0 / 256.0);
+  EXPECT_DOUBLE_EQ(compareRounds({1, 1, 1, 1, 1, 1, 1, 3}, std::vector<double>(8, 2.0)).sign_test_p,
+                   9.0 / 256.0);
+  // The other way round, or no round deciding: no evidence at all.
+  EXPECT_DOUBLE_EQ(compareRounds({2, 2, 2}, {1, 1, 1}).sign_test_p, 1.0);
+  EXPECT_DOUBLE_EQ(compareRounds({1, 1}, {1, 1}).sign_test_p, 1.0);
+  EXPECT_DOUBLE_EQ(compareRounds({}, {}).sign_test_p, 1.0);
+  EXPECT_THROW(compareRounds({1, 2}, {1}), UsageError);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep

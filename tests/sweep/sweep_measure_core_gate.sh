@@ -32,7 +32,15 @@ assert gate["unsteady_rounds"] == 0, gate
 for p in m["plans"]:
     assert len(p["rounds_core_slowdown"]) == 2, p
     assert all(s >= 1.0 - 1e-9 for s in p["rounds_core_slowdown"]), p
+# The measured best against the predicted best (or the runner-up), round by round.
+pr = m["paired_rounds"]
+assert pr["plan"] == m["best_measured"] and pr["against"] != pr["plan"], pr
+assert pr["faster"] + pr["slower"] + pr["ties"] == 2, pr
+want = {2: 0.25, 1: 0.75 if pr["slower"] else 0.5, 0: 1.0}[pr["faster"]]
+assert abs(pr["sign_test_p"] - want) < 1e-12, (pr, want)
 PY
+grep -q "^rounds:      the measured best .* in [0-2] of 2 rounds (sign test p = " "$work/out" ||
+  fail "no paired-rounds line"
 
 # Without the gate the report has neither.
 "$bin" sweep "$src/configs/sweeps/empty_rank.yaml" --models "$src/data/models/host" --measure \
