@@ -216,6 +216,11 @@ std::function<void()> setupSweep(CLI::App& sub) {
                  "round's step is their mean)")
       ->check(wholeNumberFor<int64_t>(1))
       ->needs(measure);
+  sub.add_option("--measure-settle", args->measure_args.settle,
+                 "--measure: untimed replay iterations between the refill of the upfront values "
+                 "and each measured one (replay --settle; default 1)")
+      ->check(wholeNumberFor<int64_t>(0))
+      ->needs(measure);
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
                  "NCCL)")

@@ -134,8 +134,9 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   const std::string exe = selfExe();
   fmt::print(
       "\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
-      "iterations), plans alternated round by round; traces under {}{}\n",
-      chosen.size(), args.rounds, spec.world_size, args.iters, dir,
+      "iterations, each after {} settle iteration(s)), plans alternated round by round; traces "
+      "under {}{}\n",
+      chosen.size(), args.rounds, spec.world_size, args.iters, args.settle, dir,
       temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
   std::vector<std::vector<double>> rounds(chosen.size());
   std::vector<std::vector<double>> slowdowns(chosen.size());  // with the core gate
@@ -162,11 +163,11 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       const std::string log =
           (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
       const auto replay = [&] {
-        const int rc =
-            run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size), "--device",
-                 args.device, "--warmup", "2", "--iters", std::to_string(args.iters),
-                 "--index-distribution", side_files[i], "--json-out", report.string()},
-                log);
+        const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
+                            "--device", args.device, "--warmup", "2", "--iters",
+                            std::to_string(args.iters), "--settle", std::to_string(args.settle),
+                            "--index-distribution", side_files[i], "--json-out", report.string()},
+                           log);
         if (rc != 0) {
           throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
                                            chosen[i]->plan.name, rc, log));
@@ -270,6 +271,8 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   }
   nlohmann::json out = {{"plans", std::move(plans)},
                         {"rounds", args.rounds},
+                        {"iters", args.iters},
+                        {"settle", args.settle},
                         {"best_predicted", chosen[best.predicted_best]->plan.name},
                         {"best_measured", chosen[best.measured_best]->plan.name},
                         {"pick_best", best.success},

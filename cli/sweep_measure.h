@@ -22,6 +22,10 @@ struct MeasureArgs {
   // Measured replay iterations per round: enough for the mean of a step
   // that a scheduler tick hits in some iterations (docs/distributed.md).
   int64_t iters = 20;
+  // replay --settle: untimed iterations between the refill of the upfront
+  // values (tables, weights) and each timed one. The replay's default is 1;
+  // the replayed order of close plans depends on it (docs/sweeps.md).
+  int64_t settle = 1;
   std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
   std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
   // > 1 on a CPU: each plan's round waits until every core reads within

@@ -8,6 +8,7 @@
 # plans, as the replay's) and the replayed ranking is compared with PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
 #                          [--models DIR] [--dir configs/sweeps/host3] [--core-tolerance F]
+#                          [--settle N]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
 # (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds 10 sets
@@ -17,11 +18,13 @@
 #  default 1-8)
 # (--core-tolerance F: each round waits for every core within F of the host's fast phase,
 #  docs/sweeps.md "Cores that slow down one at a time")
+# (--settle N: the replays' untimed iterations after each refill, `sweep --measure-settle`;
+#  default the replay's 1, docs/sweeps.md "Measuring")
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
-models=data/models/host; dir=configs/sweeps/host2; gate=()
+models=data/models/host; dir=configs/sweeps/host2; gate=(); settle=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
     --models) models="$2"; shift 2;;
     --dir) dir="$2"; shift 2;;
     --core-tolerance) gate=(--core-tolerance "$2"); shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F]" >&2; exit 2;;
+    --settle) settle=(--measure-settle "$2"); shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F] [--settle N]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
@@ -41,7 +45,7 @@ mkdir -p "$out"
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
   "${TRACETWIN:-build/tracetwin}" sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
-    "${gate[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
+    "${gate[@]}" "${settle[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
     /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" <<'PY'
 import json, subprocess, sys

@@ -29,6 +29,7 @@ m = json.load(open(sys.argv[1]))["measurement"]
 gate = m["core_gate"]
 assert gate["tolerance"] == 100 and gate["replays"] == 4 and gate["rounds"] == 4, gate
 assert gate["unsteady_rounds"] == 0, gate
+assert m["settle"] == 1, m  # the replay's default
 for p in m["plans"]:
     assert len(p["rounds_core_slowdown"]) == 2, p
     assert all(s >= 1.0 - 1e-9 for s in p["rounds_core_slowdown"]), p
@@ -44,12 +45,14 @@ grep -q "^rounds:      the measured best .* in [0-2] of 2 rounds (sign test p = 
 
 # Without the gate the report has neither.
 "$bin" sweep "$src/configs/sweeps/empty_rank.yaml" --models "$src/data/models/host" --measure \
-  --all --rounds 1 --measure-iters 2 --json-out "$work/plain.json" >"$work/out" 2>"$work/err" ||
+  --all --rounds 1 --measure-iters 2 --measure-settle 0 --json-out "$work/plain.json" \
+  >"$work/out" 2>"$work/err" ||
   fail "sweep --measure exited $?"
 grep -q "^core gate:" "$work/out" && fail "a core gate line without --core-tolerance"
 /usr/bin/env python3 - "$work/plain.json" <<'PY' || fail "the plain JSON report"
 import json, sys
 m = json.load(open(sys.argv[1]))["measurement"]
 assert "core_gate" not in m and all("rounds_core_slowdown" not in p for p in m["plans"]), m
+assert m["iters"] == 2 and m["settle"] == 0, m
 PY
 echo "PASS"
