@@ -218,7 +218,7 @@ std::function<void()> setupSweep(CLI::App& sub) {
       ->needs(measure);
   sub.add_option("--measure-settle", args->measure_args.settle,
                  "--measure: untimed replay iterations between the refill of the upfront values "
-                 "and each measured one (replay --settle; default 1)")
+                 "and each measured one (replay --settle; default 4)")
       ->check(wholeNumberFor<int64_t>(0))
       ->needs(measure);
   sub.add_option("--measure-device", args->measure_args.device,

@@ -23,9 +23,11 @@ struct MeasureArgs {
   // that a scheduler tick hits in some iterations (docs/distributed.md).
   int64_t iters = 20;
   // replay --settle: untimed iterations between the refill of the upfront
-  // values (tables, weights) and each timed one. The replay's default is 1;
-  // the replayed order of close plans depends on it (docs/sweeps.md).
-  int64_t settle = 1;
+  // values (tables, weights) and each timed one. More than the replay's 1:
+  // the refill rewrites every table of a rank, and with three 64 MB tables
+  // one iteration after it was not steady, which made the plans that spread
+  // tables measure slower than in PyTorch (docs/sweeps.md, "Session 56").
+  int64_t settle = 4;
   std::string device = "cpu";  // replay --device: cpu, or cuda (a GPU per rank, NCCL)
   std::string traces_dir;  // where the plans' traces go (a temporary directory when empty)
   // > 1 on a CPU: each plan's round waits until every core reads within

@@ -19,7 +19,7 @@
 # (--core-tolerance F: each round waits for every core within F of the host's fast phase,
 #  docs/sweeps.md "Cores that slow down one at a time")
 # (--settle N: the replays' untimed iterations after each refill, `sweep --measure-settle`;
-#  default the replay's 1, docs/sweeps.md "Measuring")
+#  default sweep's 4, docs/sweeps.md "Measuring"; the runs before session 56 had 1)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -29,7 +29,7 @@ m = json.load(open(sys.argv[1]))["measurement"]
 gate = m["core_gate"]
 assert gate["tolerance"] == 100 and gate["replays"] == 4 and gate["rounds"] == 4, gate
 assert gate["unsteady_rounds"] == 0, gate
-assert m["settle"] == 1, m  # the replay's default
+assert m["settle"] == 4, m  # sweep's default
 for p in m["plans"]:
     assert len(p["rounds_core_slowdown"]) == 2, p
     assert all(s >= 1.0 - 1e-9 for s in p["rounds_core_slowdown"]), p
