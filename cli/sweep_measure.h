@@ -41,8 +41,10 @@ void checkMeasureArgs(const MeasureArgs& args);
 
 // Measures the chosen plans of `ranked`, prints the comparison and returns
 // it as JSON {plans: [{name, predicted_ms, measured_ms, rounds_ms,
-// rounds_core_slowdown (with core_tolerance)}], best_predicted,
-// best_measured, pick_best, gap, kendall_tau, core_gate (with core_tolerance)}.
+// rounds_core_slowdown (with core_tolerance)}], rounds, iters, settle,
+// best_predicted, best_measured, pick_best, gap, kendall_tau, paired_rounds
+// (two plans or more: sweep::compareRounds of the measured best against the
+// predicted best or the runner-up), core_gate (with core_tolerance)}.
 nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const std::vector<sweep::PlanResult>& ranked,
                             const MeasureArgs& args);
