@@ -33,8 +33,8 @@ struct PairedRounds {
   size_t ties = 0;
   // One-sided exact sign test (ties dropped): the chance of at least `faster`
   // of `faster + slower` rounds going the first plan's way were the two plans
-  // equally fast. 1 when no round decides. Only 5 or more rounds, all agreeing,
-  // bring it below 0.05 (4 of 4: 0.0625).
+  // equally fast. 1 when no round decides. Below 0.05 takes at least 5
+  // deciding rounds (5 of 5: 0.031; 4 of 4: 0.0625; 7 of 8: 0.035).
   double sign_test_p = 1;
 };
 // Throws UsageError when the series differ in length.
