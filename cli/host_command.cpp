@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "calibration/bandwidth_probe.h"
+#include "calibration/core_gauge_service.h"
 #include "calibration/core_speed_gauge.h"
 #include "calibration/host_facts.h"
 #include "calibration/host_match.h"
@@ -38,6 +40,7 @@ struct HostArgs {
   bool measure_reuse = false;
   bool measure_contention = false;
   bool measure_cores = false;
+  bool serve_core_gauge = false;
 };
 
 // The gauge on every core, 50 rounds about 20 ms apart: how much of that
@@ -148,6 +151,11 @@ predictors::DeviceSpec calibratedDevice(const std::string& dir) {
 }
 
 void runHost(const HostArgs& a) {
+  if (a.serve_core_gauge) {
+    calibration::CoreSpeedGauge gauge = calibration::CoreSpeedGauge::onThisHost();
+    calibration::serveCoreGauge(gauge, std::cin, std::cout);
+    return;
+  }
   const calibration::HostFacts here = calibration::readHostFacts();
   nlohmann::json doc = {{"host", factsJson(here)}};
   if (!a.json) fmt::print("host: {}\n", calibration::describeHost(here));
@@ -196,6 +204,15 @@ std::function<void()> setupHost(CLI::App& sub) {
   sub.add_flag("--measure-cores", args->measure_cores,
                "read the host-speed gauge on every core for about a second: a core another "
                "tenant slows reads slow (docs/sweeps.md, \"Cores that slow down one at a time\")");
+  sub.add_flag("--serve-core-gauge", args->serve_core_gauge,
+               "serve the gauge of --measure-cores to another process until the end of stdin: "
+               "lines 'wait TOLERANCE MAX_WAIT_S' or 'read', one JSON line of every core's "
+               "slowdown each (scripts/sweep-pytorch.py --core-tolerance gates its rounds on it)")
+      ->excludes("--models")
+      ->excludes("--json")
+      ->excludes("--measure-reuse")
+      ->excludes("--measure-contention")
+      ->excludes("--measure-cores");
   return [args] { runHost(*args); };
 }
 

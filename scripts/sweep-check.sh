@@ -8,7 +8,7 @@
 # plans, as the replay's) and the replayed ranking is compared with PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
 #                          [--models DIR] [--dir configs/sweeps/host3] [--core-tolerance F]
-#                          [--settle N]
+#                          [--settle N] [--iters N]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
 # (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds 10 sets
@@ -17,14 +17,18 @@
 # (--sets 9: set 1's tables under row-wise, column-wise and data-parallel placements; not in the
 #  default 1-8)
 # (--core-tolerance F: each round waits for every core within F of the host's fast phase,
-#  docs/sweeps.md "Cores that slow down one at a time")
+#  docs/sweeps.md "Cores that slow down one at a time"; with --pytorch, PyTorch's rounds too,
+#  through $TRACETWIN's gauge)
 # (--settle N: the replays' untimed iterations after each refill, `sweep --measure-settle`;
 #  default sweep's 4, docs/sweeps.md "Measuring"; the runs before session 56 had 1)
+# (--iters N: the replays' measured iterations per plan and round, `sweep --measure-iters`; default
+#  sweep's 20. The host drifts between rounds more than within one, so fewer iterations buy more
+#  rounds in the same time: session 58 ran --rounds 6 --iters 8)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
-models=data/models/host; dir=configs/sweeps/host2; gate=(); settle=()
+models=data/models/host; dir=configs/sweeps/host2; gate=(); settle=(); iters=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -36,7 +40,8 @@ while [ $# -gt 0 ]; do
     --dir) dir="$2"; shift 2;;
     --core-tolerance) gate=(--core-tolerance "$2"); shift 2;;
     --settle) settle=(--measure-settle "$2"); shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F] [--settle N]" >&2; exit 2;;
+    --iters) iters=(--measure-iters "$2"); shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F] [--settle N] [--iters N]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
@@ -45,17 +50,18 @@ mkdir -p "$out"
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
   "${TRACETWIN:-build/tracetwin}" sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
-    "${gate[@]}" "${settle[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
+    "${gate[@]}" "${settle[@]}" "${iters[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
-    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" <<'PY'
+    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" "${gate[@]}" <<'PY'
 import json, subprocess, sys
-report, sweep, outdir, rounds = sys.argv[1:]
+report, sweep, outdir, rounds = sys.argv[1:5]
+gate = sys.argv[5:]  # --core-tolerance F, passed on: PyTorch's rounds wait for the same cores
 j = json.load(open(report))
 # Every measured plan in real PyTorch, in the same number of rounds as the replay, alternating
 # the plans round by round (scripts/sweep-pytorch.py); each plan's median of its rounds.
 # (A plan that leaves a rank without tables runs: dlrm_sweep.py keeps its all-to-all backward.)
 argv = ["/usr/bin/python3", "scripts/sweep-pytorch.py", "--sweep", sweep, "--rounds", rounds,
-        "--steps", "10", "--warmup", "3", "--json-out", outdir + ".pytorch.json"]
+        "--steps", "10", "--warmup", "3", "--json-out", outdir + ".pytorch.json"] + gate
 for p in j["measurement"]["plans"]:
     plan = next(q for q in j["plans"] if q["name"] == p["name"])
     argv += ["--plan", "%s=%s" % (p["name"], ",".join(str(r) for r in plan["owner"]))]

@@ -19,11 +19,19 @@ steps each after a barrier (as capture.py times them). A plan's round is the mea
 steps (per step the slowest rank's time), as a round of `tracetwin sweep --measure` is the mean
 of its replayed steps (docs/distributed.md, "Medians and means"); its result the median of its
 rounds. The medians of the steps are reported beside.
+
+With --core-tolerance F the rounds wait for the host's cores as `tracetwin sweep --measure
+--core-tolerance F` waits for them before each replay (docs/sweeps.md, "Cores that slow down one
+at a time"): before each plan's round every core within F of the fast phase (or 30 s), after it
+read again, and the round run again (twice at most) when a core slowed in between; the round read
+least slowed is kept. Rank 0 holds the gauge (`tracetwin host --serve-core-gauge`, one gauge for
+the whole run) while the other ranks wait in the round's first barrier.
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -32,6 +40,48 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "workloads"))
 
 import capture_dist  # noqa: E402
+
+DEFAULT_TRACETWIN = os.path.join(os.path.dirname(HERE), "build", "tracetwin")
+MAX_WAIT_S = 30   # before one round; then it runs anyway (steady_cores_run.h's)
+MAX_RERUNS = 2    # runs again after a round a core slowed in
+
+
+class GaugeError(Exception):
+    """The core gauge could not be started or stopped answering."""
+
+
+class CoreGauge:
+    """`tracetwin host --serve-core-gauge`, held open for the run: one gauge, one fast phase."""
+
+    def __init__(self, tracetwin):
+        try:
+            self.proc = subprocess.Popen([tracetwin, "host", "--serve-core-gauge"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        except OSError as e:
+            raise GaugeError("cannot start %s host --serve-core-gauge: %s" % (tracetwin, e))
+
+    def _ask(self, request):
+        try:
+            self.proc.stdin.write(request + "\n")
+            self.proc.stdin.flush()
+            reply = self.proc.stdout.readline()
+        except OSError:  # a closed pipe: the gauge has gone
+            reply = ""
+        if not reply:
+            raise GaugeError("the core gauge ended (exit %s) on '%s'" % (self.proc.poll(), request))
+        return json.loads(reply)
+
+    def wait(self, tolerance):
+        """Waits for every core within `tolerance`; returns (slowest core, seconds waited)."""
+        r = self._ask("wait %r %r" % (tolerance, MAX_WAIT_S))
+        return r["slowest"], r["waited_s"]
+
+    def read(self):
+        return self._ask("read")["slowest"]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def parse_args(argv):
@@ -44,9 +94,16 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json-out", required=True)
+    ap.add_argument("--core-tolerance", type=float, metavar="F",
+                    help="gate every round on the host's cores, as sweep --measure does")
+    ap.add_argument("--tracetwin", default=os.environ.get("TRACETWIN", DEFAULT_TRACETWIN),
+                    help="the tracetwin binary whose gauge gates the rounds (default $TRACETWIN, "
+                         "else build/tracetwin)")
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.steps < 1 or args.warmup < 0:
         ap.error("--rounds and --steps must be >= 1, --warmup >= 0")
+    if args.core_tolerance is not None and not 1.05 <= args.core_tolerance <= 100:
+        ap.error("--core-tolerance must be within [1.05, 100], as sweep's")  # same bounds
     plans = []
     for text in args.plan:
         name, sep, codes = text.partition("=")
@@ -58,13 +115,48 @@ def parse_args(argv):
     return args, plans
 
 
-def plan_result(name, codes, rounds):
-    """One plan's rounds (each a list of job steps) as the report's entry."""
+def plan_result(name, codes, rounds, slowdowns=None):
+    """One plan's rounds (each a list of job steps) as the report's entry; with the gate, the
+    slowest core each kept round read."""
     means = [statistics.mean(steps) for steps in rounds]
     medians = [statistics.median(steps) for steps in rounds]
-    return {"name": name, "assign": codes, "steps_ms": rounds,
-            "rounds_mean_ms": means, "mean_ms": statistics.median(means),
-            "rounds_median_ms": medians, "median_ms": statistics.median(medians)}
+    result = {"name": name, "assign": codes, "steps_ms": rounds,
+              "rounds_mean_ms": means, "mean_ms": statistics.median(means),
+              "rounds_median_ms": medians, "median_ms": statistics.median(medians)}
+    if slowdowns is not None:
+        result["rounds_core_slowdown"] = slowdowns
+    return result
+
+
+def gated_round(run, tolerance, gauge, agree):
+    """One plan's round on steady cores (steady_cores_run.h's rule, across the ranks): rank 0
+    waits for the cores (`gauge`; None on the others), every rank runs the round (`run` starts
+    with a barrier), rank 0 reads the cores again and `agree` gives every rank its verdict.
+    Returns (the kept round's value, its slowdown, runs, seconds waited)."""
+    kept = None
+    runs = 0
+    waited = 0.0
+    for _ in range(MAX_RERUNS + 1):
+        before = 1.0
+        if gauge is not None:
+            before, w = gauge.wait(tolerance)
+            waited += w
+        value = run()
+        slowdown = agree(max(before, gauge.read()) if gauge is not None else 0.0)
+        runs += 1
+        if kept is None or slowdown < kept[1]:
+            kept = (value, slowdown)
+        if slowdown <= tolerance:
+            break
+    return kept[0], kept[1], runs, waited
+
+
+def broadcast_from_rank0(value):
+    import torch
+    import torch.distributed as dist
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.broadcast(t, 0)
+    return t.item()
 
 
 def run_rank(args, plans):
@@ -80,16 +172,37 @@ def run_rank(args, plans):
         torch.manual_seed(args.seed)  # as capture.py seeds each workload
         steps[name] = dlrm_sweep.build({"sweep": args.sweep, "plan": name, "assign": codes,
                                         "seed": args.seed, "rank": rank, "world_size": world})
+    gated = args.core_tolerance is not None
+    gauge = CoreGauge(args.tracetwin) if gated and rank == 0 else None
     rounds = {name: [] for name, _ in plans}  # per round: the job's steps
+    slowdowns = {name: [] for name, _ in plans}
+    gate = {"tolerance": args.core_tolerance, "runs": 0, "rounds": 0, "unsteady_rounds": 0,
+            "waited_s": 0.0}
+
+    def plan_round(name):
+        capture_dist.barrier()
+        for _ in range(args.warmup):
+            steps[name]()
+        samples = capture.time_steps(steps[name], args.steps, before_step=capture_dist.barrier)
+        return capture_dist.job_timing(samples)["job_steps_ms"]
+
     for r in range(args.rounds):
         order = plans[r % len(plans):] + plans[:r % len(plans)]
         for name, _ in order:
-            capture_dist.barrier()
-            for _ in range(args.warmup):
-                steps[name]()
-            samples = capture.time_steps(steps[name], args.steps,
-                                         before_step=capture_dist.barrier)
-            rounds[name].append(capture_dist.job_timing(samples)["job_steps_ms"])
+            if not gated:
+                rounds[name].append(plan_round(name))
+                continue
+            job, slowdown, runs, waited = gated_round(lambda: plan_round(name),
+                                                      args.core_tolerance, gauge,
+                                                      broadcast_from_rank0)
+            rounds[name].append(job)
+            slowdowns[name].append(slowdown)
+            gate["runs"] += runs
+            gate["rounds"] += 1
+            gate["unsteady_rounds"] += slowdown > args.core_tolerance
+            gate["waited_s"] += waited
+    if gauge is not None:
+        gauge.close()
     if rank == 0:
         doc = {"sweep": args.sweep, "world_size": world, "rounds": args.rounds,
                "steps": args.steps, "warmup": args.warmup, "torch": torch.__version__,
@@ -97,7 +210,11 @@ def run_rank(args, plans):
                          "rank's), as `tracetwin sweep --measure` takes a round's; per plan: the "
                          "median of its rounds (rounds_median_ms, median_ms: the same with each "
                          "round's median step)",
-               "plans": [plan_result(name, codes, rounds[name]) for name, codes in plans]}
+               "plans": [plan_result(name, codes, rounds[name],
+                                     slowdowns[name] if gated else None)
+                         for name, codes in plans]}
+        if gated:
+            doc["core_gate"] = gate
         with open(args.json_out, "w") as f:
             json.dump(doc, f, indent=2)
     capture_dist.finish()
@@ -108,6 +225,11 @@ def main(argv=None):
     if capture_dist.is_rank():
         run_rank(args, plans)
         return 0
+    if args.core_tolerance is not None and not os.access(args.tracetwin, os.X_OK):
+        print("sweep-pytorch.py: error: --core-tolerance needs the tracetwin binary's gauge: %s "
+              "is not an executable (--tracetwin PATH or $TRACETWIN)" % args.tracetwin,
+              file=sys.stderr)
+        return 2
     import yaml
     try:
         with open(args.sweep) as f:
@@ -131,6 +253,12 @@ def main(argv=None):
             p["median_ms"]))
     print("%d plans x %d rounds in %.0f s" % (len(doc["plans"]), args.rounds,
                                              time.monotonic() - started))
+    gate = doc.get("core_gate")
+    if gate:
+        print("core gate: every core within %.2fx of the fast phase; %d runs for %d rounds (%d run "
+              "again), %d rounds kept unsteady, %.0f s waited" % (
+                  gate["tolerance"], gate["runs"], gate["rounds"], gate["runs"] - gate["rounds"],
+                  gate["unsteady_rounds"], gate["waited_s"]))
     return 0
 
 

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/paths.h"
 #include "tests/support/run.h"
@@ -78,6 +80,34 @@ TEST(HostCli, MeasuresEveryCoresSpeed) {
   ASSERT_EQ(text.code, 0) << text.output;
   EXPECT_NE(text.output.find("cores now (the speed gauge's fixed work"), std::string::npos)
       << text.output;
+}
+
+// --serve-core-gauge answers each request on stdin with one JSON line (the
+// gate scripts/sweep-pytorch.py holds open), and ends with its input; an
+// unknown request is an input error that names its line.
+TEST(HostCli, ServesTheCoreGaugeLineByLine) {
+  const testing::CommandRun run = testing::runCommand(
+      "printf 'read\\nwait 100 0\\n' | " + testing::tracetwinBinary() + " host --serve-core-gauge");
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  std::istringstream lines(run.out);
+  std::vector<nlohmann::json> replies;
+  for (std::string line; std::getline(lines, line);) replies.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(replies.size(), 2u) << run.out;
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  for (const nlohmann::json& r : replies) {
+    EXPECT_EQ(int(r.at("slowdowns").size()), CPU_COUNT(&mask)) << r;
+    EXPECT_GE(r.at("slowest").get<double>(), 1.0 - 1e-9) << r;
+  }
+  EXPECT_DOUBLE_EQ(replies[1].at("waited_s").get<double>(), 0.0);  // within 100x at once
+
+  const testing::CommandRun bad = testing::runCommand(
+      "printf 'read\\nwait fast\\n' | " + testing::tracetwinBinary() + " host --serve-core-gauge");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output();
+  EXPECT_NE(bad.err.find("line 2: expected 'wait TOLERANCE MAX_WAIT_S'"), std::string::npos)
+      << bad.err;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;  // line 1's reply
+  EXPECT_EQ(runHost("--serve-core-gauge --json").code, 2);                    // one or the other
 }
 
 TEST(HostCli, ModelsOfAHostLikeThisOneFitAndOfAnotherDoNot) {
