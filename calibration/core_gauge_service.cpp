@@ -31,8 +31,8 @@ Request parseRequest(const std::string& line, int64_t number) {
     ok = true;
   } else if (verb == "wait") {
     r.wait = true;
-    // Like `sweep --core-tolerance`: a tolerance under 1 waits for cores
-    // faster than the fastest reading, which never comes.
+    // A tolerance under 1 would wait for cores faster than the fastest
+    // reading, which never come (`sweep --core-tolerance` asks 1.05 or more).
     ok = static_cast<bool>(words >> r.tolerance >> r.max_wait_s) && std::isfinite(r.tolerance) &&
          r.tolerance >= 1 && std::isfinite(r.max_wait_s) && r.max_wait_s >= 0;
   }

@@ -137,12 +137,11 @@ def gated_round(run, tolerance, gauge, agree):
     runs = 0
     waited = 0.0
     for _ in range(MAX_RERUNS + 1):
-        before = 1.0
         if gauge is not None:
             before, w = gauge.wait(tolerance)
             waited += w
         value = run()
-        slowdown = agree(max(before, gauge.read()) if gauge is not None else 0.0)
+        slowdown = agree(max(before, gauge.read()) if gauge is not None else None)
         runs += 1
         if kept is None or slowdown < kept[1]:
             kept = (value, slowdown)
@@ -152,9 +151,10 @@ def gated_round(run, tolerance, gauge, agree):
 
 
 def broadcast_from_rank0(value):
+    """Rank 0's `value` on every rank (the others pass None)."""
     import torch
     import torch.distributed as dist
-    t = torch.tensor([value], dtype=torch.float64)
+    t = torch.tensor([0.0 if value is None else value], dtype=torch.float64)
     dist.broadcast(t, 0)
     return t.item()
 
