@@ -17,6 +17,7 @@
 #include "calibration/host_probe.h"
 #include "calibration/host_speed_gauge.h"
 #include "calibration/microbench.h"
+#include "calibration/peak_rates.h"
 #include "calibration/repeat_pooling.h"
 #include "predictors/host/between_ops.h"
 #include "predictors/host/code_cold.h"
@@ -161,6 +162,8 @@ struct CalibrationResult {
   // refit: the earlier set's comm model (the comm sweep's, not in the dataset).
   std::shared_ptr<const predictors::KernelModel> kept_comm;
   predictors::DeviceSpec device;
+  // The peak rates probed again after the measurements (runCalibration only).
+  std::optional<PeakRatesRecheck> peak_recheck;
   HostGateSummary host_gate;
   double replay_loop_us = 0;
   predictors::FitReport fit;

@@ -84,15 +84,21 @@ double probeMmFlops(const ProbeOptions& o, core::DType dt, int64_t n) {
   return 2.0 * n * n * n / (us * 1e-6);
 }
 
-ProbeResult probeDevice(const ProbeOptions& o) {
-  ProbeResult out;
-  predictors::DeviceSpec& spec = out.spec;
-  const bool cpu = o.device == "cpu";
+predictors::DeviceSpec probePeakRates(const ProbeOptions& o) {
+  predictors::DeviceSpec spec;
   // The first replay is the device check: "cuda" on a host without a GPU
   // throws UnavailableError here, before anything else is measured.
   spec.peak_flops["float32"] = probeMmFlops(o, core::DType::kFloat32, o.mm_size);
   spec.peak_flops["float64"] = probeMmFlops(o, core::DType::kFloat64, o.mm_size * 3 / 4);
   spec.memory_bandwidth = measureCopyBandwidth(o);
+  return spec;
+}
+
+ProbeResult probeDevice(const ProbeOptions& o) {
+  ProbeResult out;
+  out.spec = probePeakRates(o);
+  predictors::DeviceSpec& spec = out.spec;
+  const bool cpu = o.device == "cpu";
   out.replay_loop_us = cpu ? measureReplayLoopUs(o) : 0.0;
   spec.kind = cpu ? predictors::DeviceKind::kCpu : predictors::DeviceKind::kGpu;
   const HostFacts facts = readHostFacts();

@@ -32,6 +32,11 @@ struct ProbeResult {
 // Throws UnavailableError when the device is absent (from replay).
 ProbeResult probeDevice(const ProbeOptions& options);
 
+// The peak rates alone (float32 and float64 mm FLOP/s, copy_ bandwidth):
+// what probeDevice measures first, and what a calibration measures again
+// after its microbenchmarks (peak_rates.h). Throws as probeDevice.
+predictors::DeviceSpec probePeakRates(const ProbeOptions& options);
+
 // FLOP/s of an n^3 mm of `dtype` replayed on options.device (median of 3
 // iterations after a warm-up): the probe behind the spec's peak_flops.
 double probeMmFlops(const ProbeOptions& options, core::DType dtype, int64_t n);

@@ -95,6 +95,7 @@ void printDevice(const predictors::DeviceSpec& d, double loop_us) {
 
 void printReport(const calibration::CalibrationResult& r) {
   printDevice(r.device, r.replay_loop_us);
+  if (r.peak_recheck) fmt::print("{}\n", calibration::describePeakRecheck(*r.peak_recheck));
   if (r.measure_seconds > 0) {
     fmt::print("\n{:<14} {:>11} {:>9} {:>7} {:>8} {:>13} {:>12} {:>8} {:>8}\n", "microbench",
                "grid points", "replayed", "failed", "repeats", "repeat GMAE", "slow reruns",
