@@ -12,16 +12,16 @@ bool beyondNoise(double first, double again) {
   return first > 0 && again > 0 && std::abs(again / first - 1.0) > kPeakProbeNoise;
 }
 
-std::string readings(const PeakRatesRecheck& c, const char* sep) {
+std::string readings(const PeakRatesRecheck& c) {
   std::string out;
   for (const auto& [dtype, again] : c.again_flops) {
     const auto it = c.first_flops.find(dtype);
     const double first = it == c.first_flops.end() ? 0.0 : it->second;
-    out += fmt::format("{}{} {:.2f} then {:.2f} GFLOP/s", out.empty() ? "" : sep, dtype,
+    out += fmt::format("{}{} {:.2f} then {:.2f} GFLOP/s", out.empty() ? "" : ", ", dtype,
                        first / 1e9, again / 1e9);
   }
   if (c.again_bandwidth > 0) {
-    out += fmt::format("{}memory {:.1f} then {:.1f} GB/s", out.empty() ? "" : sep,
+    out += fmt::format("{}memory {:.1f} then {:.1f} GB/s", out.empty() ? "" : ", ",
                        c.first_bandwidth / 1e9, c.again_bandwidth / 1e9);
   }
   return out;
@@ -53,13 +53,13 @@ PeakRatesRecheck keepFasterPeakRates(predictors::DeviceSpec& kept,
   if (c.changed) {
     kept.sources.push_back(fmt::format(
         "peak rates probed at the start and again after the measurements, the faster kept: {}",
-        readings(c, ", ")));
+        readings(c)));
   }
   return c;
 }
 
 std::string describePeakRecheck(const PeakRatesRecheck& check) {
-  return fmt::format("device probe again after the measurements: {}; {}", readings(check, ", "),
+  return fmt::format("device probe again after the measurements: {}; {}", readings(check),
                      !check.differs  ? "the same within the probe's noise"
                      : check.changed ? "kept the faster (a peak is the most the device does; the "
                                        "slower probe ran while the host was disturbed)"

@@ -10,7 +10,7 @@
 // steady host, ran at 5.9-6.2 all through the run and the calibration before
 // it had probed 5.97; the analytic models and the XGBoost residuals over
 // them read that peak, and the sweep's steps came out 17-40% over
-// (docs/calibration.md, "The device probe").
+// (docs/calibration.md, "The device probe, twice").
 #pragma once
 
 #include <map>
@@ -41,7 +41,8 @@ inline constexpr double kPeakProbeNoise = 0.05;
 PeakRatesRecheck keepFasterPeakRates(predictors::DeviceSpec& kept,
                                      const predictors::DeviceSpec& again);
 
-// "peak float32 3.38 then 5.97 GFLOP/s, ... : kept the faster" for the report.
+// "device probe again after the measurements: float32 3.38 then 5.97 GFLOP/s,
+// ...; kept the faster (...)": the report's line.
 std::string describePeakRecheck(const PeakRatesRecheck& check);
 
 }  // namespace tracetwin::calibration
