@@ -73,10 +73,11 @@ struct CalibrationOptions {
   // CPU only: when > 1, each replay runs while a HostSpeedGauge reading is
   // within this factor of the host's fast phase, and runs again when the host
   // slowed during it (steady_host_gate.h). 0: measure whatever the host does.
-  // Off by default: on the development host the gauge's reference loop
-  // slowed 1.5-3x with a neighbour while ops slowed 5-10%, so gating at 1.25
-  // spent 45 of 60 s waiting and did not lower the repeat GMAE
-  // (docs/calibration.md).
+  // Off by default: where the gauge's reference loop slows with a neighbour
+  // that hardly slows the ops (an earlier development host), gating at 1.25
+  // spent 45 of 60 s waiting and did not lower the repeat GMAE; where whole
+  // passes run ~1.5x (the Zen 5 VM, session 59) a full calibration gated at
+  // 1.25 waited 117 of 1,200 s and cut it 2-8x (docs/calibration.md).
   double host_tolerance = 0;
   // When set, only grid points whose label this (ECMAScript) regular
   // expression finds, e.g. "hardswish|nll": new ops measured for a dataset
