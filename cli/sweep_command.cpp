@@ -221,6 +221,17 @@ std::function<void()> setupSweep(CLI::App& sub) {
                  "and each measured one (replay --settle; default 4)")
       ->check(wholeNumberFor<int64_t>(0))
       ->needs(measure);
+  sub.add_option("--contender-rounds", args->measure_args.contender_rounds,
+                 "--measure: after --rounds over every plan, N more rounds of only the plans "
+                 "measured within --contender-within of the fastest, where the pick-best is "
+                 "decided (default 0: none)")
+      ->check(wholeNumberFor<int64_t>(0))
+      ->needs(measure);
+  sub.add_option("--contender-within", args->measure_args.contender_within,
+                 "--measure --contender-rounds: how close to the fastest a plan races on, as a "
+                 "fraction (default 0.15)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(measure);
   sub.add_option("--measure-device", args->measure_args.device,
                  "--measure: where the replay runs: cpu (Gloo, default) or cuda (a GPU per rank, "
                  "NCCL)")

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,10 +135,14 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   const std::string exe = selfExe();
   fmt::print(
       "\nmeasuring:  {} plans x {} rounds, each `tracetwin replay --nproc {}` ({} "
-      "iterations, each after {} settle iteration(s)), plans alternated round by round; traces "
-      "under {}{}\n",
-      chosen.size(), args.rounds, spec.world_size, args.iters, args.settle, dir,
-      temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
+      "iterations, each after {} settle iteration(s)), plans alternated round by round{}; "
+      "traces under {}{}\n",
+      chosen.size(), args.rounds, spec.world_size, args.iters, args.settle,
+      args.contender_rounds > 0
+          ? fmt::format(", then {} rounds of those within {:.0f}% of the fastest",
+                        args.contender_rounds, 100 * args.contender_within)
+          : "",
+      dir, temp ? " (removed at the end; --emit-traces DIR keeps them)" : "");
   std::vector<std::vector<double>> rounds(chosen.size());
   std::vector<std::vector<double>> slowdowns(chosen.size());  // with the core gate
   const bool gated = args.core_tolerance > 0;
@@ -155,55 +160,88 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   const calibration::SteadyCoresOptions gate{args.core_tolerance};
   int64_t runs = 0, unsteady = 0;
   const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});  // passed on to the replay (run())
-  for (int64_t r = 0; r < args.rounds; ++r) {
-    for (size_t k = 0; k < chosen.size(); ++k) {
-      const size_t i = (k + size_t(r)) % chosen.size();  // A B C, B C A, ...
-      const fs::path report =
-          fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.json";
-      const std::string log =
-          (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
-      const auto replay = [&] {
-        const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
-                            "--device", args.device, "--warmup", "2", "--iters",
-                            std::to_string(args.iters), "--settle", std::to_string(args.settle),
-                            "--index-distribution", side_files[i], "--json-out", report.string()},
-                           log);
-        if (rc != 0) {
-          throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
-                                           chosen[i]->plan.name, rc, log));
-        }
-        std::ifstream in(report);
-        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-        // The mean step over the iterations (docs/distributed.md, "Medians
-        // and means"); reports from before the means have only the median.
-        const char* step_key =
-            j.contains("iteration_ms_mean") ? "iteration_ms_mean" : "iteration_ms_median";
-        if (j.is_discarded() || !j.contains(step_key)) {
-          throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
-                                           chosen[i]->plan.name, report.string()));
-        }
-        return j[step_key].get<double>();
-      };
-      if (gauge) {
-        const calibration::SteadyCoresRun kept =
-            calibration::runOnSteadyCores(*gauge, gate, replay);
-        rounds[i].push_back(kept.value);
-        slowdowns[i].push_back(kept.slowdown);
-        runs += kept.runs;
-        unsteady += kept.steady ? 0 : 1;
-      } else {
-        rounds[i].push_back(replay());
+  // One replay of plan i, its step appended to rounds[i].
+  const auto measureOnce = [&](size_t i) {
+    const fs::path report =
+        fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.json";
+    const std::string log =
+        (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
+    const auto replay = [&] {
+      const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
+                          "--device", args.device, "--warmup", "2", "--iters",
+                          std::to_string(args.iters), "--settle", std::to_string(args.settle),
+                          "--index-distribution", side_files[i], "--json-out", report.string()},
+                         log);
+      if (rc != 0) {
+        throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
+                                         chosen[i]->plan.name, rc, log));
       }
-      fmt::print(stderr, "\rround {}/{}: plan {}/{}   ", r + 1, args.rounds, k + 1,
-                 chosen.size());
+      std::ifstream in(report);
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      // The mean step over the iterations (docs/distributed.md, "Medians
+      // and means"); reports from before the means have only the median.
+      const char* step_key =
+          j.contains("iteration_ms_mean") ? "iteration_ms_mean" : "iteration_ms_median";
+      if (j.is_discarded() || !j.contains(step_key)) {
+        throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
+                                         chosen[i]->plan.name, report.string()));
+      }
+      return j[step_key].get<double>();
+    };
+    if (gauge) {
+      const calibration::SteadyCoresRun kept = calibration::runOnSteadyCores(*gauge, gate, replay);
+      rounds[i].push_back(kept.value);
+      slowdowns[i].push_back(kept.slowdown);
+      runs += kept.runs;
+      unsteady += kept.steady ? 0 : 1;
+    } else {
+      rounds[i].push_back(replay());
     }
+  };
+  // Rounds over `plans` (indices into chosen), rotated: A B C, B C A, ...
+  const auto measureRounds = [&](const std::vector<size_t>& plans, int64_t count,
+                                 const char* what) {
+    for (int64_t r = 0; r < count; ++r) {
+      for (size_t k = 0; k < plans.size(); ++k) {
+        measureOnce(plans[(k + size_t(r)) % plans.size()]);
+        fmt::print(stderr, "\r{} {}/{}: plan {}/{}   ", what, r + 1, count, k + 1, plans.size());
+      }
+    }
+  };
+  std::vector<size_t> every(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) every[i] = i;
+  measureRounds(every, args.rounds, "round");
+  const auto medians = [&] {
+    std::vector<double> out;
+    for (const std::vector<double>& r : rounds) out.push_back(core::median(r));
+    return out;
+  };
+  nlohmann::json contenders;
+  if (args.contender_rounds > 0) {
+    const std::vector<double> before = medians();
+    const std::vector<size_t> close = sweep::closeContenders(before, args.contender_within);
+    std::vector<std::string> names;
+    for (size_t i : close) names.push_back(chosen[i]->plan.name);
+    fmt::print(stderr, "\n");
+    if (close.size() >= 2) {
+      fmt::print(
+          "racing:     {} within {:.0f}% of the fastest after {} rounds: {} more rounds "
+          "of them\n",
+          fmt::join(names, ", "), 100 * args.contender_within, args.rounds, args.contender_rounds);
+      measureRounds(close, args.contender_rounds, "racing round");
+    } else {
+      fmt::print("racing:     none: {} leads the others by more than {:.0f}% after {} rounds\n",
+                 names.front(), 100 * args.contender_within, args.rounds);
+    }
+    contenders = {{"within", args.contender_within},
+                  {"rounds", close.size() >= 2 ? args.contender_rounds : 0},
+                  {"plans", names},
+                  {"medians_before", before}};
   }
   fmt::print(stderr, "\n");
-  std::vector<double> predicted, measured;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    predicted.push_back(chosen[i]->predicted_ms);
-    measured.push_back(core::median(rounds[i]));
-  }
+  std::vector<double> predicted;
+  for (size_t i = 0; i < chosen.size(); ++i) predicted.push_back(chosen[i]->predicted_ms);
+  const std::vector<double> measured = medians();
   const sweep::PickBest best = sweep::pickBest(predicted, measured);
   const double tau = sweep::kendallTau(predicted, measured);
   fmt::print("\n{:<24} {:>13} {:>12} {:>22}\n", "plan", "predicted ms", "measured ms",
@@ -239,13 +277,13 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       }
     }
     const sweep::PairedRounds pr =
-        sweep::compareRounds(rounds[best.measured_best], rounds[against]);
+        sweep::compareCommonRounds(rounds[best.measured_best], rounds[against]);
     fmt::print(
         "rounds:      the measured best {} was faster than {} {} in {} of {} rounds "
         "(sign test p = {:.3f}: {})\n",
         chosen[best.measured_best]->plan.name,
         against == best.predicted_best ? "the predicted best" : "the runner-up",
-        chosen[against]->plan.name, pr.faster, rounds[against].size(), pr.sign_test_p,
+        chosen[against]->plan.name, pr.faster, pr.faster + pr.slower + pr.ties, pr.sign_test_p,
         pr.sign_test_p < 0.05 ? "beyond the host's drift"
                               : "not beyond the host's drift at these rounds");
     paired = {{"plan", chosen[best.measured_best]->plan.name},
@@ -257,7 +295,8 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   }
   nlohmann::json core_gate;
   if (gauge) {
-    const int64_t kept = args.rounds * int64_t(chosen.size());
+    int64_t kept = 0;
+    for (const std::vector<double>& r : rounds) kept += int64_t(r.size());
     fmt::print(
         "core gate:  every core within {:.2f}x of the fast phase; {} replays for {} "
         "rounds ({} run again), {} rounds kept unsteady, {:.0f} s waited (cores now: {})\n",
@@ -279,6 +318,7 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                         {"gap", best.gap},
                         {"kendall_tau", tau}};
   if (!paired.is_null()) out["paired_rounds"] = std::move(paired);
+  if (!contenders.is_null()) out["contenders"] = std::move(contenders);
   if (gauge) out["core_gate"] = std::move(core_gate);
   return out;
 }

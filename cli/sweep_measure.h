@@ -34,6 +34,14 @@ struct MeasureArgs {
   // this of the fast phase and runs again when one slowed during it
   // (calibration/steady_cores_run.h); 0: off.
   double core_tolerance = 0;
+  // Racing: after `rounds` over every plan, this many more rounds of the
+  // plans measured within `contender_within` of the fastest (0: none). Where
+  // the pick-best is decided the top plans are often within the host's
+  // drift of each other, and a round of two plans costs less than one of five.
+  // 15%: set 4 of configs/sweeps/host3 spread its rounds 12% with every core
+  // steady (docs/sweeps.md, "Session 58").
+  int64_t contender_rounds = 0;
+  double contender_within = 0.15;
 };
 
 // Throws UsageError for options that cannot go together (before any work).
@@ -42,9 +50,10 @@ void checkMeasureArgs(const MeasureArgs& args);
 // Measures the chosen plans of `ranked`, prints the comparison and returns
 // it as JSON {plans: [{name, predicted_ms, measured_ms, rounds_ms,
 // rounds_core_slowdown (with core_tolerance)}], rounds, iters, settle,
+// contenders (with contender_rounds: {within, rounds, plans, medians_before}),
 // best_predicted, best_measured, pick_best, gap, kendall_tau, paired_rounds
-// (two plans or more: sweep::compareRounds of the measured best against the
-// predicted best or the runner-up), core_gate (with core_tolerance)}.
+// (two plans or more: sweep::compareCommonRounds of the measured best against
+// the predicted best or the runner-up), core_gate (with core_tolerance)}.
 nlohmann::json measurePlans(const sweep::SweepSpec& spec,
                             const std::vector<sweep::PlanResult>& ranked,
                             const MeasureArgs& args);

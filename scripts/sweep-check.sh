@@ -8,7 +8,8 @@
 # plans, as the replay's) and the replayed ranking is compared with PyTorch's.
 #   scripts/sweep-check.sh [--rounds R] [--pytorch] [--out DIR] [--sets "1 2 ..."] [--summary]
 #                          [--models DIR] [--dir configs/sweeps/host3] [--core-tolerance F]
-#                          [--settle N] [--iters N]
+#                          [--settle N] [--iters N] [--contender-rounds N] [--contender-within F]
+#                          [--pytorch-rounds N]
 # (--models: the model set to predict with, default data/models/host; the host check of issue 35
 #  adds the comm model measured here: `tracetwin calibrate --families comm --out DIR` on a copy)
 # (--dir: the folder of setK.yaml files, default configs/sweeps/host2; host3 holds 10 sets
@@ -24,11 +25,15 @@
 # (--iters N: the replays' measured iterations per plan and round, `sweep --measure-iters`; default
 #  sweep's 20. The host drifts between rounds more than within one, so fewer iterations buy more
 #  rounds in the same time: session 58 ran --rounds 6 --iters 8)
+# (--contender-rounds N, --contender-within F: after --rounds over every plan, N more rounds of the
+#  plans within F of the fastest, `sweep --contender-rounds`; docs/sweeps.md "Racing the close plans")
+# (--pytorch-rounds N: PyTorch's rounds over every plan, default --rounds; with racing the replay's
+#  close plans run --rounds plus --contender-rounds)
 # (--summary: only the table of what DIR holds, e.g. after a run cut short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3; pytorch=0; out=/tmp/sweep-check; summary_only=0; sets="1 2 3 4 5 6 7 8"
-models=data/models/host; dir=configs/sweeps/host2; gate=(); settle=(); iters=()
+models=data/models/host; dir=configs/sweeps/host2; gate=(); settle=(); iters=(); race=(); pytorch_rounds=
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2;;
@@ -41,7 +46,10 @@ while [ $# -gt 0 ]; do
     --core-tolerance) gate=(--core-tolerance "$2"); shift 2;;
     --settle) settle=(--measure-settle "$2"); shift 2;;
     --iters) iters=(--measure-iters "$2"); shift 2;;
-    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F] [--settle N] [--iters N]" >&2; exit 2;;
+    --contender-rounds) race+=(--contender-rounds "$2"); shift 2;;
+    --contender-within) race+=(--contender-within "$2"); shift 2;;
+    --pytorch-rounds) pytorch_rounds="$2"; shift 2;;
+    *) echo "usage: $0 [--rounds R] [--pytorch] [--out DIR] [--sets \"1 2 ...\"] [--summary] [--models DIR] [--dir DIR] [--core-tolerance F] [--settle N] [--iters N] [--contender-rounds N] [--contender-within F] [--pytorch-rounds N]" >&2; exit 2;;
   esac
 done
 mkdir -p "$out"
@@ -50,9 +58,9 @@ mkdir -p "$out"
   set_name=$(basename "$f" .yaml)
   echo "== $set_name (load average $(cut -d' ' -f1 /proc/loadavg))"
   "${TRACETWIN:-build/tracetwin}" sweep "$f" --models "$models" --measure --all --rounds "$rounds" \
-    "${gate[@]}" "${settle[@]}" "${iters[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
+    "${gate[@]}" "${settle[@]}" "${iters[@]}" "${race[@]}" --emit-traces "$out/$set_name" --json-out "$out/$set_name.json" | sed -n '/^plan /,$p'
   if [ "$pytorch" = 1 ]; then
-    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "$rounds" "${gate[@]}" <<'PY'
+    /usr/bin/python3 - "$out/$set_name.json" "$f" "$out/$set_name" "${pytorch_rounds:-$rounds}" "${gate[@]}" <<'PY'
 import json, subprocess, sys
 report, sweep, outdir, rounds = sys.argv[1:5]
 gate = sys.argv[5:]  # --core-tolerance F, passed on: PyTorch's rounds wait for the same cores

@@ -45,6 +45,17 @@ PickBest pickBest(const std::vector<double>& predicted, const std::vector<double
   return p;
 }
 
+std::vector<size_t> closeContenders(const std::vector<double>& measured, double within) {
+  if (measured.empty()) throw UsageError("closeContenders: no measured plans");
+  if (!(within >= 0)) throw UsageError(fmt::format("closeContenders: within {} < 0", within));
+  const double fastest = *std::min_element(measured.begin(), measured.end());
+  std::vector<size_t> out;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (measured[i] <= fastest * (1 + within)) out.push_back(i);
+  }
+  return out;
+}
+
 PairedRounds compareRounds(const std::vector<double>& first, const std::vector<double>& second) {
   if (first.size() != second.size()) {
     throw UsageError(
@@ -71,6 +82,13 @@ PairedRounds compareRounds(const std::vector<double>& first, const std::vector<d
   }
   out.sign_test_p = std::min(1.0, tail / std::pow(2.0, double(n)));
   return out;
+}
+
+PairedRounds compareCommonRounds(const std::vector<double>& first,
+                                 const std::vector<double>& second) {
+  const size_t n = std::min(first.size(), second.size());
+  return compareRounds(std::vector<double>(first.begin(), first.begin() + ptrdiff_t(n)),
+                       std::vector<double>(second.begin(), second.begin() + ptrdiff_t(n)));
 }
 
 }  // namespace tracetwin::sweep

@@ -22,6 +22,14 @@ struct PickBest {
 PickBest pickBest(const std::vector<double>& predicted, const std::vector<double>& measured,
                   double tolerance = 0.03);
 
+// Racing the close plans (`sweep --measure --contender-rounds N`): the plans
+// whose measured step is within `within` (0.10: 10%) of the fastest, the
+// fastest among them, in index order. After the first rounds these are the
+// plans whose order the host's drift can still turn, so the measurement's
+// remaining rounds are spent on them rather than on plans already far behind.
+// Throws UsageError on an empty series or a negative `within`.
+std::vector<size_t> closeContenders(const std::vector<double>& measured, double within);
+
 // Two plans' steps round by round. `--measure` runs every plan once per round
 // (A B C, B C A, ...), so one round's steps share the host's phase and are
 // compared as pairs: whether one plan is faster than another beyond the
@@ -37,7 +45,10 @@ struct PairedRounds {
   // deciding rounds (5 of 5: 0.031; 4 of 4: 0.0625; 7 of 8: 0.035).
   double sign_test_p = 1;
 };
-// Throws UsageError when the series differ in length.
+// Throws UsageError when the series differ in length (compareCommonRounds
+// takes the rounds both plans ran: the first min(size) of each).
 PairedRounds compareRounds(const std::vector<double>& first, const std::vector<double>& second);
+PairedRounds compareCommonRounds(const std::vector<double>& first,
+                                 const std::vector<double>& second);
 
 }  // namespace tracetwin::sweep

@@ -58,5 +58,25 @@ TEST(MeasureStats, PairedRoundsCountRoundsAndTestTheirSigns) {
   EXPECT_THROW(compareRounds({1, 2}, {1}), UsageError);
 }
 
+TEST(MeasureStats, CloseContendersAreThePlansWithinTheMarginOfTheFastest) {
+  // 10.0 is the fastest; 10.9 is within 10% of it, 11.1 is not.
+  EXPECT_EQ(closeContenders({11.1, 10.0, 10.9, 20.0}, 0.10), (std::vector<size_t>{1, 2}));
+  // A clear winner races no one; a margin of 0 keeps only exact ties.
+  EXPECT_EQ(closeContenders({10.0, 15.0}, 0.10), (std::vector<size_t>{0}));
+  EXPECT_EQ(closeContenders({10.0, 10.0, 10.1}, 0.0), (std::vector<size_t>{0, 1}));
+  EXPECT_THROW(closeContenders({}, 0.1), UsageError);
+  EXPECT_THROW(closeContenders({1.0}, -0.1), UsageError);
+}
+
+TEST(MeasureStats, CommonRoundsCompareTheRoundsBothPlansRan) {
+  // The raced plan ran two more rounds (both slower); only the first three,
+  // run beside the other plan's, are paired.
+  const PairedRounds p = compareCommonRounds({1, 1, 3, 9, 9}, {2, 2, 2});
+  EXPECT_EQ(p.faster, 2u);
+  EXPECT_EQ(p.slower, 1u);
+  EXPECT_EQ(compareCommonRounds({2, 2, 2}, {1, 1, 3, 0, 0}).faster, 1u);
+  EXPECT_EQ(compareCommonRounds({}, {1}).faster + compareCommonRounds({}, {1}).slower, 0u);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep
