@@ -23,8 +23,8 @@ PickBest pickBest(const std::vector<double>& predicted, const std::vector<double
                   double tolerance = 0.03);
 
 // Racing the close plans (`sweep --measure --contender-rounds N`): the plans
-// whose measured step is within `within` (0.10: 10%) of the fastest, the
-// fastest among them, in index order. After the first rounds these are the
+// whose measured step is within `within` (sweep's default 0.15: 15%) of the
+// fastest, the fastest among them, in index order. After the first rounds these are the
 // plans whose order the host's drift can still turn, so the measurement's
 // remaining rounds are spent on them rather than on plans already far behind.
 // Throws UsageError on an empty series or a negative `within`.
