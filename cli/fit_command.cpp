@@ -169,11 +169,16 @@ void runFit(const FitArgs& args) {
       }
       const UnprofiledOverheads unprofiled = unprofiledOverheads(et, timeline, kineto);
       fmt::print("{}\n", unprofiled.note);
+      using Correction = core::kineto::OverheadCollector::Correction;
       overheads.addTrace(kineto, core::kineto::operatorsOfGraph(graph), unprofiled.host_us,
-                         /*borrow_correction=*/true);
+                         unprofiled.device_bound ? Correction::kToSpanAtMost : Correction::kBorrow);
       if (unprofiled.host_us > 0)
-        fmt::print("  T1-T5 samples: {:.3f} us per profiler record off, then x{:.3f}\n",
-                   overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale);
+        fmt::print("  T1-T5 samples: {}{:.3f} us per profiler record off, then x{:.3f}{}\n",
+                   unprofiled.device_bound ? "at least " : "",
+                   overheads.lastCorrection().per_event_us, overheads.lastCorrection().scale,
+                   unprofiled.device_bound
+                       ? " (device-bound: the least the profiler cost, see below)"
+                       : "");
       else
         fmt::print("  T1-T5 samples: the corrected traces' median cost per record off (below)\n");
     }
@@ -192,6 +197,12 @@ void runFit(const FitArgs& args) {
   }
   if (samples.empty()) {
     throw InputError("fit: no op of these traces has recorded kernels to learn from");
+  }
+  if (const int at_most = overheads.atMostTracesBorrowing(); at_most > 0) {
+    fmt::print(
+        "T1-T5 samples of {} device-bound trace(s): {:.3f} us per profiler record off, the median "
+        "of the traces corrected to their step, which takes off more than their own\n",
+        at_most, overheads.borrowedPerRecordUs());
   }
   if (overheads.borrowingTraces() > 0) {
     fmt::print(

@@ -23,6 +23,7 @@ UnprofiledOverheads unprofiledOverheads(const std::string& et_path,
                                      core::kineto::HostTimeFor::kPrediction);
   if (h.profiler_us_per_event > 0 || h.profiler_scale != 1.0) {
     out.host_us = h.span_ms * 1000.0;
+    out.device_bound = h.device_bound;
     out.note = fmt::format(
         "{}: T1-T5 of the unprofiled step: the profiler's cost taken off (host span {:.3f} ms "
         "profiled{}, {:.3f} ms unprofiled{})",

@@ -13,8 +13,9 @@
 namespace tracetwin::cli {
 
 struct UnprofiledOverheads {
-  double host_us = 0;  // the unprofiled host span; 0: no correction
-  std::string note;    // for the command's output
+  double host_us = 0;         // the unprofiled host span; 0: no correction
+  bool device_bound = false;  // host_us is the longest host span the step allows
+  std::string note;           // for the command's output
 };
 
 // `et_path`'s meta file (scripts/capture.py) gives the unprofiled step; none: no correction.

@@ -85,18 +85,29 @@ struct OverheadTable {
 // sum to that span. 0 keeps the samples as recorded.
 class OverheadCollector {
  public:
-  // `unprofiled_host_us` > 0: the samples are corrected to that host span
-  // (profilerCorrection). Else, with `borrow_correction` (the step does not
-  // tell the host span: its kernels fill it), they wait for finish(), which
-  // takes off the median per-record cost of the traces that were corrected.
+  // How a trace's samples lose the profiler's cost.
+  enum class Correction {
+    // To `unprofiled_host_us` (profilerCorrection); as recorded when it is 0.
+    kToSpan,
+    // The step does not tell the host span (its kernels fill it): at
+    // finish(), the median per-record cost of the traces corrected to a span.
+    kBorrow,
+    // `unprofiled_host_us` is the longest host span the step's kernels allow
+    // (a device-bound step: any shorter host gives the same step), so the
+    // correction to it is the least the profiler can have cost. At finish(),
+    // that or kBorrow's, whichever leaves the smaller host time.
+    kToSpanAtMost,
+  };
   void addTrace(const KinetoTrace& trace, const OperatorPredicate& is_operator,
-                double unprofiled_host_us = 0, bool borrow_correction = false);
+                double unprofiled_host_us = 0, Correction correction = Correction::kToSpan);
   // The correction the last addTrace applied (none: 0 per record, scale 1).
   const ProfilerCorrection& lastCorrection() const { return last_correction_; }
   // What finish() takes off per profiler record of the traces waiting for
-  // a borrowed correction (0: none waits, or no trace was corrected).
+  // a borrowed correction (0: none waits, or no trace was corrected to a span).
   double borrowedPerRecordUs() const;
   int borrowingTraces() const { return static_cast<int>(borrowing_.size()); }
+  // kToSpanAtMost traces whose samples finish() corrects by the borrowed cost.
+  int atMostTracesBorrowing() const;
   OverheadTable finish() const;
   int64_t topLevelOps() const { return top_level_ops_; }
 
@@ -113,7 +124,11 @@ class OverheadCollector {
   };
   void store(const PendingSample& p, double us, std::array<Samples, 5>& samples,
              Samples& no_kernel) const;
+  // Whether the borrowed cost leaves `trace` less host time than `own`.
+  bool takesBorrowed(const std::vector<PendingSample>& trace, const ProfilerCorrection& own) const;
   std::vector<std::vector<PendingSample>> borrowing_;  // traces waiting for finish()
+  // kToSpanAtMost traces with their correction to the span, for finish().
+  std::vector<std::pair<std::vector<PendingSample>, ProfilerCorrection>> at_most_;
   std::vector<double> per_record_us_;                  // of each corrected trace
   std::vector<std::string> sources_;
   std::array<Samples, 5> samples_;

@@ -165,7 +165,8 @@ TEST(Overheads, ATraceWithoutAnUnprofiledSpanBorrowsTheCorrectedTracesCostPerRec
   // first also has the x130/135 scale.
   OverheadCollector collector;
   collector.addTrace(profiledStep(), defaultOperatorPredicate(), 130);
-  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 0, /*borrow_correction=*/true);
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 0,
+                     OverheadCollector::Correction::kBorrow);
   EXPECT_EQ(collector.borrowingTraces(), 1);
   EXPECT_DOUBLE_EQ(collector.borrowedPerRecordUs(), 10);
   const OverheadTable t = collector.finish();
@@ -177,10 +178,48 @@ TEST(Overheads, ATraceWithoutAnUnprofiledSpanBorrowsTheCorrectedTracesCostPerRec
 
   // With no corrected trace to borrow from, the samples stay as recorded.
   OverheadCollector alone;
-  alone.addTrace(profiledStep(), defaultOperatorPredicate(), 0, /*borrow_correction=*/true);
+  alone.addTrace(profiledStep(), defaultOperatorPredicate(), 0,
+                 OverheadCollector::Correction::kBorrow);
   EXPECT_DOUBLE_EQ(alone.borrowedPerRecordUs(), 0);
   EXPECT_DOUBLE_EQ(alone.finish().t[1].at("aten::mm").median, 30);
 }
+TEST(Overheads, ADeviceBoundTracesCorrectionIsAFloorTheBorrowedCostMayRaise) {
+  using Correction = OverheadCollector::Correction;
+  // The corrected step takes 10 us off per record. A device-bound copy whose
+  // step allows a host span of up to 165 us takes (170 - 165) / 4 = 1.25 us
+  // off its own records; the borrowed 10 us leaves 135 us, less, and wins:
+  // its samples are the borrowing copy's of the test above.
+  OverheadCollector collector;
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 130);
+  collector.addTrace(profiledStep(), defaultOperatorPredicate(), 165, Correction::kToSpanAtMost);
+  EXPECT_DOUBLE_EQ(collector.lastCorrection().per_event_us, 1.25);
+  EXPECT_EQ(collector.atMostTracesBorrowing(), 1);
+  EXPECT_EQ(collector.borrowingTraces(), 0);
+  EXPECT_DOUBLE_EQ(collector.borrowedPerRecordUs(), 10);
+  OverheadTable t = collector.finish();
+  EXPECT_DOUBLE_EQ(t.t[1].at("aten::mm").median, (10 * 130.0 / 135.0 + 10) / 2);
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median, (40 * 130.0 / 135.0 + 40) / 2);
+
+  // A span of 100 us takes 17.5 us off per record (117.5 left, x100/117.5):
+  // less host time than the borrowed cost leaves, so it stays.
+  OverheadCollector tighter;
+  tighter.addTrace(profiledStep(), defaultOperatorPredicate(), 130);
+  tighter.addTrace(profiledStep(), defaultOperatorPredicate(), 100, Correction::kToSpanAtMost);
+  EXPECT_EQ(tighter.atMostTracesBorrowing(), 0);
+  t = tighter.finish();
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median,
+                   (40 * 130.0 / 135.0 + (50 - 17.5) * 100 / 117.5) / 2);
+
+  // Alone, with nothing to borrow, it keeps its own correction, and its
+  // table is charged by the mean like any corrected one.
+  OverheadCollector alone;
+  alone.addTrace(profiledStep(), defaultOperatorPredicate(), 165, Correction::kToSpanAtMost);
+  EXPECT_EQ(alone.atMostTracesBorrowing(), 0);
+  t = alone.finish();
+  EXPECT_TRUE(t.charge_mean);
+  EXPECT_DOUBLE_EQ(t.t[4].at("aten::view").median, 50 - 1.25);  // 165 left: no scale
+}
+
 TEST(Overheads, BlockingInASyncIsNotCpuOverhead) {
   // aten::to copies to the host and waits 600 us in cudaStreamSynchronize
   // for its stream (on a rank of a job: for its peers' collective); item
