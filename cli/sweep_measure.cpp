@@ -160,17 +160,23 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   const calibration::SteadyCoresOptions gate{args.core_tolerance};
   int64_t runs = 0, unsteady = 0;
   const StopOnSignal stop({SIGINT, SIGTERM, SIGHUP});  // passed on to the replay (run())
-  // One replay of plan i, its step appended to rounds[i].
+  // One replay of plan i, its step appended to rounds[i]. Each attempt
+  // writes PLAN/replay.roundR.tryT.{json,log}; the kept one (the core gate
+  // may run a round again) becomes PLAN/replay.roundR.{json,log}.
+  const auto planDir = [&](size_t i) {
+    return fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name);
+  };
   const auto measureOnce = [&](size_t i) {
-    const fs::path report =
-        fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.json";
-    const std::string log =
-        (fs::path(dir) / sweep::planDirectoryName(chosen[i]->plan.name) / "replay.log").string();
+    const fs::path round_stem = planDir(i) / fmt::format("replay.round{}", rounds[i].size());
+    std::vector<std::pair<double, std::string>> attempts;  // step, file stem
     const auto replay = [&] {
+      const std::string stem = fmt::format("{}.try{}", round_stem.string(), attempts.size());
+      const std::string report = stem + ".json";
+      const std::string log = stem + ".log";
       const int rc = run({exe, "replay", patterns[i], "--nproc", std::to_string(spec.world_size),
                           "--device", args.device, "--warmup", "2", "--iters",
                           std::to_string(args.iters), "--settle", std::to_string(args.settle),
-                          "--index-distribution", side_files[i], "--json-out", report.string()},
+                          "--index-distribution", side_files[i], "--json-out", report},
                          log);
       if (rc != 0) {
         throw RuntimeFailure(fmt::format("replay of plan {} failed (exit {}): see {}",
@@ -183,19 +189,34 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       const char* step_key =
           j.contains("iteration_ms_mean") ? "iteration_ms_mean" : "iteration_ms_median";
       if (j.is_discarded() || !j.contains(step_key)) {
-        throw RuntimeFailure(fmt::format("replay of plan {} wrote no step: {}",
-                                         chosen[i]->plan.name, report.string()));
+        throw RuntimeFailure(
+            fmt::format("replay of plan {} wrote no step: {}", chosen[i]->plan.name, report));
       }
-      return j[step_key].get<double>();
+      attempts.emplace_back(j[step_key].get<double>(), stem);
+      return attempts.back().first;
     };
+    double step = 0;
     if (gauge) {
       const calibration::SteadyCoresRun kept = calibration::runOnSteadyCores(*gauge, gate, replay);
-      rounds[i].push_back(kept.value);
+      step = kept.value;
       slowdowns[i].push_back(kept.slowdown);
       runs += kept.runs;
       unsteady += kept.steady ? 0 : 1;
     } else {
-      rounds[i].push_back(replay());
+      step = replay();
+    }
+    rounds[i].push_back(step);
+    bool kept_one = false;
+    for (const auto& [value, stem] : attempts) {
+      const bool keep = !kept_one && value == step;
+      kept_one = kept_one || keep;
+      for (const char* ext : {".json", ".log"}) {
+        std::error_code ec;  // a file that is gone is no reason to stop the sweep
+        if (keep)
+          fs::rename(stem + ext, round_stem.string() + ext, ec);
+        else
+          fs::remove(stem + ext, ec);
+      }
     }
   };
   // Rounds over `plans` (indices into chosen), rotated: A B C, B C A, ...
@@ -242,6 +263,17 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
   std::vector<double> predicted;
   for (size_t i = 0; i < chosen.size(); ++i) predicted.push_back(chosen[i]->predicted_ms);
   const std::vector<double> measured = medians();
+  // PLAN/replay.json: the round nearest the plan's measured step.
+  std::vector<size_t> median_rounds;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    median_rounds.push_back(sweep::roundNearestMedian(rounds[i]));
+    const fs::path from = planDir(i) / fmt::format("replay.round{}", median_rounds.back());
+    for (const char* ext : {".json", ".log"}) {
+      std::error_code ec;
+      fs::copy_file(from.string() + ext, planDir(i) / (std::string("replay") + ext),
+                    fs::copy_options::overwrite_existing, ec);
+    }
+  }
   const sweep::PickBest best = sweep::pickBest(predicted, measured);
   const double tau = sweep::kendallTau(predicted, measured);
   fmt::print("\n{:<24} {:>13} {:>12} {:>22}\n", "plan", "predicted ms", "measured ms",
@@ -255,7 +287,8 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
     plans.push_back({{"name", chosen[i]->plan.name},
                      {"predicted_ms", predicted[i]},
                      {"measured_ms", measured[i]},
-                     {"rounds_ms", rounds[i]}});
+                     {"rounds_ms", rounds[i]},
+                     {"median_round", median_rounds[i]}});
     if (gauge) plans.back()["rounds_core_slowdown"] = slowdowns[i];
   }
   fmt::print("\npick-best:  {} (predicted best {} measures {:.3f} ms, {:+.1f}% against the "

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "core/statistics.h"
 
 namespace tracetwin::sweep {
 
@@ -89,6 +90,15 @@ PairedRounds compareCommonRounds(const std::vector<double>& first,
   const size_t n = std::min(first.size(), second.size());
   return compareRounds(std::vector<double>(first.begin(), first.begin() + ptrdiff_t(n)),
                        std::vector<double>(second.begin(), second.begin() + ptrdiff_t(n)));
+}
+
+size_t roundNearestMedian(const std::vector<double>& rounds) {
+  if (rounds.empty()) throw UsageError("roundNearestMedian: no rounds");
+  const double middle = core::median(rounds);
+  size_t nearest = 0;
+  for (size_t r = 1; r < rounds.size(); ++r)
+    if (std::abs(rounds[r] - middle) < std::abs(rounds[nearest] - middle)) nearest = r;
+  return nearest;
 }
 
 }  // namespace tracetwin::sweep

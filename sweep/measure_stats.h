@@ -51,4 +51,9 @@ PairedRounds compareRounds(const std::vector<double>& first, const std::vector<d
 PairedRounds compareCommonRounds(const std::vector<double>& first,
                                  const std::vector<double>& second);
 
+// The round whose step is nearest the rounds' median (the plan's measured
+// step), the earliest among equals: the round `--measure` keeps as the plan's
+// `replay.json`. Throws UsageError on an empty series.
+size_t roundNearestMedian(const std::vector<double>& rounds);
+
 }  // namespace tracetwin::sweep

@@ -78,5 +78,12 @@ TEST(MeasureStats, CommonRoundsCompareTheRoundsBothPlansRan) {
   EXPECT_EQ(compareCommonRounds({}, {1}).faster + compareCommonRounds({}, {1}).slower, 0u);
 }
 
+TEST(MeasureStats, TheKeptRoundIsTheOneNearestTheMedian) {
+  EXPECT_EQ(roundNearestMedian({5, 1, 3}), 2u);      // the median itself
+  EXPECT_EQ(roundNearestMedian({1, 4, 10, 6}), 1u);  // median 5: 4 and 6 tie, the earlier
+  EXPECT_EQ(roundNearestMedian({7}), 0u);
+  EXPECT_THROW(roundNearestMedian({}), UsageError);
+}
+
 }  // namespace
 }  // namespace tracetwin::sweep
