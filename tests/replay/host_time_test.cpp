@@ -197,6 +197,18 @@ TEST(HostTimePlanner, TheHostScaleScalesTheOriginalNotTheReplay) {
   EXPECT_EQ(over.use.ops_over, 1);
   EXPECT_DOUBLE_EQ(over.use.behind_ms, 4 / 1000.0) << "nothing after it to take it off";
   EXPECT_DOUBLE_EQ(over.use.absorbed_ms, 0.0);
+  // That step measures the replay, not a host five times as fast: said so.
+  ASSERT_EQ(over.use.notes.size(), 1u);
+  EXPECT_NE(over.use.notes[0].find("at --host-scale 0.2 the replay's own calls (0.024 ms) outlast "
+                                   "the host time asked for (0.020 ms)"),
+            std::string::npos)
+      << over.use.notes[0];
+  EXPECT_TRUE(plan.use.notes.empty()) << "x0.5 leaves room for waits";
+  // At the original's own speed an overrun is the replay being slower, reported as such.
+  HostTimePlanner same({op(1, HostTarget{10, 10})}, 1.0);
+  row(same, {{4, 24}});
+  EXPECT_GT(same.plan().use.behind_ms, 0.0);
+  EXPECT_TRUE(same.plan().use.notes.empty());
 }
 
 // Waiting for other ranks is the collectives' own (host_time.h): a
