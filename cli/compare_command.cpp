@@ -21,6 +21,7 @@
 #include "calibration/host_speed.h"
 #include "cli/command_registry.h"
 #include "cli/compare_ranks.h"
+#include "cli/core_gate.h"
 #include "cli/host_cores_option.h"
 #include "cli/host_malloc.h"
 #include "cli/index_distribution_option.h"
@@ -59,6 +60,7 @@ struct CompareArgs {
   std::string timeline;  // --timeline FILE
   std::string kineto;    // the original's Kineto trace, for the timeline
   std::string index_distribution;  // --index-distribution
+  double core_tolerance = 0;       // --core-tolerance: the replay on steady cores
 };
 
 struct FamilyRow {
@@ -295,6 +297,13 @@ void runCompare(const CompareArgs& a) {
         "--host-cores applies with --nproc N (the ranks' shared cores); one rank is "
         "predicted with a host of its own");
   }
+  if (a.core_tolerance > 0 && a.options.device != "cpu") {
+    // The gauge reads the host's cores; a GPU's step has its own clock.
+    throw UsageError(fmt::format(
+        "--core-tolerance gates a CPU replay on this host's cores; a {} replay's step is the "
+        "device's",
+        a.options.device));
+  }
   if (a.nproc > 0) {
     CompareRanksArgs r;
     r.trace = a.trace;
@@ -312,6 +321,7 @@ void runCompare(const CompareArgs& a) {
     r.timeline = a.timeline;
     r.index_distribution = a.index_distribution;
     r.host_speed_check = a.host_speed_check;
+    r.core_tolerance = a.core_tolerance;
     compareRanks(r);
     return;
   }
@@ -329,7 +339,21 @@ void runCompare(const CompareArgs& a) {
   for (const std::string& note : distributions.notes) fmt::print("note: {}\n", note);
   replay::ReplayOptions replay_options = a.options;
   replay_options.index_zipf = distributions.index_zipf;
-  const replay::UntracedTiming timing = replay::replayWithUntracedTiming(graph, replay_options);
+  std::vector<replay::UntracedTiming> timings;  // with --core-tolerance, one per attempt
+  int kept = 0;
+  std::optional<CoreGateRun> gate;
+  if (a.core_tolerance > 0) {
+    gate = runOnSteadyCoresHere(
+        a.core_tolerance,
+        [&] {
+          timings.push_back(replay::replayWithUntracedTiming(graph, replay_options));
+          return timings.back().result.iteration_ms_median;
+        },
+        &kept);
+  } else {
+    timings.push_back(replay::replayWithUntracedTiming(graph, replay_options));
+  }
+  const replay::UntracedTiming& timing = timings[size_t(kept)];
   const replay::ReplayResult& result = timing.result;
   if (host_speed) calibration::finishHostSpeed(&*host_speed);
   predictors::PredictOptions predict_options = unreplayedLeftOut(result);
@@ -346,6 +370,7 @@ void runCompare(const CompareArgs& a) {
         timing.collector_iteration_ms, timing.collector_host_loop_ms);
   }
   if (host_speed) fmt::print("{}\n", calibration::hostSpeedLine(*host_speed));
+  if (gate) fmt::print("{}\n", coreGateLine(*gate));
   // CPU models measured on another CPU predict that CPU (host_match.h).
   const std::vector<std::string> host_differences =
       on_gpu ? std::vector<std::string>{}
@@ -362,6 +387,7 @@ void runCompare(const CompareArgs& a) {
     doc["host_malloc"] = host_malloc;
     doc["models_host_differences"] = host_differences;
     if (host_speed) doc["host_speed"] = calibration::hostSpeedToJson(*host_speed);
+    if (gate) doc["core_gate"] = coreGateJson(*gate);
     if (timing.retimed) {
       doc["measured_ms_with_collector"] = timing.collector_iteration_ms;
       doc["measured_host_ms_with_collector"] = timing.collector_host_loop_ms;
@@ -398,6 +424,11 @@ std::function<void()> setupCompare(CLI::App& sub) {
       ->capture_default_str()
       ->check(numberAbove(0));
   addHostMallocOption(sub, args->malloc_mode);
+  sub.add_option("--core-tolerance", args->core_tolerance,
+                 "on a CPU: replay while every core reads within F (e.g. 1.25) of the host's fast "
+                 "phase, again (at most twice) when one slowed during it; the models were "
+                 "calibrated in that phase (docs/distributed.md; default off)")
+      ->check(CLI::Range(1.05, 100.0));
   sub.add_option("--timeline", args->timeline,
                  "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "
                  "replay and the prediction of the iteration side by side (docs/timeline.md)")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibration/host_speed.h"
+#include "cli/core_gate.h"
 #include "cli/index_distribution_option.h"
 #include "cli/rank_launcher.h"
 #include "cli/replay_args.h"
@@ -216,11 +217,33 @@ void compareRanks(const CompareRanksArgs& a) {
       a.host_speed_check && a.device == "cpu" && fs::is_regular_file(spec)) {
     host_speed = calibration::hostSpeedBefore(predictors::loadDeviceSpec(spec.string()));
   }
-  const nlohmann::json replayed = replayRanks(a, report, rank_reports);
+  nlohmann::json replayed;
+  fs::path kept_rank_reports = rank_reports;
+  std::optional<CoreGateRun> gate;
+  if (a.core_tolerance > 0) {
+    // Each attempt's rank reports apart: the timeline shows the kept one.
+    std::vector<nlohmann::json> attempts;
+    if (!rank_reports.empty()) fs::create_directories(rank_reports);
+    const auto reportsOf = [&](size_t attempt) {
+      return rank_reports.empty() ? rank_reports : rank_reports / fmt::format("try{}", attempt);
+    };
+    int kept = 0;
+    gate = runOnSteadyCoresHere(
+        a.core_tolerance,
+        [&] {
+          attempts.push_back(replayRanks(a, report, reportsOf(attempts.size())));
+          return attempts.back().value("iteration_ms_mean", 0.0);
+        },
+        &kept);
+    replayed = std::move(attempts[size_t(kept)]);
+    kept_rank_reports = reportsOf(size_t(kept));
+  } else {
+    replayed = replayRanks(a, report, rank_reports);
+  }
   if (host_speed) calibration::finishHostSpeed(&*host_speed);
   std::deque<core::Graph> graphs;
   const predictors::MultiRankPrediction m = predict(a, replayed, &graphs);
-  if (!a.timeline.empty()) writeRanksTimeline(a, m, rank_reports);
+  if (!a.timeline.empty()) writeRanksTimeline(a, m, kept_rank_reports);
   const nlohmann::json predicted = predictors::multiRankToJson(m);
   nlohmann::json doc = compareRanksJson(replayed, predicted, a.device != "cpu");
   doc["trace"] = a.trace;
@@ -232,6 +255,7 @@ void compareRanks(const CompareRanksArgs& a) {
   doc["measured_straggler"] = replayed.value("straggler", -1);
   doc["notes"] = predicted.value("notes", nlohmann::json::array());
   if (host_speed) doc["host_speed"] = calibration::hostSpeedToJson(*host_speed);
+  if (gate) doc["core_gate"] = coreGateJson(*gate);
   printComparison(a, doc);
   fmt::print("straggler: measured rank {} (slowest in most iterations), predicted {}\n",
              replayed.value("straggler", -1),
@@ -239,6 +263,7 @@ void compareRanks(const CompareRanksArgs& a) {
                               : std::string("none (no rank waited)"));
   for (const std::string& n : m.notes) fmt::print("note: {}\n", n);
   if (host_speed) fmt::print("{}\n", calibration::hostSpeedLine(*host_speed));
+  if (gate) fmt::print("{}\n", coreGateLine(*gate));
   if (!a.json_out.empty()) writeJsonReport(a.json_out, doc);
 }
 

@@ -31,6 +31,8 @@ struct CompareRanksArgs {
   // The calibration's mm probe before and after the replay, against the
   // models' (calibration/host_speed.h): CPU replays of CPU models.
   bool host_speed_check = true;
+  // --core-tolerance: > 0 runs the replay on steady cores (cli/core_gate.h).
+  double core_tolerance = 0;
 };
 
 void compareRanks(const CompareRanksArgs& args);

@@ -5,7 +5,7 @@ models calibrated here, against its distributed replay, in interleaved rounds (o
 the load average each round saw).
 
   scripts/multirank-check.py --models DIR [--rounds 5] [--workloads ddp_mlp,dlrm_tw,ddp_resnet18]
-                             [--iters 20] [--quiet-ms 7.4]
+                             [--iters 20] [--quiet-ms 7.4] [--core-tolerance 1.25]
 
 DIR: data/models/host with the comm model added (`tracetwin calibrate --families comm --out DIR` on
 a copy). Prints per workload the median step error over the rounds, its range, and whether it is
@@ -48,7 +48,12 @@ ap.add_argument("--quiet-ms", type=float, default=0,
                 help="before each round, wait until `replay data/mlp.et.json.gz` runs below this "
                      "(ms): the host's fast phase, the one the bundled models were calibrated in")
 ap.add_argument("--quiet-wait-s", type=float, default=1800)
+ap.add_argument("--core-tolerance", type=float, default=0, metavar="F",
+                help="each compare (2 ranks, and --control's) replays while every core reads within "
+                     "F (e.g. 1.25) of the host's fast phase, again when one slowed (`compare "
+                     "--core-tolerance`): the phase the models were calibrated in")
 args = ap.parse_args()
+gate = ["--core-tolerance", str(args.core_tolerance)] if args.core_tolerance > 0 else []
 tt = os.path.join(args.build, "tracetwin")
 workloads = args.workloads.split(",")
 errors = {w: [] for w in workloads}
@@ -69,8 +74,9 @@ def run_compare(trace, out, what, extra=()):
 
 def compare_step(trace, nproc, out, what, extra=()):
     """`tracetwin compare TRACE --nproc N` and its report's step."""
-    doc = run_compare(trace, out, what, ["--nproc", str(nproc)] + list(extra))
+    doc = run_compare(trace, out, what, ["--nproc", str(nproc)] + gate + list(extra))
     step = doc["step"]
+    step["core_gate"] = doc.get("core_gate")
     # The host-speed probe around the replay (compare's host_speed): the measured step scaled by
     # it reads as if the host ran at the calibration's speed.
     step["host_speed"] = doc.get("host_speed", {}).get("ratio", 0)
@@ -80,7 +86,7 @@ def compare_step(trace, nproc, out, what, extra=()):
 def compare_alone(trace, out, what):
     """`tracetwin compare TRACE` of one rank's trace, on this process alone (no Gloo: a 1-rank
     distributed replay would time its collectives on a group of one); the mean iteration."""
-    doc = run_compare(trace, out, what)
+    doc = run_compare(trace, out, what, gate)
     iters = doc.get("measured_iterations_ms") or [doc["measured_ms"]]
     measured = sum(iters) / len(iters)
     return {"measured_ms": measured, "predicted_ms": doc["predicted_ms"],
@@ -156,10 +162,14 @@ with tempfile.TemporaryDirectory() as tmp:
                       % (r, w, a["measured_ms"], a["predicted_ms"], a["error_pct"]), flush=True)
             errors[w].append((step["error_pct"], step["measured_ms"], step["predicted_ms"],
                               step["host_speed"]))
+            g = step.get("core_gate")
             print("round %d %-14s measured %8.3f ms predicted %8.3f ms error %+6.1f%% (load %.1f, "
-                  "host speed %.2fx)"
+                  "host speed %.2fx%s)"
                   % (r, w, step["measured_ms"], step["predicted_ms"], step["error_pct"], loads[-1],
-                     step["host_speed"]), flush=True)
+                     step["host_speed"],
+                     ", cores %.2fx after %d run(s)%s" % (g["kept_slowdown"], g["runs"],
+                                                         "" if g["steady"] else ", NOT steady")
+                     if g else ""), flush=True)
 print("\nload average at each round's start: %s" % ", ".join("%.1f" % l for l in loads))
 for w in workloads:
     e = [x[0] for x in errors[w]]

@@ -141,6 +141,35 @@ TEST(CompareCommand, NoHostSpeedSkipsTheProbe) {
   fs::remove(json);
 }
 
+TEST(CompareCommand, CoreToleranceGatesTheReplayOnTheCpuOnly) {
+  if (!testing::replayHelperBuilt()) GTEST_SKIP() << "built without LibTorch";
+  const std::string json = (fs::temp_directory_path() / "tracetwin_calib_gated.json").string();
+  const RunResult r =
+      run("compare " + testing::dataPath("adds5k.et.json.gz") + " --models " + modelsDir() +
+          " --warmup 0 --iters 1 --no-host-speed " + "--core-tolerance 1.25 --json-out " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output();
+  EXPECT_NE(r.output().find("core gate: every core within 1.25x of the fast phase; "),
+            std::string::npos)
+      << r.output();
+  std::ifstream in(json);
+  const nlohmann::json gate = nlohmann::json::parse(in).at("core_gate");
+  EXPECT_EQ(gate.at("tolerance").get<double>(), 1.25);
+  const int runs = gate.at("runs").get<int>();
+  EXPECT_TRUE(runs >= 1 && runs <= 3) << runs;  // one, and at most two more after slow ones
+  EXPECT_EQ(gate.at("steady").get<bool>(), gate.at("kept_slowdown").get<double>() <= 1.25);
+  fs::remove(json);
+
+  // A GPU's step is the device's: the host's cores gate nothing there.
+  const RunResult cuda = run("compare " + testing::dataPath("adds5k.et.json.gz") + " --models " +
+                             modelsDir() + " --device cuda --core-tolerance 1.25");
+  EXPECT_NE(cuda.exit_code, 0);
+  EXPECT_NE(cuda.output().find("--core-tolerance gates a CPU replay on this host's cores"),
+            std::string::npos)
+      << cuda.output();
+  // Below 1.05 no phase would ever pass.
+  EXPECT_NE(run("compare x.json --models y --core-tolerance 1.0").exit_code, 0);
+}
+
 TEST(CompareCommand, MissingModelsDirectoryIsAnInputError) {
   const RunResult r = run("compare " + testing::dataPath("mlp.et.json.gz") +
                           " --models /nonexistent/tracetwin-models");

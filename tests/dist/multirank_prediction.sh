@@ -67,6 +67,28 @@ else
   cat "$work/compare.log"
 fi
 
+# 1b. compare --nproc 2 --core-tolerance: the replay on steady cores (cli/core_gate.h), again
+# when a core slowed (at most twice); the report says which run it kept, and the timeline is
+# that run's (each attempt's rank reports apart).
+if "$bin" compare "$data/distributed/ddp_mlp.rank{rank}.et.json.gz" --nproc 2 \
+  --models "$data/models/host" --warmup 1 --iters 1 --settle 0 --comm-timeout-s 60 --threads 1 \
+  --core-tolerance 1.25 --no-host-speed --json-out "$work/gated.json" \
+  --timeline "$work/gated.timeline.json" >"$work/gated.log" 2>&1; then
+  check "$work/gated.json" \
+    'r["core_gate"]["tolerance"] == 1.25 and 1 <= r["core_gate"]["runs"] <= 3' \
+    'r["core_gate"]["steady"] == (r["core_gate"]["kept_slowdown"] <= 1.25)' \
+    'r["step"]["measured_ms"] > 0 and len(r["ranks"]) == 2' ||
+    fail "compare --nproc --core-tolerance: report"
+  grep -q "^core gate: every core within 1.25x of the fast phase" "$work/gated.log" ||
+    fail "compare --nproc --core-tolerance: no core gate line"
+  check "$work/gated.timeline.json" \
+    'sum(1 for e in r["traceEvents"] if e.get("name") == "process_name") == 4' ||
+    fail "compare --nproc --core-tolerance --timeline: file"
+else
+  fail "compare --nproc 2 --core-tolerance exited non-zero"
+  cat "$work/gated.log"
+fi
+
 # 2. calibrate --families comm, small grid, fresh model set
 if "$bin" calibrate --families comm --out "$work/comm" --comm-ranks 2 --comm-sizes 4096,262144 \
   --comm-collectives all_reduce,broadcast --comm-iters 1 >"$work/calibrate.log" 2>&1; then
