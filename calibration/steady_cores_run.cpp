@@ -17,6 +17,7 @@ SteadyCoresRun runOnSteadyCores(CoreSpeedGauge& gauge, const SteadyCoresOptions&
     if (kept.runs == 1 || slowdown < kept.slowdown) {
       kept.value = value;
       kept.slowdown = slowdown;
+      kept.kept_run = attempt;
     }
     if (slowdown <= options.tolerance) break;
   }

@@ -22,6 +22,7 @@ struct SteadyCoresRun {
   double slowdown = 1;  // the kept run's: the slowest core before or after it
   bool steady = false;  // slowdown <= tolerance
   int runs = 0;         // runs made (1 + reruns)
+  int kept_run = 0;     // which of them was kept (0: the first), for callers that keep its files
   double waited_s = 0;  // sleeping before the runs
 };
 

@@ -340,20 +340,16 @@ void runCompare(const CompareArgs& a) {
   replay::ReplayOptions replay_options = a.options;
   replay_options.index_zipf = distributions.index_zipf;
   std::vector<replay::UntracedTiming> timings;  // with --core-tolerance, one per attempt
-  int kept = 0;
   std::optional<CoreGateRun> gate;
   if (a.core_tolerance > 0) {
-    gate = runOnSteadyCoresHere(
-        a.core_tolerance,
-        [&] {
-          timings.push_back(replay::replayWithUntracedTiming(graph, replay_options));
-          return timings.back().result.iteration_ms_median;
-        },
-        &kept);
+    gate = runOnSteadyCoresHere(a.core_tolerance, [&] {
+      timings.push_back(replay::replayWithUntracedTiming(graph, replay_options));
+      return timings.back().result.iteration_ms_median;
+    });
   } else {
     timings.push_back(replay::replayWithUntracedTiming(graph, replay_options));
   }
-  const replay::UntracedTiming& timing = timings[size_t(kept)];
+  const replay::UntracedTiming& timing = timings[gate ? size_t(gate->kept.kept_run) : 0];
   const replay::ReplayResult& result = timing.result;
   if (host_speed) calibration::finishHostSpeed(&*host_speed);
   predictors::PredictOptions predict_options = unreplayedLeftOut(result);

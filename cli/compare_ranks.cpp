@@ -227,16 +227,13 @@ void compareRanks(const CompareRanksArgs& a) {
     const auto reportsOf = [&](size_t attempt) {
       return rank_reports.empty() ? rank_reports : rank_reports / fmt::format("try{}", attempt);
     };
-    int kept = 0;
-    gate = runOnSteadyCoresHere(
-        a.core_tolerance,
-        [&] {
-          attempts.push_back(replayRanks(a, report, reportsOf(attempts.size())));
-          return attempts.back().value("iteration_ms_mean", 0.0);
-        },
-        &kept);
-    replayed = std::move(attempts[size_t(kept)]);
-    kept_rank_reports = reportsOf(size_t(kept));
+    gate = runOnSteadyCoresHere(a.core_tolerance, [&] {
+      attempts.push_back(replayRanks(a, report, reportsOf(attempts.size())));
+      return attempts.back().value("iteration_ms_mean", 0.0);
+    });
+    const auto kept = size_t(gate->kept.kept_run);
+    replayed = std::move(attempts[kept]);
+    kept_rank_reports = reportsOf(kept);
   } else {
     replayed = replayRanks(a, report, rank_reports);
   }

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <thread>
-#include <vector>
 
 #include "calibration/core_speed_gauge.h"
 #include "cli/stop_request.h"
@@ -12,8 +11,7 @@
 
 namespace tracetwin::cli {
 
-CoreGateRun runOnSteadyCoresHere(double tolerance, const std::function<double()>& measure,
-                                 int* kept_attempt) {
+CoreGateRun runOnSteadyCoresHere(double tolerance, const std::function<double()>& measure) {
   // A Ctrl-C while the gate waits ends the wait, not only the next replay.
   calibration::CoreSpeedGauge gauge = calibration::CoreSpeedGauge::onThisHost(10, [](double secs) {
     if (const int signal = StopOnSignal::requested(); signal != 0) {
@@ -21,22 +19,10 @@ CoreGateRun runOnSteadyCoresHere(double tolerance, const std::function<double()>
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(secs));
   });
-  std::vector<double> attempts;
   CoreGateRun out;
   out.tolerance = tolerance;
-  out.kept = calibration::runOnSteadyCores(gauge, calibration::SteadyCoresOptions{tolerance}, [&] {
-    attempts.push_back(measure());
-    return attempts.back();
-  });
-  // runOnSteadyCores keeps the first of the least slowed runs: the first
-  // attempt with its value is that one.
-  *kept_attempt = 0;
-  for (size_t i = 0; i < attempts.size(); ++i) {
-    if (attempts[i] == out.kept.value) {
-      *kept_attempt = static_cast<int>(i);
-      break;
-    }
-  }
+  out.kept =
+      calibration::runOnSteadyCores(gauge, calibration::SteadyCoresOptions{tolerance}, measure);
   out.waited_s = gauge.waitedSeconds();
   out.cores_after = calibration::describeCoreSlowdowns(gauge.cpus(), gauge.readAll());
   return out;
@@ -46,10 +32,7 @@ std::string coreGateLine(const CoreGateRun& g) {
   return fmt::format(
       "core gate: every core within {:.2f}x of the fast phase; {} run(s), the kept one {} at "
       "{:.2f}x, {:.0f} s waited (cores now: {})",
-      g.tolerance, g.kept.runs,
-      g.kept.steady ? "steady"
-                    : "NOT steady (still slow after "
-                      "the reruns)",
+      g.tolerance, g.kept.runs, g.kept.steady ? "steady" : "NOT steady (slow after the reruns too)",
       g.kept.slowdown, g.waited_s, g.cores_after);
 }
 

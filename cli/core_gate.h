@@ -4,8 +4,9 @@
 // its rounds (calibration/steady_cores_run.h; docs/sweeps.md, "Cores that
 // slow down one at a time"). On the 2-vCPU VM of 2026-11-30 the host-speed
 // probe read 0.54-0.96x of the calibration's speed over five rounds of the
-// 2-rank check (scripts/multirank-check.py), and each round's error moved
-// with it: a gate measures the host the models were calibrated on.
+// 2-rank check (scripts/multirank-check.py) and the rounds' errors spread
+// 40-60 points; gated, 1.00-1.07x in 14 of 15 rounds and 10-20 points: a
+// gate measures the host in the phase the models were calibrated in.
 #pragma once
 
 #include <functional>
@@ -23,11 +24,10 @@ struct CoreGateRun {
   std::string cores_after;  // "cpu0 1.02x, cpu1 1.10x"
 };
 
-// Runs `measure` (which returns the step it measured, ms) on steady cores
-// and returns which attempt was kept: `kept.value` is that attempt's step,
-// and `kept_attempt` (0-based) tells the caller which of its results to use.
-CoreGateRun runOnSteadyCoresHere(double tolerance, const std::function<double()>& measure,
-                                 int* kept_attempt);
+// Runs `measure` (which returns the step it measured, ms) on steady cores:
+// `kept.value` is the kept attempt's step, `kept.kept_run` which of the
+// caller's attempts (0-based) to use.
+CoreGateRun runOnSteadyCoresHere(double tolerance, const std::function<double()>& measure);
 
 // "core gate: every core within 1.25x of the fast phase; 3 runs, kept one steady at 1.08x ..."
 std::string coreGateLine(const CoreGateRun& gate);

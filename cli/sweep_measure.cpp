@@ -195,24 +195,22 @@ nlohmann::json measurePlans(const sweep::SweepSpec& spec,
       attempts.emplace_back(j[step_key].get<double>(), stem);
       return attempts.back().first;
     };
-    double step = 0;
+    size_t kept_run = 0;
     if (gauge) {
       const calibration::SteadyCoresRun kept = calibration::runOnSteadyCores(*gauge, gate, replay);
-      step = kept.value;
+      kept_run = size_t(kept.kept_run);
       slowdowns[i].push_back(kept.slowdown);
       runs += kept.runs;
       unsteady += kept.steady ? 0 : 1;
     } else {
-      step = replay();
+      replay();
     }
-    rounds[i].push_back(step);
-    bool kept_one = false;
-    for (const auto& [value, stem] : attempts) {
-      const bool keep = !kept_one && value == step;
-      kept_one = kept_one || keep;
+    rounds[i].push_back(attempts[kept_run].first);
+    for (size_t k = 0; k < attempts.size(); ++k) {
+      const std::string& stem = attempts[k].second;
       for (const char* ext : {".json", ".log"}) {
         std::error_code ec;  // a file that is gone is no reason to stop the sweep
-        if (keep)
+        if (k == kept_run)
           fs::rename(stem + ext, round_stem.string() + ext, ec);
         else
           fs::remove(stem + ext, ec);

@@ -104,6 +104,7 @@ TEST(SteadyCoresRun, RunsOnceOnSteadyCores) {
   EXPECT_DOUBLE_EQ(r.value, 11);
   EXPECT_TRUE(r.steady);
   EXPECT_EQ(r.runs, 1);
+  EXPECT_EQ(r.kept_run, 0);
   EXPECT_DOUBLE_EQ(r.waited_s, 0);
 }
 
@@ -121,6 +122,7 @@ TEST(SteadyCoresRun, RunsAgainWhenACoreSlowedDuringTheRun) {
   EXPECT_DOUBLE_EQ(r.value, 25);  // the steady run's, not the first
   EXPECT_TRUE(r.steady);
   EXPECT_EQ(r.runs, 2);
+  EXPECT_EQ(r.kept_run, 1);
   EXPECT_DOUBLE_EQ(r.waited_s, 0.05);  // one poll before the second run
 }
 
@@ -139,6 +141,7 @@ TEST(SteadyCoresRun, KeepsTheLeastDisturbedRunWhenNoneWasSteady) {
   EXPECT_DOUBLE_EQ(r.value, 30);
   EXPECT_DOUBLE_EQ(r.slowdown, 1.5);
   EXPECT_FALSE(r.steady);
+  EXPECT_EQ(r.kept_run, 1);  // the second of three
 }
 
 TEST(SteadyCoresRun, AFailingRunLeavesWithItsError) {
