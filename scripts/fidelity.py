@@ -35,6 +35,11 @@ capture's profiler trace, W.kineto.json.gz or W.profiler.json.gz, and `--host-ti
 original's host time around the ops, less the profiler's own cost) or model (`--host-time model
 --models DIR`). Each mode gets its own ratios and line; --tolerance gates every mode given.
 --host-scale F passes `--host-scale F` to the recorded and model replays.
+
+--core-tolerance F runs every eager re-run and every replay while each core of the host reads
+within F of its fast phase, and again (twice at most) after one during which a core slowed
+(scripts/core_gauge.py: `tracetwin host --serve-core-gauge`, as `tracetwin compare
+--core-tolerance` gates its replay); fidelity.json gives each kept run's slowdown.
 """
 
 import argparse
@@ -45,6 +50,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from core_gauge import CoreGauge  # noqa: E402
 # The interpreter running this script (Debian's /usr/bin/python3 here, a pip PyTorch's python3 on a
 # GPU host) runs the captures and eager re-runs too.
 PYTHON = sys.executable
@@ -212,6 +219,10 @@ def main():
                     help="with --host-time recorded or model: the original's host time times this")
     ap.add_argument("--models", default=os.path.join(HERE, "..", "data", "models", "host"),
                     help="model set for --host-time model")
+    ap.add_argument("--core-tolerance", type=float, metavar="F",
+                    help="run every eager re-run and every replay while each core reads within F "
+                    "(e.g. 1.25) of the host's fast phase, again (twice at most) after one a core "
+                    "slowed in (scripts/core_gauge.py; as tracetwin compare --core-tolerance)")
     ap.add_argument("--trace-dir",
                     help="measure the bundled captures of this directory (e.g. data/amp) instead "
                     "of capturing afresh: each NAME.meta.json gives the workload, parameters and "
@@ -238,7 +249,20 @@ def main():
     if not os.access(tracetwin, os.X_OK):
         raise SystemExit("fidelity.py: no tracetwin binary at %s (build first: make build)"
                          % tracetwin)
+    if args.core_tolerance is not None and not 1.05 <= args.core_tolerance <= 100:
+        ap.error("--core-tolerance must be within [1.05, 100], as compare's")
     os.makedirs(args.out, exist_ok=True)
+    gauge = CoreGauge(tracetwin) if args.core_tolerance is not None else None
+    slowdowns = []  # of every kept run, with the gate
+
+    def steady(measure):
+        """measure() in the host's fast phase with --core-tolerance, else as it comes."""
+        if gauge is None:
+            return measure()
+        value, slowdown, _ = gauge.run_steady(measure, args.core_tolerance)
+        slowdowns.append(slowdown)
+        return value
+
     results, failed = [], []
     for workload in workloads:
         if args.trace_dir:
@@ -257,18 +281,20 @@ def main():
         rounds = {mode: [] for mode in modes}
         for r in range(args.rounds):
             if args.nproc > 1:
-                eager, eager_best, eager_cpu = eager_job_ms(
+                eager, eager_best, eager_cpu = steady(lambda: eager_job_ms(
                     workload, params, args.threads, args.warmup, args.steps, args.nproc,
-                    os.path.join(args.out, "eager-" + name), args.malloc)
+                    os.path.join(args.out, "eager-" + name), args.malloc))
             else:
-                eager, eager_best, eager_cpu = eager_ms(workload, params, args.threads,
-                                                        args.warmup, args.steps, amp)
+                eager, eager_best, eager_cpu = steady(lambda: eager_ms(
+                    workload, params, args.threads, args.warmup, args.steps, amp))
             for mode in modes:
                 tag = "" if mode == "replayed" else "." + mode
-                replay, replay_best, coverage, replay_cpu, capture_ratio = replay_ms(
-                    tracetwin, trace, args.threads, args.warmup, args.steps,
-                    os.path.join(args.out, "%s.replay%s%d.json" % (name, tag, r)), args.malloc,
-                    args.nproc, host_time_args(mode, kineto, args.models, args.host_scale))
+                replay, replay_best, coverage, replay_cpu, capture_ratio = steady(
+                    lambda: replay_ms(
+                        tracetwin, trace, args.threads, args.warmup, args.steps,
+                        os.path.join(args.out, "%s.replay%s%d.json" % (name, tag, r)),
+                        args.malloc, args.nproc,
+                        host_time_args(mode, kineto, args.models, args.host_scale)))
                 rounds[mode].append({
                     "eager_ms": eager, "replay_ms": replay, "ratio": replay / eager,
                     "eager_best_ms": eager_best, "replay_best_ms": replay_best,
@@ -314,8 +340,15 @@ def main():
     with open(os.path.join(args.out, "fidelity.json"), "w") as f:
         json.dump({"threads": args.threads, "nproc": args.nproc, "tolerance": args.tolerance,
                    "gate": args.gate, "host_time": args.host_time or ["replayed"],
-                   "malloc": args.malloc,
+                   "malloc": args.malloc, "core_tolerance": args.core_tolerance,
+                   "kept_core_slowdowns": slowdowns,
                    "loadavg_1_5_15": list(os.getloadavg()), "results": results}, f, indent=2)
+    if gauge is not None:
+        gauge.close()
+        print("core gate: %d runs kept, the slowest core %.2f-%.2fx of the fast phase (tolerance "
+              "%.2f; %d above it after the reruns)" % (
+                  len(slowdowns), min(slowdowns, default=0), max(slowdowns, default=0),
+                  args.core_tolerance, sum(x > args.core_tolerance for x in slowdowns)))
     if failed:
         print("%s ratio outside +-%d%%: %s" % (args.gate, round(args.tolerance * 100),
                                                ", ".join(failed)))

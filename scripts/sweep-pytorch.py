@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -40,48 +39,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "workloads"))
 
 import capture_dist  # noqa: E402
+from core_gauge import MAX_RERUNS, CoreGauge  # noqa: E402
 
 DEFAULT_TRACETWIN = os.path.join(os.path.dirname(HERE), "build", "tracetwin")
-MAX_WAIT_S = 30   # before one round; then it runs anyway (steady_cores_run.h's)
-MAX_RERUNS = 2    # runs again after a round a core slowed in
-
-
-class GaugeError(Exception):
-    """The core gauge could not be started or stopped answering."""
-
-
-class CoreGauge:
-    """`tracetwin host --serve-core-gauge`, held open for the run: one gauge, one fast phase."""
-
-    def __init__(self, tracetwin):
-        try:
-            self.proc = subprocess.Popen([tracetwin, "host", "--serve-core-gauge"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        except OSError as e:
-            raise GaugeError("cannot start %s host --serve-core-gauge: %s" % (tracetwin, e))
-
-    def _ask(self, request):
-        try:
-            self.proc.stdin.write(request + "\n")
-            self.proc.stdin.flush()
-            reply = self.proc.stdout.readline()
-        except OSError:  # a closed pipe: the gauge has gone
-            reply = ""
-        if not reply:
-            raise GaugeError("the core gauge ended (exit %s) on '%s'" % (self.proc.poll(), request))
-        return json.loads(reply)
-
-    def wait(self, tolerance):
-        """Waits for every core within `tolerance`; returns (slowest core, seconds waited)."""
-        r = self._ask("wait %r %r" % (tolerance, MAX_WAIT_S))
-        return r["slowest"], r["waited_s"]
-
-    def read(self):
-        return self._ask("read")["slowest"]
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def parse_args(argv):

@@ -31,3 +31,22 @@ for r in doc["results"]:
             assert rnd[key] > 0 and math.isfinite(rnd[key]), (r["workload"], key, rnd[key])
 print("fidelity pipeline: %d workloads captured, replayed whole and timed" % len(names))
 PY
+
+# --core-tolerance: each eager re-run and each replay in the host's fast phase (scripts/
+# core_gauge.py); one round of mlp is one eager run and one replay, each with its kept slowdown.
+"$python" "$src/scripts/fidelity.py" --build "$(dirname "$tracetwin")" --out "$work/gated" \
+  --workload mlp --rounds 1 --steps 10 --warmup 1 --gate none --core-tolerance 1.25 \
+  >"$work/gated.log"
+grep -q "^core gate: 2 runs kept" "$work/gated.log" || { cat "$work/gated.log"; exit 1; }
+"$python" - "$work/gated/fidelity.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["core_tolerance"] == 1.25, doc["core_tolerance"]
+s = doc["kept_core_slowdowns"]
+assert len(s) == 2 and all(x > 0 for x in s), s
+PY
+if "$python" "$src/scripts/fidelity.py" --build "$(dirname "$tracetwin")" --out "$work/bad" \
+  --workload mlp --core-tolerance 1.0 >"$work/bad.log" 2>&1; then
+  echo "fidelity.py took --core-tolerance 1.0 (no phase would pass)"; exit 1
+fi
+grep -q "core-tolerance must be within" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
