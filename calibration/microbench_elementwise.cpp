@@ -19,8 +19,8 @@ using core::Value;
 using B = GraphBuilder;
 using Shape = std::vector<int64_t>;
 
-const std::vector<int64_t> kNumel = {1,     10,    100,   300,    1000,   4096,    10000,
-                                     16384, 50000, 65536, 200000, 262144, 1048576, 4194304};
+const std::vector<int64_t> kNumel = {1,     10,    100,    300,    1000,    4096,    10000,  16384,
+                                     50000, 65536, 200000, 262144, 1048576, 2097152, 4194304};
 // A GPU's DRAM rate shows past its 50-60 MB L2: ResNet-50 at batch 32 adds
 // 25.7 M-element maps (308 MB per add_), which an H200 ran at 4.3 TB/s while
 // a grid that stopped at 16 MB predicted that add_ at 1.1 TB/s.
