@@ -423,7 +423,7 @@ std::function<void()> setupCompare(CLI::App& sub) {
   sub.add_option("--core-tolerance", args->core_tolerance,
                  "on a CPU: replay while every core reads within F (e.g. 1.25) of the host's fast "
                  "phase, again (at most twice) when one slowed during it; the models were "
-                 "calibrated in that phase (docs/distributed.md; default off)")
+                 "calibrated in that phase (docs/prediction.md, \"compare --nproc\"; default off)")
       ->check(CLI::Range(1.05, 100.0));
   sub.add_option("--timeline", args->timeline,
                  "write one Chrome/Perfetto timeline (.json or .json.gz): the original, the "
